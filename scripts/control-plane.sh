@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# A real local Kubernetes control plane (etcd + kube-apiserver 1.20.2) on loopback,
+# built from Debian's packages. See docs/control-plane.md.
+#
+#   control-plane.sh install [--with-kcm]   apt packages + build binaries (cached)
+#   control-plane.sh up                     install if needed, start etcd + apiserver, write kubeconfig
+#   control-plane.sh down                   stop both, remove the throwaway data
+#   control-plane.sh status                 exit 0 when the apiserver is ready
+#   control-plane.sh env                    print `export KUBECONFIG=...`
+#
+# Every step is idempotent. A failure names the step and the log to read.
+set -euo pipefail
+
+CACHE_DIR="${NLC_CACHE_DIR:-$HOME/.cache/node-lifecycle-controller}"
+STATE_DIR="${NLC_STATE_DIR:-$CACHE_DIR/cluster}"
+BIN_DIR="$CACHE_DIR/bin"
+SRC_DIR="$CACHE_DIR/src"
+LOG_DIR="$STATE_DIR/logs"
+K8S_VERSION_DIR="kubernetes-1.20.2"
+APISERVER_PORT="${NLC_APISERVER_PORT:-6443}"
+ETCD_PORT="${NLC_ETCD_PORT:-2379}"
+ETCD_PEER_PORT="${NLC_ETCD_PEER_PORT:-2380}"
+
+log() { printf '[control-plane] %s\n' "$*" >&2; }
+fail() { # fail STEP LOGFILE
+  printf '[control-plane] FAILED at step "%s"' "$1" >&2
+  if [ -n "${2:-}" ]; then printf '; see %s' "$2" >&2; fi
+  printf '\n' >&2
+  if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 20 "$2" | sed 's/^/    /' >&2; fi
+  exit 1
+}
+
+# run STEP LOGFILE CMD...: runs CMD with output to LOGFILE, printing a heartbeat every 30 s
+# so a first-time build (minutes) visibly makes progress.
+run() {
+  local step="$1" logfile="$2"; shift 2
+  mkdir -p "$(dirname "$logfile")"
+  log "$step ..."
+  local start=$SECONDS
+  ( "$@" ) >"$logfile" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    for _ in $(seq 1 30); do sleep 1; kill -0 "$pid" 2>/dev/null || break; done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "  $step: still running ($((SECONDS - start)) s; last: $(tail -n 1 "$logfile" | cut -c1-100))"
+    fi
+  done
+  if ! wait "$pid"; then fail "$step" "$logfile"; fi
+  log "  $step: done in $((SECONDS - start)) s"
+}
+
+need_root_or_sudo() {
+  if [ "$(id -u)" = 0 ]; then echo ""; elif command -v sudo >/dev/null; then echo "sudo"; else
+    fail "apt (needs root or sudo)" ""; fi
+}
+
+apt_packages() {
+  local missing=()
+  for p in golang-go etcd-server rsync openssl curl ca-certificates; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then return 0; fi
+  local SUDO; SUDO="$(need_root_or_sudo)"
+  mkdir -p "$CACHE_DIR/logs"
+  run "apt-get update" "$CACHE_DIR/logs/apt-update.log" $SUDO apt-get update
+  run "apt-get install ${missing[*]}" "$CACHE_DIR/logs/apt-install.log" \
+    env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+enable_deb_src() {
+  if grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then return 0; fi
+  local SUDO; SUDO="$(need_root_or_sudo)"
+  log "enabling deb-src for bookworm"
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    | $SUDO tee /etc/apt/sources.list.d/nlc-deb-src.sources >/dev/null
+  run "apt-get update (deb-src)" "$CACHE_DIR/logs/apt-update-src.log" $SUDO apt-get update
+}
+
+fetch_source() {
+  if [ -d "$SRC_DIR/$K8S_VERSION_DIR" ] && [ -f "$SRC_DIR/.unpacked" ]; then return 0; fi
+  enable_deb_src
+  mkdir -p "$SRC_DIR"
+  run "apt-get source kubernetes" "$CACHE_DIR/logs/apt-source.log" \
+    bash -c "cd '$SRC_DIR' && apt-get source --download-only kubernetes"
+  local orig
+  orig="$(ls "$SRC_DIR"/kubernetes_*.orig.tar.* 2>/dev/null | head -n1)"
+  [ -n "$orig" ] || fail "find kubernetes orig tarball" "$CACHE_DIR/logs/apt-source.log"
+  rm -rf "${SRC_DIR:?}/$K8S_VERSION_DIR"
+  run "unpack $(basename "$orig")" "$CACHE_DIR/logs/unpack.log" tar -C "$SRC_DIR" -xf "$orig"
+  [ -d "$SRC_DIR/$K8S_VERSION_DIR" ] || fail "unpack kubernetes source (no $K8S_VERSION_DIR)" "$CACHE_DIR/logs/unpack.log"
+  touch "$SRC_DIR/.unpacked"
+}
+
+build_binary() { # build_binary NAME
+  local name="$1"
+  if [ -x "$BIN_DIR/$name" ]; then return 0; fi
+  apt_packages
+  fetch_source
+  local tree="$SRC_DIR/$K8S_VERSION_DIR"
+  if [ ! -f "$SRC_DIR/.generated" ]; then
+    run "make generated_files (about 1 min)" "$CACHE_DIR/logs/make-generated.log" make -C "$tree" generated_files
+    touch "$SRC_DIR/.generated"
+  fi
+  run "make WHAT=cmd/$name (first time: about 5 min on 2 cores)" "$CACHE_DIR/logs/make-$name.log" make -C "$tree" WHAT="cmd/$name"
+  mkdir -p "$BIN_DIR"
+  cp "$tree/_output/bin/$name" "$BIN_DIR/$name.tmp" && mv "$BIN_DIR/$name.tmp" "$BIN_DIR/$name"
+  log "cached $BIN_DIR/$name"
+}
+
+cmd_install() {
+  apt_packages
+  build_binary kube-apiserver
+  if [ "${1:-}" = "--with-kcm" ]; then build_binary kube-controller-manager; fi
+}
+
+port_in_use() { # port_in_use PORT -> 0 when something listens on 127.0.0.1:PORT
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+apiserver_ready() {
+  [ -f "$STATE_DIR/admin.token" ] || return 1
+  curl -sk --max-time 3 -H "Authorization: Bearer $(cat "$STATE_DIR/admin.token")" \
+    "https://127.0.0.1:$APISERVER_PORT/readyz" 2>/dev/null | grep -q '^ok$'
+}
+
+gen_credentials() {
+  mkdir -p "$STATE_DIR/pki"
+  if [ ! -f "$STATE_DIR/pki/sa.key" ]; then
+    openssl genrsa -out "$STATE_DIR/pki/sa.key" 2048 >"$LOG_DIR/openssl.log" 2>&1 || fail "generate service-account key" "$LOG_DIR/openssl.log"
+    openssl rsa -in "$STATE_DIR/pki/sa.key" -pubout -out "$STATE_DIR/pki/sa.pub" >>"$LOG_DIR/openssl.log" 2>&1 || fail "derive service-account public key" "$LOG_DIR/openssl.log"
+  fi
+  if [ ! -f "$STATE_DIR/admin.token" ]; then
+    head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$STATE_DIR/admin.token"
+  fi
+  printf '%s,admin,admin-uid,"system:masters"\n' "$(cat "$STATE_DIR/admin.token")" >"$STATE_DIR/tokens.csv"
+}
+
+write_kubeconfig() {
+  cat >"$STATE_DIR/kubeconfig" <<KCFG
+apiVersion: v1
+kind: Config
+clusters:
+- name: nlc-local
+  cluster:
+    server: https://127.0.0.1:$APISERVER_PORT
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: $(cat "$STATE_DIR/admin.token")
+contexts:
+- name: nlc-local
+  context: {cluster: nlc-local, user: admin}
+current-context: nlc-local
+KCFG
+}
+
+start_etcd() {
+  if pid_alive "$STATE_DIR/etcd.pid"; then return 0; fi
+  if port_in_use "$ETCD_PORT"; then fail "start etcd: port $ETCD_PORT is in use by another process (set NLC_ETCD_PORT)" ""; fi
+  if port_in_use "$ETCD_PEER_PORT"; then fail "start etcd: peer port $ETCD_PEER_PORT is in use (set NLC_ETCD_PEER_PORT)" ""; fi
+  rm -rf "$STATE_DIR/etcd-data"
+  log "starting etcd on 127.0.0.1:$ETCD_PORT"
+  # Throwaway data: unsafe-no-fsync trades durability we don't need for speed on a shared 2-core box.
+  setsid etcd --name nlc --data-dir "$STATE_DIR/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "nlc=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --unsafe-no-fsync --quota-backend-bytes 8589934592 \
+    >"$LOG_DIR/etcd.log" 2>&1 </dev/null &
+  echo $! >"$STATE_DIR/etcd.pid"
+  for _ in $(seq 1 100); do
+    if curl -s --max-time 1 "http://127.0.0.1:$ETCD_PORT/health" 2>/dev/null | grep -q '"health":"true"'; then return 0; fi
+    pid_alive "$STATE_DIR/etcd.pid" || fail "start etcd (process exited)" "$LOG_DIR/etcd.log"
+    sleep 0.2
+  done
+  fail "start etcd (not healthy after 20 s)" "$LOG_DIR/etcd.log"
+}
+
+start_apiserver() {
+  if pid_alive "$STATE_DIR/apiserver.pid"; then return 0; fi
+  if port_in_use "$APISERVER_PORT"; then fail "start kube-apiserver: port $APISERVER_PORT is in use by another process (set NLC_APISERVER_PORT)" ""; fi
+  log "starting kube-apiserver on https://127.0.0.1:$APISERVER_PORT"
+  mkdir -p "$STATE_DIR/certs"
+  setsid "$BIN_DIR/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" --insecure-port=0 \
+    --advertise-address=127.0.0.1 \
+    --cert-dir="$STATE_DIR/certs" \
+    --token-auth-file="$STATE_DIR/tokens.csv" \
+    --authorization-mode=RBAC \
+    --service-account-key-file="$STATE_DIR/pki/sa.pub" \
+    --service-account-signing-key-file="$STATE_DIR/pki/sa.key" \
+    --service-account-issuer=https://kubernetes.default.svc \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --max-requests-inflight=1000 --max-mutating-requests-inflight=500 \
+    --watch-cache=true --event-ttl=1h \
+    >"$LOG_DIR/kube-apiserver.log" 2>&1 </dev/null &
+  echo $! >"$STATE_DIR/apiserver.pid"
+}
+
+wait_ready() {
+  local start=$SECONDS
+  while [ $((SECONDS - start)) -lt 90 ]; do
+    if apiserver_ready; then log "kube-apiserver ready after $((SECONDS - start)) s"; return 0; fi
+    pid_alive "$STATE_DIR/apiserver.pid" || fail "wait for kube-apiserver /readyz (process exited)" "$LOG_DIR/kube-apiserver.log"
+    sleep 0.5
+  done
+  fail "wait for kube-apiserver /readyz (not ready after 90 s)" "$LOG_DIR/kube-apiserver.log"
+}
+
+bootstrap_objects() {
+  # No controller-manager runs, so nothing creates the default ServiceAccount that pods need.
+  local kc="$STATE_DIR/kubeconfig"
+  for _ in $(seq 1 20); do
+    if kubectl --kubeconfig "$kc" -n default get serviceaccount default >/dev/null 2>&1; then return 0; fi
+    kubectl --kubeconfig "$kc" -n default create serviceaccount default >>"$LOG_DIR/bootstrap.log" 2>&1 && return 0
+    sleep 0.5
+  done
+  fail "create default ServiceAccount" "$LOG_DIR/bootstrap.log"
+}
+
+cmd_up() {
+  cmd_install
+  mkdir -p "$STATE_DIR" "$LOG_DIR"
+  if apiserver_ready && pid_alive "$STATE_DIR/apiserver.pid"; then
+    write_kubeconfig
+    log "already up: export KUBECONFIG=$STATE_DIR/kubeconfig"
+    return 0
+  fi
+  command -v etcd >/dev/null || fail "find etcd (apt package etcd-server)" ""
+  command -v kubectl >/dev/null || fail "find kubectl on PATH" ""
+  gen_credentials
+  start_etcd
+  start_apiserver
+  wait_ready
+  write_kubeconfig
+  bootstrap_objects
+  log "up: export KUBECONFIG=$STATE_DIR/kubeconfig"
+}
+
+stop_pidfile() { # stop_pidfile FILE NAME
+  local f="$1"
+  if pid_alive "$f"; then
+    local pid; pid="$(cat "$f")"
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    log "stopped $2 (pid $pid)"
+  fi
+  rm -f "$f"
+}
+
+cmd_down() {
+  stop_pidfile "$STATE_DIR/apiserver.pid" kube-apiserver
+  stop_pidfile "$STATE_DIR/etcd.pid" etcd
+  rm -rf "$STATE_DIR/etcd-data"
+  log "down"
+}
+
+# stop-apiserver / start-apiserver: used by tests that prove the controller survives an API outage.
+cmd_stop_apiserver() { stop_pidfile "$STATE_DIR/apiserver.pid" kube-apiserver; }
+cmd_start_apiserver() { start_apiserver; wait_ready; }
+
+cmd_status() {
+  local ok=0
+  if pid_alive "$STATE_DIR/etcd.pid"; then echo "etcd: running (pid $(cat "$STATE_DIR/etcd.pid"), 127.0.0.1:$ETCD_PORT)"; else echo "etcd: stopped"; ok=1; fi
+  if pid_alive "$STATE_DIR/apiserver.pid"; then
+    if apiserver_ready; then echo "kube-apiserver: ready (https://127.0.0.1:$APISERVER_PORT)"; else echo "kube-apiserver: running, not ready"; ok=1; fi
+  else echo "kube-apiserver: stopped"; ok=1; fi
+  if [ -x "$BIN_DIR/kube-apiserver" ]; then echo "binary: $BIN_DIR/kube-apiserver (cached)"; else echo "binary: not built yet"; fi
+  [ -f "$STATE_DIR/kubeconfig" ] && echo "kubeconfig: $STATE_DIR/kubeconfig"
+  return $ok
+}
+
+main() {
+  local cmd="${1:-}"; shift || true
+  case "$cmd" in
+    install) cmd_install "$@" ;;
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    env) echo "export KUBECONFIG=$STATE_DIR/kubeconfig" ;;
+    kubeconfig) echo "$STATE_DIR/kubeconfig" ;;
+    stop-apiserver) cmd_stop_apiserver ;;
+    start-apiserver) cmd_start_apiserver ;;
+    *) echo "usage: $0 {install [--with-kcm]|up|down|status|env|kubeconfig|stop-apiserver|start-apiserver}" >&2; exit 2 ;;
+  esac
+}
+
+# Sourcing the file (as tests do for single steps) defines the functions without running main.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

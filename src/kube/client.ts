@@ -1,0 +1,92 @@
+/**
+ * The one place that loads a KubeConfig and builds client-node API objects, plus helpers to read
+ * `ApiException`s. Everything else receives a {@link KubeClients} bundle (injected, so tests can
+ * point it at the local control plane).
+ *
+ * Library: `@kubernetes/client-node` 2.x (see docs/client-node.md for why 2.x rather than 1.4.x).
+ */
+import {
+  ApiException,
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  EventsV1Api,
+  KubeConfig,
+  StorageV1Api,
+} from '@kubernetes/client-node';
+
+/** Typed API clients sharing one KubeConfig. */
+export interface KubeClients {
+  kubeConfig: KubeConfig;
+  core: CoreV1Api;
+  apps: AppsV1Api;
+  coordination: CoordinationV1Api;
+  storage: StorageV1Api;
+  events: EventsV1Api;
+}
+
+/**
+ * Loads a KubeConfig: the file at `kubeconfigPath` when given, else in-cluster config when
+ * `KUBERNETES_SERVICE_HOST` is set, else client-node's default chain (`$KUBECONFIG`, `~/.kube/config`).
+ * @throws {Error} when the file cannot be read or parsed, or in-cluster files are missing.
+ */
+export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  else if (process.env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) throw new Error('kubeconfig has no current cluster');
+  return kc;
+}
+
+/** Builds the typed API clients for a KubeConfig. Never throws. */
+export function makeClients(kubeConfig: KubeConfig): KubeClients {
+  return {
+    kubeConfig,
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    apps: kubeConfig.makeApiClient(AppsV1Api),
+    coordination: kubeConfig.makeApiClient(CoordinationV1Api),
+    storage: kubeConfig.makeApiClient(StorageV1Api),
+    events: kubeConfig.makeApiClient(EventsV1Api),
+  };
+}
+
+/** HTTP status of an API error, or `undefined` when `err` is not an `ApiException` (e.g. a network error). */
+export function apiStatusCode(err: unknown): number | undefined {
+  if (err instanceof ApiException) return err.code;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** True for 404 Not Found. */
+export const isNotFound = (err: unknown): boolean => apiStatusCode(err) === 404;
+/** True for 409 Conflict (resourceVersion or UID precondition failed, or AlreadyExists). */
+export const isConflict = (err: unknown): boolean => apiStatusCode(err) === 409;
+/** True for 403 Forbidden. */
+export const isForbidden = (err: unknown): boolean => apiStatusCode(err) === 403;
+
+/**
+ * The `Status.reason` of an API error (`"Conflict"`, `"AlreadyExists"`, `"NotFound"`, …), parsed from
+ * the raw body that client-node leaves as a string (typescript-notes.md §1.2).
+ */
+export function apiStatusReason(err: unknown): string | undefined {
+  if (!(err instanceof ApiException)) return undefined;
+  const body: unknown = err.body;
+  try {
+    const parsed: unknown = typeof body === 'string' ? JSON.parse(body) : body;
+    const reason = (parsed as { reason?: unknown } | null)?.reason;
+    return typeof reason === 'string' ? reason : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A short one-line description of any error, for logs. */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiException) {
+    const reason = apiStatusReason(err);
+    return `HTTP ${err.code}${reason ? ` ${reason}` : ''}`;
+  }
+  if (err instanceof Error) return err.message.split('\n')[0] ?? err.name;
+  return String(err);
+}

@@ -1,0 +1,484 @@
+/**
+ * The slim object model: the few fields of each Kubernetes object that the controller keeps in
+ * memory, with every timestamp normalised to epoch **milliseconds**.
+ *
+ * Why: client-node hands out timestamps as `Date` from typed list calls but as `string` from watch
+ * events (typescript-notes.md §1.10, kubernetes-client/javascript#655), and full objects carry
+ * `managedFields` and other bulk that a 30,000-pod cache cannot afford. Every object entering the
+ * controller goes through one of the `to*` converters here. A converter returns `undefined` for a
+ * malformed object, so the informer can log and skip it instead of crashing.
+ */
+
+/** Condition status values as the API spells them. */
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+/** A node condition. Timestamps are epoch milliseconds. */
+export interface NodeCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastHeartbeatTime?: number;
+  lastTransitionTime?: number;
+}
+
+/** Taint effects. */
+export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+
+/** A node taint. `timeAdded` is epoch milliseconds (whole seconds on the wire). */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: TaintEffect | string;
+  timeAdded?: number;
+}
+
+/** A pod toleration. `tolerationSeconds` is in **seconds**, as in the API. */
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal' | string;
+  value?: string;
+  effect?: TaintEffect | string;
+  tolerationSeconds?: number;
+}
+
+/** What the controller keeps of a Node. */
+export interface Node {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** epoch ms */
+  creationTimestamp: number;
+  labels: Readonly<Record<string, string>>;
+  unschedulable: boolean;
+  taints: readonly Taint[];
+  conditions: readonly NodeCondition[];
+}
+
+/** A pod condition. Timestamps are epoch milliseconds. */
+export interface PodCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: number;
+  lastProbeTime?: number;
+}
+
+/** An owner reference, trimmed. */
+export interface OwnerRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+}
+
+/** What the controller keeps of a Pod. */
+export interface Pod {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** `spec.nodeName`; `""` when unscheduled. */
+  nodeName: string;
+  phase: string;
+  /** epoch ms */
+  creationTimestamp: number;
+  /** epoch ms; set once the pod is terminating. */
+  deletionTimestamp?: number;
+  /** seconds */
+  deletionGracePeriodSeconds?: number;
+  conditions: readonly PodCondition[];
+  tolerations: readonly Toleration[];
+  ownerReferences: readonly OwnerRef[];
+  /** Names of the PersistentVolumeClaims the pod mounts. */
+  pvcNames: readonly string[];
+  finalizers: readonly string[];
+}
+
+/** What the controller keeps of a node heartbeat Lease (`coordination.k8s.io/v1`). */
+export interface Lease {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  holderIdentity?: string;
+  /** seconds */
+  leaseDurationSeconds?: number;
+  /** epoch ms (MicroTime on the wire; sub-millisecond precision is dropped) */
+  renewTime?: number;
+  /** epoch ms */
+  acquireTime?: number;
+  leaseTransitions?: number;
+}
+
+/** What the controller keeps of a DaemonSet. */
+export interface DaemonSet {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** What the controller keeps of a VolumeAttachment (`storage.k8s.io/v1`). */
+export interface VolumeAttachment {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  attacher: string;
+  nodeName: string;
+  persistentVolumeName?: string;
+  attached: boolean;
+  /** epoch ms */
+  deletionTimestamp?: number;
+}
+
+/** What the controller keeps of a PersistentVolumeClaim. */
+export interface PersistentVolumeClaim {
+  namespace: string;
+  name: string;
+  uid: string;
+  volumeName?: string;
+}
+
+/** What the controller keeps of a PersistentVolume. */
+export interface PersistentVolume {
+  name: string;
+  uid: string;
+  claimRef?: { namespace: string; name: string };
+}
+
+// ---------------------------------------------------------------------------
+// Converters from the wire (or client-node's typed objects) to the slim model.
+// ---------------------------------------------------------------------------
+
+type Json = Record<string, unknown>;
+
+function obj(v: unknown): Json | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
+}
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+function arr(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/**
+ * Normalises a Kubernetes timestamp (RFC 3339 string, MicroTime string or `Date`) to epoch ms.
+ * @returns epoch milliseconds, or `undefined` for null, undefined or unparsable input.
+ */
+export function toMillis(t: unknown): number | undefined {
+  if (t == null) return undefined;
+  if (t instanceof Date) {
+    const ms = t.getTime();
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  if (typeof t === 'string') {
+    const ms = Date.parse(t);
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  return undefined;
+}
+
+/**
+ * Formats epoch ms as a metav1.Time (RFC 3339, whole seconds), the wire form of `timeAdded`,
+ * `lastTransitionTime` and `lastHeartbeatTime`.
+ */
+export function toRfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** Formats epoch ms as a metav1.MicroTime (six fractional digits), the wire form of Lease and Event times. */
+export function toMicroTime(ms: number): string {
+  const iso = new Date(ms).toISOString(); // 2026-01-01T00:00:00.123Z
+  return `${iso.slice(0, 23)}000Z`;
+}
+
+function meta(o: Json): Json | undefined {
+  return obj(o['metadata']);
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  const m = obj(v);
+  if (!m) return out;
+  for (const [k, val] of Object.entries(m)) if (typeof val === 'string') out[k] = val;
+  return out;
+}
+
+function toTaint(v: unknown): Taint | undefined {
+  const t = obj(v);
+  const key = str(t?.['key']);
+  const effect = str(t?.['effect']);
+  if (!t || key === undefined || effect === undefined) return undefined;
+  const out: Taint = { key, effect };
+  const value = str(t['value']);
+  if (value !== undefined && value !== '') out.value = value;
+  const added = toMillis(t['timeAdded']);
+  if (added !== undefined) out.timeAdded = added;
+  return out;
+}
+
+/** Converts a wire Taint list; malformed entries are dropped. */
+export function toTaints(v: unknown): Taint[] {
+  return arr(v)
+    .map(toTaint)
+    .filter((t): t is Taint => t !== undefined);
+}
+
+/** Serialises a slim taint back to its wire form. */
+export function taintToWire(t: Taint): Json {
+  const out: Json = { key: t.key, effect: t.effect };
+  if (t.value !== undefined && t.value !== '') out['value'] = t.value;
+  if (t.timeAdded !== undefined) out['timeAdded'] = toRfc3339(t.timeAdded);
+  return out;
+}
+
+function toNodeCondition(v: unknown): NodeCondition | undefined {
+  const c = obj(v);
+  const type = str(c?.['type']);
+  const status = str(c?.['status']);
+  if (!c || type === undefined || status === undefined) return undefined;
+  const out: NodeCondition = { type, status };
+  const reason = str(c['reason']);
+  if (reason !== undefined) out.reason = reason;
+  const message = str(c['message']);
+  if (message !== undefined) out.message = message;
+  const hb = toMillis(c['lastHeartbeatTime']);
+  if (hb !== undefined) out.lastHeartbeatTime = hb;
+  const tr = toMillis(c['lastTransitionTime']);
+  if (tr !== undefined) out.lastTransitionTime = tr;
+  return out;
+}
+
+/** Serialises a slim node condition back to its wire form. */
+export function nodeConditionToWire(c: NodeCondition): Json {
+  const out: Json = { type: c.type, status: c.status };
+  if (c.reason !== undefined) out['reason'] = c.reason;
+  if (c.message !== undefined) out['message'] = c.message;
+  if (c.lastHeartbeatTime !== undefined) out['lastHeartbeatTime'] = toRfc3339(c.lastHeartbeatTime);
+  if (c.lastTransitionTime !== undefined) out['lastTransitionTime'] = toRfc3339(c.lastTransitionTime);
+  return out;
+}
+
+/**
+ * Converts a Node (wire JSON or client-node `V1Node`) to the slim model.
+ * @returns `undefined` when name, uid, resourceVersion or creationTimestamp is missing.
+ */
+export function toNode(raw: unknown): Node | undefined {
+  const o = obj(raw);
+  const m = o && meta(o);
+  const name = str(m?.['name']);
+  const uid = str(m?.['uid']);
+  const resourceVersion = str(m?.['resourceVersion']);
+  const creationTimestamp = toMillis(m?.['creationTimestamp']);
+  if (!o || !m || !name || !uid || !resourceVersion || creationTimestamp === undefined) return undefined;
+  const spec = obj(o['spec']) ?? {};
+  const status = obj(o['status']) ?? {};
+  return {
+    name,
+    uid,
+    resourceVersion,
+    creationTimestamp,
+    labels: stringMap(m['labels']),
+    unschedulable: spec['unschedulable'] === true,
+    taints: toTaints(spec['taints']),
+    conditions: arr(status['conditions'])
+      .map(toNodeCondition)
+      .filter((c): c is NodeCondition => c !== undefined),
+  };
+}
+
+function toPodCondition(v: unknown): PodCondition | undefined {
+  const c = obj(v);
+  const type = str(c?.['type']);
+  const status = str(c?.['status']);
+  if (!c || type === undefined || status === undefined) return undefined;
+  const out: PodCondition = { type, status };
+  const reason = str(c['reason']);
+  if (reason !== undefined) out.reason = reason;
+  const message = str(c['message']);
+  if (message !== undefined) out.message = message;
+  const tr = toMillis(c['lastTransitionTime']);
+  if (tr !== undefined) out.lastTransitionTime = tr;
+  const pr = toMillis(c['lastProbeTime']);
+  if (pr !== undefined) out.lastProbeTime = pr;
+  return out;
+}
+
+function toToleration(v: unknown): Toleration | undefined {
+  const t = obj(v);
+  if (!t) return undefined;
+  const out: Toleration = {};
+  const key = str(t['key']);
+  if (key !== undefined) out.key = key;
+  const operator = str(t['operator']);
+  if (operator !== undefined) out.operator = operator;
+  const value = str(t['value']);
+  if (value !== undefined) out.value = value;
+  const effect = str(t['effect']);
+  if (effect !== undefined) out.effect = effect;
+  const secs = num(t['tolerationSeconds']);
+  if (secs !== undefined) out.tolerationSeconds = secs;
+  return out;
+}
+
+function toOwnerRef(v: unknown): OwnerRef | undefined {
+  const r = obj(v);
+  const apiVersion = str(r?.['apiVersion']);
+  const kind = str(r?.['kind']);
+  const name = str(r?.['name']);
+  const uid = str(r?.['uid']);
+  if (!r || !apiVersion || !kind || !name || !uid) return undefined;
+  const out: OwnerRef = { apiVersion, kind, name, uid };
+  if (r['controller'] === true) out.controller = true;
+  return out;
+}
+
+/**
+ * Converts a Pod (wire JSON or client-node `V1Pod`) to the slim model.
+ * @returns `undefined` when namespace, name, uid, resourceVersion or creationTimestamp is missing.
+ */
+export function toPod(raw: unknown): Pod | undefined {
+  const o = obj(raw);
+  const m = o && meta(o);
+  const namespace = str(m?.['namespace']);
+  const name = str(m?.['name']);
+  const uid = str(m?.['uid']);
+  const resourceVersion = str(m?.['resourceVersion']);
+  const creationTimestamp = toMillis(m?.['creationTimestamp']);
+  if (!o || !m || !namespace || !name || !uid || !resourceVersion || creationTimestamp === undefined) return undefined;
+  const spec = obj(o['spec']) ?? {};
+  const status = obj(o['status']) ?? {};
+  const pod: Pod = {
+    namespace,
+    name,
+    uid,
+    resourceVersion,
+    nodeName: str(spec['nodeName']) ?? '',
+    phase: str(status['phase']) ?? '',
+    creationTimestamp,
+    conditions: arr(status['conditions'])
+      .map(toPodCondition)
+      .filter((c): c is PodCondition => c !== undefined),
+    tolerations: arr(spec['tolerations'])
+      .map(toToleration)
+      .filter((t): t is Toleration => t !== undefined),
+    ownerReferences: arr(m['ownerReferences'])
+      .map(toOwnerRef)
+      .filter((r): r is OwnerRef => r !== undefined),
+    pvcNames: arr(spec['volumes'])
+      .map((v) => str(obj(obj(v)?.['persistentVolumeClaim'])?.['claimName']))
+      .filter((n): n is string => n !== undefined),
+    finalizers: arr(m['finalizers']).filter((f): f is string => typeof f === 'string'),
+  };
+  const del = toMillis(m['deletionTimestamp']);
+  if (del !== undefined) pod.deletionTimestamp = del;
+  const grace = num(m['deletionGracePeriodSeconds']);
+  if (grace !== undefined) pod.deletionGracePeriodSeconds = grace;
+  return pod;
+}
+
+/**
+ * Converts a Lease (wire JSON or client-node `V1Lease`) to the slim model.
+ * @returns `undefined` when namespace, name or resourceVersion is missing.
+ */
+export function toLease(raw: unknown): Lease | undefined {
+  const o = obj(raw);
+  const m = o && meta(o);
+  const namespace = str(m?.['namespace']);
+  const name = str(m?.['name']);
+  const resourceVersion = str(m?.['resourceVersion']);
+  if (!o || !namespace || !name || !resourceVersion) return undefined;
+  const spec = obj(o['spec']) ?? {};
+  const lease: Lease = { namespace, name, resourceVersion };
+  const holder = str(spec['holderIdentity']);
+  if (holder !== undefined) lease.holderIdentity = holder;
+  const dur = num(spec['leaseDurationSeconds']);
+  if (dur !== undefined) lease.leaseDurationSeconds = dur;
+  const renew = toMillis(spec['renewTime']);
+  if (renew !== undefined) lease.renewTime = renew;
+  const acquire = toMillis(spec['acquireTime']);
+  if (acquire !== undefined) lease.acquireTime = acquire;
+  const transitions = num(spec['leaseTransitions']);
+  if (transitions !== undefined) lease.leaseTransitions = transitions;
+  return lease;
+}
+
+/** Converts a DaemonSet to the slim model; `undefined` when malformed. */
+export function toDaemonSet(raw: unknown): DaemonSet | undefined {
+  const m = meta(obj(raw) ?? {});
+  const namespace = str(m?.['namespace']);
+  const name = str(m?.['name']);
+  const uid = str(m?.['uid']);
+  if (!namespace || !name || !uid) return undefined;
+  return { namespace, name, uid };
+}
+
+/** Converts a VolumeAttachment to the slim model; `undefined` when malformed. */
+export function toVolumeAttachment(raw: unknown): VolumeAttachment | undefined {
+  const o = obj(raw);
+  const m = o && meta(o);
+  const name = str(m?.['name']);
+  const uid = str(m?.['uid']);
+  const resourceVersion = str(m?.['resourceVersion']);
+  const spec = obj(o?.['spec']);
+  const attacher = str(spec?.['attacher']);
+  const nodeName = str(spec?.['nodeName']);
+  if (!o || !m || !name || !uid || !resourceVersion || !spec || !attacher || !nodeName) return undefined;
+  const va: VolumeAttachment = {
+    name,
+    uid,
+    resourceVersion,
+    attacher,
+    nodeName,
+    attached: obj(o['status'])?.['attached'] === true,
+  };
+  const pv = str(obj(spec['source'])?.['persistentVolumeName']);
+  if (pv !== undefined) va.persistentVolumeName = pv;
+  const del = toMillis(m['deletionTimestamp']);
+  if (del !== undefined) va.deletionTimestamp = del;
+  return va;
+}
+
+/** Converts a PersistentVolumeClaim to the slim model; `undefined` when malformed. */
+export function toPersistentVolumeClaim(raw: unknown): PersistentVolumeClaim | undefined {
+  const o = obj(raw);
+  const m = o && meta(o);
+  const namespace = str(m?.['namespace']);
+  const name = str(m?.['name']);
+  const uid = str(m?.['uid']);
+  if (!o || !namespace || !name || !uid) return undefined;
+  const pvc: PersistentVolumeClaim = { namespace, name, uid };
+  const vol = str(obj(o['spec'])?.['volumeName']);
+  if (vol) pvc.volumeName = vol;
+  return pvc;
+}
+
+/** Converts a PersistentVolume to the slim model; `undefined` when malformed. */
+export function toPersistentVolume(raw: unknown): PersistentVolume | undefined {
+  const o = obj(raw);
+  const m = o && meta(o);
+  const name = str(m?.['name']);
+  const uid = str(m?.['uid']);
+  if (!o || !name || !uid) return undefined;
+  const pv: PersistentVolume = { name, uid };
+  const ref = obj(obj(o['spec'])?.['claimRef']);
+  const ns = str(ref?.['namespace']);
+  const n = str(ref?.['name']);
+  if (ns && n) pv.claimRef = { namespace: ns, name: n };
+  return pv;
+}
+
+/** Finds a condition by type. */
+export function getCondition<C extends { type: string }>(conditions: readonly C[], type: string): C | undefined {
+  return conditions.find((c) => c.type === type);
+}
+
+/** `namespace/name` key used by pod work queues and caches. */
+export function podKey(p: { namespace: string; name: string }): string {
+  return `${p.namespace}/${p.name}`;
+}

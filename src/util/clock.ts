@@ -1,0 +1,135 @@
+/**
+ * The injected clock. Every decision in the controller reads time through a {@link Clock}
+ * so that unit tests can drive it with {@link FakeClock} instead of real timers.
+ *
+ * Mirrors upstream's injectable `now func() metav1.Time` in
+ * `pkg/controller/nodelifecycle/node_lifecycle_controller.go` (`Controller.now`).
+ */
+
+/** A cancellable timer handle returned by {@link Clock.setTimeout}. */
+export interface TimerHandle {
+  /** Cancels the timer; a no-op if it already fired. */
+  cancel(): void;
+}
+
+/**
+ * Time source and timer factory.
+ * All values are epoch **milliseconds**; all delays are **milliseconds**.
+ */
+export interface Clock {
+  /** Current time in epoch milliseconds. */
+  now(): number;
+  /**
+   * Calls `fn` once after `delayMs` milliseconds (negative delays run as soon as possible).
+   * Real timers are `unref`'d, so a pending timer never keeps the process alive on its own.
+   */
+  setTimeout(fn: () => void, delayMs: number): TimerHandle;
+  /** Resolves after `delayMs` milliseconds. Never rejects. */
+  sleep(delayMs: number): Promise<void>;
+}
+
+/** The process clock: `Date.now()` and Node's timers. */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, delayMs) {
+    const t = setTimeout(fn, Math.max(0, delayMs));
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+  sleep: (delayMs) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, Math.max(0, delayMs));
+      t.unref();
+    }),
+};
+
+interface PendingTimer {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+/**
+ * A manually advanced clock for unit tests. Time moves only through {@link FakeClock.advance}
+ * or {@link FakeClock.set}; due timers fire in time order (ties in creation order).
+ */
+export class FakeClock implements Clock {
+  #now: number;
+  #seq = 0;
+  #timers: PendingTimer[] = [];
+
+  /** @param startMs initial time, epoch milliseconds (default 2026-01-01T00:00:00Z). */
+  constructor(startMs = Date.UTC(2026, 0, 1)) {
+    this.#now = startMs;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimeout(fn: () => void, delayMs: number): TimerHandle {
+    const timer: PendingTimer = { at: this.#now + Math.max(0, delayMs), seq: this.#seq++, fn, cancelled: false };
+    this.#timers.push(timer);
+    return { cancel: () => void (timer.cancelled = true) };
+  }
+
+  sleep(delayMs: number): Promise<void> {
+    return new Promise((resolve) => this.setTimeout(resolve, delayMs));
+  }
+
+  /** Number of timers that are still pending (not fired, not cancelled). */
+  get pendingTimers(): number {
+    return this.#timers.filter((t) => !t.cancelled).length;
+  }
+
+  /**
+   * Moves time forward by `ms` milliseconds, firing every timer that becomes due, in order.
+   * Timers scheduled by fired callbacks also fire if they fall inside the window.
+   * @throws {RangeError} if `ms` is negative.
+   */
+  advance(ms: number): void {
+    if (ms < 0) throw new RangeError(`FakeClock.advance: negative step ${ms}`);
+    const target = this.#now + ms;
+    for (;;) {
+      const due = this.#timers
+        .filter((t) => !t.cancelled && t.at <= target)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!due) break;
+      due.cancelled = true;
+      this.#now = Math.max(this.#now, due.at);
+      due.fn();
+    }
+    this.#timers = this.#timers.filter((t) => !t.cancelled);
+    this.#now = target;
+  }
+
+  /** Like {@link advance}, but yields to the microtask queue after each fired timer so awaited work settles. */
+  async advanceAsync(ms: number): Promise<void> {
+    if (ms < 0) throw new RangeError(`FakeClock.advanceAsync: negative step ${ms}`);
+    const target = this.#now + ms;
+    for (;;) {
+      await flushMicrotasks();
+      const due = this.#timers
+        .filter((t) => !t.cancelled && t.at <= target)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!due) break;
+      due.cancelled = true;
+      this.#now = Math.max(this.#now, due.at);
+      due.fn();
+    }
+    this.#timers = this.#timers.filter((t) => !t.cancelled);
+    this.#now = target;
+    await flushMicrotasks();
+  }
+
+  /** Sets the absolute time (epoch ms) without firing timers in between. For table-driven tests. */
+  set(nowMs: number): void {
+    this.#now = nowMs;
+  }
+}
+
+async function flushMicrotasks(): Promise<void> {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+  await new Promise<void>((resolve) => setImmediate(resolve));
+}
