@@ -1,0 +1,278 @@
+/**
+ * Condition taints and taint-set helpers of the node lifecycle controller, as pure functions.
+ *
+ * Nothing here does I/O or reads a clock: the caller passes "now" in epoch **milliseconds**.
+ * The controller shell GETs the node, calls {@link applyTaintSwap} and PATCHes the returned list.
+ *
+ * Upstream sources mirrored:
+ * - `pkg/controller/nodelifecycle/node_lifecycle_controller.go` (`doNoScheduleTaintingPass`,
+ *   `nodeConditionToTaintKeyStatusMap`, `taintKeyToNodeConditionMap`, the NoExecute templates);
+ * - `pkg/controller/controller_utils.go` (`SwapNodeControllerTaint`, `AddOrUpdateTaintOnNode`,
+ *   `RemoveTaintOffNode`);
+ * - `pkg/util/taints/taints.go` (`AddOrUpdateTaint`, `RemoveTaint`, `TaintExists`,
+ *   `TaintKeyExists`, `TaintSetDiff`).
+ */
+
+import type { Node, Taint } from '../kube/objects.js';
+
+// ---------------------------------------------------------------------------
+// Well-known keys (upstream-node-lifecycle.md §1.3; `k8s.io/api/core/v1/well_known_taints.go`).
+// ---------------------------------------------------------------------------
+
+/** Taint key for a node whose Ready condition is False. */
+export const TAINT_NODE_NOT_READY = 'node.kubernetes.io/not-ready';
+/** Taint key for a node whose Ready condition is Unknown (the controller lost its heartbeat). */
+export const TAINT_NODE_UNREACHABLE = 'node.kubernetes.io/unreachable';
+/** Taint key for a cordoned node (`spec.unschedulable: true`). */
+export const TAINT_NODE_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
+/** Taint key for MemoryPressure=True. */
+export const TAINT_NODE_MEMORY_PRESSURE = 'node.kubernetes.io/memory-pressure';
+/** Taint key for DiskPressure=True. */
+export const TAINT_NODE_DISK_PRESSURE = 'node.kubernetes.io/disk-pressure';
+/** Taint key for PIDPressure=True. */
+export const TAINT_NODE_PID_PRESSURE = 'node.kubernetes.io/pid-pressure';
+/** Taint key for NetworkUnavailable=True. */
+export const TAINT_NODE_NETWORK_UNAVAILABLE = 'node.kubernetes.io/network-unavailable';
+/**
+ * Taint key an operator sets on a node that is shut down for good (KEP-2268, non-graceful node
+ * shutdown). Matched by key only by PodGC and the attach/detach controller; the NLC never sets it.
+ */
+export const TAINT_NODE_OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
+
+/** Node condition types the controller reads (`k8s.io/api/core/v1` `NodeConditionType`). */
+export const NODE_READY = 'Ready';
+/** See {@link NODE_READY}. */
+export const NODE_MEMORY_PRESSURE = 'MemoryPressure';
+/** See {@link NODE_READY}. */
+export const NODE_DISK_PRESSURE = 'DiskPressure';
+/** See {@link NODE_READY}. */
+export const NODE_PID_PRESSURE = 'PIDPressure';
+/** See {@link NODE_READY}. */
+export const NODE_NETWORK_UNAVAILABLE = 'NetworkUnavailable';
+
+/**
+ * The NoExecute taint added to a node whose Ready condition is Unknown.
+ * Mirrors upstream `UnreachableTaintTemplate` (no value; `timeAdded` is stamped when it is added).
+ */
+export const UNREACHABLE_TAINT_TEMPLATE: Readonly<Taint> = Object.freeze({
+  key: TAINT_NODE_UNREACHABLE,
+  effect: 'NoExecute',
+});
+
+/**
+ * The NoExecute taint added to a node whose Ready condition is False.
+ * Mirrors upstream `NotReadyTaintTemplate`.
+ */
+export const NOT_READY_TAINT_TEMPLATE: Readonly<Taint> = Object.freeze({
+  key: TAINT_NODE_NOT_READY,
+  effect: 'NoExecute',
+});
+
+/**
+ * Condition type → condition status → NoSchedule taint key.
+ * Mirrors upstream `nodeConditionToTaintKeyStatusMap`.
+ */
+const CONDITION_TO_TAINT_KEY: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map([
+  [
+    NODE_READY,
+    new Map([
+      ['False', TAINT_NODE_NOT_READY],
+      ['Unknown', TAINT_NODE_UNREACHABLE],
+    ]),
+  ],
+  [NODE_MEMORY_PRESSURE, new Map([['True', TAINT_NODE_MEMORY_PRESSURE]])],
+  [NODE_DISK_PRESSURE, new Map([['True', TAINT_NODE_DISK_PRESSURE]])],
+  [NODE_NETWORK_UNAVAILABLE, new Map([['True', TAINT_NODE_NETWORK_UNAVAILABLE]])],
+  [NODE_PID_PRESSURE, new Map([['True', TAINT_NODE_PID_PRESSURE]])],
+]);
+
+/**
+ * Every taint key the NoSchedule pass owns: the condition keys (upstream
+ * `taintKeyToNodeConditionMap`) plus `unschedulable`. NoSchedule taints with any other key belong
+ * to someone else and are never touched.
+ */
+export const CONDITION_TAINT_KEYS: ReadonlySet<string> = new Set([
+  TAINT_NODE_NOT_READY,
+  TAINT_NODE_UNREACHABLE,
+  TAINT_NODE_NETWORK_UNAVAILABLE,
+  TAINT_NODE_MEMORY_PRESSURE,
+  TAINT_NODE_DISK_PRESSURE,
+  TAINT_NODE_PID_PRESSURE,
+  TAINT_NODE_UNSCHEDULABLE,
+]);
+
+// ---------------------------------------------------------------------------
+// Matching and equality.
+// ---------------------------------------------------------------------------
+
+/**
+ * Whether two taints have the same key and effect (value and timeAdded are ignored).
+ * Mirrors `(*Taint).MatchTaint` in `k8s.io/api/core/v1/taint.go`.
+ */
+export function taintMatches(a: Readonly<Taint>, b: Readonly<Taint>): boolean {
+  return a.key === b.key && a.effect === b.effect;
+}
+
+/**
+ * Semantic equality of two taints: key, effect, value (absent ≡ `""`) and the exact
+ * `timeAdded` instant (epoch ms; absent only equals absent).
+ * Mirrors `apiequality.Semantic.DeepEqual` on `v1.Taint` as used by `AddOrUpdateTaint`.
+ */
+export function taintsEqual(a: Readonly<Taint>, b: Readonly<Taint>): boolean {
+  return taintMatches(a, b) && (a.value ?? '') === (b.value ?? '') && a.timeAdded === b.timeAdded;
+}
+
+/**
+ * Whether `list` holds a taint with the key and effect of `t` (value ignored).
+ * Mirrors `TaintExists` in `pkg/util/taints/taints.go`.
+ */
+export function taintExists(list: readonly Taint[], t: Readonly<Taint>): boolean {
+  return list.some((x) => taintMatches(x, t));
+}
+
+/**
+ * Whether `list` holds a taint with the given key, whatever its effect.
+ * Mirrors `TaintKeyExists` in `pkg/util/taints/taints.go`.
+ */
+export function taintKeyExists(list: readonly Taint[], key: string): boolean {
+  return list.some((x) => x.key === key);
+}
+
+// ---------------------------------------------------------------------------
+// Condition → NoSchedule taints (doNoScheduleTaintingPass).
+// ---------------------------------------------------------------------------
+
+/**
+ * The NoSchedule taints a node's conditions call for, in condition order, then `unschedulable`
+ * when `spec.unschedulable` is set. The taints carry no value and no timeAdded.
+ * A condition listed twice yields its taint twice, as upstream does; the swap is idempotent on it.
+ * Mirrors the first half of `doNoScheduleTaintingPass` (upstream-node-lifecycle.md §2.5 step 2).
+ */
+export function desiredConditionTaints(node: Pick<Node, 'conditions' | 'unschedulable'>): Taint[] {
+  const out: Taint[] = [];
+  for (const c of node.conditions) {
+    const key = CONDITION_TO_TAINT_KEY.get(c.type)?.get(c.status);
+    if (key !== undefined) out.push({ key, effect: 'NoSchedule' });
+  }
+  if (node.unschedulable) out.push({ key: TAINT_NODE_UNSCHEDULABLE, effect: 'NoSchedule' });
+  return out;
+}
+
+/**
+ * Whether the NoSchedule pass owns this taint: effect NoSchedule and a key in
+ * {@link CONDITION_TAINT_KEYS}. Mirrors the `TaintSetFilter` predicate in `doNoScheduleTaintingPass`.
+ */
+export function isConditionTaint(t: Readonly<Taint>): boolean {
+  return t.effect === 'NoSchedule' && CONDITION_TAINT_KEYS.has(t.key);
+}
+
+/** The taints to add and remove to bring a node's condition taints in line with its conditions. */
+export interface TaintDiff {
+  /** Desired condition taints that are absent (no value, no timeAdded; stamp before adding). */
+  toAdd: Taint[];
+  /** Existing condition taints that are no longer desired, as they are on the node. */
+  toRemove: Taint[];
+}
+
+/**
+ * Computes the NoSchedule condition-taint diff of a node, matching by (key, effect) only.
+ * Only taints for which {@link isConditionTaint} holds are candidates for removal; every other
+ * taint on the node is left alone. Both lists are empty when the node is already in line.
+ * Mirrors `doNoScheduleTaintingPass` steps 2–4 and `TaintSetDiff` (upstream-node-lifecycle.md §2.5).
+ */
+export function conditionTaintDiff(node: Pick<Node, 'conditions' | 'unschedulable' | 'taints'>): TaintDiff {
+  const desired = desiredConditionTaints(node);
+  const existing = node.taints.filter(isConditionTaint);
+  return {
+    toAdd: desired.filter((t) => !taintExists(existing, t)),
+    toRemove: existing.filter((t) => !taintExists(desired, t)).map((t) => ({ ...t })),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Add / remove / swap on a taint list (controller_utils.go).
+// ---------------------------------------------------------------------------
+
+/**
+ * Adds or updates one taint in a list.
+ * - A taint with the same (key, effect) that is semantically equal ({@link taintsEqual}) ⇒ no change.
+ * - One that differs is replaced **in place** (every matching entry, in its position).
+ * - Otherwise the taint is appended.
+ * @returns the new list, or `undefined` when nothing changes. The input is never mutated.
+ * Mirrors `AddOrUpdateTaint` in `pkg/util/taints/taints.go`.
+ */
+export function addOrUpdateTaint(list: readonly Taint[], taint: Readonly<Taint>): Taint[] | undefined {
+  const out: Taint[] = [];
+  let replaced = false;
+  for (const existing of list) {
+    if (taintMatches(existing, taint)) {
+      if (taintsEqual(existing, taint)) return undefined;
+      out.push({ ...taint });
+      replaced = true;
+    } else {
+      out.push(existing);
+    }
+  }
+  if (!replaced) out.push({ ...taint });
+  return out;
+}
+
+/**
+ * Applies {@link addOrUpdateTaint} for each taint in turn. Does **not** stamp `timeAdded`.
+ * @returns the new list, or `undefined` when no taint changed anything.
+ * Mirrors the loop inside `AddOrUpdateTaintOnNode` (`pkg/controller/controller_utils.go`).
+ */
+export function addOrUpdateTaints(list: readonly Taint[], taints: readonly Taint[]): Taint[] | undefined {
+  let current: readonly Taint[] = list;
+  let changed = false;
+  for (const t of taints) {
+    const next = addOrUpdateTaint(current, t);
+    if (next) {
+      current = next;
+      changed = true;
+    }
+  }
+  return changed ? [...current] : undefined;
+}
+
+/**
+ * Removes every taint whose (key, effect) matches one of `taints`; values are ignored.
+ * @returns the new list, or `undefined` when none of `taints` is present (upstream then makes no
+ * API call). Mirrors `RemoveTaintOffNode` / `RemoveTaint` (`controller_utils.go`, `taints.go`).
+ */
+export function removeTaints(list: readonly Taint[], taints: readonly Taint[]): Taint[] | undefined {
+  const out = list.filter((x) => !taintExists(taints, x));
+  return out.length === list.length ? undefined : out;
+}
+
+/**
+ * The full taint list after swapping controller taints: every taint in `toAdd` is stamped with
+ * `timeAdded = nowMs` and added or updated in place (so re-adding an existing controller taint
+ * refreshes its timeAdded, while an identical one is a no-op); then every taint matching a
+ * `toRemove` entry by (key, effect) is dropped. Taints matching neither list are kept exactly,
+ * in their order.
+ *
+ * Upstream issues two patches (add, then remove), so a failure between them leaves the node
+ * half-swapped. This function yields the combined end state, which a caller can write with one
+ * patch; whether it does is the controller's choice (and a deliberate difference if it does).
+ *
+ * @param current the node's taints (not mutated).
+ * @param toAdd taints to add; their `timeAdded` is overwritten.
+ * @param toRemove taints to remove, matched by key and effect.
+ * @param nowMs epoch milliseconds to stamp on the added taints.
+ * @returns the new list, or `undefined` when the result equals `current` (no patch needed).
+ * Mirrors `SwapNodeControllerTaint` + `AddOrUpdateTaintOnNode` + `RemoveTaintOffNode`
+ * (`pkg/controller/controller_utils.go`; upstream-node-lifecycle.md §2.6).
+ */
+export function applyTaintSwap(
+  current: readonly Taint[],
+  toAdd: readonly Taint[],
+  toRemove: readonly Taint[],
+  nowMs: number,
+): Taint[] | undefined {
+  const stamped = toAdd.map((t) => ({ ...t, timeAdded: nowMs }));
+  const added = addOrUpdateTaints(current, stamped) ?? current;
+  const result = removeTaints(added, toRemove) ?? added;
+  const same = result.length === current.length && result.every((t, i) => taintsEqual(t, current[i] as Taint));
+  return same ? undefined : [...result];
+}

@@ -1,0 +1,379 @@
+/**
+ * Zones and zone disruption: which zone a node is in, how healthy a zone is, and what the
+ * controller must do when zone health changes (per-zone NoExecute tainting rates, and the
+ * all-zones stop when every zone is fully disrupted).
+ *
+ * Pure functions; the controller applies the returned plan. Mirrors
+ * `pkg/controller/nodelifecycle/node_lifecycle_controller.go` (`ComputeZoneState`,
+ * `handleDisruption`, `setLimiterInZone`, `ReducedQPSFunc`, `HealthyQPSFunc`,
+ * `isNodeExcludedFromDisruptionChecks`) and
+ * `staging/src/k8s.io/component-helpers/node/topology/helpers.go` (`GetZoneKey`).
+ */
+
+/** Stable zone label. */
+export const LABEL_TOPOLOGY_ZONE = 'topology.kubernetes.io/zone';
+/** Stable region label. */
+export const LABEL_TOPOLOGY_REGION = 'topology.kubernetes.io/region';
+/** Deprecated beta zone label; wins over the stable one when present. */
+export const LABEL_FAILURE_DOMAIN_BETA_ZONE = 'failure-domain.beta.kubernetes.io/zone';
+/** Deprecated beta region label; wins over the stable one when present. */
+export const LABEL_FAILURE_DOMAIN_BETA_REGION = 'failure-domain.beta.kubernetes.io/region';
+
+/**
+ * A node with this label (any value) is left out of zone health: it counts neither as ready nor
+ * as not ready. Mirrors `labelNodeDisruptionExclusion`.
+ */
+export const EXCLUDE_DISRUPTION_LABEL = 'node.kubernetes.io/exclude-disruption';
+
+/** The separator upstream puts between region and zone; the NUL avoids clashes with colons. */
+const ZONE_KEY_SEPARATOR = ':\x00:';
+
+/**
+ * The zone key of a node: `region + ":\x00:" + zone`, or `""` when the node has neither label.
+ * A beta label wins over the stable one if it is present, even with an empty value.
+ * Mirrors `topology.GetZoneKey` (component-helpers `node/topology/helpers.go`).
+ * @param labels the node's labels (undefined is treated as no labels).
+ * @returns the key; nodes without zone labels share the key `""`.
+ */
+export function getZoneKey(labels: Readonly<Record<string, string>> | undefined): string {
+  if (!labels) return '';
+  const pick = (beta: string, stable: string): string =>
+    Object.hasOwn(labels, beta) ? (labels[beta] ?? '') : (labels[stable] ?? '');
+  const zone = pick(LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_TOPOLOGY_ZONE);
+  const region = pick(LABEL_FAILURE_DOMAIN_BETA_REGION, LABEL_TOPOLOGY_REGION);
+  if (region === '' && zone === '') return '';
+  return region + ZONE_KEY_SEPARATOR + zone;
+}
+
+/**
+ * A zone key for humans: `"region:zone"` in quotes, or a note for the label-less zone `""`.
+ * Not upstream (upstream logs the raw key, whose NUL byte does not print).
+ */
+export function formatZoneKey(zone: string): string {
+  if (zone === '') return '"" (nodes without zone labels)';
+  return `"${zone.replace(ZONE_KEY_SEPARATOR, ':')}"`;
+}
+
+/**
+ * Whether the node is left out of zone disruption checks: it has the
+ * {@link EXCLUDE_DISRUPTION_LABEL} label, whatever its value. The old name-based exclusion of
+ * masters is gone upstream and here.
+ * Mirrors `isNodeExcludedFromDisruptionChecks`.
+ */
+export function isExcludedFromDisruption(node: { readonly labels: Readonly<Record<string, string>> }): boolean {
+  return Object.hasOwn(node.labels, EXCLUDE_DISRUPTION_LABEL);
+}
+
+/** Zone health state. `Initial` is a zone seen for the first time, before any health pass. */
+export type ZoneState = 'Initial' | 'Normal' | 'PartialDisruption' | 'FullDisruption';
+
+/** Result of {@link computeZoneState}. */
+export interface ZoneHealth {
+  /** Nodes whose Ready status is not `True` (including nodes with no Ready condition). */
+  unhealthy: number;
+  state: ZoneState;
+}
+
+/**
+ * Classifies a zone from its nodes' Ready statuses.
+ * - FullDisruption: no node is Ready and there is at least one node.
+ * - PartialDisruption: more than 2 nodes are not Ready and their share is at least
+ *   `unhealthyZoneThreshold`.
+ * - Normal: otherwise (including an empty list).
+ *
+ * Mirrors `Controller.ComputeZoneState`. Upstream compares in float32
+ * (`float32(notReady)/float32(notReady+ready) >= unhealthyZoneThreshold`); `Math.fround` on both
+ * sides gives the same result, because a quotient of small integers rounded once from float64 to
+ * float32 equals the float32 quotient.
+ * @param readyStatuses the Ready condition status of each non-excluded node in the zone
+ *   (`'True'`, `'False'`, `'Unknown'`); `undefined` means no Ready condition and counts as not ready.
+ * @param unhealthyZoneThreshold a fraction (default flag value 0.55).
+ */
+export function computeZoneState(
+  readyStatuses: readonly (string | undefined)[],
+  unhealthyZoneThreshold: number,
+): ZoneHealth {
+  let ready = 0;
+  for (const s of readyStatuses) if (s === 'True') ready++;
+  const notReady = readyStatuses.length - ready;
+  if (ready === 0 && notReady > 0) return { unhealthy: notReady, state: 'FullDisruption' };
+  if (notReady > 2 && Math.fround(notReady / (notReady + ready)) >= Math.fround(unhealthyZoneThreshold)) {
+    return { unhealthy: notReady, state: 'PartialDisruption' };
+  }
+  return { unhealthy: notReady, state: 'Normal' };
+}
+
+/** The rate settings (flag values) that pick a zone's tainting rate. */
+export interface ZoneRateConfig {
+  /** `--node-eviction-rate`, nodes per **second** (default 0.1). */
+  nodeEvictionRate: number;
+  /** `--secondary-node-eviction-rate`, nodes per **second** (default 0.01). */
+  secondaryNodeEvictionRate: number;
+  /** `--large-cluster-size-threshold`, a node count (default 50). */
+  largeClusterSizeThreshold: number;
+}
+
+/**
+ * The NoExecute tainting rate for a zone in a given state.
+ * Mirrors `setLimiterInZone` with `ReducedQPSFunc` (PartialDisruption: the secondary rate above
+ * the large-cluster threshold, else 0) and `HealthyQPSFunc` (FullDisruption: the normal rate, so a
+ * single dead zone is still evicted while other zones are healthy).
+ * @param zoneSize number of non-excluded nodes in the zone.
+ * @returns nodes per **second**, or undefined for `Initial` (leave the rate unchanged).
+ */
+export function zoneRate(state: ZoneState, zoneSize: number, cfg: ZoneRateConfig): number | undefined {
+  switch (state) {
+    case 'Normal':
+    case 'FullDisruption':
+      return cfg.nodeEvictionRate;
+    case 'PartialDisruption':
+      return zoneSize > cfg.largeClusterSizeThreshold ? cfg.secondaryNodeEvictionRate : 0;
+    case 'Initial':
+      return undefined;
+  }
+}
+
+/** Everything {@link planDisruption} needs from the flags. */
+export interface DisruptionConfig extends ZoneRateConfig {
+  /** `--unhealthy-zone-threshold`, a fraction (default 0.55). */
+  unhealthyZoneThreshold: number;
+}
+
+/**
+ * What a health pass does to the all-zones stop ("master disruption mode"):
+ * - `enter-all-disrupted`: every zone is now FullDisruption and some zone was not. Set every
+ *   zone's rate to 0 and strip the unreachable/not-ready NoExecute taints from every node.
+ * - `exit-all-disrupted`: every zone was FullDisruption and some zone no longer is. Reset the
+ *   probe timestamp and ready-transition timestamp of every node to now, then apply the rate swaps.
+ * - `stay-all-disrupted`: every zone was and still is FullDisruption. Do nothing.
+ * - `none`: apply the rate swaps of the zones that changed state.
+ */
+export type DisruptionMode = 'enter-all-disrupted' | 'exit-all-disrupted' | 'stay-all-disrupted' | 'none';
+
+/** Metric values for one zone (`node_collector_zone_size`, `_zone_health`, `_unhealthy_nodes_in_zone`). */
+export interface ZoneMetrics {
+  zone: string;
+  /** non-excluded nodes */
+  size: number;
+  /** percent of Ready nodes, 0–100 */
+  healthPercent: number;
+  /** nodes not Ready */
+  unhealthy: number;
+}
+
+/** A zone whose state changed in this pass. */
+export interface ZoneTransition {
+  zone: string;
+  from: ZoneState;
+  to: ZoneState;
+}
+
+/** A `SwapLimiter` call for a zone's queue. */
+export interface RateSwap {
+  zone: string;
+  /** nodes per **second** (0 = stop). */
+  rate: number;
+}
+
+/**
+ * Why tainting stopped or slowed (or why the all-zones stop ended), for a Warning event.
+ * - `zone-stopped`: a PartialDisruption zone at or below the large-cluster threshold (rate 0).
+ * - `zone-slowed`: a PartialDisruption zone above the threshold (secondary rate).
+ * - `all-zones-stopped` / `all-zones-resumed`: the all-zones stop starts or ends (`zone` unset).
+ */
+export interface DisruptionPause {
+  kind: 'zone-stopped' | 'zone-slowed' | 'all-zones-stopped' | 'all-zones-resumed';
+  zone?: string;
+  reason: string;
+}
+
+/** Result of {@link planDisruption}. */
+export interface DisruptionPlan {
+  /** The zone states to keep after this pass (replaces the previous map). */
+  zoneStates: Map<string, ZoneState>;
+  /** One entry per zone in this pass's input. */
+  metrics: ZoneMetrics[];
+  /** Zones dropped because no non-excluded node is in them now. Set their size 0, health 100, unhealthy 0. */
+  removedZones: string[];
+  mode: DisruptionMode;
+  /** Rate changes to apply with `swapLimiter`, in zone-state order. */
+  rateSwaps: RateSwap[];
+  /** Zones whose state changed (new zones start from `Initial`). */
+  transitions: ZoneTransition[];
+  /** Explanations of every stop or slow-down, and of the all-zones stop starting or ending. */
+  pauses: DisruptionPause[];
+}
+
+/** How many zones a reason lists before "and N more". */
+const MAX_ZONES_IN_REASON = 5;
+
+function percent(fraction: number): string {
+  return `${Math.round(fraction * 100)}%`;
+}
+
+function countsText(h: ZoneHealthSummary): string {
+  return `${h.unhealthy}/${h.size} nodes not Ready`;
+}
+
+interface ZoneHealthSummary {
+  size: number;
+  unhealthy: number;
+  state: ZoneState;
+}
+
+function listZones(zones: [string, ZoneHealthSummary][], withState: boolean): string {
+  const shown = zones
+    .slice(0, MAX_ZONES_IN_REASON)
+    .map(([z, h]) => `zone ${formatZoneKey(z)}: ${withState ? `${h.state}, ` : ''}${countsText(h)}`);
+  const more = zones.length - shown.length;
+  return shown.join('; ') + (more > 0 ? `; and ${more} more` : '');
+}
+
+function partialPause(zone: string, h: ZoneHealthSummary, rate: number, cfg: DisruptionConfig): DisruptionPause | undefined {
+  if (h.state !== 'PartialDisruption' || !(rate < cfg.nodeEvictionRate)) return undefined;
+  const why =
+    `Zone ${formatZoneKey(zone)} is PartialDisruption: ${h.unhealthy} of ${h.size} nodes are not Ready ` +
+    `(${percent(h.unhealthy / h.size)}, at least the unhealthy-zone-threshold ${percent(cfg.unhealthyZoneThreshold)}, ` +
+    `and more than 2 nodes).`;
+  if (rate <= 0) {
+    return {
+      kind: 'zone-stopped',
+      zone,
+      reason:
+        `${why} The zone has ${h.size} nodes, not more than the large-cluster-size-threshold ` +
+        `${cfg.largeClusterSizeThreshold}, so NoExecute tainting in this zone is paused (0 nodes/s) ` +
+        `until the share of not-Ready nodes falls below the threshold or every node in it is down.`,
+    };
+  }
+  return {
+    kind: 'zone-slowed',
+    zone,
+    reason:
+      `${why} The zone has ${h.size} nodes, more than the large-cluster-size-threshold ` +
+      `${cfg.largeClusterSizeThreshold}, so NoExecute tainting in this zone slows to the ` +
+      `secondary-node-eviction-rate of ${rate} nodes/s (normal rate ${cfg.nodeEvictionRate} nodes/s).`,
+  };
+}
+
+/**
+ * Decides what one health pass does about zone disruption, without doing it.
+ *
+ * Mirrors `Controller.handleDisruption`:
+ * 1. Classify each zone in `zoneReadyStatuses` with {@link computeZoneState}; a zone missing from
+ *    `prevStates` starts as `Initial`.
+ * 2. Drop zones of `prevStates` that have no nodes in this pass; `allWasFullyDisrupted` is true
+ *    when every remaining previous state is FullDisruption. `Initial` is not FullDisruption, so
+ *    the first pass with every zone fully disrupted (for example, fresh nodes without status)
+ *    enters the all-zones stop.
+ * 3. Enter, exit, stay, or (mode `none`) set the rate of each zone whose state changed with
+ *    {@link zoneRate}. On enter every zone becomes FullDisruption with rate 0. On exit every zone
+ *    gets the rate for its new state.
+ * With no zones at all the mode is `none` (upstream takes its "stay" branch; both do nothing).
+ *
+ * Deliberate difference from upstream: upstream's loop over previous zones `break`s at the first
+ * zone that is not FullDisruption, in Go's random map order, so stale zones after it are not
+ * dropped in that pass. We drop every stale zone every pass. The decisions are the same; only
+ * metrics and the stale entries differ.
+ *
+ * Not upstream: {@link DisruptionPlan.pauses} explains each stop or slow-down and the start and
+ * end of the all-zones stop, naming zone, state, not-Ready counts and thresholds. Upstream only
+ * logs that a zone changed state.
+ * @param prevStates zone states kept from the previous pass (plus `Initial` for new zones).
+ * @param zoneReadyStatuses per zone, the Ready status of each node that is not excluded by
+ *   {@link isExcludedFromDisruption} (undefined = no Ready condition).
+ * @param cfg flag values; rates in nodes per **second**.
+ * @returns the plan; `prevStates` is not modified.
+ */
+export function planDisruption(
+  prevStates: ReadonlyMap<string, ZoneState>,
+  zoneReadyStatuses: ReadonlyMap<string, readonly (string | undefined)[]>,
+  cfg: DisruptionConfig,
+): DisruptionPlan {
+  const states = new Map(prevStates);
+  const health = new Map<string, ZoneHealthSummary>();
+  const metrics: ZoneMetrics[] = [];
+  let allAreFullyDisrupted = true;
+  for (const [zone, statuses] of zoneReadyStatuses) {
+    const { unhealthy, state } = computeZoneState(statuses, cfg.unhealthyZoneThreshold);
+    const size = statuses.length;
+    metrics.push({ zone, size, healthPercent: size > 0 ? (100 * (size - unhealthy)) / size : 100, unhealthy });
+    health.set(zone, { size, unhealthy, state });
+    if (state !== 'FullDisruption') allAreFullyDisrupted = false;
+    if (!states.has(zone)) states.set(zone, 'Initial');
+  }
+
+  const removedZones: string[] = [];
+  let allWasFullyDisrupted = true;
+  for (const [zone, state] of states) {
+    if (!health.has(zone)) {
+      states.delete(zone);
+      removedZones.push(zone);
+      continue;
+    }
+    if (state !== 'FullDisruption') allWasFullyDisrupted = false;
+  }
+
+  const plan: DisruptionPlan = {
+    zoneStates: states,
+    metrics,
+    removedZones,
+    mode: 'none',
+    rateSwaps: [],
+    transitions: [],
+    pauses: [],
+  };
+  const summaryOf = (zone: string): ZoneHealthSummary => health.get(zone) as ZoneHealthSummary;
+
+  if (states.size === 0) return plan;
+  if (allAreFullyDisrupted && allWasFullyDisrupted) {
+    plan.mode = 'stay-all-disrupted';
+    return plan;
+  }
+
+  if (allAreFullyDisrupted) {
+    plan.mode = 'enter-all-disrupted';
+    for (const [zone, state] of states) {
+      plan.rateSwaps.push({ zone, rate: 0 });
+      if (state !== 'FullDisruption') plan.transitions.push({ zone, from: state, to: 'FullDisruption' });
+      states.set(zone, 'FullDisruption');
+    }
+    const zones = [...states.keys()].map((z): [string, ZoneHealthSummary] => [z, summaryOf(z)]);
+    plan.pauses.push({
+      kind: 'all-zones-stopped',
+      reason:
+        `All ${zones.length} zone(s) are FullDisruption, with no Ready node (${listZones(zones, false)}). ` +
+        `This looks like a control-plane or network problem rather than failed nodes, so NoExecute ` +
+        `tainting is paused in every zone and the unreachable/not-ready NoExecute taints are removed ` +
+        `from every node, until some node is Ready again.`,
+    });
+    return plan;
+  }
+
+  const exiting = allWasFullyDisrupted;
+  plan.mode = exiting ? 'exit-all-disrupted' : 'none';
+  for (const [zone, state] of states) {
+    const h = summaryOf(zone);
+    if (!exiting && state === h.state) continue;
+    const rate = zoneRate(h.state, h.size, cfg);
+    if (rate !== undefined) {
+      plan.rateSwaps.push({ zone, rate });
+      const pause = partialPause(zone, h, rate, cfg);
+      if (pause) plan.pauses.push(pause);
+    }
+    if (state !== h.state) plan.transitions.push({ zone, from: state, to: h.state });
+    states.set(zone, h.state);
+  }
+  if (exiting) {
+    const recovered = [...states.keys()]
+      .filter((z) => summaryOf(z).state !== 'FullDisruption')
+      .map((z): [string, ZoneHealthSummary] => [z, summaryOf(z)]);
+    plan.pauses.unshift({
+      kind: 'all-zones-resumed',
+      reason:
+        `Some nodes are Ready again (${listZones(recovered, true)}), so the all-zones stop ends: ` +
+        `NoExecute tainting resumes at each zone's rate, and every node's probe timestamp is reset ` +
+        `so each node gets a full grace period before it is tainted.`,
+    });
+  }
+  return plan;
+}

@@ -1,0 +1,698 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { FakeClock } from '../../src/util/clock.js';
+import type { Lease, Node, NodeCondition, Pod, PodCondition } from '../../src/kube/objects.js';
+import { getCondition } from '../../src/kube/objects.js';
+import {
+  MESSAGE_NODE_STATUS_NEVER_UPDATED,
+  MESSAGE_NODE_STATUS_UNKNOWN,
+  REASON_NODE_STATUS_NEVER_UPDATED,
+  REASON_NODE_STATUS_UNKNOWN,
+  isReadyToNotReadyTransition,
+  nextProbeDeadline,
+  nodeNotReadyEvent,
+  observeNodeHealth,
+  podNeedsNotReadyMark,
+  podNeedsNotReadyOnNode,
+  podNodeNotReadyEvent,
+  podReadyFalseCondition,
+  registeredNodeEvent,
+  removingNodeEvent,
+  resetProbeTimestamps,
+  savedReadyCondition,
+  shouldMarkPodsNotReady,
+} from '../../src/nodelifecycle/health.js';
+import type { NodeHealth, NodeHealthObservation } from '../../src/nodelifecycle/health.js';
+
+// Upstream test constants (node_lifecycle_controller_test.go).
+const GRACE_MS = 50_000;
+const STARTUP_GRACE_MS = 60_000;
+const OPTS = { nodeMonitorGracePeriodMs: GRACE_MS, nodeStartupGracePeriodMs: STARTUP_GRACE_MS };
+const FAKE_NOW = Date.UTC(2015, 0, 1, 12);
+const NODE_CREATION = Date.UTC(2012, 0, 1);
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+function makeNode(creationTimestamp: number, conditions: NodeCondition[] = []): Node {
+  return {
+    name: 'node0',
+    uid: '1234567890',
+    resourceVersion: '1',
+    creationTimestamp,
+    labels: {},
+    unschedulable: false,
+    taints: [],
+    conditions,
+  };
+}
+
+function cond(type: string, status: string, hb: number, tr: number): NodeCondition {
+  return { type, status, lastHeartbeatTime: hb, lastTransitionTime: tr };
+}
+
+function lease(renewTime: number | undefined): Lease {
+  return { namespace: 'kube-node-lease', name: 'node0', resourceVersion: '1', ...(renewTime !== undefined ? { renewTime } : {}) };
+}
+
+function makePod(conditions: PodCondition[], nodeName = 'node0'): Pod {
+  return {
+    namespace: 'default',
+    name: 'pod0',
+    uid: 'pod-uid',
+    resourceVersion: '1',
+    nodeName,
+    phase: 'Running',
+    creationTimestamp: NODE_CREATION,
+    conditions,
+    tolerations: [],
+    ownerReferences: [],
+    pvcNames: [],
+    finalizers: [],
+  };
+}
+
+/**
+ * A stand-in for the per-node half of monitorNodeHealth: observe, write the status when told to
+ * (the write succeeds unless `failWrites`), persist the health record, and decide on pods.
+ */
+class Monitor {
+  health: NodeHealth | undefined;
+  statusWrites: NodeCondition[][] = [];
+  podMarks = 0;
+  /** Pod status writes attempted, failed ones included (what upstream's fake client counts). */
+  podMarkAttempts = 0;
+  needsRetry = false;
+  failWrites = false;
+
+  constructor(readonly clock: FakeClock) {}
+
+  pass(node: Node, nodeLease?: Lease, podUpdate: 'ok' | 'fail' | 'listFails' = 'ok'): { node: Node; obs: NodeHealthObservation } {
+    const obs = observeNodeHealth(this.health, node, nodeLease, this.clock.now(), OPTS);
+    this.health = obs.health;
+    let written = node;
+    if (obs.needsStatusUpdate && !this.failWrites) {
+      this.statusWrites.push(obs.unknownConditions!);
+      this.health = obs.healthAfterStatusUpdate;
+      written = { ...node, conditions: obs.unknownConditions! };
+    }
+    if (obs.currentReady !== undefined) this.decidePods(obs, podUpdate);
+    return { node: written, obs };
+  }
+
+  private decidePods(obs: NodeHealthObservation, podUpdate: 'ok' | 'fail' | 'listFails'): void {
+    if (podUpdate === 'listFails') {
+      if (isReadyToNotReadyTransition(obs.observedReady, obs.currentReady)) this.needsRetry = true;
+      return;
+    }
+    if (shouldMarkPodsNotReady(obs.observedReady, obs.currentReady, this.needsRetry)) {
+      this.podMarkAttempts++;
+      if (podUpdate === 'fail') {
+        this.needsRetry = true;
+        return;
+      }
+      this.podMarks++;
+    }
+    this.needsRetry = false;
+  }
+}
+
+function neverUpdated(type: string, transition: number): NodeCondition {
+  return {
+    type,
+    status: 'Unknown',
+    reason: REASON_NODE_STATUS_NEVER_UPDATED,
+    message: MESSAGE_NODE_STATUS_NEVER_UPDATED,
+    lastHeartbeatTime: NODE_CREATION,
+    lastTransitionTime: transition,
+  };
+}
+
+function stoppedPosting(type: string, hb: number, transition: number): NodeCondition {
+  return {
+    type,
+    status: 'Unknown',
+    reason: REASON_NODE_STATUS_UNKNOWN,
+    message: MESSAGE_NODE_STATUS_UNKNOWN,
+    lastHeartbeatTime: hb,
+    lastTransitionTime: transition,
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+describe('TestTryUpdateNodeHealth', () => {
+  const fakeNow = Date.UTC(2017, 0, 1, 12);
+  const fakeOld = Date.UTC(2016, 0, 1, 12);
+  const cases: { name: string; node: Node }[] = [];
+  for (const [suffix, t] of [
+    ['', fakeNow],
+    [' after grace period', fakeOld],
+  ] as const) {
+    cases.push({ name: `Status true${suffix}`, node: makeNode(t, [cond('Ready', 'True', t, t)]) });
+    cases.push({ name: `Status false${suffix}`, node: makeNode(t, [cond('Ready', 'False', t, t)]) });
+    cases.push({ name: `Status unknown${suffix}`, node: makeNode(t, [cond('Ready', 'Unknown', t, t)]) });
+    cases.push({ name: `Status nil${suffix}`, node: makeNode(t, []) });
+  }
+  for (const c of cases) {
+    test(c.name, () => {
+      const preset: NodeHealth = {
+        probeTimestamp: c.node.creationTimestamp,
+        readyTransitionTimestamp: c.node.creationTimestamp,
+        conditions: c.node.conditions,
+      };
+      const obs = observeNodeHealth(preset, c.node, undefined, fakeNow, OPTS);
+      // The fake client's UpdateStatus succeeds, so the post-write record is the one saved.
+      const saved = obs.needsStatusUpdate ? obs.healthAfterStatusUpdate : obs.health;
+      assert.equal(obs.currentReady?.status, savedReadyCondition(saved)?.status);
+      const stale = c.node.creationTimestamp === fakeOld;
+      if (stale) assert.equal(obs.currentReady?.status, 'Unknown');
+      else assert.equal(obs.currentReady?.status, getCondition(c.node.conditions, 'Ready')?.status);
+    });
+  }
+});
+
+describe('TestMonitorNodeHealthUpdateStatus', () => {
+  test('node created long ago without status gets four NeverUpdated conditions; no pod update', () => {
+    const m = new Monitor(new FakeClock(FAKE_NOW));
+    m.pass(makeNode(NODE_CREATION));
+    assert.deepEqual(m.statusWrites, [
+      ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((t) => neverUpdated(t, FAKE_NOW)),
+    ]);
+    assert.equal(m.podMarks, 0);
+  });
+
+  test('node created now without status is not written (startup grace)', () => {
+    const clock = new FakeClock(FAKE_NOW);
+    const m = new Monitor(clock);
+    const { obs } = m.pass(makeNode(FAKE_NOW));
+    assert.equal(obs.gracePeriodMs, STARTUP_GRACE_MS);
+    assert.equal(obs.currentReady, undefined);
+    assert.deepEqual(m.statusWrites, []);
+  });
+
+  test('stale Ready=True becomes Unknown after an hour, missing conditions NeverUpdated; pods marked', () => {
+    const clock = new FakeClock(FAKE_NOW);
+    const m = new Monitor(clock);
+    const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]);
+    m.pass(node);
+    assert.deepEqual(m.statusWrites, []);
+    clock.advance(HOUR);
+    m.pass(node);
+    assert.deepEqual(m.statusWrites, [
+      [
+        stoppedPosting('Ready', FAKE_NOW, FAKE_NOW + HOUR),
+        neverUpdated('MemoryPressure', FAKE_NOW + HOUR),
+        neverUpdated('DiskPressure', FAKE_NOW + HOUR),
+        neverUpdated('PIDPressure', FAKE_NOW + HOUR),
+      ],
+    ]);
+    assert.equal(m.podMarks, 1);
+  });
+
+  test('fresh heartbeat: nothing written', () => {
+    const clock = new FakeClock(FAKE_NOW);
+    const m = new Monitor(clock);
+    m.pass(makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]));
+    clock.advance(HOUR);
+    m.pass(makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW + HOUR, FAKE_NOW)]));
+    assert.deepEqual(m.statusWrites, []);
+    assert.equal(m.podMarks, 0);
+  });
+});
+
+describe('TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease', () => {
+  const readyAt = (hb: number) => [cond('Ready', 'True', hb, FAKE_NOW), cond('DiskPressure', 'False', hb, FAKE_NOW)];
+  const cases: {
+    description: string;
+    node: Node;
+    lease?: Lease;
+    newNode?: Node;
+    newLease?: Lease;
+    expectedWrites: NodeCondition[][];
+    expectedPodMarks: number;
+  }[] = [
+    {
+      description: 'Node created recently, without status. Node lease is missing.',
+      node: makeNode(FAKE_NOW),
+      expectedWrites: [],
+      expectedPodMarks: 0,
+    },
+    {
+      description: 'Node created recently, without status. Node lease is renewed recently.',
+      node: makeNode(FAKE_NOW),
+      lease: lease(FAKE_NOW),
+      expectedWrites: [],
+      expectedPodMarks: 0,
+    },
+    {
+      description: 'Node created long time ago, without status. Node lease is missing.',
+      node: makeNode(NODE_CREATION),
+      expectedWrites: [['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((t) => neverUpdated(t, FAKE_NOW))],
+      expectedPodMarks: 0,
+    },
+    {
+      description: 'Node created long time ago, without status. Node lease is renewed recently.',
+      node: makeNode(NODE_CREATION),
+      lease: lease(FAKE_NOW),
+      newLease: lease(FAKE_NOW + HOUR),
+      expectedWrites: [],
+      expectedPodMarks: 0,
+    },
+    {
+      description: 'Node created long time ago, without status. Node lease is expired.',
+      node: makeNode(NODE_CREATION),
+      lease: lease(FAKE_NOW),
+      newLease: lease(FAKE_NOW),
+      expectedWrites: [['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((t) => neverUpdated(t, FAKE_NOW + HOUR))],
+      expectedPodMarks: 0,
+    },
+    {
+      description: 'Node created long time ago, with status updated by kubelet exceeds grace period. Node lease is renewed.',
+      node: makeNode(NODE_CREATION, readyAt(FAKE_NOW)),
+      lease: lease(FAKE_NOW),
+      newLease: lease(FAKE_NOW + HOUR),
+      expectedWrites: [],
+      expectedPodMarks: 0,
+    },
+    {
+      description: 'Node created long time ago, with status updated by kubelet recently. Node lease is expired.',
+      node: makeNode(NODE_CREATION, readyAt(FAKE_NOW)),
+      lease: lease(FAKE_NOW),
+      newNode: makeNode(NODE_CREATION, readyAt(FAKE_NOW + HOUR)),
+      newLease: lease(FAKE_NOW),
+      expectedWrites: [],
+      expectedPodMarks: 0,
+    },
+    {
+      description:
+        'Node created long time ago, with status updated by kubelet exceeds grace period. Node lease is also expired.',
+      node: makeNode(NODE_CREATION, readyAt(FAKE_NOW)),
+      lease: lease(FAKE_NOW),
+      newLease: lease(FAKE_NOW),
+      expectedWrites: [
+        [
+          stoppedPosting('Ready', FAKE_NOW, FAKE_NOW + HOUR),
+          stoppedPosting('DiskPressure', FAKE_NOW, FAKE_NOW + HOUR),
+          neverUpdated('MemoryPressure', FAKE_NOW + HOUR),
+          neverUpdated('PIDPressure', FAKE_NOW + HOUR),
+        ],
+      ],
+      expectedPodMarks: 1,
+    },
+  ];
+  for (const c of cases) {
+    test(c.description, () => {
+      const clock = new FakeClock(FAKE_NOW);
+      const m = new Monitor(clock);
+      m.pass(c.node, c.lease);
+      if (c.newLease !== undefined || c.newNode !== undefined) {
+        clock.advance(HOUR);
+        m.pass(c.newNode ?? c.node, c.newLease);
+      }
+      assert.deepEqual(m.statusWrites, c.expectedWrites);
+      assert.equal(m.podMarks, c.expectedPodMarks);
+    });
+  }
+});
+
+describe('TestMonitorNodeHealthMarkPodsNotReady', () => {
+  test('node created recently without status: no pod update', () => {
+    const m = new Monitor(new FakeClock(FAKE_NOW));
+    m.pass(makeNode(FAKE_NOW));
+    assert.equal(m.podMarks, 0);
+  });
+
+  test('fresh heartbeat: no pod update', () => {
+    const m = new Monitor(new FakeClock(FAKE_NOW));
+    m.pass(makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]));
+    assert.equal(m.podMarks, 0);
+  });
+
+  test('stale Ready=True, second pass a minute later: pods marked NotReady', () => {
+    const clock = new FakeClock(FAKE_NOW);
+    const m = new Monitor(clock);
+    const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]);
+    m.pass(node);
+    clock.advance(MINUTE);
+    m.pass(node);
+    assert.equal(m.podMarks, 1);
+  });
+});
+
+describe('TestMonitorNodeHealthMarkPodsNotReadyRetry', () => {
+  const nodeAt = (status: string, hb: number, tr: number) => makeNode(NODE_CREATION, [cond('Ready', status, hb, tr)]);
+  const run = (secondPass: 'ok' | 'fail' | 'listFails'): { attempts: number; marks: number } => {
+    const clock = new FakeClock(FAKE_NOW);
+    const m = new Monitor(clock);
+    m.pass(nodeAt('True', FAKE_NOW, FAKE_NOW));
+    clock.advance(MINUTE);
+    m.pass(nodeAt('True', FAKE_NOW, FAKE_NOW), undefined, secondPass);
+    clock.advance(MINUTE);
+    m.pass(nodeAt('False', FAKE_NOW + 2 * MINUTE, FAKE_NOW + 2 * MINUTE));
+    return { attempts: m.podMarkAttempts, marks: m.podMarks };
+  };
+  test('successful pod status update, no retry required', () => assert.deepEqual(run('ok'), { attempts: 1, marks: 1 }));
+  test('unsuccessful pod status update, retry required', () => assert.deepEqual(run('fail'), { attempts: 2, marks: 1 }));
+  test('unsuccessful pod list, retry required', () => assert.deepEqual(run('listFails'), { attempts: 1, marks: 1 }));
+
+  test('without a retry, a kubelet-posted Ready=False does not mark pods in the monitor pass', () => {
+    const clock = new FakeClock(FAKE_NOW);
+    const m = new Monitor(clock);
+    m.pass(nodeAt('True', FAKE_NOW, FAKE_NOW));
+    clock.advance(10_000);
+    const { obs } = m.pass(nodeAt('False', FAKE_NOW + 10_000, FAKE_NOW + 10_000));
+    assert.equal(obs.observedReady.status, 'False');
+    assert.equal(m.podMarks, 0);
+  });
+});
+
+describe('TestNodeEventGeneration', () => {
+  test('first pass over an Unknown node with a stale heartbeat yields only RegisteredNode', () => {
+    const node = makeNode(NODE_CREATION, [cond('Ready', 'Unknown', NODE_CREATION, NODE_CREATION)]);
+    const obs = observeNodeHealth(undefined, node, undefined, FAKE_NOW, OPTS);
+    assert.equal(obs.needsStatusUpdate, false);
+    assert.equal(isReadyToNotReadyTransition(obs.observedReady, obs.currentReady), false);
+    assert.deepEqual(registeredNodeEvent(node.name), {
+      type: 'Normal',
+      reason: 'RegisteredNode',
+      message: 'Node node0 event: Registered Node node0 in Controller',
+    });
+  });
+
+  test('the other event texts match upstream', () => {
+    assert.deepEqual(removingNodeEvent('n1'), {
+      type: 'Normal',
+      reason: 'RemovingNode',
+      message: 'Node n1 event: Removing Node n1 from Controller',
+    });
+    assert.deepEqual(nodeNotReadyEvent('n1'), { type: 'Normal', reason: 'NodeNotReady', message: 'Node n1 status is now: NodeNotReady' });
+    assert.deepEqual(podNodeNotReadyEvent(), { type: 'Warning', reason: 'NodeNotReady', message: 'Node is not ready' });
+  });
+});
+
+describe('TestProcessPodMarkPodNotReady', () => {
+  const readyPod = makePod([{ type: 'Ready', status: 'True', lastTransitionTime: NODE_CREATION }]);
+  test("Do not mark pod as NotReady when the scheduled node's healthy is not gathered yet", () => {
+    assert.equal(podNeedsNotReadyOnNode(undefined, readyPod), false);
+  });
+  test('Do not mark pod as NotReady when the scheduled node is ready', () => {
+    const obs = observeNodeHealth(undefined, makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]), undefined, FAKE_NOW, OPTS);
+    assert.equal(podNeedsNotReadyOnNode(obs.health, readyPod), false);
+  });
+  test('Pod marked as NotReady when the scheduled node is not ready', () => {
+    const obs = observeNodeHealth(undefined, makeNode(NODE_CREATION, [cond('Ready', 'False', FAKE_NOW, FAKE_NOW)]), undefined, FAKE_NOW, OPTS);
+    assert.equal(podNeedsNotReadyOnNode(obs.health, readyPod), true);
+  });
+  test('a node without a saved Ready condition is skipped', () => {
+    const obs = observeNodeHealth(undefined, makeNode(FAKE_NOW), undefined, FAKE_NOW, OPTS);
+    assert.equal(podNeedsNotReadyOnNode(obs.health, readyPod), false);
+  });
+});
+
+describe('MarkPodsNotReady decision', () => {
+  const ready: PodCondition = { type: 'Ready', status: 'True', reason: 'r', message: 'm', lastTransitionTime: NODE_CREATION, lastProbeTime: 3 };
+  const scheduled: PodCondition = { type: 'PodScheduled', status: 'True', lastTransitionTime: NODE_CREATION };
+
+  test('a Ready=True pod becomes Ready=False with lastTransitionTime now, other fields kept', () => {
+    const pod = makePod([scheduled, ready]);
+    assert.equal(podNeedsNotReadyMark(pod, 'node0'), true);
+    const upd = podReadyFalseCondition(pod, FAKE_NOW);
+    assert.deepEqual(upd?.ready, { ...ready, status: 'False', lastTransitionTime: FAKE_NOW });
+    assert.deepEqual(upd?.conditions, [scheduled, { ...ready, status: 'False', lastTransitionTime: FAKE_NOW }]);
+    assert.deepEqual(pod.conditions, [scheduled, ready], 'input not mutated');
+  });
+
+  test('an already-False pod needs no write', () => {
+    const pod = makePod([{ ...ready, status: 'False' }]);
+    assert.equal(podNeedsNotReadyMark(pod), false);
+    assert.equal(podReadyFalseCondition(pod, FAKE_NOW), undefined);
+  });
+
+  test('a pod without a Ready condition is untouched', () => {
+    const pod = makePod([scheduled]);
+    assert.equal(podNeedsNotReadyMark(pod), false);
+    assert.equal(podReadyFalseCondition(pod, FAKE_NOW), undefined);
+  });
+
+  test('a pod bound to another node is skipped', () => {
+    assert.equal(podNeedsNotReadyMark(makePod([ready], 'other'), 'node0'), false);
+  });
+
+  test('shouldMarkPodsNotReady truth table', () => {
+    const r = (status: string): NodeCondition => ({ type: 'Ready', status });
+    assert.equal(shouldMarkPodsNotReady(r('True'), r('Unknown'), false), true);
+    assert.equal(shouldMarkPodsNotReady(r('True'), r('True'), false), false);
+    assert.equal(shouldMarkPodsNotReady(r('True'), r('True'), true), false);
+    assert.equal(shouldMarkPodsNotReady(r('False'), r('False'), false), false);
+    assert.equal(shouldMarkPodsNotReady(r('False'), r('False'), true), true);
+    assert.equal(shouldMarkPodsNotReady(r('Unknown'), r('Unknown'), true), true);
+    assert.equal(shouldMarkPodsNotReady(r('True'), undefined, false), true);
+  });
+});
+
+describe('observeNodeHealth details (§2.8)', () => {
+  const readyNode = (hb: number, tr = NODE_CREATION, status = 'True') => makeNode(NODE_CREATION, [cond('Ready', status, hb, tr)]);
+
+  test('first sight gives a full grace period even to a node with an ancient heartbeat', () => {
+    const obs = observeNodeHealth(undefined, readyNode(NODE_CREATION), undefined, FAKE_NOW, OPTS);
+    assert.equal(obs.health.probeTimestamp, FAKE_NOW);
+    assert.equal(obs.health.readyTransitionTimestamp, FAKE_NOW);
+    assert.equal(obs.gracePeriodMs, GRACE_MS);
+    assert.equal(obs.needsStatusUpdate, false);
+  });
+
+  test('a node without Ready is timed from its creation with the startup grace', () => {
+    const node = makeNode(FAKE_NOW);
+    const obs = observeNodeHealth(undefined, node, undefined, FAKE_NOW, OPTS);
+    assert.equal(obs.health.probeTimestamp, FAKE_NOW);
+    assert.deepEqual(obs.observedReady, { type: 'Ready', status: 'Unknown', lastHeartbeatTime: FAKE_NOW, lastTransitionTime: FAKE_NOW });
+    assert.equal(observeNodeHealth(obs.health, node, undefined, FAKE_NOW + STARTUP_GRACE_MS, OPTS).needsStatusUpdate, false);
+    assert.equal(observeNodeHealth(obs.health, node, undefined, FAKE_NOW + STARTUP_GRACE_MS + 1, OPTS).needsStatusUpdate, true);
+  });
+
+  test('expiry is strict: not at probe + grace, only after it', () => {
+    const first = observeNodeHealth(undefined, readyNode(FAKE_NOW), undefined, FAKE_NOW, OPTS);
+    const deadline = nextProbeDeadline(first.health, first.gracePeriodMs);
+    assert.equal(deadline, FAKE_NOW + GRACE_MS + 1);
+    const atGrace = observeNodeHealth(first.health, readyNode(FAKE_NOW), undefined, deadline - 1, OPTS);
+    assert.equal(atGrace.currentReady?.status, 'True');
+    const after = observeNodeHealth(first.health, readyNode(FAKE_NOW), undefined, deadline, OPTS);
+    assert.equal(after.currentReady?.status, 'Unknown');
+    assert.equal(after.needsStatusUpdate, true);
+  });
+
+  test('readyTransitionTimestamp moves only when lastTransitionTime changes', () => {
+    const first = observeNodeHealth(undefined, readyNode(FAKE_NOW, NODE_CREATION), undefined, FAKE_NOW, OPTS);
+    const hb = observeNodeHealth(first.health, readyNode(FAKE_NOW + 10_000, NODE_CREATION), undefined, FAKE_NOW + 10_000, OPTS);
+    assert.equal(hb.health.probeTimestamp, FAKE_NOW + 10_000);
+    assert.equal(hb.health.readyTransitionTimestamp, FAKE_NOW);
+    const flip = observeNodeHealth(hb.health, readyNode(FAKE_NOW + 20_000, FAKE_NOW + 20_000, 'False'), undefined, FAKE_NOW + 21_000, OPTS);
+    assert.equal(flip.health.readyTransitionTimestamp, FAKE_NOW + 21_000);
+  });
+
+  test('without a heartbeat the saved snapshot is not refreshed', () => {
+    const first = observeNodeHealth(undefined, readyNode(FAKE_NOW), undefined, FAKE_NOW, OPTS);
+    const changedPressure = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, NODE_CREATION), cond('MemoryPressure', 'True', FAKE_NOW, FAKE_NOW)]);
+    const second = observeNodeHealth(first.health, changedPressure, undefined, FAKE_NOW + 1000, OPTS);
+    assert.equal(second.health.probeTimestamp, FAKE_NOW);
+    assert.deepEqual(second.health.conditions, first.health.conditions);
+  });
+
+  test('a lease counts only when renewTime strictly increases; a saved lease without renewTime never advances', () => {
+    const node = readyNode(FAKE_NOW);
+    const first = observeNodeHealth(undefined, node, lease(FAKE_NOW), FAKE_NOW, OPTS);
+    assert.deepEqual(first.health.lease, { renewTime: FAKE_NOW });
+    const same = observeNodeHealth(first.health, node, lease(FAKE_NOW), FAKE_NOW + 5000, OPTS);
+    assert.equal(same.health.probeTimestamp, FAKE_NOW);
+    const renewed = observeNodeHealth(same.health, node, lease(FAKE_NOW + 4000), FAKE_NOW + 10_000, OPTS);
+    assert.equal(renewed.health.probeTimestamp, FAKE_NOW + 10_000);
+
+    const noRenew = observeNodeHealth(undefined, node, lease(undefined), FAKE_NOW, OPTS);
+    const later = observeNodeHealth(noRenew.health, node, lease(FAKE_NOW + 4000), FAKE_NOW + 10_000, OPTS);
+    assert.equal(later.health.probeTimestamp, FAKE_NOW);
+  });
+
+  test('like upstream, a status heartbeat forgets the saved lease, so the next pass re-counts it', () => {
+    const first = observeNodeHealth(undefined, readyNode(FAKE_NOW), lease(FAKE_NOW), FAKE_NOW, OPTS);
+    const hb = observeNodeHealth(first.health, readyNode(FAKE_NOW + 5000), lease(FAKE_NOW), FAKE_NOW + 5000, OPTS);
+    assert.equal(hb.health.lease, undefined);
+    const next = observeNodeHealth(hb.health, readyNode(FAKE_NOW + 5000), lease(FAKE_NOW), FAKE_NOW + 10_000, OPTS);
+    assert.equal(next.health.probeTimestamp, FAKE_NOW + 10_000);
+  });
+
+  test('an already-Unknown Ready needs no write even when other conditions are stale', () => {
+    const node = makeNode(NODE_CREATION, [
+      stoppedPosting('Ready', FAKE_NOW, FAKE_NOW),
+      cond('MemoryPressure', 'False', FAKE_NOW, FAKE_NOW),
+    ]);
+    const first = observeNodeHealth(undefined, node, undefined, FAKE_NOW, OPTS);
+    const later = observeNodeHealth(first.health, node, undefined, FAKE_NOW + HOUR, OPTS);
+    assert.equal(later.needsStatusUpdate, false);
+    assert.equal(later.unknownConditions, undefined);
+    assert.equal(later.currentReady?.status, 'Unknown');
+  });
+
+  test('NetworkUnavailable is never marked Unknown', () => {
+    const net = cond('NetworkUnavailable', 'False', FAKE_NOW, FAKE_NOW);
+    const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW), net]);
+    const first = observeNodeHealth(undefined, node, undefined, FAKE_NOW, OPTS);
+    const later = observeNodeHealth(first.health, node, undefined, FAKE_NOW + HOUR, OPTS);
+    assert.deepEqual(getCondition(later.unknownConditions!, 'NetworkUnavailable'), net);
+  });
+
+  test('the record after a write keeps the probe, sets readyTransition=now and saves the written status', () => {
+    const node = readyNode(FAKE_NOW);
+    const first = observeNodeHealth(undefined, node, lease(FAKE_NOW), FAKE_NOW, OPTS);
+    const later = observeNodeHealth(first.health, node, lease(FAKE_NOW), FAKE_NOW + HOUR, OPTS);
+    assert.deepEqual(later.healthAfterStatusUpdate, {
+      probeTimestamp: FAKE_NOW,
+      readyTransitionTimestamp: FAKE_NOW + HOUR,
+      conditions: later.unknownConditions,
+      lease: { renewTime: FAKE_NOW },
+    });
+    // Write failed: the pre-write record keeps the old saved Ready, so the retry sees the same state.
+    assert.equal(savedReadyCondition(later.health)?.status, 'True');
+    const retry = observeNodeHealth(later.health, node, lease(FAKE_NOW), FAKE_NOW + HOUR + 20, OPTS);
+    assert.equal(retry.needsStatusUpdate, true);
+  });
+
+  test('after the write lands in the cache, later passes write nothing', () => {
+    const node = readyNode(FAKE_NOW);
+    const first = observeNodeHealth(undefined, node, undefined, FAKE_NOW, OPTS);
+    const later = observeNodeHealth(first.health, node, undefined, FAKE_NOW + HOUR, OPTS);
+    const written = { ...node, conditions: later.unknownConditions! };
+    const next = observeNodeHealth(later.healthAfterStatusUpdate, written, undefined, FAKE_NOW + HOUR + 5000, OPTS);
+    assert.equal(next.needsStatusUpdate, false);
+    assert.equal(next.observedReady.status, 'Unknown');
+    assert.equal(isReadyToNotReadyTransition(next.observedReady, next.currentReady), false);
+  });
+
+  // Port of TestMonitorNodeHealth "Full Disruption: Ready condition removed from the Node".
+  test('a Ready condition that disappears keeps the probe and falls under the startup grace', () => {
+    const first = observeNodeHealth(undefined, readyNode(FAKE_NOW), undefined, FAKE_NOW, OPTS);
+    const gone = observeNodeHealth(first.health, makeNode(NODE_CREATION), undefined, FAKE_NOW + 30_000, OPTS);
+    assert.equal(gone.health.probeTimestamp, FAKE_NOW);
+    assert.equal(gone.gracePeriodMs, STARTUP_GRACE_MS);
+    assert.equal(gone.needsStatusUpdate, false);
+    assert.equal(gone.currentReady, undefined, 'counts as not ready in the zone');
+    assert.equal(savedReadyCondition(gone.health), undefined);
+    const later = observeNodeHealth(gone.health, makeNode(NODE_CREATION), undefined, FAKE_NOW + HOUR, OPTS);
+    assert.equal(later.needsStatusUpdate, true);
+    assert.deepEqual(later.currentReady, neverUpdated('Ready', FAKE_NOW + HOUR));
+  });
+
+  test('does not mutate its inputs', () => {
+    const node = readyNode(FAKE_NOW);
+    const first = observeNodeHealth(undefined, node, undefined, FAKE_NOW, OPTS);
+    const snapshot = structuredClone({ node, health: first.health });
+    observeNodeHealth(first.health, node, undefined, FAKE_NOW + HOUR, OPTS);
+    assert.deepEqual({ node, health: first.health }, snapshot);
+  });
+});
+
+describe('resetProbeTimestamps (handleDisruption exit)', () => {
+  test('resets the named nodes, keeps the others, skips unknown names', () => {
+    const h = (t: number): NodeHealth => ({ probeTimestamp: t, readyTransitionTimestamp: t, conditions: [] });
+    const before = new Map([
+      ['a', h(1)],
+      ['b', h(2)],
+    ]);
+    const after = resetProbeTimestamps(before, ['a', 'missing'], FAKE_NOW);
+    assert.deepEqual(after.get('a'), h(FAKE_NOW));
+    assert.deepEqual(after.get('b'), h(2));
+    assert.equal(after.has('missing'), false);
+    assert.deepEqual(before.get('a'), h(1), 'input not mutated');
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Properties.
+// ---------------------------------------------------------------------------
+
+describe('properties', () => {
+  /** Walks a node through observations; heartbeats land at `beats` (ms offsets), observations at `looks`. */
+  const walk = (beats: number[], looks: number[], viaLease: boolean): NodeHealthObservation[] => {
+    const out: NodeHealthObservation[] = [];
+    let health: NodeHealth | undefined;
+    for (const look of looks) {
+      const last = Math.max(...beats.filter((b) => b <= look));
+      const hb = viaLease ? 0 : last;
+      const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW + hb, FAKE_NOW)]);
+      const obs = observeNodeHealth(health, node, viaLease ? lease(FAKE_NOW + last) : undefined, FAKE_NOW + look, OPTS);
+      health = obs.health;
+      out.push(obs);
+    }
+    return out;
+  };
+
+  const arbScenario = fc
+    .record({
+      gaps: fc.array(fc.integer({ min: 1, max: GRACE_MS - 1 }), { minLength: 1, maxLength: 30 }),
+      lookGaps: fc.array(fc.integer({ min: 0, max: 3 * GRACE_MS }), { minLength: 1, maxLength: 40 }),
+      viaLease: fc.boolean(),
+    })
+    .map(({ gaps, lookGaps, viaLease }) => {
+      const beats = [0];
+      for (const g of gaps) beats.push(beats[beats.length - 1]! + g);
+      const end = beats[beats.length - 1]!;
+      const looks: number[] = [];
+      let t = 0;
+      for (const g of lookGaps) {
+        t += g;
+        if (t > end) break;
+        looks.push(t);
+      }
+      return { beats, looks: [0, ...looks], viaLease };
+    });
+
+  test('a node with a heartbeat (status or lease) every < grace never goes Unknown', () => {
+    fc.assert(
+      fc.property(arbScenario, ({ beats, looks, viaLease }) => {
+        for (const obs of walk(beats, looks, viaLease)) {
+          assert.equal(obs.needsStatusUpdate, false);
+          assert.equal(obs.currentReady?.status, 'True');
+        }
+      }),
+    );
+  });
+
+  test('a silent node goes Unknown exactly at nextProbeDeadline', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 600_000 }),
+        fc.array(fc.integer({ min: 0, max: 200_000 }), { maxLength: 10 }),
+        fc.boolean(),
+        (grace, lookGaps, withLease) => {
+          const opts = { nodeMonitorGracePeriodMs: grace, nodeStartupGracePeriodMs: grace };
+          const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]);
+          const l = withLease ? lease(FAKE_NOW) : undefined;
+          let obs = observeNodeHealth(undefined, node, l, FAKE_NOW, opts);
+          const deadline = nextProbeDeadline(obs.health, obs.gracePeriodMs);
+          let t = FAKE_NOW;
+          for (const g of lookGaps) {
+            t += g;
+            obs = observeNodeHealth(obs.health, node, l, t, opts);
+            assert.equal(obs.needsStatusUpdate, t >= deadline);
+            if (obs.needsStatusUpdate) break;
+          }
+        },
+      ),
+    );
+  });
+
+  test('podReadyFalseCondition agrees with podNeedsNotReadyMark and is idempotent', () => {
+    const arbPodCondition = fc.record({
+      type: fc.constantFrom('Ready', 'PodScheduled', 'ContainersReady'),
+      status: fc.constantFrom('True', 'False', 'Unknown'),
+    });
+    fc.assert(
+      fc.property(fc.array(arbPodCondition, { maxLength: 4 }), (conditions) => {
+        const pod = makePod(conditions);
+        const upd = podReadyFalseCondition(pod, FAKE_NOW);
+        assert.equal(upd !== undefined, podNeedsNotReadyMark(pod));
+        if (upd) assert.equal(podReadyFalseCondition(makePod(upd.conditions), FAKE_NOW + 1), undefined);
+      }),
+    );
+  });
+});
