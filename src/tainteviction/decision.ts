@@ -1,0 +1,187 @@
+/**
+ * What the taint eviction controller should do with one pod on a node with NoExecute taints, and
+ * how that decision combines with a deletion that is already pending.
+ *
+ * Mirrors `pkg/controller/tainteviction/taint_eviction.go` `processPodOnNode`, split into a pure
+ * decision ({@link decidePodEviction}) and a pure reconciliation with the pending queue entry
+ * ({@link planEviction}).
+ */
+import type { Pod, Taint } from '../kube/objects.js';
+import { FOREVER, firstToleratingToleration, noExecuteTaints, tolerationTimeMs } from './tolerations.js';
+
+/**
+ * The outcome for one pod.
+ * - `none`: nothing to evict for (no NoExecute taint, or every one tolerated forever); cancel
+ *   anything pending.
+ * - `delete-now`: a taint is not tolerated, or a toleration has already run out.
+ * - `delete-at`: delete at `atMs` (epoch **milliseconds**) unless something changes first.
+ *
+ * `taint` is the taint that drives the outcome; `reason` is a human-readable sentence for logs.
+ */
+export type Decision =
+  | { kind: 'none' }
+  | { kind: 'delete-now'; reason: string; taint: Taint }
+  | { kind: 'delete-at'; atMs: number; reason: string; taint: Taint };
+
+/** Options for {@link decidePodEviction}. */
+export interface DecideOptions {
+  /**
+   * For a taint without `timeAdded`: when this controller first saw that taint on the pod's node,
+   * in epoch **milliseconds**, or `undefined` if unknown (then "now" is used).
+   */
+  firstSeen?: (taint: Taint) => number | undefined;
+}
+
+/** Upstream `(*Taint).ToString()`: `key=value:effect`, or `key:effect` without a value. */
+function formatTaint(t: Taint): string {
+  return t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
+}
+
+/**
+ * When the pod can first have been exposed to a taint: its creation, or its binding to the node
+ * (the PodScheduled=True transition) if that is later. Both are persisted on the pod, so the value
+ * survives a restart of this controller.
+ */
+function podExposureStartMs(pod: Pod): number {
+  const scheduled = pod.conditions.find((c) => c.type === 'PodScheduled' && c.status === 'True');
+  return Math.max(pod.creationTimestamp, scheduled?.lastTransitionTime ?? Number.NEGATIVE_INFINITY);
+}
+
+/**
+ * Decides whether and when to delete `pod` because of the NoExecute taints of its node.
+ *
+ * @param pod the pod; only `nodeName`, `tolerations`, `creationTimestamp` and `conditions` are read.
+ * @param taints the node's taints; entries whose effect is not NoExecute are ignored.
+ * @param nowMs the current time, epoch milliseconds.
+ * @param opts see {@link DecideOptions}.
+ * @returns a {@link Decision}. Never throws.
+ *
+ * Upstream (`processPodOnNode`, §5.5) checks that every taint is tolerated (else delete now), takes
+ * the minimum `tolerationSeconds` over the tolerations used, and schedules deletion at
+ * `now + min`, where `now` is when the controller processed the update. A restart or leader change
+ * therefore restarts every toleration clock (kubernetes/kubernetes#108268).
+ *
+ * Deliberate difference from upstream (restart-safe deadlines): each NoExecute taint `i` is
+ * matched to the first toleration that tolerates it (as upstream does), and that toleration's
+ * `tolerationSeconds` counts from the moment the pod became exposed to taint `i`:
+ *
+ *     anchor_i   = min(now, max(taint_i.timeAdded ?? firstSeen(taint_i) ?? now, podExposureStart))
+ *     deadline   = min over i of (anchor_i + tolerationSeconds_i)
+ *
+ * This is the faithful generalisation because upstream's single clock is exactly this formula in
+ * the case upstream was designed for — all taints appear together and the controller sees them at
+ * once, so every `anchor_i` equals upstream's `now` and `min_i(now + s_i) = now + min_i(s_i)`. It
+ * differs when taints carry different `timeAdded`, e.g. taint A (tolerated 300 s) added at t=0
+ * and taint B (tolerated 60 s) at t=200:
+ * - upstream evicts at t=300: the t=0 schedule is never shortened, so B's 60 s is ignored (and
+ *   after a restart at t=250 it would evict at t=310);
+ * - ours evicts at min(0+300, 200+60) = t=260 whether or not we restarted: each toleration is
+ *   charged exactly the time its own taint has been present. Anchoring every taint at the earliest
+ *   `timeAdded` would instead charge B for 200 s before B existed (evicting at once), and
+ *   anchoring at the latest would let any unrelated new taint extend A's budget.
+ * The two clamps keep the anchor honest: `podExposureStart` because a pod bound to an
+ * already-tainted node starts its clock when it arrives (as upstream's does), and `now` because a
+ * `timeAdded` in the future (clock skew) must not delay eviction beyond what upstream would do.
+ * `timeAdded` has whole-second precision on the wire, so a deadline may come up to 1 s earlier
+ * than upstream's.
+ *
+ * Following upstream, a pod that is already terminating (`deletionTimestamp` set) is decided like
+ * any other: `processPodOnNode` does not look at it, and a repeated graceful delete is harmless.
+ * An unscheduled pod (`nodeName` empty) gets `none`, as `handlePodUpdate` ignores it. An empty
+ * NoExecute taint list gives `none` because upstream's callers cancel without calling
+ * `processPodOnNode` in that case.
+ */
+export function decidePodEviction(pod: Pod, taints: readonly Taint[], nowMs: number, opts: DecideOptions = {}): Decision {
+  if (pod.nodeName === '') return { kind: 'none' };
+  const noExecute = noExecuteTaints(taints);
+  const matched = noExecute.map((taint) => ({ taint, toleration: firstToleratingToleration(taint, pod.tolerations) }));
+
+  // Upstream checks "all tolerated" before looking at any duration, so an untolerated taint wins
+  // over an expired toleration.
+  const untolerated = matched.find((m) => m.toleration === undefined);
+  if (untolerated) {
+    return { kind: 'delete-now', reason: `NoExecute taint ${formatTaint(untolerated.taint)} is not tolerated`, taint: untolerated.taint };
+  }
+
+  const exposureStart = podExposureStartMs(pod);
+  let earliest: { atMs: number; taint: Taint } | undefined;
+  for (const { taint, toleration } of matched) {
+    const budgetMs = toleration === undefined ? 0 : tolerationTimeMs(toleration);
+    if (budgetMs === FOREVER) continue;
+    const taintStart = taint.timeAdded ?? opts.firstSeen?.(taint) ?? nowMs;
+    const anchor = Math.min(nowMs, Math.max(taintStart, exposureStart));
+    const atMs = anchor + budgetMs;
+    if (earliest === undefined || atMs < earliest.atMs) earliest = { atMs, taint };
+  }
+  if (earliest === undefined) return { kind: 'none' };
+
+  const { atMs, taint } = earliest;
+  const when = new Date(atMs).toISOString();
+  if (atMs <= nowMs) {
+    return { kind: 'delete-now', reason: `toleration of NoExecute taint ${formatTaint(taint)} ran out at ${when}`, taint };
+  }
+  return { kind: 'delete-at', atMs, reason: `toleration of NoExecute taint ${formatTaint(taint)} runs out at ${when}`, taint };
+}
+
+/**
+ * The part of a pending deletion that {@link planEviction} needs; a `ScheduledEviction` from
+ * `scheduler.ts` fits. Times are epoch **milliseconds**. An entry with `atMs <= scheduledAtMs` is
+ * "immediate" (upstream stores those as a nil worker). Pass a deletion that is already running as
+ * an immediate entry (`atMs = scheduledAtMs = start time`).
+ */
+export interface PendingEviction {
+  uid: string;
+  atMs: number;
+  scheduledAtMs: number;
+}
+
+/**
+ * What to do to the pending-deletion queue.
+ * - `keep`: leave it as it is.
+ * - `cancel`: drop the pending entry; emit the "Cancelling deletion" event if `emitCancelEvent`.
+ * - `delete-now`: drop any pending entry (emitting the cancel event if `emitCancelEvent`), then
+ *   start the deletion at once.
+ * - `schedule`: set the pending entry to `atMs` (epoch milliseconds), replacing any other.
+ */
+export type EvictionPlan =
+  | { kind: 'keep' }
+  | { kind: 'cancel'; emitCancelEvent: boolean }
+  | { kind: 'delete-now'; emitCancelEvent: boolean }
+  | { kind: 'schedule'; atMs: number };
+
+/**
+ * Combines a {@link Decision} for the pod with UID `podUid` with its pending deletion, if any.
+ *
+ * @returns an {@link EvictionPlan}. Never throws.
+ *
+ * Mirrors the queue handling of `processPodOnNode` and `cancelWorkWithEvent`:
+ * - `none` cancels what is pending; the cancel event is emitted only for a timed entry, because
+ *   upstream's `CancelWork` returns false for an immediate (nil) one.
+ * - `delete-now` cancels a timed entry with the event and deletes at once. An immediate entry for
+ *   the same pod is kept: that deletion is already under way (upstream's `AddWork` skips it too).
+ * - `delete-at` never lengthens a pending deadline for the same pod ("lengthening toleration
+ *   shouldn't work"), and keeps an immediate entry.
+ *
+ * Deliberate differences from upstream:
+ * - A `delete-at` earlier than the pending deadline shortens it. Upstream keeps the first
+ *   schedule; but our deadlines are computed from persisted timestamps, and a freshly restarted
+ *   controller would compute the earlier one, so shortening makes a running controller agree with
+ *   a restarted one. No cancel event: nothing is being cancelled from the user's point of view.
+ * - A pending entry for another UID (the pod was deleted and recreated under the same name) is
+ *   replaced rather than kept. Upstream keys by name only and would delete the new pod on the old
+ *   pod's schedule.
+ */
+export function planEviction(decision: Decision, podUid: string, pending: PendingEviction | undefined): EvictionPlan {
+  const immediate = pending !== undefined && pending.atMs <= pending.scheduledAtMs;
+  const samePod = pending !== undefined && pending.uid === podUid;
+  switch (decision.kind) {
+    case 'none':
+      return pending === undefined ? { kind: 'keep' } : { kind: 'cancel', emitCancelEvent: !immediate };
+    case 'delete-now':
+      if (immediate && samePod) return { kind: 'keep' };
+      return { kind: 'delete-now', emitCancelEvent: pending !== undefined && !immediate };
+    case 'delete-at':
+      if (samePod && (immediate || pending.atMs <= decision.atMs)) return { kind: 'keep' };
+      return { kind: 'schedule', atMs: decision.atMs };
+  }
+}

@@ -1,0 +1,209 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { Taint, Toleration } from '../../src/kube/objects.js';
+import {
+  FOREVER,
+  getMatchingTolerations,
+  getMinTolerationTimeMs,
+  noExecuteTaints,
+  toleratesTaint,
+  tolerationTimeMs,
+  type TolerationTimeMs,
+} from '../../src/tainteviction/tolerations.js';
+
+const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+const KEYS = ['a', 'b', 'node.kubernetes.io/unreachable'] as const;
+const VALUES = ['', 'x', 'y', '0', '1', '-2', '10', '+3', '9223372036854775808', ' 1'] as const;
+
+const taintArb: fc.Arbitrary<Taint> = fc.record(
+  {
+    key: fc.constantFrom(...KEYS),
+    value: fc.constantFrom(...VALUES),
+    effect: fc.constantFrom(...EFFECTS),
+    timeAdded: fc.integer({ min: 0, max: 2_000_000_000_000 }),
+  },
+  { requiredKeys: ['key', 'effect'] },
+);
+
+const tolerationArb: fc.Arbitrary<Toleration> = fc.record(
+  {
+    key: fc.constantFrom('', ...KEYS),
+    operator: fc.constantFrom('', 'Equal', 'Exists', 'Lt', 'Gt', 'Bogus'),
+    value: fc.constantFrom(...VALUES),
+    effect: fc.constantFrom('', ...EFFECTS),
+    tolerationSeconds: fc.integer({ min: -5, max: 1000 }),
+  },
+  { requiredKeys: [] },
+);
+
+/** Orders toleration times with 'forever' above every number. */
+function asNumber(t: TolerationTimeMs): number {
+  return t === FOREVER ? Number.POSITIVE_INFINITY : t;
+}
+
+describe('toleratesTaint (core/v1 Toleration.ToleratesTaint)', () => {
+  test('empty key + Exists + no effect tolerates every taint', () => {
+    fc.assert(fc.property(taintArb, (taint) => toleratesTaint({ operator: 'Exists' }, taint)));
+  });
+
+  test('a toleration with an effect never tolerates a taint with another effect', () => {
+    fc.assert(
+      fc.property(tolerationArb, taintArb, (tol, taint) => {
+        fc.pre(tol.effect !== undefined && tol.effect !== '' && tol.effect !== taint.effect);
+        return !toleratesTaint(tol, taint);
+      }),
+    );
+  });
+
+  test('a toleration with a key never tolerates a taint with another key', () => {
+    fc.assert(
+      fc.property(tolerationArb, taintArb, (tol, taint) => {
+        fc.pre(tol.key !== undefined && tol.key !== '' && tol.key !== taint.key);
+        return !toleratesTaint(tol, taint);
+      }),
+    );
+  });
+
+  test('once key and effect are compatible, the operator decides', () => {
+    fc.assert(
+      fc.property(tolerationArb, taintArb, (tol, taint) => {
+        const compatible = (!tol.effect || tol.effect === taint.effect) && (!tol.key || tol.key === taint.key);
+        fc.pre(compatible);
+        const got = toleratesTaint(tol, taint);
+        const op = tol.operator ?? '';
+        if (op === '' || op === 'Equal') assert.equal(got, (tol.value ?? '') === (taint.value ?? ''));
+        else if (op === 'Exists') assert.equal(got, true);
+        else if (op === 'Bogus') assert.equal(got, false);
+      }),
+    );
+  });
+
+  test('Lt/Gt compare int64 values (taint < toleration / taint > toleration); parse failures never match', () => {
+    const isInt64 = (s: string): boolean => /^[+-]?\d+$/.test(s) && BigInt(s) < 2n ** 63n && BigInt(s) >= -(2n ** 63n);
+    fc.assert(
+      fc.property(fc.constantFrom(...VALUES), fc.constantFrom(...VALUES), fc.constantFrom('Lt', 'Gt'), (tolValue, taintValue, op) => {
+        const got = toleratesTaint({ key: 'a', operator: op, value: tolValue }, { key: 'a', value: taintValue, effect: 'NoExecute' });
+        if (!isInt64(tolValue) || !isInt64(taintValue)) return !got;
+        const want = op === 'Lt' ? BigInt(taintValue) < BigInt(tolValue) : BigInt(taintValue) > BigInt(tolValue);
+        return got === want;
+      }),
+    );
+  });
+
+  test('tolerationSeconds plays no part in matching', () => {
+    fc.assert(
+      fc.property(tolerationArb, taintArb, fc.option(fc.integer({ min: -10, max: 10 }), { nil: undefined }), (tol, taint, secs) => {
+        const other: Toleration = { ...tol };
+        if (secs === undefined) delete other.tolerationSeconds;
+        else other.tolerationSeconds = secs;
+        return toleratesTaint(tol, taint) === toleratesTaint(other, taint);
+      }),
+    );
+  });
+
+  test('absent and empty values are the same for Equal', () => {
+    assert.equal(toleratesTaint({ key: 'a', operator: 'Equal' }, { key: 'a', effect: 'NoExecute' }), true);
+    assert.equal(toleratesTaint({ key: 'a', value: '' }, { key: 'a', value: '', effect: 'NoExecute' }), true);
+    assert.equal(toleratesTaint({ key: 'a', value: 'x' }, { key: 'a', effect: 'NoExecute' }), false);
+  });
+});
+
+describe('getMatchingTolerations (helper.GetMatchingTolerations)', () => {
+  test('allTolerated iff every taint has a tolerating toleration; used is the first match per taint', () => {
+    fc.assert(
+      fc.property(fc.array(taintArb, { maxLength: 5 }), fc.array(tolerationArb, { maxLength: 6 }), (taints, tolerations) => {
+        const { allTolerated, used } = getMatchingTolerations(taints, tolerations);
+        const every = taints.every((taint) => tolerations.some((t) => toleratesTaint(t, taint)));
+        assert.equal(allTolerated, every);
+        if (!allTolerated) {
+          assert.deepEqual(used, []);
+          return;
+        }
+        assert.equal(used.length, taints.length);
+        taints.forEach((taint, i) => {
+          const first = tolerations.findIndex((t) => toleratesTaint(t, taint));
+          assert.equal(used[i], tolerations[first]);
+        });
+      }),
+    );
+  });
+
+  test('no taints → (true, []); taints but no tolerations → (false, [])', () => {
+    assert.deepEqual(getMatchingTolerations([], [{ operator: 'Exists' }]), { allTolerated: true, used: [] });
+    assert.deepEqual(getMatchingTolerations([{ key: 'a', effect: 'NoExecute' }], []), { allTolerated: false, used: [] });
+  });
+
+  test('a later toleration with a shorter tolerationSeconds for the same taint is ignored', () => {
+    const taint: Taint = { key: 'a', effect: 'NoExecute' };
+    const long: Toleration = { key: 'a', operator: 'Exists', tolerationSeconds: 100 };
+    const short: Toleration = { key: 'a', operator: 'Exists', tolerationSeconds: 1 };
+    const { used } = getMatchingTolerations([taint], [long, short]);
+    assert.deepEqual(used, [long]);
+    assert.equal(getMinTolerationTimeMs(used), 100_000);
+  });
+});
+
+describe('getMinTolerationTimeMs (taint_eviction.go getMinTolerationTime)', () => {
+  test('result is one of the inputs and no larger than any (forever above all numbers)', () => {
+    fc.assert(
+      fc.property(fc.array(tolerationArb, { minLength: 1, maxLength: 6 }), (used) => {
+        const min = getMinTolerationTimeMs(used);
+        const times = used.map(tolerationTimeMs);
+        assert.ok(times.includes(min));
+        for (const t of times) assert.ok(asNumber(min) <= asNumber(t));
+      }),
+    );
+  });
+
+  test('order of the used tolerations does not matter', () => {
+    fc.assert(
+      fc.property(fc.array(tolerationArb, { maxLength: 6 }), fc.nat(), (used, seed) => {
+        const rotated = used.length === 0 ? used : [...used.slice(seed % used.length), ...used.slice(0, seed % used.length)];
+        return getMinTolerationTimeMs(rotated) === getMinTolerationTimeMs([...used].reverse()) && getMinTolerationTimeMs(used) === getMinTolerationTimeMs(rotated);
+      }),
+    );
+  });
+
+  test('adding a toleration to a non-empty used list never lengthens the minimum', () => {
+    fc.assert(
+      fc.property(fc.array(tolerationArb, { minLength: 1, maxLength: 5 }), tolerationArb, (used, extra) => {
+        return asNumber(getMinTolerationTimeMs([...used, extra])) <= asNumber(getMinTolerationTimeMs(used));
+      }),
+    );
+  });
+
+  test('forever iff no used toleration sets tolerationSeconds; ≤ 0 seconds means 0 ms', () => {
+    fc.assert(
+      fc.property(fc.array(tolerationArb, { minLength: 1, maxLength: 5 }), (used) => {
+        const min = getMinTolerationTimeMs(used);
+        assert.equal(min === FOREVER, used.every((t) => t.tolerationSeconds === undefined));
+        if (used.some((t) => t.tolerationSeconds !== undefined && t.tolerationSeconds <= 0)) assert.equal(min, 0);
+      }),
+    );
+  });
+
+  test('seconds become milliseconds', () => {
+    assert.equal(tolerationTimeMs({ tolerationSeconds: 300 }), 300_000);
+    assert.equal(tolerationTimeMs({ tolerationSeconds: -1 }), 0);
+    assert.equal(tolerationTimeMs({}), FOREVER);
+  });
+});
+
+describe('noExecuteTaints', () => {
+  test('keeps exactly the NoExecute taints, in order', () => {
+    fc.assert(
+      fc.property(fc.array(taintArb, { maxLength: 8 }), (taints) => {
+        const got = noExecuteTaints(taints);
+        assert.ok(got.every((t) => t.effect === 'NoExecute'));
+        // got is a subsequence of taints (same objects, same order) that skips no NoExecute taint.
+        let i = 0;
+        for (const t of taints) {
+          if (got[i] === t) i++;
+          else assert.notEqual(t.effect, 'NoExecute');
+        }
+        assert.equal(i, got.length);
+      }),
+    );
+  });
+});
