@@ -1,0 +1,914 @@
+/**
+ * Flags of `node-lifecycle-controller [run]`: kube-controller-manager's flag names, defaults and
+ * Go duration syntax, parsed with yargs and validated into a {@link ControllerConfig}.
+ *
+ * Sources, highest precedence first:
+ * 1. the command line (`--node-monitor-grace-period=50s`; a repeated flag keeps its last value,
+ *    except `--controllers`, whose repeats append, as pflag's StringSlice does);
+ * 2. environment variables `NLC_<FLAG_NAME_UPPER_SNAKE>` (`NLC_NODE_MONITOR_GRACE_PERIOD=50s`);
+ *    empty values count as unset, and unknown `NLC_*` variables are ignored, because Kubernetes
+ *    injects service-link variables such as `NLC_PORT` for a Service named `nlc`;
+ * 3. the `--config` file, a YAML (or JSON) mapping whose keys are flag names
+ *    (`node-monitor-grace-period: 50s`); unknown keys are errors;
+ * 4. the defaults below (upstream's, unless marked as our extension).
+ *
+ * Deliberate difference from upstream: the environment and config-file layers do not exist in
+ * kube-controller-manager (it has `--config` for a KubeControllerManagerConfiguration object).
+ * We read `NLC_*` ourselves rather than with yargs `.env('NLC')` so that tests can inject the
+ * environment and so that an error can name the variable that carried the bad value.
+ *
+ * Upstream sources: `cmd/kube-controller-manager/app/options/*.go` (flags and defaults),
+ * `pkg/controller/nodelifecycle/config/v1alpha1/defaults.go`,
+ * `staging/src/k8s.io/controller-manager/options/generic.go` (`--controllers`, aliases, validation),
+ * `staging/src/k8s.io/component-base/config/validation` and client-go `leaderelection.NewLeaderElector`
+ * (leader-election checks).
+ */
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import yargs, { type Argv } from 'yargs';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log/logger.js';
+import { parseBindAddress } from '../metrics/server.js';
+import { DurationSyntaxError, formatGoDuration, parseGoDuration } from '../util/duration.js';
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/**
+ * An invalid command line, environment variable or config file. `message` is one line that names
+ * the offending flag; the entry point prints `node-lifecycle-controller: <message>` and exits with
+ * {@link FlagError.exitCode} (2, as Go's pflag does on a usage error).
+ */
+export class FlagError extends Error {
+  /** Process exit code for usage errors. */
+  readonly exitCode = 2;
+  /** The flag the message is about, without dashes (undefined for errors about no single flag). */
+  readonly flag: string | undefined;
+  constructor(message: string, flag?: string) {
+    super(message);
+    this.name = 'FlagError';
+    this.flag = flag;
+  }
+}
+
+/**
+ * Thrown by {@link parseControllerFlags} for `--help`/`-h`. Not a {@link FlagError}: the entry point
+ * prints {@link HelpRequested.text} to stdout and exits with {@link HelpRequested.exitCode} (0).
+ */
+export class HelpRequested extends Error {
+  /** Process exit code after printing help. */
+  readonly exitCode = 0;
+  /** The full help text, as {@link controllerFlagsHelp} returns it. */
+  readonly text: string;
+  constructor(text: string) {
+    super('help requested');
+    this.name = 'HelpRequested';
+    this.text = text;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Controllers and the --controllers syntax
+
+/** One controller this program can run, with kube-controller-manager's canonical name and aliases. */
+export interface ControllerDescriptor {
+  /** Canonical name (`cmd/kube-controller-manager/names/controller_names.go`). */
+  readonly name: string;
+  /** Older names still accepted in `--controllers` (upstream `ControllerDescriptor.aliases`). */
+  readonly aliases: readonly string[];
+  /** Whether `*` leaves it off (upstream `isDisabledByDefault`). */
+  readonly disabledByDefault: boolean;
+}
+
+/**
+ * The controllers of this program, in start order. Canonical names are upstream's (1.28+), with
+ * upstream's aliases. Deliberate difference from upstream: `attach-detach-controller` is an extra alias
+ * of ours, and our attach/detach controller only performs the force-detach half of upstream's
+ * (the timeout and out-of-service paths of `reconciler.go`), so keep upstream's `attachdetach`
+ * running for attaching volumes.
+ */
+export const KNOWN_CONTROLLERS = [
+  { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'], disabledByDefault: false },
+  { name: 'taint-eviction-controller', aliases: [], disabledByDefault: false },
+  { name: 'pod-garbage-collector-controller', aliases: ['podgc'], disabledByDefault: false },
+  {
+    name: 'persistentvolume-attach-detach-controller',
+    aliases: ['attachdetach', 'attach-detach-controller'],
+    disabledByDefault: false,
+  },
+] as const satisfies readonly ControllerDescriptor[];
+
+/** A canonical controller name. */
+export type ControllerName = (typeof KNOWN_CONTROLLERS)[number]['name'];
+/** A canonical controller name or one of its aliases. */
+export type ControllerNameOrAlias = ControllerName | (typeof KNOWN_CONTROLLERS)[number]['aliases'][number];
+
+/**
+ * Resolves a controller name or alias to its canonical name.
+ * @param name a name as written in `--controllers` (without a leading `-`).
+ * @returns the canonical name, or undefined when no controller has that name or alias.
+ * Upstream: the alias step of `GenericControllerManagerConfigurationOptions.ApplyTo` (`controller-manager/options/generic.go`).
+ */
+export function canonicalControllerName(name: string): ControllerName | undefined {
+  const found = KNOWN_CONTROLLERS.find((c) => c.name === name || (c.aliases as readonly string[]).includes(name));
+  return found?.name;
+}
+
+/**
+ * Whether a controller runs, under kube-controller-manager's `--controllers` rules: entries are
+ * read in order and the **first** entry that names the controller decides (`name` → on, `-name` →
+ * off), so later entries never override an earlier explicit one; with no explicit entry the
+ * controller is on exactly when the list holds `*` and it is not disabled by default.
+ * Aliases are accepted both in the list and in `name`.
+ * @param config the parsed config (only `controllers` is read).
+ * @param name canonical controller name or alias.
+ * @returns true when the controller should be started.
+ * @throws {Error} when `name` is not a known controller (a programming error, not a usage error).
+ * Upstream: `IsControllerEnabled` in `staging/src/k8s.io/controller-manager/app/helper.go`
+ * (called from `cmd/kube-controller-manager/app/controllermanager.go`).
+ */
+export function isControllerEnabled(config: Pick<ControllerConfig, 'controllers'>, name: ControllerNameOrAlias): boolean {
+  const canonical = canonicalControllerName(name);
+  const descriptor = KNOWN_CONTROLLERS.find((c) => c.name === canonical);
+  if (canonical === undefined || descriptor === undefined) throw new Error(`unknown controller "${name}"`);
+  let hasStar = false;
+  for (const entry of config.controllers) {
+    if (entry === '*') {
+      hasStar = true;
+      continue;
+    }
+    const negated = entry.startsWith('-');
+    if (canonicalControllerName(negated ? entry.slice(1) : entry) === canonical) return !negated;
+  }
+  return hasStar && !descriptor.disabledByDefault;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Label selectors (--node-selector)
+
+/** One requirement of a label selector, as `k8s.io/apimachinery/pkg/labels.Parse` reads it. */
+export interface LabelRequirement {
+  key: string;
+  /** `exists` (`key`), `!exists` (`!key`), `=` (also `==`), `!=`, `in`, `notin`, `gt` (`>`), `lt` (`<`). */
+  operator: 'exists' | '!exists' | '=' | '!=' | 'in' | 'notin' | 'gt' | 'lt';
+  /** Values for `=`/`!=` (one), `in`/`notin` (one or more), `gt`/`lt` (one integer); empty for the exists forms. */
+  values: string[];
+}
+
+const LABEL_NAME = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
+const DNS1123_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function isLabelKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return LABEL_NAME.test(key);
+  return DNS1123_SUBDOMAIN.test(key.slice(0, slash)) && LABEL_NAME.test(key.slice(slash + 1));
+}
+
+function isLabelValue(value: string): boolean {
+  return value === '' || LABEL_NAME.test(value);
+}
+
+/**
+ * Parses a label selector string (`role=worker,zone in (a,b),!excluded`).
+ * @param text the selector; empty or blank selects everything (returns []).
+ * @returns its requirements, in order.
+ * @throws {Error} with a one-line reason for malformed selectors, keys or values.
+ * Upstream: `labels.Parse` (`staging/src/k8s.io/apimachinery/pkg/labels/selector.go`).
+ */
+export function parseLabelSelector(text: string): LabelRequirement[] {
+  if (text.trim() === '') return [];
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '(') depth++;
+    else if (ch === ')') depth--;
+    else if (ch === ',' && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts.map((raw) => parseRequirement(raw.trim()));
+}
+
+function parseRequirement(req: string): LabelRequirement {
+  const checkKey = (key: string): string => {
+    if (!isLabelKey(key)) throw new Error(`invalid label key "${key}"`);
+    return key;
+  };
+  const checkValue = (value: string): string => {
+    if (!isLabelValue(value)) throw new Error(`invalid label value "${value}"`);
+    return value;
+  };
+  let m: RegExpExecArray | null;
+  if (req === '') throw new Error('empty requirement');
+  if ((m = /^!\s*([^\s!=<>(),]+)$/.exec(req))) return { key: checkKey(m[1] ?? ''), operator: '!exists', values: [] };
+  if ((m = /^([^\s!=<>(),]+)\s+(in|notin)\s*\(([^()]*)\)$/.exec(req))) {
+    const values = (m[3] ?? '').split(',').map((v) => checkValue(v.trim()));
+    return { key: checkKey(m[1] ?? ''), operator: m[2] === 'in' ? 'in' : 'notin', values };
+  }
+  if ((m = /^([^\s!=<>(),]+)\s*(==|=|!=)\s*([^\s!=<>(),]*)$/.exec(req))) {
+    return { key: checkKey(m[1] ?? ''), operator: m[2] === '!=' ? '!=' : '=', values: [checkValue(m[3] ?? '')] };
+  }
+  if ((m = /^([^\s!=<>(),]+)\s*([<>])\s*(\S+)$/.exec(req))) {
+    if (!/^-?\d+$/.test(m[3] ?? '')) throw new Error(`"${m[3]}" must be an integer for ${m[2]}`);
+    return { key: checkKey(m[1] ?? ''), operator: m[2] === '>' ? 'gt' : 'lt', values: [m[3] ?? ''] };
+  }
+  if ((m = /^([^\s!=<>(),]+)$/.exec(req))) return { key: checkKey(m[1] ?? ''), operator: 'exists', values: [] };
+  throw new Error(`cannot parse requirement "${req}"`);
+}
+
+/**
+ * Whether a label set satisfies every requirement (an empty list selects everything).
+ * @param requirements from {@link parseLabelSelector}.
+ * @param labels the object's labels.
+ * @returns true when all requirements hold.
+ * Upstream: `labels.Requirement.Matches`.
+ */
+export function labelSelectorMatches(requirements: readonly LabelRequirement[], labels: Readonly<Record<string, string>>): boolean {
+  return requirements.every((r) => {
+    const has = Object.hasOwn(labels, r.key);
+    const value = labels[r.key];
+    switch (r.operator) {
+      case 'exists':
+        return has;
+      case '!exists':
+        return !has;
+      case '=':
+      case 'in':
+        return has && r.values.includes(value ?? '');
+      case '!=':
+      case 'notin':
+        return !has || !r.values.includes(value ?? '');
+      case 'gt':
+      case 'lt': {
+        if (!has || !/^-?\d+$/.test(value ?? '')) return false;
+        const diff = Number(value) - Number(r.values[0]);
+        return r.operator === 'gt' ? diff > 0 : diff < 0;
+      }
+    }
+    return false;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The flag table
+
+type FlagKind = 'duration' | 'number' | 'integer' | 'boolean' | 'string' | 'list';
+
+interface FlagSpec {
+  /** Flag name without dashes. */
+  readonly name: string;
+  readonly kind: FlagKind;
+  /** Default, written as on the command line. */
+  readonly default: string;
+  /** Unit shown in `--help`. */
+  readonly unit: string;
+  readonly help: string;
+}
+
+/** Our default for `--metrics-bind-address`; see the flag's help for why not 10257. */
+export const DEFAULT_METRICS_BIND_ADDRESS = ':10267';
+
+const DURATION_UNIT = 'Go duration, e.g. 500ms, 40s, 1m30s';
+
+const FLAGS = [
+  {
+    name: 'kubeconfig',
+    kind: 'string',
+    default: '',
+    unit: 'file path',
+    help: 'Path to a kubeconfig file. Empty: in-cluster config when KUBERNETES_SERVICE_HOST is set, else $KUBECONFIG or ~/.kube/config.',
+  },
+  {
+    name: 'config',
+    kind: 'string',
+    default: '',
+    unit: 'file path',
+    help: 'A YAML or JSON file whose keys are flag names (e.g. "node-monitor-grace-period: 50s"). Command-line flags and NLC_* variables override it.',
+  },
+  {
+    name: 'controllers',
+    kind: 'list',
+    default: '*',
+    unit: 'comma-separated list',
+    help:
+      "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'; the first entry naming a controller wins. " +
+      `All controllers: ${KNOWN_CONTROLLERS.map((c) => (c.aliases.length ? `${c.name} (${c.aliases.join(', ')})` : c.name)).join(', ')}.`,
+  },
+  {
+    name: 'node-monitor-period',
+    kind: 'duration',
+    default: '5s',
+    unit: DURATION_UNIT,
+    help: 'The period for syncing NodeStatus in the node lifecycle controller (how often node health is checked).',
+  },
+  {
+    name: 'node-monitor-grace-period',
+    kind: 'duration',
+    default: '50s',
+    unit: DURATION_UNIT,
+    help: 'How long a running node may be unresponsive before it is marked unhealthy (Ready=Unknown). Must be at least --node-monitor-period, and several times the kubelet heartbeat interval.',
+  },
+  {
+    name: 'node-startup-grace-period',
+    kind: 'duration',
+    default: '1m',
+    unit: DURATION_UNIT,
+    help: 'How long a starting node (one that never posted a Ready condition) may be unresponsive before it is marked unhealthy.',
+  },
+  {
+    name: 'node-eviction-rate',
+    kind: 'number',
+    default: '0.1',
+    unit: 'nodes per second',
+    help: 'Rate at which nodes are NoExecute-tainted (and so their pods evicted) after a node failure, per zone, while the zone is healthy.',
+  },
+  {
+    name: 'secondary-node-eviction-rate',
+    kind: 'number',
+    default: '0.01',
+    unit: 'nodes per second',
+    help: 'Tainting rate while a zone is unhealthy (PartialDisruption). Implicitly 0 for zones of at most --large-cluster-size-threshold nodes.',
+  },
+  {
+    name: 'large-cluster-size-threshold',
+    kind: 'integer',
+    default: '50',
+    unit: 'nodes',
+    help: 'Zone size above which --secondary-node-eviction-rate applies; smaller unhealthy zones stop tainting.',
+  },
+  {
+    name: 'unhealthy-zone-threshold',
+    kind: 'number',
+    default: '0.55',
+    unit: 'fraction in (0, 1]',
+    help: 'Fraction of not-Ready nodes (and at least 3) at which a zone is treated as unhealthy (PartialDisruption).',
+  },
+  {
+    name: 'enable-taint-manager',
+    kind: 'boolean',
+    default: 'true',
+    unit: 'true or false',
+    help: 'Evict pods through NoExecute taints and tolerations. false selects the legacy (Kubernetes 1.20 --enable-taint-manager=false) direct-eviction mode, which deletes all pods of a failed node after --pod-eviction-timeout. Removed upstream in 1.27.',
+  },
+  {
+    name: 'pod-eviction-timeout',
+    kind: 'duration',
+    default: '5m',
+    unit: DURATION_UNIT,
+    help: 'Legacy mode only (--enable-taint-manager=false): grace period before the pods of a failed node are deleted. Removed upstream in 1.27.',
+  },
+  {
+    name: 'kube-api-qps',
+    kind: 'number',
+    default: '20',
+    unit: 'requests per second',
+    help: 'QPS to use while talking with the Kubernetes API server.',
+  },
+  {
+    name: 'kube-api-burst',
+    kind: 'integer',
+    default: '30',
+    unit: 'requests',
+    help: 'Burst to use while talking with the Kubernetes API server.',
+  },
+  {
+    name: 'leader-elect',
+    kind: 'boolean',
+    default: 'true',
+    unit: 'true or false',
+    help: 'Acquire a coordination.k8s.io Lease before running the controllers, so that only one replica is active.',
+  },
+  {
+    name: 'leader-elect-lease-duration',
+    kind: 'duration',
+    default: '15s',
+    unit: DURATION_UNIT,
+    help: 'How long non-leaders wait after the last renewal before they may take the lease. Must exceed --leader-elect-renew-deadline.',
+  },
+  {
+    name: 'leader-elect-renew-deadline',
+    kind: 'duration',
+    default: '10s',
+    unit: DURATION_UNIT,
+    help: 'How long the leader keeps retrying to renew before it stops leading. Must exceed 1.2 × --leader-elect-retry-period.',
+  },
+  {
+    name: 'leader-elect-retry-period',
+    kind: 'duration',
+    default: '2s',
+    unit: DURATION_UNIT,
+    help: 'How long clients wait between attempts to acquire or renew the lease.',
+  },
+  {
+    name: 'leader-elect-resource-name',
+    kind: 'string',
+    default: 'node-lifecycle-controller',
+    unit: 'Lease name',
+    help: 'Name of the Lease used for leader election (upstream kube-controller-manager uses "kube-controller-manager").',
+  },
+  {
+    name: 'leader-elect-resource-namespace',
+    kind: 'string',
+    default: 'kube-system',
+    unit: 'namespace',
+    help: 'Namespace of the leader-election Lease.',
+  },
+  {
+    name: 'force-detach-timeout',
+    kind: 'duration',
+    default: '6m',
+    unit: DURATION_UNIT,
+    help: 'How long a volume may wait for a clean unmount on a not-Ready node before it is force-detached. Our extension: upstream hard-codes 6m (ReconcilerMaxWaitForUnmountDuration).',
+  },
+  {
+    name: 'disable-force-detach-on-timeout',
+    kind: 'boolean',
+    default: 'false',
+    unit: 'true or false',
+    help: 'Never force-detach on timeout; only the node.kubernetes.io/out-of-service taint triggers a force detach.',
+  },
+  {
+    name: 'metrics-bind-address',
+    kind: 'string',
+    default: DEFAULT_METRICS_BIND_ADDRESS,
+    unit: 'host:port',
+    help:
+      'Where to serve /metrics, /healthz, /readyz and /debug/state over plain HTTP (no TLS, no authn: protect it with a NetworkPolicy). ' +
+      'Empty host = all interfaces; port 0 = any free port. The default port is not kube-controller-manager\'s 10257 (HTTPS) so both can share a host network and scrape configs are not confused.',
+  },
+  {
+    name: 'log-level',
+    kind: 'string',
+    default: 'info',
+    unit: `one of ${LOG_LEVELS.join(', ')}`,
+    help: 'Minimum level of log lines written.',
+  },
+  {
+    name: 'log-format',
+    kind: 'string',
+    default: 'json',
+    unit: `one of ${LOG_FORMATS.join(', ')}`,
+    help: 'json: one JSON object per line; text: human-readable lines.',
+  },
+  {
+    name: 'node-selector',
+    kind: 'string',
+    default: '',
+    unit: 'label selector',
+    help: 'Only manage nodes whose labels match this selector (e.g. "pool=canary"). Our extension for sharded experiments and tests; upstream has none. Empty: all nodes.',
+  },
+] as const satisfies readonly FlagSpec[];
+
+type FlagName = (typeof FLAGS)[number]['name'];
+
+const FLAG_BY_NAME: ReadonlyMap<string, FlagSpec> = new Map(FLAGS.map((f) => [f.name, f]));
+
+/**
+ * The environment variable that sets a flag.
+ * @param flag flag name without dashes, e.g. `node-monitor-period`.
+ * @returns e.g. `NLC_NODE_MONITOR_PERIOD`.
+ */
+export function flagEnvVar(flag: string): string {
+  return `NLC_${flag.toUpperCase().replace(/-/g, '_')}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parsed configuration
+
+/** The validated configuration of the `run` command. All durations are in **milliseconds**. */
+export interface ControllerConfig {
+  /** `--kubeconfig`: path, or undefined for in-cluster / default loading. */
+  kubeconfig: string | undefined;
+  /** `--config`: the config file that was read, if any. */
+  configFile: string | undefined;
+  /** `--controllers`, with aliases replaced by canonical names (`-` prefixes and `*` kept); see {@link isControllerEnabled}. */
+  controllers: readonly string[];
+  /** `--node-monitor-period` in **milliseconds** (> 0). */
+  nodeMonitorPeriod: number;
+  /** `--node-monitor-grace-period` in **milliseconds** (>= nodeMonitorPeriod). */
+  nodeMonitorGracePeriod: number;
+  /** `--node-startup-grace-period` in **milliseconds**. */
+  nodeStartupGracePeriod: number;
+  /** `--node-eviction-rate` in **nodes per second**. */
+  nodeEvictionRate: number;
+  /** `--secondary-node-eviction-rate` in **nodes per second**. */
+  secondaryNodeEvictionRate: number;
+  /** `--large-cluster-size-threshold` in **nodes** (integer >= 0). */
+  largeClusterSizeThreshold: number;
+  /** `--unhealthy-zone-threshold`: fraction in (0, 1]. */
+  unhealthyZoneThreshold: number;
+  /** `--enable-taint-manager`: false selects the legacy 1.20 direct-eviction mode. */
+  enableTaintManager: boolean;
+  /** `--pod-eviction-timeout` in **milliseconds** (legacy mode only). */
+  podEvictionTimeout: number;
+  /** `--kube-api-qps` in **requests per second** (> 0). */
+  kubeApiQps: number;
+  /** `--kube-api-burst` in **requests** (integer >= 1). */
+  kubeApiBurst: number;
+  /** `--leader-elect`. */
+  leaderElect: boolean;
+  /** `--leader-elect-lease-duration` in **milliseconds**. */
+  leaderElectLeaseDuration: number;
+  /** `--leader-elect-renew-deadline` in **milliseconds**. */
+  leaderElectRenewDeadline: number;
+  /** `--leader-elect-retry-period` in **milliseconds**. */
+  leaderElectRetryPeriod: number;
+  /** `--leader-elect-resource-name`: Lease name. */
+  leaderElectResourceName: string;
+  /** `--leader-elect-resource-namespace`: Lease namespace. */
+  leaderElectResourceNamespace: string;
+  /** `--force-detach-timeout` in **milliseconds**. */
+  forceDetachTimeout: number;
+  /** `--disable-force-detach-on-timeout`. */
+  disableForceDetachOnTimeout: boolean;
+  /** `--metrics-bind-address`, validated with `parseBindAddress` (src/metrics/server.ts). */
+  metricsBindAddress: string;
+  /** `--log-level`. */
+  logLevel: LogLevel;
+  /** `--log-format`. */
+  logFormat: LogFormat;
+  /** `--node-selector`: label selector text; '' selects all nodes. Parse with {@link parseLabelSelector}. */
+  nodeSelector: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+/** A raw flag value and where it came from (for error messages). */
+interface RawValue {
+  value: string | string[];
+  /** '' for the command line and the default; otherwise ` (from NLC_X)` or ` (from config file F)`. */
+  origin: string;
+}
+
+function buildParser(argv: string[]): Argv {
+  let parser = yargs(argv)
+    .scriptName('node-lifecycle-controller')
+    .usage(
+      '$0 [run] [flags]\n\n' +
+        "Runs Kubernetes' node lifecycle, taint eviction, pod GC (out-of-service) and force-detach controllers " +
+        'outside kube-controller-manager, with its flags and semantics.',
+    )
+    .epilogue(
+      'Precedence: command line, then NLC_<FLAG_NAME> environment variables (e.g. NLC_NODE_MONITOR_GRACE_PERIOD=50s), ' +
+        'then the --config file, then the defaults shown. Durations use Go syntax and are held in milliseconds internally.',
+    )
+    .parserConfiguration({
+      'camel-case-expansion': false,
+      'boolean-negation': false,
+      'dot-notation': false,
+      'duplicate-arguments-array': true,
+      'parse-numbers': false,
+      'parse-positional-numbers': false,
+      'short-option-groups': false,
+    })
+    .strict()
+    .exitProcess(false)
+    .help(false)
+    .version(false)
+    .wrap(110)
+    .fail((msg, err) => {
+      throw new FlagError(describeYargsFailure(argv, msg, err));
+    });
+  for (const f of FLAGS) {
+    parser = parser.option(f.name, {
+      type: f.kind === 'boolean' ? 'boolean' : 'string',
+      describe: `${f.help} Unit: ${f.unit}. Default: ${f.default === '' ? '""' : f.default}. Env: ${flagEnvVar(f.name)}.`,
+    });
+  }
+  return parser.option('help', { alias: 'h', type: 'boolean', describe: 'Show this help and exit.' });
+}
+
+/** Turns yargs' "Unknown argument(s): …" into a message naming the flag as it was typed. */
+function describeYargsFailure(argv: readonly string[], msg: string | undefined, err: Error | undefined): string {
+  let previous: FlagSpec | undefined;
+  for (const token of argv) {
+    if (token === '--') break;
+    if (!token.startsWith('-') || token === '-') {
+      previous = undefined;
+      continue;
+    }
+    const name = token.replace(/^--?/, '').split('=')[0] ?? '';
+    if (!FLAG_BY_NAME.has(name) && name !== 'help' && name !== 'h') {
+      // yargs, unlike pflag, never takes a dash-led word as the value of the flag before it.
+      const hint = previous && previous.kind !== 'boolean' ? ` (to pass it as the value of --${previous.name}, write --${previous.name}=${token})` : '';
+      return `unknown flag: ${token.split('=')[0]}${hint}`;
+    }
+    previous = token.includes('=') ? undefined : FLAG_BY_NAME.get(name);
+  }
+  const text = msg ?? err?.message ?? 'invalid arguments';
+  const positional = /^Unknown arguments?: (.*)$/.exec(text);
+  if (positional) return `unexpected argument(s) ${positional[1]}: node-lifecycle-controller takes flags only`;
+  return text;
+}
+
+/**
+ * The `--help` text: every flag with its meaning, unit, default and environment variable.
+ * @returns the help text (no trailing newline).
+ * @throws never.
+ */
+export function controllerFlagsHelp(): string {
+  let text = '';
+  buildParser([]).showHelp((s) => {
+    text = s;
+  });
+  return text;
+}
+
+/**
+ * Parses and validates the `run` command's flags.
+ *
+ * @param argv arguments after the program name (`process.argv.slice(2)`); a leading `run` is skipped.
+ * @param env environment to read `NLC_*` variables from; defaults to `process.env`.
+ * @returns the validated configuration (durations in **milliseconds**).
+ * @throws {FlagError} (exit code 2) with a one-line message naming the flag, for: unknown flags or
+ *   positional arguments; unparsable values (durations, numbers, booleans, enums, bind address, label
+ *   selector, controller names); negative durations; `--node-monitor-period` <= 0;
+ *   `--node-monitor-grace-period` < `--node-monitor-period`; negative rates;
+ *   `--unhealthy-zone-threshold` outside (0, 1]; `--large-cluster-size-threshold` not an integer >= 0;
+ *   `--kube-api-qps` <= 0; `--kube-api-burst` not an integer >= 1; with `--leader-elect`, client-go's
+ *   lease rules (all three durations > 0, lease duration > renew deadline > 1.2 × retry period) and
+ *   a valid Lease name and namespace; an unreadable or malformed `--config` file.
+ * @throws {HelpRequested} for `--help` / `-h`.
+ * Upstream: `NewControllerManagerCommand` / `KubeControllerManagerOptions.Validate` (kube-controller-manager).
+ */
+export async function parseControllerFlags(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): Promise<ControllerConfig> {
+  const args = argv[0] === 'run' ? argv.slice(1) : argv;
+  const parsed = (await buildParser(args).parseAsync()) as Record<string, unknown>;
+  if (parsed['help'] === true || (Array.isArray(parsed['help']) && parsed['help'].includes(true))) {
+    throw new HelpRequested(controllerFlagsHelp());
+  }
+  const positional = (parsed['_'] as unknown[] | undefined) ?? [];
+  if (positional.length > 0) {
+    throw new FlagError(`unexpected argument(s) ${positional.map((p) => JSON.stringify(String(p))).join(', ')}: node-lifecycle-controller takes flags only`);
+  }
+  checkBooleanSyntax(args);
+
+  const cli = new Map<string, RawValue>();
+  for (const f of FLAGS) {
+    const v = parsed[f.name];
+    if (v === undefined) continue;
+    const list = Array.isArray(v) ? v.map(String) : [String(v)];
+    cli.set(f.name, { value: f.kind === 'list' ? list : (list[list.length - 1] ?? ''), origin: '' });
+  }
+  const fromEnv = new Map<string, RawValue>();
+  for (const f of FLAGS) {
+    const v = env[flagEnvVar(f.name)];
+    if (v !== undefined && v !== '') fromEnv.set(f.name, { value: v, origin: ` (from ${flagEnvVar(f.name)})` });
+  }
+  const configPath = rawString(cli.get('config') ?? fromEnv.get('config'));
+  const fromFile = configPath ? await readConfigFile(configPath) : new Map<string, RawValue>();
+
+  const pick = (name: FlagName): RawValue => {
+    const spec = FLAG_BY_NAME.get(name);
+    return cli.get(name) ?? fromEnv.get(name) ?? fromFile.get(name) ?? { value: spec?.default ?? '', origin: '' };
+  };
+  return buildConfig(pick, configPath || undefined);
+}
+
+function rawString(raw: RawValue | undefined): string {
+  if (raw === undefined) return '';
+  return Array.isArray(raw.value) ? raw.value.join(',') : raw.value;
+}
+
+/**
+ * yargs reads `--leader-elect=maybe` as false; Go's pflag rejects it. Check the `=value` forms of
+ * boolean flags against Go's `strconv.ParseBool` ourselves.
+ */
+function checkBooleanSyntax(args: readonly string[]): void {
+  for (const token of args) {
+    if (token === '--') break;
+    const m = /^--?([^=]+)=(.*)$/.exec(token);
+    if (!m) continue;
+    const spec = FLAG_BY_NAME.get(m[1] ?? '');
+    if (spec?.kind === 'boolean') parseBool(spec.name, m[2] ?? '', '');
+  }
+}
+
+const TRUE_WORDS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+const FALSE_WORDS = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+
+function parseBool(flag: string, text: string, origin: string): boolean {
+  if (TRUE_WORDS.has(text)) return true;
+  if (FALSE_WORDS.has(text)) return false;
+  throw new FlagError(`--${flag}: invalid boolean "${text}"${origin} (use true or false)`, flag);
+}
+
+async function readConfigFile(path: string): Promise<Map<string, RawValue>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new FlagError(`--config: cannot read "${path}": ${(err as Error).message}`, 'config');
+  }
+  const data = await parseConfigText(path, text);
+  if (data === null || data === undefined) return new Map();
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    throw new FlagError(`--config: "${path}" must hold a mapping of flag names to values`, 'config');
+  }
+  const origin = ` (from config file ${path})`;
+  const out = new Map<string, RawValue>();
+  for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
+    const spec = FLAG_BY_NAME.get(key);
+    if (!spec || key === 'config') {
+      throw new FlagError(`--config: unknown key "${key}" in "${path}" (keys are flag names without dashes)`, 'config');
+    }
+    if (value === null) continue;
+    if (Array.isArray(value) && spec.kind === 'list' && value.every((v) => typeof v === 'string')) {
+      out.set(key, { value: value.join(','), origin });
+    } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      out.set(key, { value: String(value), origin });
+    } else {
+      throw new FlagError(`--${key}: config file value must be a string, number or boolean${origin}`, key);
+    }
+  }
+  return out;
+}
+
+/** Parses YAML with js-yaml when it can be imported, else JSON only. */
+async function parseConfigText(path: string, text: string): Promise<unknown> {
+  if (text.trim() === '') return null;
+  const asJson = extname(path).toLowerCase() === '.json';
+  let loadYaml: ((t: string) => unknown) | undefined;
+  if (!asJson) {
+    try {
+      // js-yaml is not our direct dependency: it is present because @kubernetes/client-node depends on it.
+      const yaml = await import('js-yaml');
+      loadYaml = (t) => yaml.load(t);
+    } catch {
+      loadYaml = undefined;
+    }
+  }
+  try {
+    return loadYaml ? loadYaml(text) : JSON.parse(text);
+  } catch (err) {
+    const what = loadYaml ? 'YAML' : asJson ? 'JSON' : 'JSON (YAML needs the js-yaml package, which is not installed)';
+    const reason = ((err as Error).message.split('\n')[0] ?? '').trim();
+    throw new FlagError(`--config: cannot parse "${path}" as ${what}: ${reason}`, 'config');
+  }
+}
+
+function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | undefined): ControllerConfig {
+  const str = (name: FlagName): string => rawString(pick(name));
+  const fail = (name: FlagName, detail: string): never => {
+    throw new FlagError(`--${name}: ${detail}${pick(name).origin}`, name);
+  };
+  const duration = (name: FlagName): number => {
+    const text = str(name);
+    let ms: number;
+    try {
+      ms = parseGoDuration(text);
+    } catch (err) {
+      if (err instanceof DurationSyntaxError) return fail(name, err.message);
+      throw err;
+    }
+    return ms < 0 ? fail(name, `must not be negative, got ${text}`) : ms;
+  };
+  const number = (name: FlagName): number => {
+    const text = str(name).trim();
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return fail(name, `invalid number "${text}"`);
+    return Number(text);
+  };
+  const integer = (name: FlagName): number => {
+    const text = str(name).trim();
+    if (!/^[+-]?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) return fail(name, `must be an integer, got "${text}"`);
+    return Number(text);
+  };
+  const bool = (name: FlagName): boolean => {
+    const raw = pick(name);
+    // A bare `--leader-elect` arrives from yargs as true, which String() turns into "true".
+    return parseBool(name, rawString(raw), raw.origin);
+  };
+  const oneOf = <T extends string>(name: FlagName, allowed: readonly T[]): T => {
+    const text = str(name);
+    return (allowed as readonly string[]).includes(text) ? (text as T) : fail(name, `must be one of ${allowed.join(', ')}, got "${text}"`);
+  };
+
+  const controllers = controllerList(pick('controllers'));
+  const nodeMonitorPeriod = duration('node-monitor-period');
+  if (nodeMonitorPeriod <= 0) fail('node-monitor-period', 'must be greater than 0');
+  const nodeMonitorGracePeriod = duration('node-monitor-grace-period');
+  if (nodeMonitorGracePeriod < nodeMonitorPeriod) {
+    fail(
+      'node-monitor-grace-period',
+      `must not be shorter than --node-monitor-period (${formatGoDuration(nodeMonitorPeriod)}), got ${formatGoDuration(nodeMonitorGracePeriod)}`,
+    );
+  }
+  const nodeEvictionRate = number('node-eviction-rate');
+  if (nodeEvictionRate < 0) fail('node-eviction-rate', `must not be negative, got ${nodeEvictionRate}`);
+  const secondaryNodeEvictionRate = number('secondary-node-eviction-rate');
+  if (secondaryNodeEvictionRate < 0) fail('secondary-node-eviction-rate', `must not be negative, got ${secondaryNodeEvictionRate}`);
+  const largeClusterSizeThreshold = integer('large-cluster-size-threshold');
+  if (largeClusterSizeThreshold < 0) fail('large-cluster-size-threshold', `must not be negative, got ${largeClusterSizeThreshold}`);
+  const unhealthyZoneThreshold = number('unhealthy-zone-threshold');
+  if (!(unhealthyZoneThreshold > 0 && unhealthyZoneThreshold <= 1)) {
+    fail('unhealthy-zone-threshold', `must be greater than 0 and at most 1, got ${unhealthyZoneThreshold}`);
+  }
+  const kubeApiQps = number('kube-api-qps');
+  if (!(kubeApiQps > 0)) fail('kube-api-qps', `must be greater than 0, got ${kubeApiQps}`);
+  const kubeApiBurst = integer('kube-api-burst');
+  if (kubeApiBurst < 1) fail('kube-api-burst', `must be at least 1, got ${kubeApiBurst}`);
+
+  const leaderElect = bool('leader-elect');
+  const leaderElectLeaseDuration = duration('leader-elect-lease-duration');
+  const leaderElectRenewDeadline = duration('leader-elect-renew-deadline');
+  const leaderElectRetryPeriod = duration('leader-elect-retry-period');
+  const leaderElectResourceName = str('leader-elect-resource-name');
+  const leaderElectResourceNamespace = str('leader-elect-resource-namespace');
+  if (leaderElect) {
+    // component-base ValidateLeaderElectionConfiguration and client-go NewLeaderElector (JitterFactor 1.2);
+    // upstream checks them only when leader election is on.
+    for (const name of ['leader-elect-lease-duration', 'leader-elect-renew-deadline', 'leader-elect-retry-period'] as const) {
+      if (duration(name) <= 0) fail(name, 'must be greater than 0 when --leader-elect is true');
+    }
+    if (leaderElectLeaseDuration <= leaderElectRenewDeadline) {
+      fail(
+        'leader-elect-renew-deadline',
+        `must be less than --leader-elect-lease-duration (${formatGoDuration(leaderElectLeaseDuration)}), got ${formatGoDuration(leaderElectRenewDeadline)}`,
+      );
+    }
+    if (leaderElectRenewDeadline <= 1.2 * leaderElectRetryPeriod) {
+      fail(
+        'leader-elect-retry-period',
+        `1.2 × --leader-elect-retry-period must be less than --leader-elect-renew-deadline (${formatGoDuration(leaderElectRenewDeadline)}), got ${formatGoDuration(leaderElectRetryPeriod)}`,
+      );
+    }
+    if (!DNS1123_SUBDOMAIN.test(leaderElectResourceName)) {
+      fail('leader-elect-resource-name', `"${leaderElectResourceName}" is not a valid Lease name (DNS-1123 subdomain)`);
+    }
+    if (!DNS1123_LABEL.test(leaderElectResourceNamespace)) {
+      fail('leader-elect-resource-namespace', `"${leaderElectResourceNamespace}" is not a valid namespace (DNS-1123 label)`);
+    }
+  }
+
+  const metricsBindAddress = str('metrics-bind-address');
+  try {
+    parseBindAddress(metricsBindAddress);
+  } catch (err) {
+    fail('metrics-bind-address', (err as Error).message);
+  }
+  const nodeSelector = str('node-selector');
+  try {
+    parseLabelSelector(nodeSelector);
+  } catch (err) {
+    fail('node-selector', `invalid label selector "${nodeSelector}": ${(err as Error).message}`);
+  }
+
+  return {
+    kubeconfig: str('kubeconfig') || undefined,
+    configFile,
+    controllers,
+    nodeMonitorPeriod,
+    nodeMonitorGracePeriod,
+    nodeStartupGracePeriod: duration('node-startup-grace-period'),
+    nodeEvictionRate,
+    secondaryNodeEvictionRate,
+    largeClusterSizeThreshold,
+    unhealthyZoneThreshold,
+    enableTaintManager: bool('enable-taint-manager'),
+    podEvictionTimeout: duration('pod-eviction-timeout'),
+    kubeApiQps,
+    kubeApiBurst,
+    leaderElect,
+    leaderElectLeaseDuration,
+    leaderElectRenewDeadline,
+    leaderElectRetryPeriod,
+    leaderElectResourceName,
+    leaderElectResourceNamespace,
+    forceDetachTimeout: duration('force-detach-timeout'),
+    disableForceDetachOnTimeout: bool('disable-force-detach-on-timeout'),
+    metricsBindAddress,
+    logLevel: oneOf('log-level', LOG_LEVELS),
+    logFormat: oneOf('log-format', LOG_FORMATS),
+    nodeSelector,
+  };
+}
+
+/**
+ * Splits `--controllers` (repeats already collected) into entries and replaces aliases with
+ * canonical names, as upstream's `ApplyTo`; rejects unknown names as upstream's `Validate` does.
+ */
+function controllerList(raw: RawValue): string[] {
+  const parts = Array.isArray(raw.value) ? raw.value : [raw.value];
+  const entries = parts.flatMap((p) => (p.trim() === '' ? [] : p.split(',').map((e) => e.trim())));
+  return entries.map((entry) => {
+    if (entry === '*') return entry;
+    const negated = entry.startsWith('-');
+    const bare = negated ? entry.slice(1) : entry;
+    const canonical = canonicalControllerName(bare);
+    if (canonical === undefined) {
+      throw new FlagError(
+        `--controllers: "${bare}" is not in the list of known controllers (${KNOWN_CONTROLLERS.map((c) => c.name).join(', ')})${raw.origin}`,
+        'controllers',
+      );
+    }
+    return negated ? `-${canonical}` : canonical;
+  });
+}

@@ -1,0 +1,216 @@
+/**
+ * Every Prometheus metric the controller exposes, on one non-global prom-client `Registry`
+ * (so tests and several controller instances in one process never share state).
+ *
+ * Names, types, labels, help texts and buckets follow upstream exactly:
+ * - `pkg/controller/nodelifecycle/metrics.go` (subsystem `node_collector`);
+ * - `pkg/controller/tainteviction/metrics/metrics.go` (subsystem `taint_eviction_controller`);
+ * - `pkg/controller/podgc/metrics/metrics.go` (subsystem `pod_gc_collector`);
+ * - `pkg/controller/volume/attachdetach/metrics/metrics.go` (`attachdetach_controller_forced_detaches`);
+ * - client-go `tools/leaderelection/metrics.go` via component-base (`leader_election_master_status`).
+ * Metrics that upstream does not have are marked "our own" below.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, exponentialBuckets } from 'prom-client';
+
+/** `node_collector_update_node_health_duration_seconds` buckets: Go `ExponentialBuckets(0.001, 4, 8)`, 1 ms … 16.384 s. */
+export const UPDATE_NODE_HEALTH_BUCKETS_SECONDS: readonly number[] = exponentialBuckets(0.001, 4, 8);
+/** `node_collector_update_all_nodes_health_duration_seconds` buckets: Go `ExponentialBuckets(0.01, 4, 8)`, 10 ms … 163.84 s. */
+export const UPDATE_ALL_NODES_HEALTH_BUCKETS_SECONDS: readonly number[] = exponentialBuckets(0.01, 4, 8);
+/** `taint_eviction_controller_pod_deletion_duration_seconds` buckets (seconds), 5 ms … 4 min, as upstream. */
+export const POD_DELETION_DURATION_BUCKETS_SECONDS: readonly number[] = [
+  0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240,
+];
+
+/** `reason` label values of the pod GC counters (upstream `podgc/metrics` constants). */
+export const POD_GC_REASONS = ['terminated', 'out-of-service', 'orphaned', 'unscheduled'] as const;
+/** A pod GC `reason` label value. */
+export type PodGCReason = (typeof POD_GC_REASONS)[number];
+
+/** `reason` label values of `attachdetach_controller_forced_detaches` (upstream, since 1.28). */
+export const FORCED_DETACH_REASONS = ['timeout', 'out-of-service'] as const;
+/** A forced-detach `reason` label value. */
+export type ForcedDetachReason = (typeof FORCED_DETACH_REASONS)[number];
+
+/**
+ * `reason` label values of our own `node_collector_zone_eviction_paused{zone,reason}`:
+ * - `all-zones-fully-disrupted`: every zone is FullDisruption, so tainting stopped everywhere
+ *   ("master disruption mode", `handleDisruption`);
+ * - `partial-disruption`: the zone is PartialDisruption and not larger than
+ *   `--large-cluster-size-threshold`, so `ReducedQPSFunc` gives 0 nodes/s.
+ */
+export const ZONE_EVICTION_PAUSED_REASONS = ['all-zones-fully-disrupted', 'partial-disruption'] as const;
+/** A `node_collector_zone_eviction_paused` `reason` label value. */
+export type ZoneEvictionPausedReason = (typeof ZONE_EVICTION_PAUSED_REASONS)[number];
+
+/** Node lifecycle controller metrics (subsystem `node_collector`). */
+export interface NodeCollectorMetrics {
+  /** `node_collector_zone_health{zone}` gauge: percent (0–100) of Ready nodes in the zone; 100 once the zone disappears. */
+  zoneHealth: Gauge<'zone'>;
+  /** `node_collector_zone_size{zone}` gauge: number of (non-excluded) nodes in the zone. */
+  zoneSize: Gauge<'zone'>;
+  /** `node_collector_unhealthy_nodes_in_zone{zone}` gauge: not-Ready nodes (a missing Ready condition counts). */
+  unhealthyNodesInZone: Gauge<'zone'>;
+  /** `node_collector_evictions_total{zone}` counter (STABLE): successful NoExecute taint swaps; `inc({zone}, 0)` when a zone appears. */
+  evictionsTotal: Counter<'zone'>;
+  /** `node_collector_update_node_health_duration_seconds` histogram: one node's health update, in **seconds**. */
+  updateNodeHealthDuration: Histogram<never>;
+  /** `node_collector_update_all_nodes_health_duration_seconds` histogram: one `monitorNodeHealth` pass, in **seconds**. */
+  updateAllNodesHealthDuration: Histogram<never>;
+  /** Our own `node_collector_zone_tainting_rate{zone}` gauge: current NoExecute tainting rate of the zone, in **nodes per second**. */
+  zoneTaintingRate: Gauge<'zone'>;
+  /** Our own `node_collector_zone_eviction_paused{zone,reason}` gauge: 1 while tainting in the zone is paused for `reason`, else 0. */
+  zoneEvictionPaused: Gauge<'zone' | 'reason'>;
+}
+
+/** Taint eviction controller metrics (subsystem `taint_eviction_controller`). */
+export interface TaintEvictionMetrics {
+  /** `taint_eviction_controller_pod_deletions_total` counter: pods deleted since start. */
+  podDeletionsTotal: Counter<never>;
+  /**
+   * `taint_eviction_controller_pod_deletion_duration_seconds` histogram: time from the moment the
+   * taint effect became active for the pod (the scheduled fire time) to its deletion, in **seconds**.
+   * Deliberate difference from upstream: upstream observes `float64(time.Since(fireAt) * time.Second)`
+   * (nanoseconds × 1e9, overflowing after ~9.2 s; kubernetes PR #141742); observe real seconds here.
+   */
+  podDeletionDuration: Histogram<never>;
+  /** Our own `taint_eviction_controller_pending_pod_deletions` gauge: pods with a scheduled, not yet executed deletion. */
+  pendingPodDeletions: Gauge<never>;
+}
+
+/** Pod GC controller metrics (subsystem `pod_gc_collector`). */
+export interface PodGCMetrics {
+  /** `pod_gc_collector_force_delete_pods_total{namespace,reason}` counter: force deletions attempted. */
+  forceDeletePodsTotal: Counter<'namespace' | 'reason'>;
+  /** `pod_gc_collector_force_delete_pod_errors_total{namespace,reason}` counter: force deletions that failed. */
+  forceDeletePodErrorsTotal: Counter<'namespace' | 'reason'>;
+}
+
+/** Attach/detach (force detach) metrics. */
+export interface AttachDetachMetrics {
+  /**
+   * `attachdetach_controller_forced_detaches{reason}` counter, reason `timeout` or `out-of-service`.
+   * Upstream 1.28+ actually exports this as `attachdetach_controller_attachdetach_controller_forced_detaches`
+   * (the subsystem is prefixed twice); we expose the documented, pre-1.28 name with the 1.28 label.
+   */
+  forcedDetaches: Counter<'reason'>;
+}
+
+/** Leader election metrics. */
+export interface LeaderElectionMetrics {
+  /** `leader_election_master_status{name}` gauge: 1 while this process holds the lease `name`, 0 otherwise. */
+  masterStatus: Gauge<'name'>;
+}
+
+/** Typed handles for every metric, plus the registry that serves them. */
+export interface Metrics {
+  /** The registry to expose on `/metrics` (`await registry.metrics()`, `registry.contentType`). */
+  registry: Registry;
+  nodeCollector: NodeCollectorMetrics;
+  taintEviction: TaintEvictionMetrics;
+  podGC: PodGCMetrics;
+  attachDetach: AttachDetachMetrics;
+  leaderElection: LeaderElectionMetrics;
+}
+
+/** Options of {@link createMetrics}. */
+export interface CreateMetricsOptions {
+  /**
+   * Register prom-client's default process and Node.js runtime metrics (`process_*`, `nodejs_*`).
+   * Default true; tests that build many registries may turn it off.
+   */
+  defaultMetrics?: boolean;
+}
+
+/**
+ * Creates a fresh registry with every metric registered.
+ *
+ * Deliberate difference from upstream: the deprecated `node_collector_evictions_number` is not
+ * registered. Upstream registers it but never increments it, so it never appears in its output either.
+ *
+ * @param opts see {@link CreateMetricsOptions}.
+ * @returns typed metric handles and their registry.
+ * @throws never (names are constants; a fresh registry cannot hold duplicates).
+ * Upstream: the `Register()` functions of the metrics files listed in the module comment.
+ */
+export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const gauge = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> =>
+    new Gauge<L>({ name, help, labelNames, registers });
+  const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const histogram = (name: string, help: string, buckets: readonly number[]): Histogram<never> =>
+    new Histogram<never>({ name, help, buckets: [...buckets], registers });
+
+  const nodeCollector: NodeCollectorMetrics = {
+    zoneHealth: gauge('node_collector_zone_health', 'Gauge measuring percentage of healthy nodes per zone.', ['zone']),
+    zoneSize: gauge('node_collector_zone_size', 'Gauge measuring number of registered Nodes per zones.', ['zone']),
+    unhealthyNodesInZone: gauge('node_collector_unhealthy_nodes_in_zone', 'Gauge measuring number of not Ready Nodes per zones.', ['zone']),
+    evictionsTotal: counter(
+      'node_collector_evictions_total',
+      'Number of Node evictions that happened since current instance of NodeController started.',
+      ['zone'],
+    ),
+    updateNodeHealthDuration: histogram(
+      'node_collector_update_node_health_duration_seconds',
+      'Duration in seconds for NodeController to update the health of a single node.',
+      UPDATE_NODE_HEALTH_BUCKETS_SECONDS,
+    ),
+    updateAllNodesHealthDuration: histogram(
+      'node_collector_update_all_nodes_health_duration_seconds',
+      'Duration in seconds for NodeController to update the health of all nodes.',
+      UPDATE_ALL_NODES_HEALTH_BUCKETS_SECONDS,
+    ),
+    zoneTaintingRate: gauge(
+      'node_collector_zone_tainting_rate',
+      'Current NoExecute tainting rate of the zone, in nodes per second (0 while paused).',
+      ['zone'],
+    ),
+    zoneEvictionPaused: gauge(
+      'node_collector_zone_eviction_paused',
+      'Whether NoExecute tainting in the zone is paused (1) or not (0), by reason.',
+      ['zone', 'reason'],
+    ),
+  };
+
+  const taintEviction: TaintEvictionMetrics = {
+    podDeletionsTotal: counter('taint_eviction_controller_pod_deletions_total', 'Total number of Pods deleted by TaintEvictionController since its start.'),
+    podDeletionDuration: histogram(
+      'taint_eviction_controller_pod_deletion_duration_seconds',
+      'Latency, in seconds, between the time when a taint effect has been activated for the Pod and its deletion via TaintEvictionController.',
+      POD_DELETION_DURATION_BUCKETS_SECONDS,
+    ),
+    pendingPodDeletions: gauge(
+      'taint_eviction_controller_pending_pod_deletions',
+      'Number of Pods whose deletion by TaintEvictionController is scheduled but not yet done.',
+    ),
+  };
+
+  const podGC: PodGCMetrics = {
+    forceDeletePodsTotal: counter(
+      'pod_gc_collector_force_delete_pods_total',
+      'Number of pods that are being forcefully deleted since the Pod GC Controller started.',
+      ['namespace', 'reason'],
+    ),
+    forceDeletePodErrorsTotal: counter(
+      'pod_gc_collector_force_delete_pod_errors_total',
+      'Number of errors encountered when forcefully deleting the pods since the Pod GC Controller started.',
+      ['namespace', 'reason'],
+    ),
+  };
+
+  const attachDetach: AttachDetachMetrics = {
+    forcedDetaches: counter('attachdetach_controller_forced_detaches', 'Number of times the A/D Controller performed a forced detach', ['reason']),
+  };
+
+  const leaderElection: LeaderElectionMetrics = {
+    masterStatus: gauge(
+      'leader_election_master_status',
+      "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+      ['name'],
+    ),
+  };
+
+  return { registry, nodeCollector, taintEviction, podGC, attachDetach, leaderElection };
+}

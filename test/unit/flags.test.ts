@@ -1,0 +1,436 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import {
+  FlagError,
+  HelpRequested,
+  KNOWN_CONTROLLERS,
+  controllerFlagsHelp,
+  flagEnvVar,
+  isControllerEnabled,
+  labelSelectorMatches,
+  parseControllerFlags,
+  parseLabelSelector,
+  type ControllerConfig,
+} from '../../src/cli/flags.js';
+import { parseGoDuration } from '../../src/util/duration.js';
+
+const parse = (argv: string[], env: Record<string, string | undefined> = {}): Promise<ControllerConfig> =>
+  parseControllerFlags(argv, env);
+
+/** Runs the parser and returns the FlagError it must throw. */
+async function flagError(argv: string[], env: Record<string, string | undefined> = {}): Promise<FlagError> {
+  try {
+    await parse(argv, env);
+  } catch (err) {
+    assert.ok(err instanceof FlagError, `expected FlagError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail(`expected ${JSON.stringify(argv)} to be rejected`);
+}
+
+/**
+ * Upstream defaults: flag, default as written, config field, value in config units.
+ * Sources: kube-controller-manager options (`nodelifecyclecontroller.go`, `generic.go`,
+ * component-base leader election defaults), NLC `config/v1alpha1/defaults.go` (50s since 1.32),
+ * A/D `DefaultTimerConfig` (6 min), and this project's extensions (metrics address, logging, selector).
+ */
+const DEFAULTS: [flag: string, text: string, field: keyof ControllerConfig, value: unknown][] = [
+  ['node-monitor-period', '5s', 'nodeMonitorPeriod', parseGoDuration('5s')],
+  ['node-monitor-grace-period', '50s', 'nodeMonitorGracePeriod', 50 * 1000],
+  ['node-startup-grace-period', '1m', 'nodeStartupGracePeriod', 60 * 1000],
+  ['node-eviction-rate', '0.1', 'nodeEvictionRate', 0.1],
+  ['secondary-node-eviction-rate', '0.01', 'secondaryNodeEvictionRate', 0.01],
+  ['large-cluster-size-threshold', '50', 'largeClusterSizeThreshold', 50],
+  ['unhealthy-zone-threshold', '0.55', 'unhealthyZoneThreshold', 0.55],
+  ['enable-taint-manager', 'true', 'enableTaintManager', true],
+  ['pod-eviction-timeout', '5m', 'podEvictionTimeout', 5 * 60 * 1000],
+  ['kube-api-qps', '20', 'kubeApiQps', 20],
+  ['kube-api-burst', '30', 'kubeApiBurst', 30],
+  ['leader-elect', 'true', 'leaderElect', true],
+  ['leader-elect-lease-duration', '15s', 'leaderElectLeaseDuration', 15 * 1000],
+  ['leader-elect-renew-deadline', '10s', 'leaderElectRenewDeadline', 10 * 1000],
+  ['leader-elect-retry-period', '2s', 'leaderElectRetryPeriod', 2 * 1000],
+  ['leader-elect-resource-name', 'node-lifecycle-controller', 'leaderElectResourceName', 'node-lifecycle-controller'],
+  ['leader-elect-resource-namespace', 'kube-system', 'leaderElectResourceNamespace', 'kube-system'],
+  ['force-detach-timeout', '6m', 'forceDetachTimeout', 6 * 60 * 1000],
+  ['disable-force-detach-on-timeout', 'false', 'disableForceDetachOnTimeout', false],
+  ['metrics-bind-address', ':10267', 'metricsBindAddress', ':10267'],
+  ['log-level', 'info', 'logLevel', 'info'],
+  ['log-format', 'json', 'logFormat', 'json'],
+  ['controllers', '*', 'controllers', ['*']],
+  ['node-selector', '""', 'nodeSelector', ''],
+  ['kubeconfig', '""', 'kubeconfig', undefined],
+  ['config', '""', 'configFile', undefined],
+];
+
+describe('defaults', () => {
+  test('with no flags, every field has the upstream (or documented) default, durations in ms', async () => {
+    const config = await parse([]);
+    for (const [flag, , field, value] of DEFAULTS) assert.deepEqual(config[field], value, `--${flag}`);
+  });
+
+  test('the config has exactly the documented fields', async () => {
+    const config = await parse([]);
+    assert.deepEqual(Object.keys(config).sort(), DEFAULTS.map(([, , field]) => field).sort());
+  });
+
+  test('a leading "run" command word is accepted', async () => {
+    assert.deepEqual(await parse(['run', '--node-eviction-rate=0.2']), await parse(['--node-eviction-rate', '0.2']));
+  });
+});
+
+describe('help', () => {
+  test('lists every flag with its default and environment variable', () => {
+    // Each entry starts on a line "  --flag   description…" and continues on indented lines.
+    const entries = new Map<string, string>();
+    let current: string | undefined;
+    for (const line of controllerFlagsHelp().split('\n')) {
+      const start = /^\s+(?:-h, )?--([a-z-]+)\s{2,}(.*)$/.exec(line);
+      if (start) {
+        current = start[1] ?? '';
+        entries.set(current, start[2] ?? '');
+      } else if (current !== undefined && /^\s{10,}\S/.test(line)) {
+        entries.set(current, `${entries.get(current) ?? ''} ${line.trim()}`);
+      } else {
+        current = undefined;
+      }
+    }
+    for (const [flag, text] of DEFAULTS) {
+      const entry = entries.get(flag);
+      assert.ok(entry !== undefined, `--${flag} missing from help`);
+      assert.ok(entry.includes(`Default: ${text}.`), `--${flag} default: ${entry}`);
+      assert.ok(entry.includes(`Env: ${flagEnvVar(flag)}.`), `--${flag} env`);
+      assert.ok(entry.includes('Unit: '), `--${flag} unit`);
+    }
+  });
+
+  test('--help and -h throw HelpRequested (exit 0) with the help text', async () => {
+    for (const argv of [['--help'], ['-h'], ['run', '--help']]) {
+      await assert.rejects(parse(argv), (err: unknown) => {
+        assert.ok(err instanceof HelpRequested);
+        assert.equal(err.exitCode, 0);
+        assert.equal(err.text, controllerFlagsHelp());
+        return true;
+      });
+    }
+  });
+});
+
+describe('value syntax', () => {
+  test('durations use Go syntax and become milliseconds', async () => {
+    const c = await parse(['--node-monitor-period=1500ms', '--node-monitor-grace-period', '1m30s']);
+    assert.equal(c.nodeMonitorPeriod, 1500);
+    assert.equal(c.nodeMonitorGracePeriod, 90_000);
+  });
+
+  test('booleans: bare flag, =value and separate value, Go ParseBool words', async () => {
+    assert.equal((await parse(['--disable-force-detach-on-timeout'])).disableForceDetachOnTimeout, true);
+    assert.equal((await parse(['--leader-elect=false'])).leaderElect, false);
+    assert.equal((await parse(['--leader-elect', 'false'])).leaderElect, false);
+    assert.equal((await parse(['--enable-taint-manager=0'])).enableTaintManager, false);
+    assert.equal((await parse(['--enable-taint-manager=F'])).enableTaintManager, false);
+    assert.equal((await parse([], { NLC_LEADER_ELECT: 'False' })).leaderElect, false);
+  });
+
+  test('a repeated scalar flag keeps the last value (pflag)', async () => {
+    assert.equal((await parse(['--node-eviction-rate=0.3', '--node-eviction-rate=0.4'])).nodeEvictionRate, 0.4);
+  });
+
+  test('--kubeconfig is passed through; empty means default loading', async () => {
+    assert.equal((await parse(['--kubeconfig=/tmp/kc'])).kubeconfig, '/tmp/kc');
+    assert.equal((await parse(['--kubeconfig='])).kubeconfig, undefined);
+  });
+
+  test('accepted edge values', async () => {
+    const c = await parse([
+      '--unhealthy-zone-threshold=1',
+      '--large-cluster-size-threshold=0',
+      '--node-eviction-rate=0',
+      '--kube-api-burst=1',
+      '--node-monitor-grace-period=5s',
+      '--metrics-bind-address=[::1]:0',
+      '--node-selector=pool in (a,b),!excluded',
+    ]);
+    assert.equal(c.unhealthyZoneThreshold, 1);
+    assert.equal(c.largeClusterSizeThreshold, 0);
+    assert.equal(c.nodeEvictionRate, 0);
+    assert.equal(c.nodeMonitorGracePeriod, c.nodeMonitorPeriod);
+    assert.equal(c.metricsBindAddress, '[::1]:0');
+  });
+
+  test('lease rules apply only with --leader-elect (as upstream validation)', async () => {
+    const c = await parse(['--leader-elect=false', '--leader-elect-renew-deadline=20s', '--leader-elect-retry-period=0']);
+    assert.equal(c.leaderElectRenewDeadline, 20_000);
+  });
+});
+
+describe('validation errors: FlagError, exit code 2, one line naming the flag', () => {
+  const cases: [argv: string[], flag: string][] = [
+    [['--node-monitor-period=5x'], 'node-monitor-period'],
+    [['--node-monitor-period=0'], 'node-monitor-period'],
+    [['--node-startup-grace-period=-1s'], 'node-startup-grace-period'],
+    [['--node-monitor-grace-period=4s'], 'node-monitor-grace-period'],
+    [['--node-monitor-period=1m', '--node-monitor-grace-period=50s'], 'node-monitor-grace-period'],
+    [['--pod-eviction-timeout=-5m'], 'pod-eviction-timeout'],
+    [['--force-detach-timeout=6'], 'force-detach-timeout'],
+    [['--node-eviction-rate=-0.1'], 'node-eviction-rate'],
+    [['--secondary-node-eviction-rate=-1'], 'secondary-node-eviction-rate'],
+    [['--node-eviction-rate=fast'], 'node-eviction-rate'],
+    [['--unhealthy-zone-threshold=0'], 'unhealthy-zone-threshold'],
+    [['--unhealthy-zone-threshold=1.01'], 'unhealthy-zone-threshold'],
+    [['--large-cluster-size-threshold=-1'], 'large-cluster-size-threshold'],
+    [['--large-cluster-size-threshold=2.5'], 'large-cluster-size-threshold'],
+    [['--kube-api-qps=0'], 'kube-api-qps'],
+    [['--kube-api-qps=-5'], 'kube-api-qps'],
+    [['--kube-api-burst=0'], 'kube-api-burst'],
+    [['--kube-api-burst=1.5'], 'kube-api-burst'],
+    [['--leader-elect-lease-duration=0'], 'leader-elect-lease-duration'],
+    [['--leader-elect-renew-deadline=15s'], 'leader-elect-renew-deadline'],
+    [['--leader-elect-lease-duration=10s'], 'leader-elect-renew-deadline'],
+    [['--leader-elect-retry-period=9s'], 'leader-elect-retry-period'],
+    [['--leader-elect-retry-period=10s'], 'leader-elect-retry-period'],
+    [['--leader-elect-resource-name=Bad_Name'], 'leader-elect-resource-name'],
+    [['--leader-elect-resource-namespace=kube.system'], 'leader-elect-resource-namespace'],
+    [['--leader-elect=maybe'], 'leader-elect'],
+    [['--log-level=verbose'], 'log-level'],
+    [['--log-format=xml'], 'log-format'],
+    [['--metrics-bind-address=10267'], 'metrics-bind-address'],
+    [['--metrics-bind-address=:70000'], 'metrics-bind-address'],
+    [['--metrics-bind-address=::1:80'], 'metrics-bind-address'],
+    [['--controllers=nodelifecycle,bogus'], 'controllers'],
+    [['--controllers=-*'], 'controllers'],
+    [['--node-selector=a in b'], 'node-selector'],
+    [['--node-selector=a,,b'], 'node-selector'],
+  ];
+  for (const [argv, flag] of cases) {
+    test(`${argv.join(' ')} → --${flag}`, async () => {
+      const err = await flagError(argv);
+      assert.equal(err.exitCode, 2);
+      assert.equal(err.flag, flag);
+      assert.ok(err.message.includes(`--${flag}`), err.message);
+      assert.ok(!err.message.includes('\n'), 'one line');
+    });
+  }
+
+  test('unknown flags are rejected by name (yargs strict)', async () => {
+    for (const bad of ['--bogus', '--no-leader-elect', '--nodeMonitorPeriod=5s', '-x']) {
+      const err = await flagError([bad]);
+      assert.ok(err.message.includes(bad.split('=')[0] ?? bad), err.message);
+    }
+  });
+
+  test('a dash-led separate value gets a hint to use --flag=value', async () => {
+    const err = await flagError(['--controllers', '-podgc']);
+    assert.ok(err.message.includes('--controllers=-podgc'), err.message);
+  });
+
+  test('positional arguments are rejected', async () => {
+    for (const argv of [['extra'], ['--', 'extra'], ['--leader-elect', 'false', 'extra']]) {
+      const err = await flagError(argv);
+      assert.match(err.message, /extra/);
+      assert.equal(err.exitCode, 2);
+    }
+  });
+});
+
+describe('environment and config file precedence', () => {
+  let dir = '';
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'nlc-flags-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const file = async (name: string, text: string): Promise<string> => {
+    const path = join(dir, name);
+    await writeFile(path, text);
+    return path;
+  };
+
+  test('NLC_<FLAG> sets a flag; the command line wins over it', async () => {
+    const env = { NLC_NODE_MONITOR_GRACE_PERIOD: '1m', NLC_KUBE_API_QPS: '50' };
+    const fromEnv = await parse([], env);
+    assert.equal(fromEnv.nodeMonitorGracePeriod, 60_000);
+    assert.equal(fromEnv.kubeApiQps, 50);
+    assert.equal((await parse(['--node-monitor-grace-period=2m'], env)).nodeMonitorGracePeriod, 120_000);
+  });
+
+  test('empty and unknown NLC_* variables are ignored (service links such as NLC_PORT)', async () => {
+    const c = await parse([], { NLC_NODE_EVICTION_RATE: '', NLC_PORT: 'tcp://10.0.0.1:10267', NLC_SERVICE_HOST: '10.0.0.1' });
+    assert.equal(c.nodeEvictionRate, 0.1);
+  });
+
+  test('a bad environment value names the flag and the variable', async () => {
+    const err = await flagError([], { NLC_UNHEALTHY_ZONE_THRESHOLD: '2' });
+    assert.equal(err.flag, 'unhealthy-zone-threshold');
+    assert.ok(err.message.includes('NLC_UNHEALTHY_ZONE_THRESHOLD'), err.message);
+  });
+
+  test('YAML config file: keys are flag names; env and command line override it', async () => {
+    const path = await file(
+      'config.yaml',
+      [
+        'node-monitor-grace-period: 40s',
+        'node-eviction-rate: 0.5',
+        'large-cluster-size-threshold: 20',
+        'leader-elect: false',
+        'controllers: [nodelifecycle, "-podgc"]',
+        'log-format: text',
+        '',
+      ].join('\n'),
+    );
+    const c = await parse([`--config=${path}`]);
+    assert.equal(c.configFile, path);
+    assert.equal(c.nodeMonitorGracePeriod, 40_000);
+    assert.equal(c.nodeEvictionRate, 0.5);
+    assert.equal(c.largeClusterSizeThreshold, 20);
+    assert.equal(c.leaderElect, false);
+    assert.deepEqual(c.controllers, ['node-lifecycle-controller', '-pod-garbage-collector-controller']);
+    assert.equal(c.logFormat, 'text');
+
+    const env = { NLC_NODE_EVICTION_RATE: '0.25', NLC_CONFIG: path };
+    const layered = await parse(['--large-cluster-size-threshold=30'], env);
+    assert.equal(layered.nodeEvictionRate, 0.25, 'env over file');
+    assert.equal(layered.largeClusterSizeThreshold, 30, 'command line over file');
+    assert.equal(layered.nodeMonitorGracePeriod, 40_000, 'file over default');
+    assert.equal(layered.configFile, path, 'NLC_CONFIG names the file');
+  });
+
+  test('JSON config file', async () => {
+    const path = await file('config.json', JSON.stringify({ 'kube-api-burst': 100, 'controllers': '*,-attachdetach' }));
+    const c = await parse(['--config', path]);
+    assert.equal(c.kubeApiBurst, 100);
+    assert.deepEqual(c.controllers, ['*', '-persistentvolume-attach-detach-controller']);
+  });
+
+  test('config file errors name --config, or the flag whose value is bad', async () => {
+    const unknownKey = await flagError([`--config=${await file('unknown.yaml', 'node-monitor-grace: 40s\n')}`]);
+    assert.equal(unknownKey.flag, 'config');
+    assert.match(unknownKey.message, /node-monitor-grace/);
+
+    const malformed = await flagError([`--config=${await file('bad.yaml', 'a: [1, 2\n')}`]);
+    assert.equal(malformed.flag, 'config');
+    assert.ok(!malformed.message.includes('\n'));
+
+    const notMapping = await flagError([`--config=${await file('list.yaml', '- a\n- b\n')}`]);
+    assert.equal(notMapping.flag, 'config');
+
+    const missing = await flagError([`--config=${join(dir, 'absent.yaml')}`]);
+    assert.equal(missing.flag, 'config');
+
+    const badValue = await flagError([`--config=${await file('value.yaml', 'node-monitor-period: 5\n')}`]);
+    assert.equal(badValue.flag, 'node-monitor-period');
+    assert.ok(badValue.message.includes('config file'), badValue.message);
+
+    const nested = await flagError([`--config=${await file('nested.yaml', 'kube-api-qps: {a: 1}\n')}`]);
+    assert.equal(nested.flag, 'kube-api-qps');
+  });
+
+  test('an empty config file changes nothing', async () => {
+    const c = await parse([`--config=${await file('empty.yaml', '\n')}`]);
+    assert.equal(c.nodeMonitorGracePeriod, (await parse([])).nodeMonitorGracePeriod);
+  });
+});
+
+describe('--controllers (kube-controller-manager IsControllerEnabled semantics)', () => {
+  const names = KNOWN_CONTROLLERS.map((c) => c.name);
+  const enabled = async (value: string): Promise<string[]> => {
+    const config = await parse([`--controllers=${value}`]);
+    return names.filter((n) => isControllerEnabled(config, n));
+  };
+
+  test('* enables every on-by-default controller', async () => {
+    assert.deepEqual(await enabled('*'), names.filter((n) => KNOWN_CONTROLLERS.find((c) => c.name === n)?.disabledByDefault === false));
+  });
+
+  test('canonical names are upstream names with upstream aliases', () => {
+    assert.deepEqual(names, [
+      'node-lifecycle-controller',
+      'taint-eviction-controller',
+      'pod-garbage-collector-controller',
+      'persistentvolume-attach-detach-controller',
+    ]);
+    const config = { controllers: ['nodelifecycle', 'podgc', 'attachdetach', 'taint-eviction-controller'] };
+    for (const n of names) assert.equal(isControllerEnabled(config, n), true, n);
+  });
+
+  test('-name disables; name alone enables only that controller; empty enables none', async () => {
+    assert.deepEqual(await enabled('*,-podgc'), names.filter((n) => n !== 'pod-garbage-collector-controller'));
+    assert.deepEqual(await enabled('nodelifecycle'), ['node-lifecycle-controller']);
+    assert.deepEqual(await enabled(''), []);
+  });
+
+  test('the first explicit entry wins; later ones never override it', async () => {
+    assert.deepEqual(await enabled('podgc,-podgc'), ['pod-garbage-collector-controller']);
+    assert.deepEqual(await enabled('-podgc,podgc,*'), names.filter((n) => n !== 'pod-garbage-collector-controller'));
+    assert.deepEqual(await enabled('-pod-garbage-collector-controller,*,podgc'), await enabled('*,-podgc'));
+  });
+
+  test('aliases are normalised to canonical names; repeated --controllers append', async () => {
+    const c = await parse(['--controllers=-attach-detach-controller', '--controllers', '*']);
+    assert.deepEqual(c.controllers, ['-persistentvolume-attach-detach-controller', '*']);
+    assert.equal(isControllerEnabled(c, 'attachdetach'), false);
+    assert.equal(isControllerEnabled(c, 'taint-eviction-controller'), true);
+  });
+
+  test('an unknown name passed to isControllerEnabled is a programming error, not a FlagError', () => {
+    assert.throws(
+      () => isControllerEnabled({ controllers: ['*'] }, 'bogus' as 'podgc'),
+      (err: unknown) => err instanceof Error && !(err instanceof FlagError),
+    );
+  });
+
+  test('property: an explicit entry (any spelling) decides regardless of what follows it', () => {
+    const spellings = (c: (typeof KNOWN_CONTROLLERS)[number]): string[] => [c.name, ...c.aliases];
+    const entry = fc.constantFrom(...KNOWN_CONTROLLERS.flatMap(spellings), '*');
+    const signed = fc.tuple(fc.boolean(), entry).map(([neg, e]) => (neg && e !== '*' ? `-${e}` : e));
+    const target = fc.constantFrom(...KNOWN_CONTROLLERS).chain((c) => fc.constantFrom(...spellings(c)).map((spelled) => ({ c, spelled })));
+    fc.assert(
+      fc.property(target, fc.boolean(), fc.array(signed, { maxLength: 8 }), fc.array(signed, { maxLength: 8 }), ({ c, spelled }, on, prefix, suffix) => {
+        fc.pre(!prefix.some((e) => spellings(c).includes(e.replace(/^-/, ''))));
+        const controllers = [...prefix, on ? spelled : `-${spelled}`, ...suffix];
+        return isControllerEnabled({ controllers }, c.name) === on;
+      }),
+    );
+  });
+});
+
+describe('label selectors (--node-selector)', () => {
+  test('parses equality, set and existence requirements', () => {
+    assert.deepEqual(parseLabelSelector('a=b, c!=d,e in (f, g),h notin (i),j,!k,l==m,n>3'), [
+      { key: 'a', operator: '=', values: ['b'] },
+      { key: 'c', operator: '!=', values: ['d'] },
+      { key: 'e', operator: 'in', values: ['f', 'g'] },
+      { key: 'h', operator: 'notin', values: ['i'] },
+      { key: 'j', operator: 'exists', values: [] },
+      { key: 'k', operator: '!exists', values: [] },
+      { key: 'l', operator: '=', values: ['m'] },
+      { key: 'n', operator: 'gt', values: ['3'] },
+    ]);
+    assert.deepEqual(parseLabelSelector('  '), []);
+  });
+
+  test('rejects malformed selectors', () => {
+    for (const bad of ['a in b', 'a=b,', '=b', 'a=b=c', 'Bad_Prefix/x=y', 'a>b', 'a=' + 'v'.repeat(64)]) {
+      assert.throws(() => parseLabelSelector(bad), Error, bad);
+    }
+  });
+
+  test('matches labels like labels.Selector.Matches', () => {
+    const labels = { 'topology.kubernetes.io/zone': 'z1', pool: 'canary', cores: '8' };
+    const m = (s: string): boolean => labelSelectorMatches(parseLabelSelector(s), labels);
+    assert.equal(m(''), true);
+    assert.equal(m('pool=canary'), true);
+    assert.equal(m('pool!=canary'), false);
+    assert.equal(m('topology.kubernetes.io/zone in (z1,z2),!excluded'), true);
+    assert.equal(m('pool notin (canary)'), false);
+    assert.equal(m('missing!=x'), true);
+    assert.equal(m('cores>4,cores<16'), true);
+    assert.equal(m('cores>8'), false);
+    assert.equal(m('excluded'), false);
+  });
+});

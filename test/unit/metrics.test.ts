@@ -1,0 +1,276 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/log/logger.js';
+import {
+  POD_DELETION_DURATION_BUCKETS_SECONDS,
+  createMetrics,
+  type Metrics,
+} from '../../src/metrics/registry.js';
+import { parseBindAddress, startMetricsServer } from '../../src/metrics/server.js';
+
+/** Go's `prometheus.ExponentialBuckets`: start, start*factor, … (repeated multiplication). */
+function goExponentialBuckets(start: number, factor: number, count: number): number[] {
+  const out: number[] = [];
+  for (let i = 0, b = start; i < count; i++, b *= factor) out.push(b);
+  return out;
+}
+
+/** One metric family parsed from the text exposition. */
+interface Family {
+  help: string;
+  type: string;
+  samples: { name: string; labels: Record<string, string>; value: number }[];
+}
+
+function parseExposition(text: string): Map<string, Family> {
+  const families = new Map<string, Family>();
+  const family = (name: string): Family => {
+    let f = families.get(name);
+    if (!f) families.set(name, (f = { help: '', type: '', samples: [] }));
+    return f;
+  };
+  for (const line of text.split('\n')) {
+    let m: RegExpExecArray | null;
+    if ((m = /^# HELP (\S+) (.*)$/.exec(line))) family(m[1] ?? '').help = m[2] ?? '';
+    else if ((m = /^# TYPE (\S+) (\S+)$/.exec(line))) family(m[1] ?? '').type = m[2] ?? '';
+    else if ((m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line))) {
+      const name = m[1] ?? '';
+      const labels: Record<string, string> = {};
+      for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] ?? ''] = l[2] ?? '';
+      const base = families.has(name) ? name : name.replace(/_(bucket|sum|count)$/, '');
+      family(base).samples.push({ name, labels, value: Number(m[3]) });
+    }
+  }
+  return families;
+}
+
+/** Touches every labelled metric once so that it appears in the output with its label names. */
+function touchAll(m: Metrics): void {
+  const nc = m.nodeCollector;
+  nc.zoneHealth.set({ zone: 'r\x00z' }, 100);
+  nc.zoneSize.set({ zone: 'r\x00z' }, 3);
+  nc.unhealthyNodesInZone.set({ zone: 'r\x00z' }, 0);
+  nc.evictionsTotal.inc({ zone: 'r\x00z' }, 0);
+  nc.zoneTaintingRate.set({ zone: 'r\x00z' }, 0.1);
+  nc.zoneEvictionPaused.set({ zone: 'r\x00z', reason: 'partial-disruption' }, 0);
+  m.podGC.forceDeletePodsTotal.inc({ namespace: 'default', reason: 'orphaned' });
+  m.podGC.forceDeletePodErrorsTotal.inc({ namespace: 'default', reason: 'out-of-service' });
+  m.attachDetach.forcedDetaches.inc({ reason: 'timeout' });
+  m.leaderElection.masterStatus.set({ name: 'node-lifecycle-controller' }, 1);
+}
+
+describe('metric names, types, labels and buckets match upstream', () => {
+  const expected: [name: string, type: string, labels: string[]][] = [
+    ['node_collector_zone_health', 'gauge', ['zone']],
+    ['node_collector_zone_size', 'gauge', ['zone']],
+    ['node_collector_unhealthy_nodes_in_zone', 'gauge', ['zone']],
+    ['node_collector_evictions_total', 'counter', ['zone']],
+    ['node_collector_update_node_health_duration_seconds', 'histogram', []],
+    ['node_collector_update_all_nodes_health_duration_seconds', 'histogram', []],
+    ['node_collector_zone_tainting_rate', 'gauge', ['zone']],
+    ['node_collector_zone_eviction_paused', 'gauge', ['zone', 'reason']],
+    ['taint_eviction_controller_pod_deletions_total', 'counter', []],
+    ['taint_eviction_controller_pod_deletion_duration_seconds', 'histogram', []],
+    ['taint_eviction_controller_pending_pod_deletions', 'gauge', []],
+    ['pod_gc_collector_force_delete_pods_total', 'counter', ['namespace', 'reason']],
+    ['pod_gc_collector_force_delete_pod_errors_total', 'counter', ['namespace', 'reason']],
+    ['attachdetach_controller_forced_detaches', 'counter', ['reason']],
+    ['leader_election_master_status', 'gauge', ['name']],
+  ];
+
+  test('every metric is exposed with its type and label names', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    touchAll(m);
+    const families = parseExposition(await m.registry.metrics());
+    for (const [name, type, labels] of expected) {
+      const f = families.get(name);
+      assert.ok(f, `${name} missing`);
+      assert.equal(f.type, type, `${name} type`);
+      assert.ok(f.help.length > 0, `${name} help`);
+      const sample = f.samples.find((s) => !s.name.endsWith('_bucket')) ?? f.samples[0];
+      assert.ok(sample, `${name} has a sample`);
+      assert.deepEqual(Object.keys(sample.labels).sort(), [...labels].sort(), `${name} labels`);
+    }
+    assert.deepEqual([...families.keys()].sort(), expected.map(([n]) => n).sort(), 'no other metrics without defaults');
+  });
+
+  test('upstream help texts are kept verbatim', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    touchAll(m);
+    const families = parseExposition(await m.registry.metrics());
+    assert.equal(families.get('node_collector_evictions_total')?.help, 'Number of Node evictions that happened since current instance of NodeController started.');
+    assert.equal(
+      families.get('taint_eviction_controller_pod_deletion_duration_seconds')?.help,
+      'Latency, in seconds, between the time when a taint effect has been activated for the Pod and its deletion via TaintEvictionController.',
+    );
+    assert.equal(families.get('pod_gc_collector_force_delete_pods_total')?.help, 'Number of pods that are being forcefully deleted since the Pod GC Controller started.');
+  });
+
+  const bucketsOf = async (m: Metrics, name: string): Promise<number[]> => {
+    const f = parseExposition(await m.registry.metrics()).get(name);
+    return (f?.samples ?? []).filter((s) => s.name === `${name}_bucket` && s.labels['le'] !== '+Inf').map((s) => Number(s.labels['le']));
+  };
+
+  test('NLC histogram buckets are ExponentialBuckets(0.001,4,8) and (0.01,4,8)', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    const single = await bucketsOf(m, 'node_collector_update_node_health_duration_seconds');
+    assert.deepEqual(single, goExponentialBuckets(0.001, 4, 8));
+    assert.equal(single[0], 0.001);
+    assert.equal(single.at(-1), 16.384);
+    const all = await bucketsOf(m, 'node_collector_update_all_nodes_health_duration_seconds');
+    assert.deepEqual(all, goExponentialBuckets(0.01, 4, 8));
+    assert.equal(all.at(-1), 163.84);
+  });
+
+  test('taint eviction deletion latency uses the upstream buckets and records seconds', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    assert.deepEqual(await bucketsOf(m, 'taint_eviction_controller_pod_deletion_duration_seconds'), [...POD_DELETION_DURATION_BUCKETS_SECONDS]);
+    assert.deepEqual([...POD_DELETION_DURATION_BUCKETS_SECONDS], [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240]);
+    // A 7.5 s latency (observed in seconds) lands in the le=10 bucket, not le=2.5.
+    m.taintEviction.podDeletionDuration.observe(7.5);
+    const f = parseExposition(await m.registry.metrics()).get('taint_eviction_controller_pod_deletion_duration_seconds');
+    const bucket = (le: string): number | undefined => f?.samples.find((s) => s.name.endsWith('_bucket') && s.labels['le'] === le)?.value;
+    assert.equal(bucket('2.5'), 0);
+    assert.equal(bucket('10'), 1);
+  });
+
+  test('the zone label keeps the raw zone key including \\x00', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    m.nodeCollector.evictionsTotal.inc({ zone: 'region\x00zone-a' });
+    assert.ok((await m.registry.metrics()).includes('node_collector_evictions_total{zone="region\x00zone-a"} 1'));
+  });
+
+  test('default process metrics are registered unless turned off; registries are independent', async () => {
+    const a = createMetrics();
+    const b = createMetrics();
+    a.podGC.forceDeletePodsTotal.inc({ namespace: 'ns', reason: 'terminated' });
+    const textA = await a.registry.metrics();
+    assert.ok(textA.includes('process_cpu_user_seconds_total'));
+    assert.ok(textA.includes('process_start_time_seconds'));
+    assert.ok(!(await b.registry.metrics()).includes('pod_gc_collector_force_delete_pods_total{'));
+    assert.ok(!(await createMetrics({ defaultMetrics: false }).registry.metrics()).includes('process_'));
+  });
+});
+
+describe('parseBindAddress', () => {
+  const ok: [string, string | undefined, number][] = [
+    [':10267', undefined, 10267],
+    ['0.0.0.0:10267', '0.0.0.0', 10267],
+    ['127.0.0.1:0', '127.0.0.1', 0],
+    ['[::]:9090', '::', 9090],
+    ['[::1]:80', '::1', 80],
+    ['localhost:8080', 'localhost', 8080],
+  ];
+  for (const [text, host, port] of ok) {
+    test(`${text}`, () => assert.deepEqual(parseBindAddress(text), { host, port }));
+  }
+  for (const bad of ['10267', ':', ':65536', ':-1', '::1:80', '1.2.3.4.5:80', '256.1.1.1:80', 'host:80:90', '[zz]:80', 'a b:80', '']) {
+    test(`rejects ${JSON.stringify(bad)}`, () => assert.throws(() => parseBindAddress(bad)));
+  }
+});
+
+/** A logger writing into an array, so server logs stay out of the test output and can be inspected. */
+function memoryLogger(): { log: ReturnType<typeof createLogger>; lines: string[] } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(chunk.toString());
+      cb();
+    },
+  });
+  return { log: createLogger({ level: 'info', format: 'json', destination: sink }), lines };
+}
+
+interface Reply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+function get(port: number, path: string, method = 'GET'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type']), body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('metrics server (loopback, port 0)', () => {
+  test('serves /metrics, /healthz, /readyz and /debug/state and closes', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const { log, lines } = memoryLogger();
+    let ready = false;
+    let healthy = true;
+    const server = await startMetricsServer({
+      bindAddress: '127.0.0.1:0',
+      metrics,
+      isReady: () => ready,
+      isHealthy: () => healthy,
+      debugState: () => ({ zones: { 'r\x00z': 'Normal' }, leader: true }),
+      log,
+    });
+    try {
+      assert.ok(server.port > 0, 'real port returned');
+      assert.ok(lines.some((l) => l.includes(`"port":${server.port}`)), 'listen line logged');
+
+      metrics.nodeCollector.evictionsTotal.inc({ zone: 'z1' });
+      const m = await get(server.port, '/metrics');
+      assert.equal(m.status, 200);
+      assert.match(m.contentType, /^text\/plain; version=0\.0\.4/);
+      assert.ok(m.body.includes('node_collector_evictions_total{zone="z1"} 1'));
+
+      assert.equal((await get(server.port, '/readyz')).status, 503);
+      ready = true;
+      assert.equal((await get(server.port, '/readyz')).status, 200);
+
+      assert.equal((await get(server.port, '/healthz')).status, 200);
+      healthy = false;
+      assert.equal((await get(server.port, '/healthz')).status, 500);
+
+      const state = await get(server.port, '/debug/state');
+      assert.equal(state.status, 200);
+      assert.match(state.contentType, /^application\/json/);
+      assert.deepEqual(JSON.parse(state.body), { zones: { 'r\x00z': 'Normal' }, leader: true });
+
+      assert.equal((await get(server.port, '/nope')).status, 404);
+      assert.equal((await get(server.port, '/metrics', 'POST')).status, 405);
+      const head = await get(server.port, '/healthz', 'HEAD');
+      assert.equal(head.status, 500);
+      assert.equal(head.body, '');
+    } finally {
+      await server.close();
+    }
+    await assert.rejects(get(server.port, '/healthz'), 'connection refused after close');
+    await server.close();
+  });
+
+  test('/debug/state is 404 without debugState; /healthz defaults to healthy', async () => {
+    const { log } = memoryLogger();
+    const server = await startMetricsServer({ bindAddress: '127.0.0.1:0', metrics: createMetrics({ defaultMetrics: false }), isReady: () => true, log });
+    try {
+      assert.equal((await get(server.port, '/debug/state')).status, 404);
+      assert.equal((await get(server.port, '/healthz')).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a port in use or a malformed address rejects', async () => {
+    const { log } = memoryLogger();
+    const metrics = createMetrics({ defaultMetrics: false });
+    const first = await startMetricsServer({ bindAddress: '127.0.0.1:0', metrics, isReady: () => true, log });
+    try {
+      await assert.rejects(startMetricsServer({ bindAddress: `127.0.0.1:${first.port}`, metrics, isReady: () => true, log }), /cannot listen/);
+      await assert.rejects(startMetricsServer({ bindAddress: 'nonsense', metrics, isReady: () => true, log }));
+    } finally {
+      await first.close();
+    }
+  });
+});
