@@ -1,0 +1,766 @@
+/**
+ * A self-healing list+watch informer that keeps **one slim copy** of each object.
+ *
+ * Design. client-node 2.0.1's `ListWatch` (dist/cache.js) is not used; only its `Watch`
+ * (dist/watch.js, the streaming GET `?watch=true` with a 30 s inactivity timeout) is. The list side
+ * is a paginated typed-API call supplied by the caller. This class owns the store:
+ * `Map<key, {obj: T, rv}>` where `T` is the slim object from src/kube/objects.ts and `rv` the
+ * object's resourceVersion. Wrapping `ListWatch` instead would have needed a converting `Watch`
+ * adapter plus a wrapper object per item, and still left these gaps, each handled here:
+ *
+ * | client-node 2.0.1 gap (upstream issue) | what this class does |
+ * |---|---|
+ * | any error other than 410/timeout fires `error` and **stops** the informer (#1496, #680) | every error restarts the loop with capped exponential backoff and full jitter (1 s → 30 s) |
+ * | a watch can hang silently on a half-open connection (#596, #958, #2432) | `Watch`'s own 30 s inactivity timeout ends it, and a watchdog restarts the loop when nothing (event, bookmark, connect, list page) happened for `watchdogMs` |
+ * | reconnect storms (#1933; 2.x backs off only after clean closes) | a watch that ends with no event in under `backoffInitialMs` counts as a failure and backs off |
+ * | no `hasSynced`; `start()` resolves even when the list failed | `hasSynced()` turns true only after a complete, successful initial list |
+ * | `update` gets only the new object (cache already overwritten) | `update(oldObj, newObj)` |
+ * | the initial list has no `limit` / `continue` | pages of `pageSize` (default 500); a 410 on a continue token falls back to one full list, as client-go's `pager.List` (`FullListIfExpired`) does |
+ * | no indexers (`ObjectCache` has only `get`/`list`) | `indexers` + `byIndex` |
+ * | `Date` from lists but `string` from watches (#655) | the slim converters normalise both to epoch ms |
+ * | full objects cached, `managedFields` included | only the converter's output is kept |
+ * | no bookmarks requested | `allowWatchBookmarks=true`; bookmarks advance the resourceVersion |
+ * | after a restart only new changes are seen (#795) | a relist diffs against the store and delivers `add`, `update(old, new)` and `delete` for what changed, so level-based handlers converge |
+ *
+ * Mirrors client-go `tools/cache/reflector.go` (`ListAndWatch`, `watchHandler`, the backoff
+ * manager), `delta_fifo.go` `Replace` (deletions for vanished objects) and `shared_informer.go`
+ * (`HasSynced`, `OnUpdate(old, new)`).
+ *
+ * Deliberate difference from upstream: there is no periodic "resync" that replays the cache to
+ * handlers (controllers here run their own periodic passes); instead `relistIntervalMs` optionally
+ * re-reads the whole collection from the API server, which also repairs a cache that a watch bug
+ * could have left stale.
+ */
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { Clock, TimerHandle } from '../util/clock.js';
+import { apiStatusCode, describeError } from './client.js';
+import type { Logger } from './logger.js';
+import { sleepUnlessAborted } from './writer.js';
+
+/** Options passed to a {@link ListPageFn} for one page. */
+export interface ListPageOptions {
+  /** Page size; `undefined` means "no limit" (the fallback after an expired continue token). */
+  limit?: number;
+  /** Continue token from the previous page. */
+  _continue?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Aborted when the informer stops or restarts; pass it to the HTTP call. */
+  signal: AbortSignal;
+}
+
+/** One page of a list response (a client-node `V1NodeList` etc. fits). */
+export interface ListPage {
+  metadata?: { resourceVersion?: string; _continue?: string; continue?: string };
+  items: readonly unknown[];
+}
+
+/** Fetches one page of the collection. Built from the typed API in src/kube/informers.ts. */
+export type ListPageFn = (opts: ListPageOptions) => Promise<ListPage>;
+
+/**
+ * The streaming watch, shaped like client-node's `Watch.watch`: `callback(type, object)` per event,
+ * `done(err)` exactly once when the stream ends (`null`/`undefined` for a clean close).
+ * Resolves with a controller that aborts the stream.
+ */
+export interface WatchLike {
+  watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController>;
+}
+
+/** Options of {@link Informer}. All durations are milliseconds. */
+export interface InformerOptions<T> {
+  /** Short name for logs and stats, e.g. `nodes`. */
+  name: string;
+  /** Collection path for the watch, e.g. `/api/v1/nodes`. */
+  path: string;
+  /** Paginated list function. */
+  list: ListPageFn;
+  /** Wire/typed object → slim object; `undefined` marks it malformed (logged and skipped). */
+  convert: (raw: unknown) => T | undefined;
+  /** Cache key of a slim object, e.g. `name` or `namespace/name` (client-go `MetaNamespaceKeyFunc`). */
+  keyOf: (obj: T) => string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Named index functions; `byIndex(name, value)` returns the objects whose function yields `value`. */
+  indexers?: Record<string, (obj: T) => readonly string[]>;
+  log: Logger;
+  clock: Clock;
+  /** Used to build client-node's `Watch` when `watch` is not given. */
+  kubeConfig?: KubeConfig;
+  /** The watch implementation (tests inject a fake). Default `new Watch(kubeConfig)`. */
+  watch?: WatchLike;
+  /** List page size (default 500, client-go's pager default). */
+  pageSize?: number;
+  /** Restart when nothing was heard for this long (default 300 000 = 5 min). */
+  watchdogMs?: number;
+  /** Re-list the whole collection this often (default 0 = never). */
+  relistIntervalMs?: number;
+  /** First backoff after a failure (default 1000). */
+  backoffInitialMs?: number;
+  /** Largest backoff (default 30 000). */
+  backoffMaxMs?: number;
+  /** `[0, 1)` source for jitter (default `Math.random`). */
+  random?: () => number;
+}
+
+/** Informer counters. Times are epoch milliseconds. */
+export interface InformerStats {
+  name: string;
+  synced: boolean;
+  cacheSize: number;
+  /** Recoveries from a failure (list/watch error, stream error, watchdog). */
+  restarts: number;
+  /** Completed full lists (initial one included). */
+  relists: number;
+  /** Watch streams that connected (HTTP 200). */
+  watchConnects: number;
+  /** A watch stream is connected right now (see {@link Informer.isWatching}). */
+  watching: boolean;
+  /** Objects skipped because the converter rejected them. */
+  malformed: number;
+  /** Last time anything was heard from the server (event, bookmark, connect, list page). */
+  lastEventMs: number | undefined;
+  /** The resourceVersion the next watch resumes from (`""` = relist). */
+  resourceVersion: string;
+  lastError: string | undefined;
+}
+
+type AddHandler<T> = (obj: T) => void;
+type UpdateHandler<T> = (oldObj: T, newObj: T) => void;
+type DeleteHandler<T> = (obj: T) => void;
+type ResyncHandler = () => void;
+
+interface Handlers<T> {
+  add: Set<AddHandler<T>>;
+  update: Set<UpdateHandler<T>>;
+  delete: Set<DeleteHandler<T>>;
+  resync: Set<ResyncHandler>;
+}
+
+interface Entry<T> {
+  obj: T;
+  rv: string;
+}
+
+interface WatchResult {
+  /** The error that ended the stream (`undefined` for a clean close or a timeout). */
+  err: unknown;
+  /** The server said our resourceVersion is too old (410 Gone). */
+  gone: boolean;
+  /** Events (including bookmarks) received. */
+  events: number;
+  /** How long the stream lasted, ms. */
+  durationMs: number;
+  /** We ended it ourselves (stop, watchdog, relist timer). */
+  cancelled: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+function asObj(v: unknown): Json | undefined {
+  return typeof v === 'object' && v !== null ? (v as Json) : undefined;
+}
+
+/** `metadata.resourceVersion` of a raw or typed object, or `""`. */
+function rawResourceVersion(raw: unknown): string {
+  const rv = asObj(asObj(raw)?.['metadata'])?.['resourceVersion'];
+  return typeof rv === 'string' ? rv : '';
+}
+
+/** `{namespace, name}` of a raw or typed object, for logs and the malformed-delete fallback. */
+function rawMeta(raw: unknown): { namespace?: string; name?: string } {
+  const m = asObj(asObj(raw)?.['metadata']);
+  const out: { namespace?: string; name?: string } = {};
+  if (typeof m?.['namespace'] === 'string' && m['namespace']) out.namespace = m['namespace'];
+  if (typeof m?.['name'] === 'string') out.name = m['name'];
+  return out;
+}
+
+/** HTTP status of a watch or list error: `statusCode` (client-node Watch) or `code` (ApiException). */
+function httpStatus(err: unknown): number | undefined {
+  const sc = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof sc === 'number' ? sc : apiStatusCode(err);
+}
+
+function isTimeout(err: unknown): boolean {
+  return (err as { name?: unknown } | null)?.name === 'TimeoutError';
+}
+
+/**
+ * A self-healing informer over one collection (see the module comment).
+ *
+ * Lifecycle: `start()` begins listing and watching and returns at once; `hasSynced()` /
+ * `waitForSync()` tell when the first full list is in; `stop()` ends everything. Handlers are
+ * called synchronously and must only record keys (they are level-based: after a restart they may
+ * see an `update` whose old and new objects differ by several changes). A handler that throws is
+ * logged and does not affect the informer.
+ *
+ * @typeParam T the slim object type.
+ */
+export class Informer<T> {
+  readonly name: string;
+  readonly #o: InformerOptions<T>;
+  readonly #watch: WatchLike;
+  readonly #pageSize: number;
+  readonly #watchdogMs: number;
+  readonly #relistIntervalMs: number;
+  readonly #backoffInitialMs: number;
+  readonly #backoffMaxMs: number;
+  readonly #random: () => number;
+  readonly #handlers: Handlers<T> = { add: new Set(), update: new Set(), delete: new Set(), resync: new Set() };
+  #store = new Map<string, Entry<T>>();
+  readonly #indices = new Map<string, Map<string, Set<string>>>();
+
+  #running = false;
+  /** Bumped by every start/stop/restart; a loop whose epoch is stale exits at its next await. */
+  #epoch = 0;
+  #rv = '';
+  #synced = false;
+  #syncWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  #abort: AbortController | undefined;
+  #cancelWatch: (() => void) | undefined;
+  #sleepAbort: AbortController | undefined;
+  #ticker: TimerHandle | undefined;
+  #lastProgressMs: number | undefined;
+  #lastRelistMs = 0;
+  #restarts = 0;
+  #relists = 0;
+  #watchConnects = 0;
+  #watching = false;
+  #malformed = 0;
+  #lastError: string | undefined;
+
+  /** @throws {Error} when neither `watch` nor `kubeConfig` is given. */
+  constructor(opts: InformerOptions<T>) {
+    this.name = opts.name;
+    this.#o = opts;
+    if (opts.watch) this.#watch = opts.watch;
+    else if (opts.kubeConfig) this.#watch = new Watch(opts.kubeConfig);
+    else throw new Error(`informer ${opts.name}: either watch or kubeConfig is required`);
+    this.#pageSize = opts.pageSize ?? 500;
+    this.#watchdogMs = opts.watchdogMs ?? 300_000;
+    this.#relistIntervalMs = opts.relistIntervalMs ?? 0;
+    this.#backoffInitialMs = opts.backoffInitialMs ?? 1000;
+    this.#backoffMaxMs = opts.backoffMaxMs ?? 30_000;
+    this.#random = opts.random ?? Math.random;
+    for (const index of Object.keys(opts.indexers ?? {})) this.#indices.set(index, new Map());
+  }
+
+  // ---- public API ---------------------------------------------------------------------------
+
+  /** Starts listing and watching in the background. Resolves at once; a no-op when running. */
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    this.#lastProgressMs = this.#o.clock.now();
+    this.#scheduleTick();
+    void this.#loop(++this.#epoch);
+  }
+
+  /**
+   * Stops the watch, pending lists and timers. The cache and `hasSynced` keep their values;
+   * `start()` may be called again (it resumes from the last resourceVersion). Pending
+   * `waitForSync` calls reject if the informer never synced.
+   */
+  stop(): void {
+    if (!this.#running) return;
+    this.#running = false;
+    this.#watching = false;
+    this.#epoch++;
+    this.#ticker?.cancel();
+    this.#ticker = undefined;
+    this.#interrupt();
+    if (!this.#synced) {
+      const err = new Error(`informer ${this.name} stopped before it synced`);
+      for (const w of this.#syncWaiters.splice(0)) w.reject(err);
+    }
+  }
+
+  /**
+   * True while a watch stream is connected (the server answered 200 and the stream has not ended).
+   * False during list calls, backoff and outages; together with {@link hasSynced} it tells whether
+   * the cache is live.
+   */
+  isWatching(): boolean {
+    return this.#watching;
+  }
+
+  /** True once a complete initial list was applied (a failed list does not count). Stays true. */
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  /**
+   * Resolves once {@link hasSynced} is true.
+   * @throws (rejects) with `signal.reason` when `signal` aborts, or an Error when the informer is
+   *   stopped before it synced.
+   */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#syncWaiters = this.#syncWaiters.filter((w) => w !== waiter);
+        reject(signal?.reason);
+      };
+      const waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (err: unknown) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      this.#syncWaiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** The cached object with this key, or `undefined`. */
+  get(key: string): T | undefined {
+    return this.#store.get(key)?.obj;
+  }
+
+  /** All cached objects (a new array; the objects are shared and must not be mutated). */
+  list(): T[] {
+    return Array.from(this.#store.values(), (e) => e.obj);
+  }
+
+  /** All cache keys. */
+  keys(): string[] {
+    return Array.from(this.#store.keys());
+  }
+
+  /**
+   * The cached objects whose indexer `index` yields `value` (client-go `Indexer.ByIndex`).
+   * @throws {Error} when `index` is not one of the configured indexers.
+   */
+  byIndex(index: string, value: string): T[] {
+    const idx = this.#indices.get(index);
+    if (!idx) throw new Error(`informer ${this.name}: unknown index ${index}`);
+    const out: T[] = [];
+    for (const key of idx.get(value) ?? []) {
+      const e = this.#store.get(key);
+      if (e) out.push(e.obj);
+    }
+    return out;
+  }
+
+  /**
+   * Registers a handler. `add(obj)`, `update(oldObj, newObj)`, `delete(lastKnownObj)`,
+   * `resync()` after each completed full list.
+   * @returns a function that unregisters the handler.
+   */
+  on(event: 'add', handler: AddHandler<T>): () => void;
+  on(event: 'update', handler: UpdateHandler<T>): () => void;
+  on(event: 'delete', handler: DeleteHandler<T>): () => void;
+  on(event: 'resync', handler: ResyncHandler): () => void;
+  on(event: keyof Handlers<T>, handler: AddHandler<T> | UpdateHandler<T> | ResyncHandler): () => void {
+    const set = this.#handlers[event] as Set<typeof handler>;
+    set.add(handler);
+    return () => void set.delete(handler);
+  }
+
+  /** Counters for metrics, logs and tests. */
+  stats(): InformerStats {
+    return {
+      name: this.name,
+      synced: this.#synced,
+      cacheSize: this.#store.size,
+      restarts: this.#restarts,
+      relists: this.#relists,
+      watchConnects: this.#watchConnects,
+      watching: this.#watching,
+      malformed: this.#malformed,
+      lastEventMs: this.#lastProgressMs,
+      resourceVersion: this.#rv,
+      lastError: this.#lastError,
+    };
+  }
+
+  // ---- the list/watch loop ------------------------------------------------------------------
+
+  #alive(epoch: number): boolean {
+    return this.#running && epoch === this.#epoch;
+  }
+
+  /** Ends whatever the current loop is waiting on: the watch, a list call or a backoff sleep. */
+  #interrupt(): void {
+    this.#abort?.abort(new Error(`informer ${this.name} interrupted`));
+    this.#abort = undefined;
+    this.#cancelWatch?.();
+    this.#sleepAbort?.abort();
+  }
+
+  /** Starts a fresh loop (the old one exits at its next await). */
+  #restart(reason: string): void {
+    this.#restarts++;
+    this.#o.log.warn({ informer: this.name, reason }, 'informer restarting');
+    this.#epoch++;
+    this.#interrupt();
+    this.#lastProgressMs = this.#o.clock.now();
+    void this.#loop(this.#epoch);
+  }
+
+  #touch(): void {
+    this.#lastProgressMs = this.#o.clock.now();
+  }
+
+  /** Full-jitter backoff: uniform in [0, min(max, initial × 2^(failures-1))]. */
+  #backoffMs(failures: number): number {
+    const ceiling = Math.min(this.#backoffMaxMs, this.#backoffInitialMs * 2 ** Math.max(0, failures - 1));
+    return Math.round(this.#random() * ceiling);
+  }
+
+  async #sleep(ms: number, epoch: number): Promise<void> {
+    if (!this.#alive(epoch)) return;
+    const abort = new AbortController();
+    this.#sleepAbort = abort;
+    await sleepUnlessAborted(this.#o.clock, ms, abort.signal);
+    if (this.#sleepAbort === abort) this.#sleepAbort = undefined;
+  }
+
+  async #loop(epoch: number): Promise<void> {
+    let failures = 0;
+    while (this.#alive(epoch)) {
+      let failed = false;
+      try {
+        if (this.#rv === '') {
+          await this.#relist(epoch);
+          if (!this.#alive(epoch)) return;
+          failures = 0;
+        }
+        const w = await this.#watchOnce(epoch);
+        if (!this.#alive(epoch)) return;
+        // client-node's Watch reports a non-200 answer as an Error with `statusCode`.
+        const status = httpStatus(w.err);
+        if (status === 410) {
+          w.gone = true;
+          w.err = undefined;
+        }
+        if (w.gone) {
+          this.#o.log.info({ informer: this.name, resourceVersion: this.#rv }, 'watch: resourceVersion too old (410 Gone); relisting');
+          this.#rv = '';
+        }
+        if (w.err !== undefined && w.err !== null && !isTimeout(w.err)) {
+          failed = true;
+          this.#lastError = status !== undefined ? `watch: HTTP ${status} ${describeError(w.err)}` : describeError(w.err);
+        } else if (!w.cancelled && !w.gone && w.events === 0 && w.durationMs < this.#backoffInitialMs) {
+          // A stream that closes at once without events: back off instead of spinning (#1933).
+          failed = true;
+          this.#lastError = 'watch closed immediately';
+        } else {
+          failures = 0; // a healthy stream (events, a long life, 410, or ended by us)
+        }
+      } catch (err) {
+        if (!this.#alive(epoch)) return;
+        failed = true;
+        this.#lastError = describeError(err);
+      }
+      if (failed) {
+        failures++;
+        this.#restarts++;
+        const delayMs = this.#backoffMs(failures);
+        this.#o.log.warn(
+          { informer: this.name, err: this.#lastError, failures, backoffMs: delayMs, synced: this.#synced },
+          'informer list/watch failed; retrying after backoff',
+        );
+        await this.#sleep(delayMs, epoch);
+      }
+    }
+  }
+
+  /**
+   * Lists the whole collection page by page, then diffs it against the store: `delete` for keys
+   * that vanished, `add` for new ones, `update(old, new)` for changed resourceVersions. Objects whose
+   * resourceVersion did not change keep their existing copy.
+   * Mirrors reflector `list` + `DeltaFIFO.Replace`, and client-go `pager.List` for pagination.
+   */
+  async #relist(epoch: number): Promise<void> {
+    const abort = new AbortController();
+    this.#abort = abort;
+    const fresh = new Map<string, Entry<T>>();
+    let rv: string | undefined;
+    let cont: string | undefined;
+    let limit: number | undefined = this.#pageSize;
+    for (;;) {
+      let page: ListPage;
+      try {
+        page = await this.#o.list({
+          limit,
+          _continue: cont,
+          labelSelector: this.#o.labelSelector,
+          fieldSelector: this.#o.fieldSelector,
+          signal: abort.signal,
+        });
+      } catch (err) {
+        if (cont !== undefined && apiStatusCode(err) === 410 && this.#alive(epoch)) {
+          // The continue token expired mid-list: start over with one unpaginated list (pager.go FullListIfExpired).
+          this.#o.log.info({ informer: this.name }, 'list: continue token expired; falling back to a full list');
+          fresh.clear();
+          rv = undefined;
+          cont = undefined;
+          limit = undefined;
+          continue;
+        }
+        throw err;
+      }
+      if (!this.#alive(epoch)) return;
+      this.#touch();
+      rv ??= page.metadata?.resourceVersion ?? '';
+      for (const raw of page.items) {
+        const obj = this.#convert(raw);
+        if (obj !== undefined) fresh.set(this.#o.keyOf(obj), { obj, rv: rawResourceVersion(raw) });
+      }
+      cont = page.metadata?._continue || page.metadata?.continue || undefined;
+      if (!cont) break;
+    }
+    if (this.#abort === abort) this.#abort = undefined;
+    // Without a resourceVersion the watch would start "from now" and miss changes made since the list.
+    if (!rv) throw new Error(`list of ${this.#o.path} returned no resourceVersion`);
+    this.#replace(fresh);
+    this.#rv = rv;
+    this.#relists++;
+    this.#lastRelistMs = this.#o.clock.now();
+    if (!this.#synced) {
+      this.#synced = true;
+      this.#o.log.info({ informer: this.name, objects: this.#store.size }, 'informer synced');
+      for (const w of this.#syncWaiters.splice(0)) w.resolve();
+    }
+    this.#emit('resync');
+  }
+
+  #replace(fresh: Map<string, Entry<T>>): void {
+    for (const [key, old] of [...this.#store]) {
+      if (!fresh.has(key)) {
+        this.#remove(key, old);
+        this.#emit('delete', old.obj);
+      }
+    }
+    for (const [key, next] of fresh) {
+      const old = this.#store.get(key);
+      if (!old) {
+        this.#put(key, next);
+        this.#emit('add', next.obj);
+      } else if (old.rv !== next.rv || next.rv === '') {
+        this.#put(key, next, old);
+        this.#emit('update', old.obj, next.obj);
+      }
+    }
+  }
+
+  /** Runs one watch stream from `#rv` until it ends; never rejects. */
+  #watchOnce(epoch: number): Promise<WatchResult> {
+    return new Promise((resolve) => {
+      const startedMs = this.#o.clock.now();
+      let events = 0;
+      let gone = false;
+      let streamErr: unknown;
+      let settled = false;
+      let controller: AbortController | undefined;
+      const finish = (err: unknown, cancelled: boolean): void => {
+        if (settled) return;
+        settled = true;
+        if (controller) this.#watching = false;
+        if (this.#cancelWatch === cancel) this.#cancelWatch = undefined;
+        controller?.abort();
+        resolve({ err: streamErr ?? err, gone, events, durationMs: this.#o.clock.now() - startedMs, cancelled });
+      };
+      const cancel = (): void => finish(undefined, true);
+      this.#cancelWatch = cancel;
+
+      const query: Record<string, string | number | boolean | undefined> = {
+        resourceVersion: this.#rv,
+        allowWatchBookmarks: true,
+        // Server-side timeout of 5–10 min, like reflector's minWatchTimeout × (1 + rand), so
+        // streams are recycled by the server and not only by client-node's 30 s inactivity timer.
+        timeoutSeconds: Math.floor(300 * (1 + this.#random())),
+        labelSelector: this.#o.labelSelector,
+        fieldSelector: this.#o.fieldSelector,
+      };
+      const onEvent = (phase: string, apiObj: unknown): void => {
+        if (settled || !this.#alive(epoch)) return;
+        events++;
+        this.#touch();
+        try {
+          const outcome = this.#applyWatchEvent(phase, apiObj);
+          if (outcome === 'gone') gone = true;
+          else if (outcome !== undefined) streamErr = outcome;
+        } catch (err) {
+          // A converter or indexer bug must not kill the stream silently.
+          this.#o.log.error({ informer: this.name, phase, err: describeError(err) }, 'failed to apply watch event');
+        }
+      };
+      this.#watch
+        .watch(this.#o.path, query, onEvent, (err) => finish(err, false))
+        .then((c) => {
+          if (settled) {
+            c.abort();
+            return;
+          }
+          controller = c;
+          this.#watching = true;
+          this.#watchConnects++;
+          this.#touch();
+        })
+        .catch((err: unknown) => finish(err, false));
+    });
+  }
+
+  /**
+   * Applies one watch event to the store.
+   * @returns `'gone'` for a 410 ERROR event, an Error for any other ERROR event, else `undefined`.
+   */
+  #applyWatchEvent(phase: string, raw: unknown): 'gone' | Error | undefined {
+    if (phase === 'ERROR') {
+      const status = asObj(raw) ?? {};
+      if (status['code'] === 410) return 'gone';
+      return new Error(`watch ERROR event: ${String(status['code'])} ${String(status['reason'] ?? '')} ${String(status['message'] ?? '')}`.trim());
+    }
+    const rv = rawResourceVersion(raw);
+    if (phase === 'BOOKMARK') {
+      if (rv) this.#rv = rv;
+      return undefined;
+    }
+    if (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED') return undefined;
+    const obj = this.#convert(raw);
+    if (phase === 'DELETED') {
+      const key = obj !== undefined ? this.#o.keyOf(obj) : this.#fallbackKey(raw);
+      const old = key !== undefined ? this.#store.get(key) : undefined;
+      if (key !== undefined && old) {
+        this.#remove(key, old);
+        this.#emit('delete', obj ?? old.obj);
+      }
+    } else if (obj !== undefined) {
+      const key = this.#o.keyOf(obj);
+      const old = this.#store.get(key);
+      const next = { obj, rv };
+      if (!old) {
+        this.#put(key, next);
+        this.#emit('add', obj);
+      } else if (old.rv !== rv || rv === '') {
+        this.#put(key, next, old);
+        this.#emit('update', old.obj, obj);
+      }
+    } else {
+      // A malformed object is treated as absent, exactly as a relist would treat it.
+      const key = this.#fallbackKey(raw);
+      const old = key !== undefined ? this.#store.get(key) : undefined;
+      if (key !== undefined && old) {
+        this.#remove(key, old);
+        this.#emit('delete', old.obj);
+      }
+    }
+    if (rv) this.#rv = rv;
+    return undefined;
+  }
+
+  /** The `namespace/name` or `name` key of a raw object (matches the keyOf of every factory). */
+  #fallbackKey(raw: unknown): string | undefined {
+    const m = rawMeta(raw);
+    if (m.name === undefined) return undefined;
+    return m.namespace ? `${m.namespace}/${m.name}` : m.name;
+  }
+
+  #convert(raw: unknown): T | undefined {
+    let obj: T | undefined;
+    try {
+      obj = this.#o.convert(raw);
+    } catch {
+      obj = undefined;
+    }
+    if (obj === undefined) {
+      this.#malformed++;
+      this.#o.log.warn({ informer: this.name, ...rawMeta(raw) }, 'skipping malformed object');
+    }
+    return obj;
+  }
+
+  // ---- store + indices ----------------------------------------------------------------------
+
+  #indexValues(index: string, obj: T): readonly string[] {
+    try {
+      return this.#o.indexers?.[index]?.(obj) ?? [];
+    } catch (err) {
+      this.#o.log.error({ informer: this.name, index, err: describeError(err) }, 'indexer failed');
+      return [];
+    }
+  }
+
+  #put(key: string, next: Entry<T>, old?: Entry<T>): void {
+    if (old) this.#unindex(key, old.obj);
+    this.#store.set(key, next);
+    for (const [index, byValue] of this.#indices) {
+      for (const v of this.#indexValues(index, next.obj)) {
+        let keys = byValue.get(v);
+        if (!keys) byValue.set(v, (keys = new Set()));
+        keys.add(key);
+      }
+    }
+  }
+
+  #remove(key: string, old: Entry<T>): void {
+    this.#unindex(key, old.obj);
+    this.#store.delete(key);
+  }
+
+  #unindex(key: string, obj: T): void {
+    for (const [index, byValue] of this.#indices) {
+      for (const v of this.#indexValues(index, obj)) {
+        const keys = byValue.get(v);
+        keys?.delete(key);
+        if (keys?.size === 0) byValue.delete(v);
+      }
+    }
+  }
+
+  // ---- handlers + timers --------------------------------------------------------------------
+
+  #emit(event: 'add' | 'delete', obj: T): void;
+  #emit(event: 'update', oldObj: T, newObj: T): void;
+  #emit(event: 'resync'): void;
+  #emit(event: keyof Handlers<T>, a?: T, b?: T): void {
+    for (const h of this.#handlers[event]) {
+      try {
+        if (event === 'update') (h as UpdateHandler<T>)(a as T, b as T);
+        else if (event === 'resync') (h as ResyncHandler)();
+        else (h as AddHandler<T>)(a as T);
+      } catch (err) {
+        this.#o.log.error({ informer: this.name, event, err: describeError(err) }, 'informer handler threw');
+      }
+    }
+  }
+
+  /** The maintenance tick: watchdog and periodic relist. */
+  #scheduleTick(): void {
+    const periods = [this.#watchdogMs, this.#relistIntervalMs].filter((p) => p > 0);
+    if (periods.length === 0) return;
+    const tickMs = Math.max(100, Math.min(30_000, Math.min(...periods) / 4));
+    this.#ticker = this.#o.clock.setTimeout(() => {
+      if (!this.#running) return;
+      this.#onTick();
+      this.#scheduleTick();
+    }, tickMs);
+  }
+
+  #onTick(): void {
+    const now = this.#o.clock.now();
+    if (this.#watchdogMs > 0 && now - (this.#lastProgressMs ?? now) > this.#watchdogMs) {
+      this.#lastError = `watchdog: nothing heard for ${now - (this.#lastProgressMs ?? now)} ms`;
+      this.#restart(this.#lastError);
+      return;
+    }
+    if (this.#relistIntervalMs > 0 && this.#synced && this.#rv !== '' && now - this.#lastRelistMs >= this.#relistIntervalMs) {
+      this.#o.log.info({ informer: this.name }, 'periodic relist');
+      this.#rv = '';
+      this.#cancelWatch?.();
+    }
+  }
+}

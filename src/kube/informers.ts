@@ -1,0 +1,178 @@
+/**
+ * Ready-made {@link Informer}s for the collections the controllers watch, each with its
+ * paginated typed-API list function, slim converter, cache key and indexes.
+ *
+ * Keys follow client-go `cache.MetaNamespaceKeyFunc`: `name` for cluster-scoped objects,
+ * `namespace/name` for namespaced ones (see {@link leaseKey} for node heartbeat Leases).
+ */
+import { Observable, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+import type { Clock } from '../util/clock.js';
+import type { KubeClients } from './client.js';
+import { Informer, type InformerOptions, type ListPage, type ListPageFn } from './informer.js';
+import type { Logger } from './logger.js';
+import {
+  podKey,
+  toDaemonSet,
+  toLease,
+  toNode,
+  toPersistentVolume,
+  toPersistentVolumeClaim,
+  toPod,
+  toVolumeAttachment,
+  type DaemonSet,
+  type Lease,
+  type Node,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+  type Pod,
+  type VolumeAttachment,
+} from './objects.js';
+
+/** Namespace of node heartbeat Leases (`v1.NamespaceNodeLease`). */
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+
+/**
+ * Name of the pod index by `spec.nodeName` (upstream `nodeNameKeyIndex` in
+ * node_lifecycle_controller.go). Unscheduled pods are not indexed.
+ */
+export const POD_NODE_NAME_INDEX = 'nodeName';
+
+/** Name of the VolumeAttachment index by `spec.nodeName`. */
+export const VOLUME_ATTACHMENT_NODE_NAME_INDEX = 'nodeName';
+
+/** Cache key of a node's heartbeat Lease in {@link leaseInformer} (`kube-node-lease/<node>`). */
+export function leaseKey(nodeName: string, namespace = NODE_LEASE_NAMESPACE): string {
+  return `${namespace}/${nodeName}`;
+}
+
+/** Options shared by the factories. Durations are milliseconds. */
+export interface InformerFactoryOptions {
+  log: Logger;
+  clock: Clock;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** List page size (default 500). */
+  pageSize?: number;
+  /** See {@link InformerOptions.watchdogMs} (default 5 min). */
+  watchdogMs?: number;
+  /** See {@link InformerOptions.relistIntervalMs} (default: never). */
+  relistIntervalMs?: number;
+  /** Backoff bounds (defaults 1 s and 30 s). */
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+}
+
+/**
+ * client-node `ConfigurationOptions` whose middleware attaches `signal` to the request, so a list
+ * call is aborted when the informer stops or restarts (client-node has no per-call signal option;
+ * `RequestContext.setSignal` is what its fetch layer reads).
+ */
+export function abortSignalOptions(signal: AbortSignal): ConfigurationOptions {
+  return {
+    middleware: [
+      {
+        pre: (ctx: RequestContext) => {
+          ctx.setSignal(signal);
+          return new Observable(Promise.resolve(ctx));
+        },
+        post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  };
+}
+
+/** The typed-API query parameters of one page. */
+interface PageParams {
+  limit?: number;
+  _continue?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** Adapts a typed-API list call (`core.listNode` etc.) to a {@link ListPageFn}. */
+function paged(call: (params: PageParams, options: ConfigurationOptions) => Promise<ListPage>): ListPageFn {
+  return (o) =>
+    call({ limit: o.limit, _continue: o._continue, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector }, abortSignalOptions(o.signal));
+}
+
+const nameKey = (o: { name: string }): string => o.name;
+const namespacedKey = podKey;
+
+function make<T>(
+  clients: KubeClients,
+  opts: InformerFactoryOptions,
+  spec: Pick<InformerOptions<T>, 'name' | 'path' | 'convert' | 'keyOf' | 'indexers'> & { list: ListPageFn },
+): Informer<T> {
+  return new Informer<T>({
+    ...spec,
+    kubeConfig: clients.kubeConfig,
+    log: opts.log,
+    clock: opts.clock,
+    labelSelector: opts.labelSelector,
+    fieldSelector: opts.fieldSelector,
+    pageSize: opts.pageSize,
+    watchdogMs: opts.watchdogMs,
+    relistIntervalMs: opts.relistIntervalMs,
+    backoffInitialMs: opts.backoffInitialMs,
+    backoffMaxMs: opts.backoffMaxMs,
+  });
+}
+
+/** Informer over all Nodes, keyed by name. */
+export function nodeInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<Node> {
+  const list = paged((p, c) => clients.core.listNode(p, c));
+  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', list, convert: toNode, keyOf: nameKey });
+}
+
+/**
+ * Informer over the Leases of one namespace (default `kube-node-lease`, the node heartbeats),
+ * keyed `namespace/name` (see {@link leaseKey}).
+ */
+export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions & { namespace?: string }): Informer<Lease> {
+  const namespace = opts.namespace ?? NODE_LEASE_NAMESPACE;
+  return make(clients, opts, {
+    name: `leases(${namespace})`,
+    path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+    list: paged((p, c) => clients.coordination.listNamespacedLease({ namespace, ...p }, c)),
+    convert: toLease,
+    keyOf: (l) => leaseKey(l.name, l.namespace),
+  });
+}
+
+/** Informer over the Pods of all namespaces, keyed `namespace/name`, indexed by {@link POD_NODE_NAME_INDEX}. */
+export function podInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<Pod> {
+  const list = paged((p, c) => clients.core.listPodForAllNamespaces(p, c));
+  const indexers = { [POD_NODE_NAME_INDEX]: (p: Pod) => (p.nodeName ? [p.nodeName] : []) };
+  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', list, convert: toPod, keyOf: namespacedKey, indexers });
+}
+
+/** Informer over the DaemonSets of all namespaces, keyed `namespace/name`. */
+export function daemonSetInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<DaemonSet> {
+  const list = paged((p, c) => clients.apps.listDaemonSetForAllNamespaces(p, c));
+  return make(clients, opts, { name: 'daemonsets', path: '/apis/apps/v1/daemonsets', list, convert: toDaemonSet, keyOf: namespacedKey });
+}
+
+/**
+ * Informer over all VolumeAttachments, keyed by name, indexed by {@link VOLUME_ATTACHMENT_NODE_NAME_INDEX}
+ * (the apiserver cannot field-select on `spec.nodeName` for this resource, so the index does it).
+ */
+export function volumeAttachmentInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<VolumeAttachment> {
+  const list = paged((p, c) => clients.storage.listVolumeAttachment(p, c));
+  const indexers = { [VOLUME_ATTACHMENT_NODE_NAME_INDEX]: (v: VolumeAttachment) => [v.nodeName] };
+  const path = '/apis/storage.k8s.io/v1/volumeattachments';
+  return make(clients, opts, { name: 'volumeattachments', path, list, convert: toVolumeAttachment, keyOf: nameKey, indexers });
+}
+
+/** Informer over the PersistentVolumeClaims of all namespaces, keyed `namespace/name`. */
+export function pvcInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<PersistentVolumeClaim> {
+  const list = paged((p, c) => clients.core.listPersistentVolumeClaimForAllNamespaces(p, c));
+  const path = '/api/v1/persistentvolumeclaims';
+  return make(clients, opts, { name: 'persistentvolumeclaims', path, list, convert: toPersistentVolumeClaim, keyOf: namespacedKey });
+}
+
+/** Informer over all PersistentVolumes, keyed by name. */
+export function pvInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<PersistentVolume> {
+  const list = paged((p, c) => clients.core.listPersistentVolume(p, c));
+  return make(clients, opts, { name: 'persistentvolumes', path: '/api/v1/persistentvolumes', list, convert: toPersistentVolume, keyOf: nameKey });
+}

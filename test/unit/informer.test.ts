@@ -1,0 +1,451 @@
+/**
+ * Informer logic against a scripted list function and a fake watch, driven by FakeClock.
+ * The real API server path is covered by test/integration/informer.test.ts.
+ */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiException } from '@kubernetes/client-node';
+import { FakeClock } from '../../src/util/clock.js';
+import { Informer, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/informer.js';
+import { toLease, type Lease } from '../../src/kube/objects.js';
+import type { Logger } from '../../src/kube/logger.js';
+
+const NS = 'kube-node-lease';
+
+function rawLease(name: string, rv: string, holder = name): Record<string, unknown> {
+  return {
+    metadata: { name, namespace: NS, resourceVersion: rv, managedFields: [{ manager: 'kubelet' }] },
+    spec: { holderIdentity: holder, leaseDurationSeconds: 40, renewTime: '2026-01-01T00:00:00.000000Z' },
+  };
+}
+
+/** The collection as the fake server holds it. */
+class FakeServer {
+  objects = new Map<string, Record<string, unknown>>();
+  rv = 100;
+  listCalls: ListPageOptions[] = [];
+  failLists = 0;
+  expireContinue = false;
+
+  set(name: string, holder = name): Record<string, unknown> {
+    const o = rawLease(name, String(++this.rv), holder);
+    this.objects.set(name, o);
+    return o;
+  }
+
+  list = async (o: ListPageOptions): Promise<ListPage> => {
+    this.listCalls.push(o);
+    if (this.failLists > 0) {
+      this.failLists--;
+      throw new ApiException(500, 'Internal Server Error', '{}', {});
+    }
+    if (o._continue && this.expireContinue) {
+      this.expireContinue = false;
+      throw new ApiException(410, 'Expired', '{"reason":"Expired"}', {});
+    }
+    const all = [...this.objects.values()];
+    const start = o._continue ? Number(o._continue) : 0;
+    const end = o.limit ? start + o.limit : all.length;
+    const page: ListPage = { metadata: { resourceVersion: String(this.rv) }, items: all.slice(start, end) };
+    if (end < all.length) page.metadata = { resourceVersion: String(this.rv), _continue: String(end) };
+    return page;
+  };
+}
+
+interface FakeStream {
+  query: Record<string, string | number | boolean | undefined>;
+  emit: (type: string, obj: unknown) => void;
+  end: (err?: unknown) => void;
+  aborted: boolean;
+}
+
+class FakeWatch implements WatchLike {
+  streams: FakeStream[] = [];
+  failConnect: unknown;
+
+  async watch(
+    _path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, obj: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    const controller = new AbortController();
+    let ended = false;
+    const stream: FakeStream = {
+      query,
+      emit: (type, obj) => {
+        if (!ended) callback(type, obj);
+      },
+      end: (err) => {
+        if (ended) return;
+        ended = true;
+        done(err ?? null);
+      },
+      aborted: false,
+    };
+    controller.signal.addEventListener('abort', () => {
+      stream.aborted = true;
+      stream.end();
+    });
+    this.streams.push(stream);
+    if (this.failConnect !== undefined) {
+      const err = this.failConnect;
+      this.failConnect = undefined;
+      stream.end(err);
+    }
+    return controller;
+  }
+
+  get last(): FakeStream {
+    const s = this.streams.at(-1);
+    assert.ok(s, 'a watch was started');
+    return s;
+  }
+}
+
+interface Recorded {
+  warns: { obj: object; msg: string }[];
+}
+function recordingLogger(): Logger & Recorded {
+  const warns: { obj: object; msg: string }[] = [];
+  return { warns, debug: () => {}, info: () => {}, error: () => {}, warn: (obj, msg) => void warns.push({ obj, msg }) };
+}
+
+async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?: number } = {}) {
+  const clock = new FakeClock();
+  const server = new FakeServer();
+  const watch = new FakeWatch();
+  const log = recordingLogger();
+  const events: string[] = [];
+  const informer = new Informer<Lease>({
+    name: 'leases',
+    path: `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`,
+    list: server.list,
+    convert: toLease,
+    keyOf: (l) => `${l.namespace}/${l.name}`,
+    indexers: { holder: (l) => (l.holderIdentity ? [l.holderIdentity] : []) },
+    log,
+    clock,
+    watch,
+    pageSize: opts.pageSize ?? 10,
+    watchdogMs: opts.watchdogMs ?? 60_000,
+    relistIntervalMs: opts.relistIntervalMs ?? 0,
+    random: () => 0.5,
+  });
+  informer.on('add', (l) => events.push(`add ${l.name}@${l.resourceVersion}`));
+  informer.on('update', (o, n) => events.push(`update ${n.name} ${o.resourceVersion}->${n.resourceVersion}`));
+  informer.on('delete', (l) => events.push(`delete ${l.name}`));
+  return { clock, server, watch, log, events, informer };
+}
+
+describe('Informer: initial list', () => {
+  test('lists in pages, syncs, and watches from the list resourceVersion', async () => {
+    const { server, watch, informer, events } = setup({ pageSize: 10 });
+    for (let i = 0; i < 25; i++) server.set(`n${String(i).padStart(2, '0')}`);
+    assert.equal(informer.hasSynced(), false);
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    assert.equal(informer.hasSynced(), true);
+    assert.deepEqual(
+      server.listCalls.map((c) => [c.limit, c._continue]),
+      [
+        [10, undefined],
+        [10, '10'],
+        [10, '20'],
+      ],
+    );
+    assert.equal(informer.list().length, 25);
+    assert.equal(events.filter((e) => e.startsWith('add ')).length, 25);
+    assert.equal(watch.last.query['resourceVersion'], String(server.rv));
+    assert.equal(watch.last.query['allowWatchBookmarks'], true);
+    const cached = informer.get(`${NS}/n03`);
+    assert.ok(cached);
+    assert.equal('managedFields' in cached, false, 'only the slim object is cached');
+    assert.equal(cached.renewTime, Date.UTC(2026, 0, 1));
+    informer.stop();
+  });
+
+  test('a failed list does not count as synced; it is retried after backoff', async () => {
+    const { clock, server, informer } = setup();
+    server.set('a');
+    server.failLists = 1;
+    await informer.start();
+    await flush();
+    assert.equal(informer.hasSynced(), false);
+    assert.equal(informer.stats().restarts, 1);
+    assert.match(informer.stats().lastError ?? '', /500/);
+    // Full jitter with random() = 0.5: the first backoff is 500 ms.
+    await clock.advanceAsync(499);
+    assert.equal(server.listCalls.length, 1);
+    await clock.advanceAsync(1);
+    await flush();
+    assert.equal(server.listCalls.length, 2);
+    assert.equal(informer.hasSynced(), true);
+    assert.equal(informer.list().length, 1);
+    informer.stop();
+  });
+
+  test('an expired continue token falls back to one unpaginated list', async () => {
+    const { server, informer } = setup({ pageSize: 2 });
+    for (const n of ['a', 'b', 'c', 'd', 'e']) server.set(n);
+    server.expireContinue = true;
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    assert.deepEqual(
+      server.listCalls.map((c) => [c.limit, c._continue]),
+      [
+        [2, undefined],
+        [2, '2'],
+        [undefined, undefined],
+      ],
+    );
+    assert.equal(informer.list().length, 5);
+    informer.stop();
+  });
+
+  test('malformed objects are logged with their name and skipped', async () => {
+    const { server, watch, informer, log } = setup();
+    server.set('good');
+    server.objects.set('bad', { metadata: { name: 'bad', namespace: NS } }); // no resourceVersion
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    assert.deepEqual(informer.keys(), [`${NS}/good`]);
+    assert.equal(informer.stats().malformed, 1);
+    assert.ok(log.warns.some((w) => (w.obj as { name?: string }).name === 'bad' && /malformed/.test(w.msg)));
+    watch.last.emit('ADDED', { metadata: { name: 'worse' } });
+    watch.last.emit('MODIFIED', 'not even an object');
+    assert.equal(informer.stats().malformed, 3);
+    assert.equal(informer.list().length, 1);
+    informer.stop();
+  });
+
+  test('stop before sync rejects waitForSync; an aborted signal rejects it too', async () => {
+    const { server, informer } = setup();
+    server.failLists = 100;
+    await informer.start();
+    const ac = new AbortController();
+    const w1 = informer.waitForSync(ac.signal);
+    const w2 = informer.waitForSync();
+    ac.abort(new Error('gave up'));
+    await assert.rejects(w1, /gave up/);
+    informer.stop();
+    await assert.rejects(w2, /stopped before it synced/);
+  });
+});
+
+describe('Informer: watch events', () => {
+  test('add, update(old, new), delete, bookmarks and indexes', async () => {
+    const { server, watch, informer, events } = setup();
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    events.length = 0;
+    const s = watch.last;
+    s.emit('ADDED', server.set('b', 'holder-1'));
+    const aOld = informer.get(`${NS}/a`);
+    s.emit('MODIFIED', server.set('a', 'holder-1'));
+    assert.equal(informer.byIndex('holder', 'holder-1').length, 2);
+    assert.equal(informer.byIndex('holder', 'a').length, 0, 'old index value removed');
+    const same = server.objects.get('a');
+    s.emit('MODIFIED', same); // same resourceVersion: no update
+    s.emit('DELETED', server.objects.get('b'));
+    server.objects.delete('b');
+    s.emit('BOOKMARK', { metadata: { resourceVersion: '999' } });
+    assert.deepEqual(events, [`add b@${server.rv - 1}`, `update a ${aOld?.resourceVersion}->${server.rv}`, 'delete b']);
+    assert.deepEqual(informer.byIndex('holder', 'holder-1').map((l) => l.name), ['a']);
+    assert.equal(informer.stats().resourceVersion, '999');
+    assert.throws(() => informer.byIndex('nope', 'x'), /unknown index/);
+    informer.stop();
+  });
+
+  test('a handler that throws is logged and does not stop delivery', async () => {
+    const { server, watch, informer, events } = setup();
+    informer.on('add', () => {
+      throw new Error('handler bug');
+    });
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    watch.last.emit('ADDED', server.set('x'));
+    watch.last.emit('ADDED', server.set('y'));
+    assert.deepEqual(events.filter((e) => e.startsWith('add')).length, 2);
+    assert.equal(informer.list().length, 2);
+    informer.stop();
+  });
+});
+
+describe('Informer: recovery', () => {
+  test('a watch error backs off and resumes from the last resourceVersion without relisting', async () => {
+    const { clock, server, watch, informer } = setup();
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    watch.last.emit('ADDED', server.set('b'));
+    const rv = String(server.rv);
+    assert.equal(informer.isWatching(), true);
+    watch.last.end(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    await flush();
+    assert.equal(informer.isWatching(), false, 'not watching during the backoff');
+    assert.equal(informer.hasSynced(), true, 'still synced');
+    assert.equal(watch.streams.length, 1, 'no reconnect before the backoff');
+    assert.equal(informer.stats().restarts, 1);
+    await clock.advanceAsync(500);
+    await flush();
+    assert.equal(watch.streams.length, 2);
+    assert.equal(watch.last.query['resourceVersion'], rv);
+    assert.equal(server.listCalls.length, 1, 'no relist');
+    assert.equal(informer.isWatching(), true);
+    informer.stop();
+    assert.equal(informer.isWatching(), false);
+  });
+
+  test('410 Gone relists and delivers what changed meanwhile as update/delete/add', async () => {
+    const { server, watch, informer, events } = setup();
+    for (const n of ['keep', 'change', 'vanish']) server.set(n);
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    const old = informer.get(`${NS}/change`);
+    events.length = 0;
+    // Changes the watch never delivered:
+    server.set('change', 'someone-else');
+    server.objects.delete('vanish');
+    server.set('new');
+    watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+    watch.last.end();
+    await flush();
+    assert.equal(server.listCalls.length, 2, 'relisted at once');
+    assert.deepEqual(events.sort(), [`add new@${server.rv}`, 'delete vanish', `update change ${old?.resourceVersion}->${server.rv - 1}`].sort());
+    assert.deepEqual(informer.keys().sort(), [`${NS}/change`, `${NS}/keep`, `${NS}/new`]);
+    assert.equal(informer.get(`${NS}/change`)?.holderIdentity, 'someone-else');
+    assert.equal(informer.stats().relists, 2);
+    informer.stop();
+  });
+
+  test('a watch answered with HTTP 410 relists instead of retrying the old resourceVersion', async () => {
+    const { clock, server, watch, informer } = setup();
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    await clock.advanceAsync(5_000);
+    watch.failConnect = Object.assign(new Error('Gone'), { statusCode: 410 });
+    watch.last.end(); // clean close after a long life: reconnect at once, which gets the 410
+    await flush();
+    assert.equal(server.listCalls.length, 2, 'relisted');
+    assert.equal(watch.last.query['resourceVersion'], String(server.rv));
+    assert.equal(informer.stats().restarts, 0);
+    informer.stop();
+  });
+
+  test('a stream that closes at once without events backs off instead of spinning', async () => {
+    const { clock, watch, informer } = setup();
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    const gaps: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const before = watch.streams.length;
+      const endedAt = clock.now();
+      watch.last.end();
+      await flush();
+      assert.equal(watch.streams.length, before, 'waits for the backoff');
+      while (watch.streams.length === before) await clock.advanceAsync(100);
+      gaps.push(clock.now() - endedAt);
+    }
+    assert.deepEqual(gaps, [500, 1000, 2000]);
+    informer.stop();
+  });
+
+  test('a long-lived stream that ends cleanly (server timeout) reconnects at once', async () => {
+    const { clock, watch, informer } = setup({ watchdogMs: 0 });
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    await clock.advanceAsync(60_000);
+    watch.last.end(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    await flush();
+    assert.equal(watch.streams.length, 2);
+    assert.equal(informer.stats().restarts, 0);
+    informer.stop();
+  });
+
+  test('connect failures back off with growing, capped delays', async () => {
+    const { clock, watch, informer } = setup();
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    const err = Object.assign(new Error('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    const gaps: number[] = [];
+    let last = clock.now();
+    watch.failConnect = err;
+    watch.last.end(err);
+    for (let i = 0; i < 7; i++) {
+      const before = watch.streams.length;
+      while (watch.streams.length === before) {
+        watch.failConnect = err;
+        await clock.advanceAsync(100);
+      }
+      gaps.push(clock.now() - last);
+      last = clock.now();
+    }
+    // random() = 0.5 → half of min(30 s, 1 s × 2^(n-1)), rounded up to the 100 ms step.
+    assert.deepEqual(gaps, [500, 1000, 2000, 4000, 8000, 15000, 15000]);
+    informer.stop();
+  });
+
+  test('the watchdog restarts a silent, hung watch', async () => {
+    const { clock, watch, informer } = setup({ watchdogMs: 60_000 });
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    const hung = watch.last;
+    await clock.advanceAsync(59_000);
+    assert.equal(watch.streams.length, 1);
+    await clock.advanceAsync(20_000);
+    await flush();
+    assert.equal(hung.aborted, true, 'the hung stream was aborted');
+    assert.equal(watch.streams.length, 2);
+    assert.equal(informer.stats().restarts, 1);
+    assert.match(informer.stats().lastError ?? '', /watchdog/);
+    informer.stop();
+  });
+
+  test('relistIntervalMs re-reads the collection periodically and repairs the cache', async () => {
+    const { clock, server, informer, events } = setup({ relistIntervalMs: 600_000, watchdogMs: 0 });
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    events.length = 0;
+    server.set('missed'); // an event the watch lost
+    await clock.advanceAsync(600_000 + 150_000);
+    await flush();
+    assert.equal(server.listCalls.length, 2);
+    assert.deepEqual(events, [`add missed@${server.rv}`]);
+    informer.stop();
+  });
+
+  test('stop aborts the stream and nothing restarts afterwards', async () => {
+    const { clock, server, watch, informer } = setup();
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    informer.stop();
+    await flush();
+    assert.equal(watch.last.aborted, true);
+    await clock.advanceAsync(600_000);
+    assert.equal(watch.streams.length, 1);
+    assert.equal(server.listCalls.length, 1);
+    assert.equal(informer.hasSynced(), true, 'hasSynced stays true');
+  });
+});

@@ -1,0 +1,308 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { ApiException } from '@kubernetes/client-node';
+import { FakeClock } from '../../src/util/clock.js';
+import {
+  ApiWriteThrottle,
+  BOTTLENECK_HEARTBEAT_MS,
+  DEFAULT_BACKOFF,
+  DEFAULT_RETRY,
+  FencedError,
+  TOKEN_UNITS,
+  UPDATE_TAINT_BACKOFF,
+  backoffDelays,
+  retryOnConflict,
+  retryWithBackoff,
+  throttleSettings,
+  type RetryOutcome,
+} from '../../src/kube/writer.js';
+
+const conflict = (): ApiException<string> => new ApiException(409, 'Conflict', '{"reason":"Conflict"}', {});
+const notFound = (): ApiException<string> => new ApiException(404, 'NotFound', '{"reason":"NotFound"}', {});
+
+/** Drives a FakeClock until `p` settles (bounded). */
+async function runUntilSettled<T>(clock: FakeClock, p: Promise<T>, stepMs = 1, maxSteps = 100_000): Promise<T> {
+  let settled = false;
+  void p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let i = 0; i < maxSteps && !settled; i++) await clock.advanceAsync(stepMs);
+  return p;
+}
+
+describe('throttleSettings: --kube-api-qps / --kube-api-burst arithmetic', () => {
+  test('qps 20 / burst 30 (kube-controller-manager defaults): full bucket, 5 tokens per 250 ms beat', () => {
+    const s = throttleSettings(20, 30);
+    assert.ok(s);
+    assert.equal(s.reservoirIncreaseInterval, BOTTLENECK_HEARTBEAT_MS);
+    assert.equal(s.reservoir, 30 * s.weight);
+    assert.equal(s.reservoirIncreaseMaximum, 30 * s.weight);
+    assert.equal(s.reservoirIncreaseAmount / s.weight, 5);
+  });
+
+  test('fractional qps stays exact: qps 0.4 yields exactly one token after 10 beats (2.5 s)', () => {
+    const s = throttleSettings(0.4, 1);
+    assert.ok(s);
+    let reservoir = 0;
+    let beats = 0;
+    while (reservoir < s.weight) {
+      reservoir += s.reservoirIncreaseAmount;
+      beats++;
+    }
+    assert.equal(beats, 10);
+    assert.equal(reservoir, s.weight, 'integer units: no floating-point shortfall');
+  });
+
+  test('property: any qps with up to three decimals refills at exactly qps tokens per second', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 1000 }), (milliQps, burst) => {
+        const qps = milliQps / 1000;
+        const s = throttleSettings(qps, burst);
+        assert.ok(s);
+        const tokensPerSecond = (s.reservoirIncreaseAmount * (1000 / s.reservoirIncreaseInterval)) / s.weight;
+        assert.ok(Math.abs(tokensPerSecond - qps) < 1e-9, `${tokensPerSecond} vs ${qps}`);
+        assert.equal(s.reservoir / s.weight, burst);
+        assert.equal(s.weight, TOKEN_UNITS);
+      }),
+    );
+  });
+
+  test("client-go defaulting: qps 0 → 5, burst 0 → 10, negative qps → unlimited", () => {
+    const s = throttleSettings(0, 0);
+    assert.ok(s);
+    assert.equal(s.qps, 5);
+    assert.equal(s.burst, 10);
+    assert.equal(throttleSettings(-1, 30), null);
+  });
+
+  test('invalid values throw RangeError', () => {
+    assert.throws(() => throttleSettings(Number.NaN, 1), RangeError);
+    assert.throws(() => throttleSettings(1, -1), RangeError);
+    assert.throws(() => throttleSettings(1, 1.5), RangeError);
+  });
+});
+
+describe('ApiWriteThrottle', () => {
+  test('the fencing gate refuses a write with FencedError without calling it', async () => {
+    let leader = false;
+    const t = new ApiWriteThrottle({ qps: 100, burst: 10, canWrite: () => leader });
+    let calls = 0;
+    await assert.rejects(
+      t.schedule(async () => ++calls),
+      (err: unknown) => err instanceof FencedError,
+    );
+    assert.equal(calls, 0);
+    leader = true;
+    assert.equal(await t.schedule(async () => ++calls), 1);
+    t.setCanWrite(() => false);
+    await assert.rejects(t.schedule(async () => ++calls), FencedError);
+    assert.equal(calls, 1);
+    assert.deepEqual(
+      { executed: t.stats().executed, fenced: t.stats().fenced },
+      { executed: 1, fenced: 2 },
+    );
+    await t.stop();
+  });
+
+  test('the gate is checked when the write runs, not when it is scheduled', async () => {
+    let leader = true;
+    let checks = 0;
+    const t = new ApiWriteThrottle({
+      qps: 100,
+      burst: 10,
+      canWrite: () => {
+        checks++;
+        return leader;
+      },
+    });
+    let ran = false;
+    const p = t.schedule(async () => (ran = true));
+    assert.equal(checks, 0, 'not checked at schedule time');
+    leader = false; // leadership lost before the write got its turn
+    await assert.rejects(p, FencedError);
+    assert.equal(checks, 1);
+    assert.equal(ran, false);
+    await t.stop();
+  });
+
+  test('admits the burst at once, then holds further writes until tokens refill', async () => {
+    // qps 0.001 refills 1 unit per beat: no token comes back within the test.
+    const t = new ApiWriteThrottle({ qps: 0.001, burst: 3 });
+    const ran: number[] = [];
+    const jobs = [0, 1, 2, 3].map((i) => t.schedule(async () => void ran.push(i)));
+    jobs[3]?.catch(() => undefined);
+    await Promise.all(jobs.slice(0, 3));
+    assert.deepEqual(ran, [0, 1, 2]);
+    const tokens = await t.tokens();
+    assert.ok(tokens !== null && tokens < 1, `bucket is empty (${tokens})`);
+    assert.equal(t.stats().queued, 1, 'the fourth write waits');
+    await t.stop();
+    await assert.rejects(jobs[3] as Promise<void>);
+    assert.deepEqual(ran, [0, 1, 2]);
+  });
+
+  test('negative qps: unlimited, but still fenced', async () => {
+    const t = new ApiWriteThrottle({ qps: -1, burst: 0 });
+    assert.equal(t.settings, null);
+    assert.equal(await t.tokens(), null);
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => t.schedule(async () => i)));
+    assert.equal(results.length, 50);
+    t.setCanWrite(() => false);
+    await assert.rejects(t.schedule(async () => 1), FencedError);
+    await t.stop();
+  });
+
+  test('a write that fails rejects with its own error', async () => {
+    const t = new ApiWriteThrottle({ qps: 10, burst: 1 });
+    await assert.rejects(
+      t.schedule(async () => {
+        throw conflict();
+      }),
+      (err: unknown) => err instanceof ApiException && err.code === 409,
+    );
+    await t.stop();
+  });
+});
+
+describe('backoffDelays (wait.Backoff.Step)', () => {
+  test('DefaultRetry: 4 sleeps of 10 ms plus up to 10 % jitter', () => {
+    assert.deepEqual([...backoffDelays(DEFAULT_RETRY, () => 0.5)], [10.5, 10.5, 10.5, 10.5]);
+    assert.deepEqual([...backoffDelays(DEFAULT_RETRY, () => 0)], [10, 10, 10, 10]);
+  });
+
+  test('DefaultBackoff grows by 5: 10, 50, 250 ms', () => {
+    assert.deepEqual([...backoffDelays(DEFAULT_BACKOFF, () => 0)], [10, 50, 250]);
+  });
+
+  test('UpdateTaintBackoff: 4 sleeps between 100 and 200 ms', () => {
+    const delays = [...backoffDelays(UPDATE_TAINT_BACKOFF, () => 0.99)];
+    assert.equal(delays.length, 4);
+    for (const d of delays) assert.ok(d >= 100 && d < 200);
+  });
+
+  test('a cap stops growth and lifts the step limit', () => {
+    const it = backoffDelays({ steps: 3, durationMs: 100, factor: 2, jitter: 0, capMs: 300 }, () => 0);
+    const first = Array.from({ length: 6 }, () => it.next().value);
+    assert.deepEqual(first, [100, 200, 300, 300, 300, 300]);
+  });
+});
+
+describe('retryOnConflict (retry.RetryOnConflict)', () => {
+  test('retries conflicts, sleeping 10–11 ms between attempts, and returns the value', async () => {
+    const clock = new FakeClock();
+    const times: number[] = [];
+    const t0 = clock.now();
+    const p = retryOnConflict(
+      async () => {
+        times.push(clock.now() - t0);
+        if (times.length < 3) throw conflict();
+        return 'ok';
+      },
+      { clock, random: () => 0.5 },
+    );
+    assert.equal(await runUntilSettled(clock, p, 0.5), 'ok');
+    assert.equal(times.length, 3);
+    assert.deepEqual(times, [0, 10.5, 21]);
+  });
+
+  test('gives up after the backoff steps with the last conflict', async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    const p = retryOnConflict(
+      async () => {
+        calls++;
+        throw conflict();
+      },
+      { clock, backoff: UPDATE_TAINT_BACKOFF },
+    );
+    p.catch(() => undefined);
+    await assert.rejects(runUntilSettled(clock, p, 10), (err: unknown) => err instanceof ApiException && err.code === 409);
+    assert.equal(calls, 5);
+  });
+
+  test('any other error is thrown at once', async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    await assert.rejects(
+      retryOnConflict(
+        async () => {
+          calls++;
+          throw notFound();
+        },
+        { clock },
+      ),
+      (err: unknown) => err instanceof ApiException && err.code === 404,
+    );
+    assert.equal(calls, 1);
+  });
+});
+
+describe('retryWithBackoff', () => {
+  test('retries until success with capped exponential delays', async () => {
+    const clock = new FakeClock();
+    const delays: number[] = [];
+    let calls = 0;
+    const p = retryWithBackoff(
+      async () => {
+        if (++calls < 7) throw new Error('transient');
+        return 'done';
+      },
+      { clock, random: () => 0, initialDelayMs: 100, maxDelayMs: 1000, onRetry: (_e, _a, d) => delays.push(d) },
+    );
+    const out = await runUntilSettled(clock, p, 50);
+    assert.deepEqual(out, { status: 'succeeded', value: 'done', attempts: 7 });
+    assert.deepEqual(delays, [100, 200, 400, 800, 1000, 1000]);
+  });
+
+  test('stops when isDone says the work no longer matters (e.g. the pod is gone)', async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    const p = retryWithBackoff(
+      async () => {
+        calls++;
+        throw calls < 3 ? new Error('transient') : notFound();
+      },
+      { clock, isDone: (err) => err instanceof ApiException && err.code === 404 },
+    );
+    const out: RetryOutcome<never> = await runUntilSettled(clock, p, 50);
+    assert.equal(out.status, 'stopped');
+    assert.equal(out.attempts, 3);
+  });
+
+  test('a FencedError always stops', async () => {
+    const out = await retryWithBackoff(async () => {
+      throw new FencedError();
+    });
+    assert.equal(out.status, 'stopped');
+    assert.equal(out.attempts, 1);
+  });
+
+  test('an abort during the sleep ends it as aborted; maxAttempts bounds it', async () => {
+    const clock = new FakeClock();
+    const ac = new AbortController();
+    const p = retryWithBackoff(
+      async () => {
+        throw new Error('x');
+      },
+      { clock, signal: ac.signal, initialDelayMs: 1000 },
+    );
+    await clock.advanceAsync(10);
+    ac.abort();
+    const out = await p;
+    assert.equal(out.status, 'aborted');
+    assert.equal(out.attempts, 1);
+    assert.equal(clock.pendingTimers, 0, 'the sleep timer was cancelled');
+
+    const bounded = retryWithBackoff(
+      async () => {
+        throw new Error('y');
+      },
+      { clock, maxAttempts: 3, initialDelayMs: 1 },
+    );
+    const out2 = await runUntilSettled(clock, bounded, 1);
+    assert.equal(out2.status, 'aborted');
+    assert.equal(out2.attempts, 3);
+  });
+});
