@@ -1,0 +1,302 @@
+/**
+ * `node-lifecycle-controller run`: wires informers → controllers → writers, serves metrics and
+ * health, and handles signals. This is the I/O shell; every decision lives in the controllers'
+ * pure cores.
+ *
+ * Startup order mirrors kube-controller-manager: parse flags, connect, start informers, wait until
+ * every cache has synced (no action before that), then start the enabled controllers.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { loadKubeConfig, makeClients } from '../kube/client.js';
+import { EventRecorder, type ObjectReference } from '../kube/events.js';
+import type { Informer } from '../kube/informer.js';
+import {
+  daemonSetInformer,
+  leaseInformer,
+  nodeInformer,
+  podInformer,
+  POD_NODE_NAME_INDEX,
+  pvcInformer,
+  pvInformer,
+  VOLUME_ATTACHMENT_NODE_NAME_INDEX,
+  volumeAttachmentInformer,
+} from '../kube/informers.js';
+import type { Logger as IoLogger } from '../kube/logger.js';
+import type { Lease, Node, Pod } from '../kube/objects.js';
+import { ApiWriteThrottle } from '../kube/writer.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { createMetrics, type Metrics } from '../metrics/registry.js';
+import { startMetricsServer } from '../metrics/server.js';
+import { NodeLifecycleController, type EventSink } from '../nodelifecycle/controller.js';
+import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
+import { TaintEvictionController } from '../tainteviction/controller.js';
+import { TAINT_EVICTION_CONTROLLER_NAME } from '../tainteviction/events.js';
+import { TaintEvictionWriter } from '../tainteviction/writer.js';
+import { PodGCController } from '../podgc/controller.js';
+import { GC_CHECK_PERIOD_MS, ORPHAN_QUARANTINE_MS, POD_GC_CONTROLLER_NAME } from '../podgc/decision.js';
+import { PodGCWriter } from '../podgc/writer.js';
+import { ForceDetachController } from '../volumes/controller.js';
+import { ATTACH_DETACH_EVENT_SOURCE, FORCE_DETACH_RESYNC_PERIOD_MS } from '../volumes/decision.js';
+import { ForceDetachWriter } from '../volumes/writer.js';
+import { realClock, type Clock } from '../util/clock.js';
+import { isControllerEnabled, parseControllerFlags, type ControllerConfig } from './flags.js';
+
+/** Adapts the EventRecorder to the controllers' narrow sink. */
+function eventSink(recorder: EventRecorder): EventSink {
+  return {
+    record(ref, type, reason, message) {
+      const r: ObjectReference = { kind: ref.kind, apiVersion: 'v1', name: ref.name, uid: ref.uid };
+      if (ref.namespace !== undefined) r.namespace = ref.namespace;
+      recorder.record(r, type, reason, message);
+    },
+  };
+}
+
+/** A running controller process, for tests and the demo. */
+export interface RunningController {
+  config: ControllerConfig;
+  metrics: Metrics;
+  /** The metrics/health server's port (useful with `--metrics-bind-address=127.0.0.1:0`). */
+  port: number;
+  nodeLifecycle?: NodeLifecycleController;
+  taintEviction?: TaintEvictionController;
+  podGC?: PodGCController;
+  forceDetach?: ForceDetachController;
+  /** Resolves once every cache synced and the controllers started. */
+  started: Promise<void>;
+  /** Stops controllers, informers and the server. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the controller from parsed configuration. Returns once the server listens; controllers
+ * start when the caches have synced (`started`).
+ * @throws {Error} when the kubeconfig cannot be loaded or the metrics address cannot be bound.
+ */
+export async function startController(config: ControllerConfig, opts: { log?: Logger; clock?: Clock } = {}): Promise<RunningController> {
+  const log = opts.log ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  const ioLog: IoLogger = log;
+  const clock = opts.clock ?? realClock;
+  const clients = makeClients(loadKubeConfig(config.kubeconfig));
+  const metrics = createMetrics();
+  const identity = `${hostname()}_${randomUUID()}`;
+  const throttle = new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst });
+
+  const informerOpts = { log: ioLog, clock };
+  const nodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
+  const leases = leaseInformer(clients, informerOpts);
+  const pods = podInformer(clients, informerOpts);
+  const daemonSets = daemonSetInformer(clients, informerOpts);
+  const all: Informer<unknown>[] = [nodes, leases, pods, daemonSets] as Informer<unknown>[];
+
+  // "Can see the cluster": the node and lease caches are synced and their watches healthy.
+  const canSeeCluster = (): boolean => [nodes, leases].every((i) => i.hasSynced() && i.isWatching());
+
+  let nodeLifecycle: NodeLifecycleController | undefined;
+  if (isControllerEnabled(config, 'node-lifecycle-controller')) {
+    const recorder = new EventRecorder({ clients, throttle, component: 'node-controller', host: identity, clock, log: ioLog });
+    nodeLifecycle = new NodeLifecycleController({
+      config: {
+        nodeMonitorPeriodMs: config.nodeMonitorPeriod,
+        nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
+        nodeStartupGracePeriodMs: config.nodeStartupGracePeriod,
+        nodeEvictionRate: config.nodeEvictionRate,
+        secondaryNodeEvictionRate: config.secondaryNodeEvictionRate,
+        largeClusterSizeThreshold: config.largeClusterSizeThreshold,
+        unhealthyZoneThreshold: config.unhealthyZoneThreshold,
+        enableTaintManager: config.enableTaintManager,
+        podEvictionTimeoutMs: config.podEvictionTimeout,
+      },
+      clock,
+      log: ioLog,
+      caches: {
+        nodes,
+        leases,
+        pods: {
+          get: (k) => pods.get(k),
+          list: () => pods.list(),
+          podsOnNode: (n) => pods.byIndex(POD_NODE_NAME_INDEX, n),
+        },
+        daemonSets: { has: (k) => daemonSets.get(k) !== undefined },
+      },
+      writes: new NodeLifecycleWriter(clients, throttle, clock),
+      events: eventSink(recorder),
+      metrics: metrics.nodeCollector,
+      canSeeCluster,
+    });
+    const nlc = nodeLifecycle;
+    nodes.on('add', (n: Node) => nlc.nodeChanged(n.name));
+    nodes.on('update', (_o: Node, n: Node) => nlc.nodeChanged(n.name));
+    nodes.on('delete', (n: Node) => nlc.nodeDeleted(n.name));
+    const onLease = (l: Lease): void => {
+      if (nodes.get(l.name)) nlc.leaseChanged(l.name);
+    };
+    leases.on('add', onLease);
+    leases.on('update', (_o: Lease, l: Lease) => onLease(l));
+    pods.on('add', (p: Pod) => nlc.podChanged(p));
+    pods.on('update', (o: Pod, p: Pod) => nlc.podChanged(p, o));
+  }
+
+  // <<wiring: taint-eviction-controller>> (src/tainteviction/; see issue 5)
+  let taintEviction: TaintEvictionController | undefined;
+  if (isControllerEnabled(config, 'taint-eviction-controller') && !config.enableTaintManager) {
+    // As in 1.20, --enable-taint-manager=false means no NoExecute-based eviction at all.
+    log.info({}, 'taint-eviction-controller not started: --enable-taint-manager=false');
+  } else if (isControllerEnabled(config, 'taint-eviction-controller')) {
+    const recorder = new EventRecorder({ clients, throttle, component: TAINT_EVICTION_CONTROLLER_NAME, host: identity, clock, log: ioLog });
+    const te = new TaintEvictionController({
+      clock,
+      log: ioLog,
+      caches: {
+        nodes,
+        pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode: (n) => pods.byIndex(POD_NODE_NAME_INDEX, n) },
+      },
+      writes: new TaintEvictionWriter(clients, throttle, clock),
+      events: eventSink(recorder),
+      metrics: metrics.taintEviction,
+      // A pod is only deleted while both its node's taints and the pod itself are known to be current.
+      canSeeCluster: () => nodes.hasSynced() && nodes.isWatching() && pods.hasSynced() && pods.isWatching(),
+    });
+    taintEviction = te;
+    nodes.on('add', (n: Node) => te.nodeChanged(n));
+    nodes.on('update', (o: Node, n: Node) => te.nodeChanged(n, o));
+    nodes.on('delete', (n: Node) => te.nodeDeleted(n));
+    pods.on('add', (p: Pod) => te.podChanged(p));
+    pods.on('update', (o: Pod, p: Pod) => te.podChanged(p, o));
+    pods.on('delete', (p: Pod) => te.podDeleted(p));
+  }
+
+  // <<wiring: pod-garbage-collector-controller and attach-detach-controller>> (src/podgc/, src/volumes/; see issue 6)
+  const scoped = config.nodeSelector.trim() !== '';
+  const podsOnNode = (n: string): Pod[] => pods.byIndex(POD_NODE_NAME_INDEX, n);
+  let podGC: PodGCController | undefined;
+  if (isControllerEnabled(config, 'pod-garbage-collector-controller')) {
+    const recorder = new EventRecorder({ clients, throttle, component: POD_GC_CONTROLLER_NAME, host: identity, clock, log: ioLog });
+    const gc = new PodGCController({
+      config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped },
+      clock,
+      log: ioLog,
+      caches: { nodes, pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode } },
+      writes: new PodGCWriter(clients, throttle, clock),
+      events: eventSink(recorder),
+      metrics: metrics.podGC,
+      canSeeCluster: () => [nodes, pods].every((i) => i.hasSynced() && i.isWatching()),
+    });
+    podGC = gc;
+    nodes.on('add', (n: Node) => gc.nodeChanged(n));
+    nodes.on('update', (_o: Node, n: Node) => gc.nodeChanged(n));
+    nodes.on('delete', (n: Node) => gc.nodeDeleted(n));
+    pods.on('add', (p: Pod) => gc.podChanged(p));
+    pods.on('update', (_o: Pod, p: Pod) => gc.podChanged(p));
+  }
+  let forceDetach: ForceDetachController | undefined;
+  if (isControllerEnabled(config, 'persistentvolume-attach-detach-controller')) {
+    // Only this controller needs attachments and claims; the program waits for their sync too.
+    const vas = volumeAttachmentInformer(clients, informerOpts);
+    const pvcs = pvcInformer(clients, informerOpts);
+    const pvs = pvInformer(clients, informerOpts);
+    all.push(...([vas, pvcs, pvs] as Informer<unknown>[]));
+    const recorder = new EventRecorder({ clients, throttle, component: ATTACH_DETACH_EVENT_SOURCE, host: identity, clock, log: ioLog });
+    const fd = new ForceDetachController({
+      config: {
+        forceDetachTimeoutMs: config.forceDetachTimeout,
+        disableForceDetachOnTimeout: config.disableForceDetachOnTimeout,
+        resyncPeriodMs: FORCE_DETACH_RESYNC_PERIOD_MS,
+        scoped,
+      },
+      clock,
+      log: ioLog,
+      caches: {
+        nodes,
+        pods: { podsOnNode },
+        volumeAttachments: { get: (k) => vas.get(k), list: () => vas.list(), onNode: (n) => vas.byIndex(VOLUME_ATTACHMENT_NODE_NAME_INDEX, n) },
+        pvcs,
+        pvs,
+      },
+      writes: new ForceDetachWriter(clients, throttle, clock),
+      events: eventSink(recorder),
+      metrics: metrics.attachDetach,
+      // "No running pod uses the volume" is only trusted while pods, claims and attachments are current.
+      canSeeCluster: () => ([nodes, pods, vas, pvcs, pvs] as Informer<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
+    });
+    forceDetach = fd;
+    nodes.on('add', (n: Node) => fd.nodeChanged(n));
+    nodes.on('update', (_o: Node, n: Node) => fd.nodeChanged(n));
+    nodes.on('delete', (n: Node) => fd.nodeChanged(n));
+    pods.on('add', (p: Pod) => fd.podChanged(p));
+    pods.on('update', (_o: Pod, p: Pod) => fd.podChanged(p));
+    pods.on('delete', (p: Pod) => fd.podChanged(p));
+    vas.on('add', (v) => fd.volumeAttachmentChanged(v));
+    vas.on('update', (_o, v) => fd.volumeAttachmentChanged(v));
+    vas.on('delete', (v) => fd.volumeAttachmentDeleted(v));
+  }
+
+  let synced = false;
+  const server = await startMetricsServer({
+    bindAddress: config.metricsBindAddress,
+    metrics,
+    isReady: () => synced,
+    isHealthy: () => true,
+    debugState: () => ({ identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), informers: all.map((i) => i.stats()) }),
+    log,
+  });
+  log.info({ identity, metrics: `${config.metricsBindAddress} (port ${server.port})` }, 'node-lifecycle-controller starting');
+
+  for (const i of all) void i.start();
+  const abort = new AbortController();
+  const started = (async () => {
+    await Promise.all(all.map((i) => i.waitForSync(abort.signal)));
+    synced = true;
+    log.info({ nodes: nodes.list().length, pods: pods.list().length }, 'caches synced; starting controllers');
+    nodeLifecycle?.start();
+    taintEviction?.start();
+    // <<start: other controllers>>
+    podGC?.start();
+    forceDetach?.start();
+  })();
+  started.catch((err: unknown) => log.error({ err: String(err) }, 'controller did not start'));
+
+  let stopping: Promise<void> | undefined;
+  return {
+    config,
+    metrics,
+    port: server.port,
+    ...(nodeLifecycle ? { nodeLifecycle } : {}),
+    ...(taintEviction ? { taintEviction } : {}),
+    ...(podGC ? { podGC } : {}),
+    ...(forceDetach ? { forceDetach } : {}),
+    started,
+    stop() {
+      stopping ??= (async () => {
+        abort.abort();
+        await nodeLifecycle?.stop();
+        await taintEviction?.stop();
+        // <<stop: other controllers>>
+        await podGC?.stop();
+        await forceDetach?.stop();
+        for (const i of all) i.stop();
+        await server.close();
+        await throttle.stop();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/**
+ * The `run` command: parse flags, start, and run until SIGTERM/SIGINT.
+ * @returns exit code 0 after a clean shutdown.
+ * @throws {FlagError} / {HelpRequested} from flag parsing (the caller maps them to exit codes).
+ */
+export async function runController(argv: string[]): Promise<number> {
+  const config = await parseControllerFlags(argv);
+  const running = await startController(config);
+  await new Promise<void>((resolve) => {
+    const onSignal = (): void => resolve();
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+  await running.stop();
+  return 0;
+}

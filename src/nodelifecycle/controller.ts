@@ -1,0 +1,913 @@
+/**
+ * The node lifecycle controller: the thin I/O shell around the pure health, taint and zone logic.
+ *
+ * Mirrors upstream `pkg/controller/nodelifecycle/node_lifecycle_controller.go` (`Controller`,
+ * `Run`, `monitorNodeHealth`, `doNoScheduleTaintingPass`, `doNoExecuteTaintingPass`,
+ * `doEvictionPass` [1.20], `processTaintBaseEviction`, `processNoTaintBaseEviction` [1.20],
+ * `handleDisruption`, `processPod`, `reconcileNodeLabels`).
+ *
+ * Data flow: informer handlers only enqueue node names or pod keys (level-based); workers re-read
+ * the caches, call the pure functions in health.ts / taints.ts / zones.ts, and hand writes to
+ * {@link NodeLifecycleWriter}. Everything time-related goes through the injected {@link Clock}.
+ *
+ * Deliberate differences from upstream (each is also commented where it happens):
+ * 1. Heartbeats are observed when the Node or Lease update arrives, not at the next 5 s monitor
+ *    pass, and each node gets a timer at its exact probe deadline. Ready=Unknown therefore lands
+ *    within grace + ~1 s of the last heartbeat instead of grace + up to one monitor period.
+ * 2. A node is queued for NoExecute tainting in the same step that marks it Unknown/NotReady
+ *    (upstream waits for the next pass because it decides on the pre-update "observed" condition).
+ * 3. For the tainting gate only, a Ready node that has been silent for more than half its grace
+ *    period counts as not Ready when zone states are computed. Nodes that die together are detected
+ *    up to one heartbeat interval apart; without this the first of them would be tainted before the
+ *    zone is seen to be disrupted. It can only pause eviction earlier, never cause one. Zone metrics
+ *    keep upstream's meaning (real Ready conditions).
+ * 4. Zone pauses (rate 0 or the secondary rate, and the all-zones stop) are explained with Warning
+ *    events, log lines and the `node_collector_zone_eviction_paused` gauge.
+ * 5. While the controller cannot see the cluster (node or lease informer not synced), it judges no
+ *    node; when sight returns, every node gets a fresh full grace period. An API outage is never
+ *    mistaken for dead nodes.
+ * 6. Existing NoExecute taints are never re-stamped: on first sight (a restart) upstream strips them
+ *    and re-adds them with a new `timeAdded`; we keep them, so a restart neither delays nor hastens
+ *    eviction (upstream #108268).
+ */
+import type { Lease, Node, NodeCondition, Pod } from '../kube/objects.js';
+import { getCondition, podKey } from '../kube/objects.js';
+import type { Logger } from '../kube/logger.js';
+import { WorkQueue } from '../kube/workqueue.js';
+import { describeError } from '../kube/client.js';
+import type { NodeCollectorMetrics } from '../metrics/registry.js';
+import type { Clock, TimerHandle } from '../util/clock.js';
+import { DeadlineScheduler } from '../util/scheduler.js';
+import {
+  isReadyToNotReadyTransition,
+  nextProbeDeadline,
+  nodeNotReadyEvent,
+  observeNodeHealth,
+  podNeedsNotReadyMark,
+  podNeedsNotReadyOnNode,
+  podNodeNotReadyEvent,
+  registeredNodeEvent,
+  removingNodeEvent,
+  savedReadyCondition,
+  type NodeHealth,
+  type NodeLifecycleEvent,
+} from './health.js';
+import { SwappableTokenBucket } from './ratelimit.js';
+import {
+  conditionTaintDiff,
+  NODE_READY,
+  NOT_READY_TAINT_TEMPLATE,
+  taintExists,
+  UNREACHABLE_TAINT_TEMPLATE,
+} from './taints.js';
+import { RateLimitedTimedQueue, type TimedValue, type TryResult } from './timedqueue.js';
+import type { NodeLifecycleWriter, WriteResult } from './writer.js';
+import {
+  computeZoneState,
+  formatZoneKey,
+  getZoneKey,
+  isExcludedFromDisruption,
+  planDisruption,
+  type DisruptionPause,
+  type ZoneState,
+} from './zones.js';
+
+/** Configuration, with upstream's flag semantics. Durations in **milliseconds**, rates in nodes per **second**. */
+export interface NodeLifecycleConfig {
+  nodeMonitorPeriodMs: number;
+  nodeMonitorGracePeriodMs: number;
+  nodeStartupGracePeriodMs: number;
+  nodeEvictionRate: number;
+  secondaryNodeEvictionRate: number;
+  largeClusterSizeThreshold: number;
+  unhealthyZoneThreshold: number;
+  /** true: taint-based eviction (NoExecute taints); false: 1.20's legacy direct pod eviction. */
+  enableTaintManager: boolean;
+  /** Legacy mode only: how long a node may be NotReady/Unknown before its pods are deleted. */
+  podEvictionTimeoutMs: number;
+}
+
+/** A read-only cache. */
+export interface ReadStore<T> {
+  get(key: string): T | undefined;
+  list(): readonly T[];
+}
+
+/** The informer caches the controller reads. Lease keys are `kube-node-lease/<node>`; pod keys `ns/name`. */
+export interface NodeLifecycleCaches {
+  nodes: ReadStore<Node>;
+  leases: ReadStore<Lease>;
+  pods: ReadStore<Pod> & { podsOnNode(nodeName: string): readonly Pod[] };
+  /** DaemonSet existence by `ns/name`; legacy eviction skips pods owned by an existing DaemonSet. */
+  daemonSets: { has(key: string): boolean };
+}
+
+/** A reference to the object an Event is about. */
+export interface EventObjectRef {
+  kind: 'Node' | 'Pod';
+  name: string;
+  namespace?: string;
+  uid: string;
+}
+
+/** Where Events go (src/kube/events.ts adapts to this). Never throws. */
+export interface EventSink {
+  record(ref: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+/** The writes the controller makes (implemented by {@link NodeLifecycleWriter}). */
+export type NodeLifecycleWrites = Pick<
+  NodeLifecycleWriter,
+  'swapNodeTaints' | 'updateNodeConditions' | 'markPodNotReady' | 'evictPodLegacy' | 'patchNodeLabels'
+>;
+
+/** Everything the controller needs, injected. */
+export interface NodeLifecycleDeps {
+  config: NodeLifecycleConfig;
+  clock: Clock;
+  log: Logger;
+  caches: NodeLifecycleCaches;
+  writes: NodeLifecycleWrites;
+  events: EventSink;
+  metrics: NodeCollectorMetrics;
+  /** True while the node and lease caches reflect the cluster (synced, watches connected). */
+  canSeeCluster: () => boolean;
+}
+
+/** One zone as the `status` command and `/debug/state` show it. Times are epoch ms. */
+export interface ZoneView {
+  zone: string;
+  zoneLabel: string;
+  state: ZoneState;
+  size: number;
+  unhealthy: number;
+  /** Current tainting (or legacy eviction) rate, nodes per second. */
+  rate: number;
+  queueLength: number;
+  /** Next node due and the earliest time it can be processed. */
+  next?: { node: string; processAt: number };
+  pausedReason?: string;
+}
+
+/** Read-only view of the controller, for `/debug/state`, `status` and `explain`. */
+export interface NodeLifecycleView {
+  allZonesDisrupted: boolean;
+  canSeeCluster: boolean;
+  zones: ZoneView[];
+  nodes: {
+    name: string;
+    zone: string;
+    ready?: string;
+    probeTimestamp?: number;
+    probeDeadline?: number;
+    queued: boolean;
+  }[];
+}
+
+const EVENT_SOURCE_TAINT_PASS_MS = 100; // upstream scheduler.NodeEvictionPeriod
+const RETRY_WAIT_MS = 50; // upstream retries a failed taint swap "after 0"; 50 ms avoids a hot loop
+const NODE_WORKERS = 8; // upstream nodeUpdateWorkerSize
+const POD_WORKERS = 4; // upstream podUpdateWorkerSize
+const LABEL_RECONCILE: readonly [primary: string, secondary: string][] = [
+  ['kubernetes.io/os', 'beta.kubernetes.io/os'],
+  ['kubernetes.io/arch', 'beta.kubernetes.io/arch'],
+];
+
+/**
+ * The node lifecycle controller. Construct, then {@link start} once the caches have synced; feed it
+ * informer events through {@link nodeChanged}, {@link nodeDeleted}, {@link leaseChanged} and
+ * {@link podChanged}. {@link stop} shuts every loop down.
+ * Mirrors upstream `nodelifecycle.Controller`.
+ */
+export class NodeLifecycleController {
+  readonly #d: NodeLifecycleDeps;
+  readonly #cfg: NodeLifecycleConfig;
+  readonly #health = new Map<string, NodeHealth>();
+  readonly #known = new Map<string, { uid: string; zone: string }>();
+  readonly #zoneStates = new Map<string, ZoneState>();
+  readonly #zoneQueues = new Map<string, RateLimitedTimedQueue>();
+  readonly #zoneSizes = new Map<string, { size: number; unhealthy: number }>();
+  readonly #pausedReasons = new Map<string, string>();
+  readonly #nodesToRetry = new Set<string>();
+  /** Last Ready status each node was judged with, to notice flips that change zone states. */
+  readonly #lastReady = new Map<string, string | undefined>();
+  /** The node as our own last status write returned it (newer than the cache for a few ms). */
+  readonly #written = new Map<string, Node>();
+  readonly #deadlines: DeadlineScheduler<string>;
+  readonly #healthQueue: WorkQueue;
+  readonly #noScheduleQueue: WorkQueue;
+  readonly #podQueue: WorkQueue;
+  #monitorTimer: TimerHandle | undefined;
+  #taintTimer: TimerHandle | undefined;
+  #taintPassRunning = false;
+  #taintPassAgain = false;
+  #sawCluster = true;
+  #stopped = true;
+  #monitorRunning: Promise<void> | undefined;
+
+  /** @param deps injected caches, writer, events, metrics, clock and logger. Never throws. */
+  constructor(deps: NodeLifecycleDeps) {
+    this.#d = deps;
+    this.#cfg = deps.config;
+    const { clock, log } = deps;
+    this.#deadlines = new DeadlineScheduler<string>(clock, {
+      onError: (err, e) => log.error({ node: e.key, err: describeError(err) }, 'probe deadline handler failed'),
+    });
+    this.#deadlines.onDue((e) => this.#healthQueue.add(e.key));
+    this.#healthQueue = new WorkQueue({
+      name: 'node_lifecycle_controller_health',
+      concurrency: NODE_WORKERS,
+      clock,
+      log,
+      sync: (name) => this.#syncNodeHealth(name),
+    });
+    this.#noScheduleQueue = new WorkQueue({
+      name: 'node_lifecycle_controller',
+      concurrency: NODE_WORKERS,
+      clock,
+      log,
+      sync: (name) => this.#doNoScheduleTaintingPass(name),
+    });
+    this.#podQueue = new WorkQueue({
+      name: 'node_lifecycle_controller_pods',
+      concurrency: POD_WORKERS,
+      clock,
+      log,
+      sync: (key) => this.#processPod(key),
+    });
+  }
+
+  /**
+   * Starts the monitor loop (every `nodeMonitorPeriodMs`), the tainting/eviction pass (every
+   * 100 ms) and the workers, and queues every cached node once. Call after the caches synced.
+   */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#sawCluster = this.#d.canSeeCluster();
+    for (const n of this.#d.caches.nodes.list()) {
+      this.#noScheduleQueue.add(n.name);
+    }
+    this.#scheduleMonitor(0);
+    this.#scheduleTaintPass(EVENT_SOURCE_TAINT_PASS_MS);
+  }
+
+  /** Stops every loop and worker; in-flight writes finish. Idempotent. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#monitorTimer?.cancel();
+    this.#taintTimer?.cancel();
+    this.#deadlines.clear();
+    await Promise.all([this.#healthQueue.shutDown(), this.#noScheduleQueue.shutDown(), this.#podQueue.shutDown()]);
+    await this.#monitorRunning;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Informer handlers: enqueue only.
+  // ---------------------------------------------------------------------------------------------
+
+  /** A Node was added or updated (upstream enqueues every update, unfiltered). */
+  nodeChanged(name: string): void {
+    if (this.#stopped) return;
+    this.#noScheduleQueue.add(name);
+    this.#healthQueue.add(name);
+  }
+
+  /** A Node was deleted. */
+  nodeDeleted(name: string): void {
+    this.#nodesToRetry.delete(name);
+    this.#deadlines.cancel(name);
+    if (!this.#stopped) this.#scheduleMonitor(0);
+  }
+
+  /** A Lease in `kube-node-lease` was added or updated: a possible heartbeat. */
+  leaseChanged(nodeName: string): void {
+    if (!this.#stopped) this.#healthQueue.add(nodeName);
+  }
+
+  /**
+   * A pod was added or updated. Mirrors `podUpdated`: only pods that are newly bound or moved to
+   * another node are processed (pods on nodes that turn not-Ready are handled by the node's pass).
+   */
+  podChanged(pod: Pod, old?: Pod): void {
+    if (this.#stopped || pod.nodeName === '') return;
+    if (old && old.nodeName === pod.nodeName) return;
+    this.#podQueue.add(podKey(pod));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Health: monitor pass + per-node processing.
+  // ---------------------------------------------------------------------------------------------
+
+  #scheduleMonitor(delayMs: number): void {
+    this.#monitorTimer?.cancel();
+    this.#monitorTimer = this.#d.clock.setTimeout(() => {
+      this.#monitorRunning = this.monitorNodeHealth()
+        .catch((err: unknown) => this.#d.log.error({ err: describeError(err) }, 'monitorNodeHealth failed'))
+        .finally(() => {
+          // Sliding period, like wait.UntilWithContext.
+          if (!this.#stopped) this.#scheduleMonitor(this.#cfg.nodeMonitorPeriodMs);
+        });
+    }, delayMs);
+  }
+
+  /**
+   * One full pass over every cached node: registration and removal events, health of every node,
+   * then zone states. Mirrors `monitorNodeHealth`. Errors per node are logged, never thrown.
+   */
+  async monitorNodeHealth(): Promise<void> {
+    if (this.#stopped) return;
+    const startMs = this.#d.clock.now();
+    const endTimer = this.#d.metrics.updateAllNodesHealthDuration.startTimer();
+    try {
+      if (!this.#checkSight()) return;
+      const nodes = this.#d.caches.nodes.list();
+      const present = new Set<string>();
+      for (const node of nodes) {
+        present.add(node.name);
+        this.#ensureRegistered(node);
+      }
+      for (const [name, info] of this.#known) {
+        if (present.has(name)) continue;
+        this.#known.delete(name);
+        this.#written.delete(name);
+        this.#health.delete(name);
+        this.#lastReady.delete(name);
+        this.#deadlines.cancel(name);
+        this.#zoneQueues.get(info.zone)?.remove(name);
+        this.#emit({ kind: 'Node', name, uid: info.uid }, removingNodeEvent(name));
+        this.#d.log.info({ node: name, zone: formatZoneKey(info.zone) }, 'Removing node from controller');
+      }
+      for (const node of nodes) this.#healthQueue.add(node.name);
+      await this.#healthQueue.onIdle();
+      this.#handleDisruption();
+    } finally {
+      endTimer();
+      this.#d.log.debug({ ms: this.#d.clock.now() - startMs }, 'monitor pass done');
+    }
+  }
+
+  /**
+   * Sight gate (deliberate difference 5): returns false while the caches cannot be trusted; on the
+   * pass where sight returns, every node's probe timestamp is reset so none is judged on the gap.
+   */
+  #checkSight(): boolean {
+    const sees = this.#d.canSeeCluster();
+    if (sees && !this.#sawCluster) {
+      const now = this.#d.clock.now();
+      for (const [name, h] of this.#health) this.#health.set(name, { ...h, probeTimestamp: now, readyTransitionTimestamp: now });
+      this.#d.log.warn({ nodes: this.#health.size }, 'API server visible again: every node gets a full grace period from now');
+    } else if (!sees && this.#sawCluster) {
+      this.#d.log.warn({}, 'Lost sight of the API server: no node will be judged until the caches are synced again');
+    }
+    this.#sawCluster = sees;
+    return sees;
+  }
+
+  #ensureRegistered(node: Node): void {
+    if (this.#known.has(node.name)) return;
+    const zone = getZoneKey(node.labels);
+    this.#known.set(node.name, { uid: node.uid, zone });
+    this.#ensureZone(zone);
+    this.#emit({ kind: 'Node', name: node.name, uid: node.uid }, registeredNodeEvent(node.name));
+    this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Registered node in controller');
+  }
+
+  /** Mirrors `addPodEvictorForNewZone`: a new zone starts Initial with a full-rate queue. */
+  #ensureZone(zone: string): RateLimitedTimedQueue {
+    let q = this.#zoneQueues.get(zone);
+    if (!q) {
+      q = new RateLimitedTimedQueue(this.#d.clock, new SwappableTokenBucket(this.#d.clock, this.#cfg.nodeEvictionRate));
+      this.#zoneQueues.set(zone, q);
+      this.#d.metrics.evictionsTotal.inc({ zone }, 0);
+      this.#d.metrics.zoneTaintingRate.set({ zone }, this.#cfg.nodeEvictionRate);
+    }
+    if (!this.#zoneStates.has(zone)) this.#zoneStates.set(zone, 'Initial');
+    return q;
+  }
+
+  /** The per-node body of `monitorNodeHealth` (`updateNodeFunc` + `tryUpdateNodeHealth`). */
+  async #syncNodeHealth(name: string): Promise<void> {
+    if (this.#stopped) return;
+    const node = this.#d.caches.nodes.get(name);
+    if (!node) return;
+    if (!this.#checkSight()) return;
+    this.#ensureRegistered(node);
+    const endTimer = this.#d.metrics.updateNodeHealthDuration.startTimer();
+    const opts = { nodeMonitorGracePeriodMs: this.#cfg.nodeMonitorGracePeriodMs, nodeStartupGracePeriodMs: this.#cfg.nodeStartupGracePeriodMs };
+    const lease = this.#d.caches.leases.get(`kube-node-lease/${name}`);
+    let obs = observeNodeHealth(this.#health.get(name), node, lease, this.#d.clock.now(), opts);
+    this.#health.set(name, obs.health);
+    let current: Node = node;
+    try {
+      if (obs.needsStatusUpdate) {
+        const before = obs.health;
+        const { result, node: written } = await this.#d.writes.updateNodeConditions(name, node, (fresh) => {
+          // After a conflict the node changed under us (maybe a heartbeat): decide again on it.
+          if (fresh !== node) {
+            obs = observeNodeHealth(before, fresh, lease, this.#d.clock.now(), opts);
+            this.#health.set(name, obs.health);
+          }
+          return obs.needsStatusUpdate ? obs.unknownConditions : undefined;
+        });
+        if (result === 'gone') return;
+        if (result === 'written' && obs.healthAfterStatusUpdate) {
+          this.#health.set(name, obs.healthAfterStatusUpdate);
+          this.#d.log.info({ node: name, zone: formatZoneKey(getZoneKey(node.labels)) }, 'Node stopped posting status: conditions set to Unknown');
+        }
+        if (written) {
+          current = written;
+          this.#written.set(name, written);
+        }
+      }
+    } catch (err) {
+      // Upstream: "Update health of Node from Controller error, Skipping - no pods will be evicted".
+      this.#d.log.warn({ node: name, err: describeError(err) }, 'updating node health failed; retrying');
+      throw err; // the work queue retries with backoff
+    } finally {
+      endTimer();
+    }
+    this.#scheduleDeadline(name, node.uid, obs.gracePeriodMs);
+    const currentReady = obs.currentReady;
+    const readyStatus = currentReady?.status;
+    if (this.#lastReady.get(name) !== readyStatus || !this.#lastReady.has(name)) {
+      this.#lastReady.set(name, readyStatus);
+      // A Ready flip may change its zone's state: recompute before any tainting decision.
+      this.#handleDisruption();
+    }
+    if (!currentReady) return;
+    if (this.#cfg.enableTaintManager) {
+      await this.#processTaintBaseEviction(current, currentReady);
+    } else {
+      this.#processNoTaintBaseEviction(current, currentReady);
+    }
+    const needsRetry = this.#nodesToRetry.has(name);
+    const transition = isReadyToNotReadyTransition(obs.observedReady, currentReady);
+    if (transition) this.#emit({ kind: 'Node', name, uid: node.uid }, nodeNotReadyEvent(name));
+    if (transition || (needsRetry && obs.observedReady.status !== 'True')) {
+      const ok = await this.#markPodsNotReady(name);
+      if (!ok) {
+        this.#nodesToRetry.add(name);
+        return;
+      }
+    }
+    this.#nodesToRetry.delete(name);
+  }
+
+  /** Arms one timer at the node's probe deadline (and, in legacy mode, its pod eviction deadline). */
+  #scheduleDeadline(name: string, uid: string, gracePeriodMs: number): void {
+    const h = this.#health.get(name);
+    if (!h) return;
+    const now = this.#d.clock.now();
+    const ready = savedReadyCondition(h)?.status;
+    let at = ready === 'Unknown' ? Infinity : nextProbeDeadline(h, gracePeriodMs);
+    if (!this.#cfg.enableTaintManager && ready !== undefined && ready !== 'True') {
+      const base = ready === 'False' ? h.readyTransitionTimestamp : h.probeTimestamp;
+      at = Math.min(at, base + this.#cfg.podEvictionTimeoutMs + 1);
+    }
+    if (Number.isFinite(at) && at > now) this.#deadlines.schedule(name, uid, at, name);
+    else this.#deadlines.cancel(name);
+  }
+
+  async #markPodsNotReady(nodeName: string): Promise<boolean> {
+    const pods = this.#d.caches.pods.podsOnNode(nodeName).filter((p) => podNeedsNotReadyMark(p, nodeName));
+    const results = await Promise.allSettled(pods.map((p) => this.#markPodNotReady(p, nodeName)));
+    const failed = results.filter((r) => r.status === 'rejected');
+    if (failed.length > 0) {
+      this.#d.log.warn({ node: nodeName, failed: failed.length }, 'marking pods NotReady failed; will retry on the next pass');
+    }
+    return failed.length === 0;
+  }
+
+  async #markPodNotReady(pod: Pod, nodeName: string): Promise<WriteResult> {
+    const result = await this.#d.writes.markPodNotReady(pod, nodeName);
+    if (result === 'written') {
+      this.#emit({ kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid }, podNodeNotReadyEvent());
+      this.#d.log.info({ node: nodeName, pod: podKey(pod) }, 'Marked pod NotReady');
+    }
+    return result;
+  }
+
+  /** Mirrors `processPod`: a pod bound to a node whose saved Ready condition is not True is marked NotReady. */
+  async #processPod(key: string): Promise<void> {
+    const pod = this.#d.caches.pods.get(key);
+    if (!pod || pod.nodeName === '') return;
+    const health = this.#health.get(pod.nodeName);
+    if (!health) return; // the node's first pass will handle it
+    if (!this.#d.caches.nodes.get(pod.nodeName)) return;
+    if (podNeedsNotReadyOnNode(health, pod)) await this.#markPodNotReady(pod, pod.nodeName);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Condition taints (NoSchedule) and label reconciliation.
+  // ---------------------------------------------------------------------------------------------
+
+  /** Mirrors `doNoScheduleTaintingPass` + `reconcileNodeLabels`. Throws to request a retry. */
+  async #doNoScheduleTaintingPass(name: string): Promise<void> {
+    const node = this.#d.caches.nodes.get(name);
+    if (!node) return;
+    const { toAdd, toRemove } = conditionTaintDiff(node);
+    if (toAdd.length > 0 || toRemove.length > 0) {
+      const r = await this.#d.writes.swapNodeTaints(name, toAdd, toRemove, node);
+      if (r === 'written') {
+        this.#d.log.info(
+          { node: name, added: toAdd.map((t) => t.key), removed: toRemove.map((t) => t.key) },
+          'Updated NoSchedule condition taints',
+        );
+      }
+    }
+    const wanted = (n: Node): Record<string, string> | undefined => {
+      const labels: Record<string, string> = {};
+      for (const [primary, secondary] of LABEL_RECONCILE) {
+        const v = n.labels[primary];
+        if (v !== undefined && n.labels[secondary] !== v) labels[secondary] = v;
+      }
+      return Object.keys(labels).length > 0 ? labels : undefined;
+    };
+    if (wanted(node)) await this.#d.writes.patchNodeLabels(name, node, wanted);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // NoExecute tainting (taint-based eviction) and legacy eviction.
+  // ---------------------------------------------------------------------------------------------
+
+  /** Mirrors `processTaintBaseEviction`, deciding on the current (post-marking) Ready condition. */
+  async #processTaintBaseEviction(node: Node, ready: NodeCondition): Promise<void> {
+    const zone = getZoneKey(node.labels);
+    if (ready.status === 'False') {
+      if (taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE)) {
+        await this.#swapNow(node, NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE);
+      } else if (this.#markNodeForTainting(node, 'False', zone)) {
+        this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Node is NotReady. Adding it to the Taint queue');
+      }
+    } else if (ready.status === 'Unknown') {
+      if (taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) {
+        await this.#swapNow(node, UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE);
+      } else if (this.#markNodeForTainting(node, 'Unknown', zone)) {
+        this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Node is unresponsive. Adding it to the Taint queue');
+      }
+    } else if (ready.status === 'True') {
+      await this.#markNodeAsReachable(node);
+    }
+  }
+
+  async #swapNow(node: Node, add: typeof NOT_READY_TAINT_TEMPLATE, remove: typeof NOT_READY_TAINT_TEMPLATE): Promise<void> {
+    try {
+      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [remove], node);
+      if (r === 'written') this.#d.log.info({ node: node.name, added: add.key, removed: remove.key }, 'Swapped NoExecute taint');
+    } catch (err) {
+      this.#d.log.warn({ node: node.name, err: describeError(err) }, 'Failed to instantly swap NoExecute taints. Will try again in the next cycle');
+    }
+  }
+
+  /**
+   * Mirrors `markNodeForTainting`. Deliberate difference 6: a node that already carries the right
+   * NoExecute taint is not queued, so its `timeAdded` (and every toleration deadline) stays put.
+   * @returns true when the node was newly queued.
+   */
+  #markNodeForTainting(node: Node, status: 'False' | 'Unknown', zone: string): boolean {
+    const q = this.#ensureZone(zone);
+    const want = status === 'False' ? NOT_READY_TAINT_TEMPLATE : UNREACHABLE_TAINT_TEMPLATE;
+    if (taintExists(node.taints, want)) {
+      q.remove(node.name);
+      return false;
+    }
+    q.remove(node.name); // re-queue even if an earlier entry was processed (its taint was removed since)
+    const added = q.add(node.name, node.uid);
+    if (added) this.#kickTaintPass();
+    return added;
+  }
+
+  /** Mirrors `markNodeAsReachable`: removes both NoExecute taints and drops the node from its queue. */
+  async #markNodeAsReachable(node: Node): Promise<void> {
+    this.#zoneQueues.get(getZoneKey(node.labels))?.remove(node.name);
+    if (!taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE) && !taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) return;
+    const r = await this.#d.writes.swapNodeTaints(node.name, [], [UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE], node);
+    if (r === 'written') this.#d.log.info({ node: node.name }, 'Node is reachable again: removed NoExecute taints');
+  }
+
+  /** Mirrors 1.20 `processNoTaintBaseEviction`: queue for pod deletion after `--pod-eviction-timeout`. */
+  #processNoTaintBaseEviction(node: Node, ready: NodeCondition): void {
+    const h = this.#health.get(node.name);
+    if (!h) return;
+    const zone = getZoneKey(node.labels);
+    const q = this.#ensureZone(zone);
+    const now = this.#d.clock.now();
+    if (ready.status === 'True') {
+      if (q.remove(node.name)) this.#d.log.info({ node: node.name }, 'Node is Ready again: cancelled pod eviction');
+      return;
+    }
+    const since = ready.status === 'False' ? h.readyTransitionTimestamp : h.probeTimestamp;
+    if (now > since + this.#cfg.podEvictionTimeoutMs && q.add(node.name, node.uid)) {
+      this.#d.log.info({ node: node.name, zone: formatZoneKey(zone), status: ready.status }, 'Node has been not Ready past the pod eviction timeout. Adding it to the eviction queue');
+      this.#kickTaintPass();
+    }
+  }
+
+  #scheduleTaintPass(delayMs: number): void {
+    this.#taintTimer?.cancel();
+    this.#taintTimer = this.#d.clock.setTimeout(() => {
+      void this.#runTaintPass().finally(() => {
+        if (!this.#stopped) this.#scheduleTaintPass(EVENT_SOURCE_TAINT_PASS_MS);
+      });
+    }, delayMs);
+  }
+
+  /** Runs a pass now instead of waiting up to 100 ms (a node was just queued). */
+  #kickTaintPass(): void {
+    if (this.#stopped) return;
+    if (this.#taintPassRunning) this.#taintPassAgain = true;
+    else this.#scheduleTaintPass(0);
+  }
+
+  async #runTaintPass(): Promise<void> {
+    if (this.#taintPassRunning || this.#stopped) return;
+    this.#taintPassRunning = true;
+    try {
+      do {
+        this.#taintPassAgain = false;
+        await this.doNoExecuteTaintingPass();
+      } while (this.#taintPassAgain && !this.#stopped);
+    } finally {
+      this.#taintPassRunning = false;
+    }
+  }
+
+  /**
+   * One pass over every zone queue. Mirrors `doNoExecuteTaintingPass` (taint mode) and 1.20's
+   * `doEvictionPass` (legacy mode). Zones are processed concurrently, each serially under its limiter.
+   */
+  async doNoExecuteTaintingPass(): Promise<void> {
+    await Promise.all(
+      [...this.#zoneQueues.entries()].map(([zone, q]) =>
+        q
+          .tryAsync((v) => (this.#cfg.enableTaintManager ? this.#taintOne(zone, v) : this.#evictOne(zone, v)))
+          .catch((err: unknown) => this.#d.log.error({ zone: formatZoneKey(zone), err: describeError(err) }, 'tainting pass failed')),
+      ),
+    );
+  }
+
+  async #taintOne(zone: string, v: TimedValue): Promise<TryResult> {
+    const node = this.#freshest(v.value);
+    if (!node) {
+      this.#d.log.info({ node: v.value }, 'Node no longer present in nodeLister');
+      return { done: true, waitMs: 0 };
+    }
+    if (!this.#d.canSeeCluster()) return { done: false, waitMs: 1000 };
+    // The saved condition includes our own Unknown write, which the cache may not show yet.
+    const ready = savedReadyCondition(this.#health.get(node.name)) ?? getCondition(node.conditions, NODE_READY);
+    if (!ready) return { done: false, waitMs: RETRY_WAIT_MS };
+    let add: typeof NOT_READY_TAINT_TEMPLATE;
+    let opposite: typeof NOT_READY_TAINT_TEMPLATE;
+    if (ready.status === 'False') {
+      add = NOT_READY_TAINT_TEMPLATE;
+      opposite = UNREACHABLE_TAINT_TEMPLATE;
+    } else if (ready.status === 'Unknown') {
+      add = UNREACHABLE_TAINT_TEMPLATE;
+      opposite = NOT_READY_TAINT_TEMPLATE;
+    } else {
+      this.#d.log.info({ node: node.name }, "Node was in a taint queue, but it's ready now. Ignoring taint request");
+      return { done: true, waitMs: 0 };
+    }
+    if (taintExists(node.taints, add) && !taintExists(node.taints, opposite)) return { done: true, waitMs: 0 };
+    try {
+      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [opposite], node);
+      if (r !== 'gone') {
+        this.#d.metrics.evictionsTotal.inc({ zone });
+        this.#d.log.info({ node: node.name, zone: formatZoneKey(zone), taint: `${add.key}:${add.effect}` }, 'Tainted node with NoExecute');
+      }
+      return { done: true, waitMs: 0 };
+    } catch (err) {
+      this.#d.log.warn({ node: node.name, err: describeError(err) }, 'NoExecute taint failed; retrying');
+      return { done: false, waitMs: RETRY_WAIT_MS };
+    }
+  }
+
+  /** Legacy mode: delete every non-DaemonSet pod on the node (1.20 `DeletePods`). */
+  async #evictOne(zone: string, v: TimedValue): Promise<TryResult> {
+    const node = this.#d.caches.nodes.get(v.value);
+    if (!this.#d.canSeeCluster()) return { done: false, waitMs: 1000 };
+    const pods = this.#d.caches.pods.podsOnNode(v.value);
+    if (node) {
+      this.#emit({ kind: 'Node', name: node.name, uid: v.uid }, {
+        type: 'Normal',
+        reason: 'DeletingAllPods',
+        message: `Node ${node.name} event: Deleting all Pods from Node ${node.name}.`,
+      });
+    }
+    let failed = 0;
+    let remaining = 0;
+    for (const pod of pods) {
+      if (pod.nodeName !== v.value) continue;
+      if (pod.deletionTimestamp !== undefined) continue; // already being deleted
+      const ds = pod.ownerReferences.find((r) => r.kind === 'DaemonSet' && r.controller);
+      if (ds && this.#d.caches.daemonSets.has(`${pod.namespace}/${ds.name}`)) continue;
+      try {
+        const r = await this.#d.writes.evictPodLegacy(pod, v.value);
+        if (r === 'written') {
+          remaining++;
+          this.#emit({ kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid }, {
+            type: 'Normal',
+            reason: 'NodeControllerEviction',
+            message: `Marking for deletion Pod ${pod.name} from Node ${v.value}`,
+          });
+          this.#d.log.info({ node: v.value, pod: podKey(pod) }, 'Deleted pod (legacy eviction)');
+        }
+      } catch (err) {
+        failed++;
+        this.#d.log.warn({ node: v.value, pod: podKey(pod), err: describeError(err) }, 'legacy pod eviction failed; retrying');
+      }
+    }
+    if (node) this.#d.metrics.evictionsTotal.inc({ zone });
+    if (remaining > 0) this.#d.log.info({ node: v.value, remaining }, 'Pods awaiting deletion due to Controller eviction');
+    // Keep retrying while pods could not be deleted (upstream retries only on list errors).
+    return failed > 0 ? { done: false, waitMs: 1000 } : { done: true, waitMs: 0 };
+  }
+
+  /**
+   * The newer of the cached node and the one our own last write returned. Only a hint for the
+   * first attempt of a guarded write: a wrong guess costs one 409 and a fresh GET, nothing more.
+   */
+  #freshest(name: string): Node | undefined {
+    const cached = this.#d.caches.nodes.get(name);
+    const written = this.#written.get(name);
+    if (!cached || !written) return cached;
+    if (written.uid !== cached.uid) {
+      this.#written.delete(name);
+      return cached;
+    }
+    try {
+      if (BigInt(written.resourceVersion) > BigInt(cached.resourceVersion)) return written;
+    } catch {
+      // resourceVersions are opaque; if they are not numbers, trust the cache
+    }
+    this.#written.delete(name);
+    return cached;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Zones.
+  // ---------------------------------------------------------------------------------------------
+
+  /** Ready status used for zone decisions: real, but a long-silent Ready node counts as not Ready (difference 3). */
+  #effectiveReady(name: string, now: number): string | undefined {
+    const h = this.#health.get(name);
+    const ready = savedReadyCondition(h)?.status ?? getCondition(this.#d.caches.nodes.get(name)?.conditions ?? [], NODE_READY)?.status;
+    if (ready === 'True' && h && now - h.probeTimestamp > this.#cfg.nodeMonitorGracePeriodMs / 2) return 'Unknown';
+    return ready;
+  }
+
+  /** Mirrors `handleDisruption`, over the pure {@link planDisruption}. */
+  #handleDisruption(): void {
+    const now = this.#d.clock.now();
+    const effective = new Map<string, (string | undefined)[]>();
+    const real = new Map<string, (string | undefined)[]>();
+    const nodesByZone = new Map<string, string[]>();
+    for (const node of this.#d.caches.nodes.list()) {
+      if (!this.#known.has(node.name) || isExcludedFromDisruption(node)) continue;
+      const zone = getZoneKey(node.labels);
+      const realReady = savedReadyCondition(this.#health.get(node.name))?.status ?? getCondition(node.conditions, NODE_READY)?.status;
+      push(real, zone, realReady);
+      push(effective, zone, this.#effectiveReady(node.name, now));
+      push(nodesByZone, zone, node.name);
+    }
+    for (const zone of effective.keys()) this.#ensureZone(zone);
+    const plan = planDisruption(this.#zoneStates, effective, this.#cfg);
+    this.#zoneStates.clear();
+    for (const [z, s] of plan.zoneStates) this.#zoneStates.set(z, s);
+    // Upstream's metrics, from the real conditions.
+    for (const [zone, statuses] of real) {
+      const { unhealthy } = computeZoneState(statuses, this.#cfg.unhealthyZoneThreshold);
+      const size = statuses.length;
+      this.#d.metrics.zoneSize.set({ zone }, size);
+      this.#d.metrics.zoneHealth.set({ zone }, size > 0 ? (100 * (size - unhealthy)) / size : 100);
+      this.#d.metrics.unhealthyNodesInZone.set({ zone }, unhealthy);
+      this.#zoneSizes.set(zone, { size, unhealthy });
+    }
+    for (const zone of plan.removedZones) {
+      this.#d.metrics.zoneSize.set({ zone }, 0);
+      this.#d.metrics.zoneHealth.set({ zone }, 100);
+      this.#d.metrics.unhealthyNodesInZone.set({ zone }, 0);
+      this.#zoneSizes.delete(zone);
+    }
+    for (const { zone, rate } of plan.rateSwaps) {
+      this.#zoneQueues.get(zone)?.swapLimiter(rate);
+      this.#d.metrics.zoneTaintingRate.set({ zone }, rate);
+      if (rate >= this.#cfg.nodeEvictionRate) this.#clearPause(zone);
+    }
+    for (const t of plan.transitions) {
+      this.#d.log.info({ zone: formatZoneKey(t.zone), from: t.from, to: t.to }, 'Controller detected that zone is now in new state');
+    }
+    for (const pause of plan.pauses) this.#explainPause(pause, nodesByZone);
+    if (plan.mode === 'enter-all-disrupted') {
+      this.#d.log.warn({}, 'Controller detected that all Nodes are not-Ready. Entering master disruption mode');
+      for (const node of this.#d.caches.nodes.list()) {
+        void this.#markNodeAsReachable(node).catch((err: unknown) =>
+          this.#d.log.warn({ node: node.name, err: describeError(err) }, 'removing NoExecute taints failed'),
+        );
+      }
+    } else if (plan.mode === 'exit-all-disrupted') {
+      this.#d.log.warn({}, 'Controller detected that some Nodes are Ready. Exiting master disruption mode');
+      for (const [name, h] of this.#health) this.#health.set(name, { ...h, probeTimestamp: now, readyTransitionTimestamp: now });
+      for (const zone of this.#zoneQueues.keys()) this.#clearPause(zone, 'all-zones-fully-disrupted');
+    }
+  }
+
+  #explainPause(pause: DisruptionPause, nodesByZone: ReadonlyMap<string, readonly string[]>): void {
+    const zones = pause.zone !== undefined ? [pause.zone] : [...nodesByZone.keys()];
+    const reasonLabel = pause.kind === 'zone-stopped' || pause.kind === 'zone-slowed' ? 'partial-disruption' : 'all-zones-fully-disrupted';
+    const eventReason =
+      pause.kind === 'zone-stopped'
+        ? 'ZoneEvictionPaused'
+        : pause.kind === 'zone-slowed'
+          ? 'ZoneEvictionSlowed'
+          : pause.kind === 'all-zones-stopped'
+            ? 'AllZonesDisrupted'
+            : 'AllZonesRecovered';
+    for (const zone of zones) {
+      if (pause.kind === 'all-zones-resumed') this.#clearPause(zone, reasonLabel);
+      else {
+        this.#pausedReasons.set(zone, pause.reason);
+        this.#d.metrics.zoneEvictionPaused.set({ zone, reason: reasonLabel }, 1);
+      }
+      // The event goes on one node of the zone (preferably a not-Ready one), so `kubectl describe
+      // node` of a dead node says why it is not being tainted.
+      const names = [...(nodesByZone.get(zone) ?? [])].sort();
+      const target = names.find((n) => this.#lastReady.get(n) !== 'True') ?? names[0];
+      const info = target !== undefined ? this.#known.get(target) : undefined;
+      if (target !== undefined && info) {
+        this.#d.events.record(
+          { kind: 'Node', name: target, uid: info.uid },
+          pause.kind === 'all-zones-resumed' ? 'Normal' : 'Warning',
+          eventReason,
+          pause.reason,
+        );
+      }
+    }
+    this.#d.log.warn({ zone: pause.zone !== undefined ? formatZoneKey(pause.zone) : undefined, kind: pause.kind }, pause.reason);
+  }
+
+  #clearPause(zone: string, only?: string): void {
+    if (!this.#pausedReasons.has(zone)) return;
+    this.#pausedReasons.delete(zone);
+    for (const reason of ['partial-disruption', 'all-zones-fully-disrupted']) {
+      if (only === undefined || only === reason) this.#d.metrics.zoneEvictionPaused.set({ zone, reason }, 0);
+    }
+  }
+
+  #emit(ref: EventObjectRef, e: NodeLifecycleEvent): void {
+    this.#d.events.record(ref, e.type, e.reason, e.message);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Introspection.
+  // ---------------------------------------------------------------------------------------------
+
+  /** A snapshot for `/debug/state`, `status` and `explain`. Times are epoch ms. */
+  view(): NodeLifecycleView {
+    const zones: ZoneView[] = [];
+    for (const [zone, q] of this.#zoneQueues) {
+      const sizes = this.#zoneSizes.get(zone) ?? { size: 0, unhealthy: 0 };
+      const head = q.peek();
+      const z: ZoneView = {
+        zone,
+        zoneLabel: formatZoneKey(zone),
+        state: this.#zoneStates.get(zone) ?? 'Initial',
+        size: sizes.size,
+        unhealthy: sizes.unhealthy,
+        rate: q.qps,
+        queueLength: q.length,
+      };
+      if (head) z.next = { node: head.value, processAt: head.processAt };
+      const paused = this.#pausedReasons.get(zone);
+      if (paused) z.pausedReason = paused;
+      zones.push(z);
+    }
+    const nodes = [...this.#known.entries()].map(([name, info]) => {
+      const h = this.#health.get(name);
+      const out: NodeLifecycleView['nodes'][number] = {
+        name,
+        zone: formatZoneKey(info.zone),
+        queued: this.#zoneQueues.get(info.zone)?.has(name) ?? false,
+      };
+      const ready = savedReadyCondition(h)?.status;
+      if (ready !== undefined) out.ready = ready;
+      if (h) out.probeTimestamp = h.probeTimestamp;
+      const d = this.#deadlines.get(name);
+      if (d) out.probeDeadline = d.atMs;
+      return out;
+    });
+    return {
+      allZonesDisrupted: [...this.#zoneStates.values()].length > 0 && [...this.#zoneStates.values()].every((s) => s === 'FullDisruption'),
+      canSeeCluster: this.#d.canSeeCluster(),
+      zones,
+      nodes,
+    };
+  }
+}
+
+function push<V>(m: Map<string, V[]>, k: string, v: V): void {
+  const list = m.get(k);
+  if (list) list.push(v);
+  else m.set(k, [v]);
+}

@@ -1,0 +1,266 @@
+/**
+ * The node lifecycle controller's writes: taint swaps, Unknown-marking of node status, pods marked
+ * Ready=False, and (legacy mode) pod deletion. Every call goes through the shared
+ * {@link WriteScheduler} (the `--kube-api-qps` throttle plus the leader fencing gate) and retries
+ * on 409 Conflict against a fresh GET, as upstream's `RetryOnConflict` loops do.
+ *
+ * Writes are resourceVersion-guarded merge patches: the patch carries `metadata.resourceVersion`,
+ * so the API server rejects it with 409 if the object changed since we read it. This gives the
+ * safety of upstream's full-object PUT (`UpdateStatus`, `PatchNodeTaints` with RV) without sending
+ * the whole object.
+ */
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { KubeClients } from '../kube/client.js';
+import { isConflict, isNotFound } from '../kube/client.js';
+import {
+  getCondition,
+  nodeConditionToWire,
+  taintToWire,
+  toNode,
+  toPod,
+  toRfc3339,
+  type Node,
+  type NodeCondition,
+  type Pod,
+  type PodCondition,
+  type Taint,
+} from '../kube/objects.js';
+import { retryOnConflict, UPDATE_TAINT_BACKOFF, type WriteScheduler } from '../kube/writer.js';
+import type { Clock } from '../util/clock.js';
+import { applyTaintSwap } from './taints.js';
+
+const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+
+/** What happened to one write. */
+export type WriteResult = 'written' | 'unchanged' | 'gone';
+
+function podConditionToWire(c: PodCondition): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: c.type, status: c.status };
+  if (c.reason !== undefined) out['reason'] = c.reason;
+  if (c.message !== undefined) out['message'] = c.message;
+  if (c.lastTransitionTime !== undefined) out['lastTransitionTime'] = toRfc3339(c.lastTransitionTime);
+  if (c.lastProbeTime !== undefined) out['lastProbeTime'] = toRfc3339(c.lastProbeTime);
+  return out;
+}
+
+/**
+ * Node lifecycle writes over the real API.
+ * Mirrors upstream `controller_utils.go` (`SwapNodeControllerTaint`, `AddOrUpdateTaintOnNode`,
+ * `RemoveTaintOffNode`, `MarkPodsNotReady`, `DeletePods` [1.20]) and the `UpdateStatus` call in
+ * `tryUpdateNodeHealth`.
+ */
+export class NodeLifecycleWriter {
+  readonly #clients: KubeClients;
+  readonly #writes: WriteScheduler;
+  readonly #clock: Clock;
+
+  /**
+   * @param clients the API clients.
+   * @param writes the throttled, fenced write path (src/kube/writer.ts).
+   * @param clock supplies `timeAdded` and transition times (epoch ms).
+   */
+  constructor(clients: KubeClients, writes: WriteScheduler, clock: Clock) {
+    this.#clients = clients;
+    this.#writes = writes;
+    this.#clock = clock;
+  }
+
+  /** Quorum GET of a node as a slim object; `undefined` when it is gone. @throws on other API errors. */
+  async getNode(name: string): Promise<Node | undefined> {
+    try {
+      return toNode(await this.#clients.core.readNode({ name }));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Quorum GET of a pod as a slim object; `undefined` when it is gone. @throws on other API errors. */
+  async getPod(namespace: string, name: string): Promise<Pod | undefined> {
+    try {
+      return toPod(await this.#clients.core.readNamespacedPod({ namespace, name }));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Adds `toAdd` (stamped `timeAdded = now`) and removes `toRemove` (matched by key and effect) in
+   * one resourceVersion-guarded patch of `spec.taints`; every other taint is sent back unchanged.
+   * The first attempt may use `cached` (upstream's `resourceVersion=0` GET); a conflict re-reads
+   * the node from the API. Makes no API call when nothing would change.
+   * Mirrors `SwapNodeControllerTaint` in `pkg/controller/util/node/controller_utils.go`.
+   * Deliberate difference from upstream: one patch carries both the additions and the removals
+   * (upstream sends `AddOrUpdateTaintOnNode` and `RemoveTaintOffNode` as two patches), so no
+   * observer ever sees a node with both or neither of the swapped taints.
+   * @returns `'written'`, `'unchanged'`, or `'gone'` when the node no longer exists.
+   * @throws the last error after 5 conflicts (backoff 100 ms, jitter 1.0), or any other API error.
+   */
+  async swapNodeTaints(name: string, toAdd: readonly Taint[], toRemove: readonly Taint[], cached?: Node): Promise<WriteResult> {
+    let hint = cached;
+    return retryOnConflict(
+      async () => {
+        const node = hint ?? (await this.getNode(name));
+        hint = undefined;
+        if (!node) return 'gone';
+        const next = applyTaintSwap(node.taints, toAdd, toRemove, this.#clock.now());
+        if (next === undefined) return 'unchanged';
+        await this.#writes.schedule(() =>
+          this.#clients.core.patchNode(
+            { name, body: { metadata: { resourceVersion: node.resourceVersion }, spec: { taints: next.map(taintToWire) } } },
+            MERGE,
+          ),
+        );
+        return 'written';
+      },
+      { clock: this.#clock, backoff: UPDATE_TAINT_BACKOFF },
+    ).catch((err: unknown) => {
+      if (isNotFound(err)) return 'gone' as const;
+      throw err;
+    });
+  }
+
+  /**
+   * Writes node conditions computed by `compute` from the node as read (the cache copy first, a
+   * fresh GET after a conflict), in a resourceVersion-guarded strategic-merge patch of
+   * `nodes/status` (conditions merge by `type`). `compute` returns `undefined` when no write is
+   * needed any more, for example because a heartbeat arrived in between.
+   * Mirrors the `UpdateStatus` retry in `monitorNodeHealth`/`tryUpdateNodeHealth`.
+   * @returns the result, the conditions written (if any), and the node as the API server returned it.
+   * @throws after 5 conflicts, or on any other API error.
+   */
+  async updateNodeConditions(
+    name: string,
+    cached: Node | undefined,
+    compute: (node: Node) => NodeCondition[] | undefined,
+  ): Promise<{ result: WriteResult; written?: NodeCondition[]; node?: Node }> {
+    let hint = cached;
+    return retryOnConflict(
+      async () => {
+        const node = hint ?? (await this.getNode(name));
+        hint = undefined;
+        if (!node) return { result: 'gone' as const };
+        const conditions = compute(node);
+        if (!conditions) return { result: 'unchanged' as const, node };
+        const patched = await this.#writes.schedule(() =>
+          this.#clients.core.patchNodeStatus(
+            {
+              name,
+              body: { metadata: { resourceVersion: node.resourceVersion }, status: { conditions: conditions.map(nodeConditionToWire) } },
+            },
+            STRATEGIC,
+          ),
+        );
+        // The patch response is newer than the informer cache; callers use it as the next write's base.
+        return { result: 'written' as const, written: conditions, node: toNode(patched) ?? node };
+      },
+      { clock: this.#clock },
+    );
+  }
+
+  /**
+   * Sets a pod's Ready condition to False (lastTransitionTime = now) unless it already is, guarded
+   * by resourceVersion; a conflict re-reads the pod and decides again.
+   * Mirrors `MarkPodsNotReady` in `controller_utils.go` for one pod.
+   * @returns `'written'`, `'unchanged'` (no Ready condition, already False, or moved to another
+   *   node), or `'gone'`.
+   * @throws after 5 conflicts, or on any other API error.
+   */
+  async markPodNotReady(pod: Pod, nodeName: string): Promise<WriteResult> {
+    let hint: Pod | undefined = pod;
+    return retryOnConflict(
+      async () => {
+        const p = hint ?? (await this.getPod(pod.namespace, pod.name));
+        hint = undefined;
+        if (!p || p.uid !== pod.uid) return 'gone';
+        if (p.nodeName !== nodeName) return 'unchanged';
+        const ready = getCondition(p.conditions, 'Ready');
+        if (!ready || ready.status === 'False') return 'unchanged';
+        const next: PodCondition = { ...ready, status: 'False', lastTransitionTime: this.#clock.now() };
+        await this.#writes.schedule(() =>
+          this.#clients.core.patchNamespacedPodStatus(
+            {
+              namespace: p.namespace,
+              name: p.name,
+              body: { metadata: { resourceVersion: p.resourceVersion }, status: { conditions: [podConditionToWire(next)] } },
+            },
+            STRATEGIC,
+          ),
+        );
+        return 'written';
+      },
+      { clock: this.#clock },
+    ).catch((err: unknown) => {
+      if (isNotFound(err)) return 'gone' as const;
+      throw err;
+    });
+  }
+
+  /**
+   * Legacy direct eviction of one pod (`--enable-taint-manager=false`): sets the pod status reason
+   * `NodeLost` with upstream's message, then deletes the pod gracefully with a UID precondition, so
+   * a recreated pod of the same name is never hit.
+   * Mirrors `DeletePods` and `SetPodTerminationReason` in 1.20's `pkg/controller/util/node/controller_utils.go`.
+   * @returns `'written'` when the delete was accepted, `'gone'` when the pod (with that UID) no longer exists.
+   * @throws on API errors other than 404/409-precondition.
+   */
+  async evictPodLegacy(pod: Pod, nodeName: string): Promise<WriteResult> {
+    try {
+      await this.#writes.schedule(() =>
+        this.#clients.core.patchNamespacedPodStatus(
+          {
+            namespace: pod.namespace,
+            name: pod.name,
+            body: {
+              metadata: { uid: pod.uid },
+              status: { reason: 'NodeLost', message: `Node ${nodeName} which was running pod ${pod.name} is unresponsive` },
+            },
+          },
+          MERGE,
+        ),
+      );
+      await this.#writes.schedule(() =>
+        this.#clients.core.deleteNamespacedPod({ namespace: pod.namespace, name: pod.name, body: { preconditions: { uid: pod.uid } } }),
+      );
+      return 'written';
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return 'gone';
+      throw err;
+    }
+  }
+
+  /**
+   * Adds or updates node labels (never removes any) in a resourceVersion-guarded merge patch, retried
+   * on conflict. Used for upstream's `reconcileNodeLabels` (beta os/arch twins).
+   * Mirrors `AddOrUpdateLabelsOnNode` in `pkg/controller/controller_utils.go`.
+   * @param compute returns the labels to set given the node as read, or `undefined` when none are needed.
+   * @returns `'written'`, `'unchanged'` or `'gone'`.
+   * @throws after 5 conflicts, or on any other API error.
+   */
+  async patchNodeLabels(
+    name: string,
+    cached: Node | undefined,
+    compute: (node: Node) => Record<string, string> | undefined,
+  ): Promise<WriteResult> {
+    let hint = cached;
+    return retryOnConflict(
+      async () => {
+        const node = hint ?? (await this.getNode(name));
+        hint = undefined;
+        if (!node) return 'gone' as const;
+        const labels = compute(node);
+        if (!labels) return 'unchanged' as const;
+        await this.#writes.schedule(() =>
+          this.#clients.core.patchNode({ name, body: { metadata: { resourceVersion: node.resourceVersion, labels } } }, MERGE),
+        );
+        return 'written' as const;
+      },
+      { clock: this.#clock },
+    ).catch((err: unknown) => {
+      if (isNotFound(err)) return 'gone' as const;
+      throw err;
+    });
+  }
+}

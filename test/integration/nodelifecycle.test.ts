@@ -1,0 +1,219 @@
+/**
+ * Issue 3 acceptance: node health monitoring, Unknown marking, NoSchedule condition taints and
+ * events, against the real API server with simulated kubelets. Short grace periods keep it fast.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Fleet } from '../../sim/fleet.js';
+import { toLease, toNode, toPod, getCondition, type Node } from '../../src/kube/objects.js';
+import type { RunningController } from '../../src/cli/run.js';
+import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
+import { startTestController } from '../support/controller.js';
+
+const GRACE_MS = 6000;
+const STARTUP_GRACE_MS = 10000;
+const CONTROLLER_FLAGS = [
+  `--node-monitor-grace-period=${GRACE_MS / 1000}s`,
+  '--node-monitor-period=5s',
+  `--node-startup-grace-period=${STARTUP_GRACE_MS / 1000}s`,
+  // Keep NoExecute tainting out of the way of these NoSchedule checks' "no other node" assertions.
+  '--node-eviction-rate=100',
+];
+
+const clients = testClients();
+const prefix = uniquePrefix('nlc');
+const namespace = prefix;
+let fleet: Fleet;
+let controller: RunningController;
+
+async function getNode(name: string): Promise<Node> {
+  const n = toNode(await clients.core.readNode({ name }));
+  assert.ok(n, `node ${name} converts`);
+  return n;
+}
+const readyOf = (n: Node): string | undefined => getCondition(n.conditions, 'Ready')?.status;
+const hasTaint = (n: Node, key: string, effect: string): boolean => n.taints.some((t) => t.key === key && t.effect === effect);
+
+async function nodeEvents(name: string, reason: string): Promise<number> {
+  const list = await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name},reason=${reason}` });
+  return list.items.length;
+}
+
+before(async () => {
+  await createTestNamespace(clients, namespace);
+  fleet = new Fleet({
+    clients,
+    prefix,
+    namespace,
+    zones: 3,
+    nodesPerZone: 3,
+    podsPerNode: 2,
+    podMix: { plain: 1, tolerationSeconds: 1 },
+    leaseRenewIntervalMs: 1000,
+    leaseDurationSeconds: 4,
+    nodeStatusUpdateFrequencyMs: 1000,
+  });
+  await fleet.start();
+  controller = await startTestController(prefix, CONTROLLER_FLAGS);
+  // Every node gets a full grace period from first sight; let one pass settle.
+  await waitFor('all nodes registered', async () => controller.nodeLifecycle?.view().nodes.length === 9, 15_000);
+});
+
+after(async () => {
+  await controller?.stop();
+  await fleet?.stop();
+  await fleet?.cleanup();
+});
+
+describe('node lifecycle (issue 3)', { concurrency: false }, () => {
+  test('a killed node goes Unknown within grace + 1 s, gets unreachable:NoSchedule, its pods go NotReady, with events; no other node is touched', async () => {
+    const [victim] = fleet.nodesInZone(fleet.zones()[0] as string);
+    assert.ok(victim);
+    fleet.killNode(victim);
+    await new Promise((r) => setTimeout(r, 300)); // let an in-flight renewal land
+    const lease = toLease(await clients.coordination.readNamespacedLease({ namespace: 'kube-node-lease', name: victim }));
+    const node0 = await getNode(victim);
+    const lastHeartbeat = Math.max(lease?.renewTime ?? 0, getCondition(node0.conditions, 'Ready')?.lastHeartbeatTime ?? 0);
+    assert.ok(lastHeartbeat > 0, 'the node had heartbeats');
+
+    const unknownAt = await waitFor(
+      'Ready=Unknown',
+      async () => (readyOf(await getNode(victim)) === 'Unknown' ? Date.now() : undefined),
+      GRACE_MS + 10_000,
+      50,
+    );
+    const latency = unknownAt - lastHeartbeat;
+    assert.ok(latency > GRACE_MS - 100, `not before the grace period (${latency} ms)`);
+    assert.ok(latency <= GRACE_MS + 1000 + 100, `Unknown ${latency} ms after the last heartbeat; want ≤ grace + 1 s (+100 ms poll)`);
+
+    const node = await getNode(victim);
+    for (const type of ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure']) {
+      const c = getCondition(node.conditions, type);
+      assert.equal(c?.status, 'Unknown', `${type} is Unknown`);
+      assert.equal(c?.reason, 'NodeStatusUnknown');
+      assert.equal(c?.message, 'Kubelet stopped posting node status.');
+    }
+    assert.equal(getCondition(node.conditions, 'NetworkUnavailable')?.status, 'False', 'NetworkUnavailable is left alone');
+
+    await waitFor('unreachable:NoSchedule', async () => hasTaint(await getNode(victim), 'node.kubernetes.io/unreachable', 'NoSchedule'), 2000, 50);
+    await waitFor('pods NotReady', async () => {
+      const pods = (await clients.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${victim}` })).items.map(toPod);
+      return pods.length > 0 && pods.every((p) => p && getCondition(p.conditions, 'Ready')?.status === 'False');
+    }, 5000);
+    await waitFor('NodeNotReady node event', async () => (await nodeEvents(victim, 'NodeNotReady')) >= 1, 5000);
+    await waitFor('NodeNotReady pod events', async () => {
+      const evs = await clients.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=NodeNotReady,involvedObject.kind=Pod' });
+      const pods = fleet.podsOn(victim);
+      return pods.every((p) => evs.items.some((e) => e.involvedObject.name === p && e.message === 'Node is not ready'));
+    }, 5000);
+
+    for (const name of fleet.nodeNames().filter((n) => n !== victim)) {
+      const other = await getNode(name);
+      assert.equal(readyOf(other), 'True', `${name} stays Ready`);
+      assert.deepEqual(other.taints.filter((t) => t.key.startsWith('node.kubernetes.io/')), [], `${name} is not tainted`);
+    }
+  });
+
+  test('the revived node keeps the kubelet\'s Ready=True and loses unreachable:NoSchedule within 1 s', async () => {
+    const [victim] = fleet.nodesInZone(fleet.zones()[0] as string);
+    assert.ok(victim);
+    await fleet.reviveNode(victim);
+    const readyAt = await waitFor('Ready=True', async () => (readyOf(await getNode(victim)) === 'True' ? Date.now() : undefined), 5000, 50);
+    const clearedAt = await waitFor(
+      'unreachable:NoSchedule removed',
+      async () => (!hasTaint(await getNode(victim), 'node.kubernetes.io/unreachable', 'NoSchedule') ? Date.now() : undefined),
+      3000,
+      50,
+    );
+    assert.ok(clearedAt - readyAt <= 1000 + 100, `taint removed ${clearedAt - readyAt} ms after Ready=True`);
+    // It stays Ready (the controller does not fight the kubelet).
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(readyOf(await getNode(victim)), 'True');
+  });
+
+  test('Lease-only heartbeats keep a node healthy, and so do status-only heartbeats', async () => {
+    const [leaseOnly, statusOnly] = fleet.nodesInZone(fleet.zones()[1] as string);
+    assert.ok(leaseOnly && statusOnly);
+    await fleet.setHeartbeatMode(leaseOnly, 'lease-only');
+    await fleet.setHeartbeatMode(statusOnly, 'status-only');
+    await new Promise((r) => setTimeout(r, 2 * GRACE_MS + 1000));
+    assert.equal(readyOf(await getNode(leaseOnly)), 'True', 'lease-only node stays Ready');
+    assert.equal(readyOf(await getNode(statusOnly)), 'True', 'status-only node stays Ready');
+    await fleet.setHeartbeatMode(leaseOnly, 'both');
+    await fleet.setHeartbeatMode(statusOnly, 'both');
+  });
+
+  test('each condition and cordon maps to its NoSchedule taint and back; a foreign NoSchedule taint survives', async () => {
+    const node = fleet.nodesInZone(fleet.zones()[2] as string)[0];
+    assert.ok(node);
+    const foreign = { key: 'example.com/foreign', value: 'x', effect: 'NoSchedule' };
+    const n0 = await getNode(node);
+    await clients.core.patchNode(
+      { name: node, body: { metadata: { resourceVersion: n0.resourceVersion }, spec: { taints: [foreign] } } },
+      (await import('@kubernetes/client-node')).setHeaderOptions('Content-Type', 'application/merge-patch+json'),
+    );
+    const cases: [() => Promise<void>, () => Promise<void>, string][] = [
+      [() => fleet.setCondition(node, 'MemoryPressure', true), () => fleet.setCondition(node, 'MemoryPressure', false), 'node.kubernetes.io/memory-pressure'],
+      [() => fleet.setCondition(node, 'DiskPressure', true), () => fleet.setCondition(node, 'DiskPressure', false), 'node.kubernetes.io/disk-pressure'],
+      [() => fleet.setCondition(node, 'PIDPressure', true), () => fleet.setCondition(node, 'PIDPressure', false), 'node.kubernetes.io/pid-pressure'],
+      [() => fleet.setCondition(node, 'NetworkUnavailable', true), () => fleet.setCondition(node, 'NetworkUnavailable', false), 'node.kubernetes.io/network-unavailable'],
+      [() => fleet.cordon(node, true), () => fleet.cordon(node, false), 'node.kubernetes.io/unschedulable'],
+    ];
+    for (const [on, off, key] of cases) {
+      await on();
+      const t0 = Date.now();
+      await waitFor(`${key} added`, async () => hasTaint(await getNode(node), key, 'NoSchedule'), 1000 + 500, 50);
+      const added = Date.now() - t0;
+      assert.ok(added <= 1100, `${key} added ${added} ms after the node update`);
+      const withTaint = await getNode(node);
+      assert.ok(withTaint.taints.find((t) => t.key === key)?.timeAdded, `${key} has timeAdded`);
+      await off();
+      await waitFor(`${key} removed`, async () => !hasTaint(await getNode(node), key, 'NoSchedule'), 1500, 50);
+      const after = await getNode(node);
+      assert.ok(
+        after.taints.some((t) => t.key === foreign.key && t.value === foreign.value && t.effect === foreign.effect),
+        `foreign taint survives ${key}`,
+      );
+    }
+  });
+
+  test('a node created without a Ready condition gets the startup grace period, not the normal one', async () => {
+    const name = `${prefix}-bare`;
+    await clients.core.createNode({ body: { metadata: { name, labels: { 'nlc.sim/fleet': prefix } } } });
+    const created = (await getNode(name)).creationTimestamp; // whole seconds
+    try {
+      // Past the normal grace (4 s), the node must not be marked yet.
+      await new Promise((r) => setTimeout(r, Math.max(0, created + GRACE_MS + 1500 - Date.now())));
+      assert.equal(getCondition((await getNode(name)).conditions, 'Ready'), undefined, 'not marked within the normal grace');
+      const markedAt = await waitFor(
+        'Ready=Unknown after startup grace',
+        async () => (readyOf(await getNode(name)) === 'Unknown' ? Date.now() : undefined),
+        STARTUP_GRACE_MS + 5000,
+        100,
+      );
+      assert.ok(markedAt - created >= STARTUP_GRACE_MS - 1000, `marked ${markedAt - created} ms after creation`);
+      assert.ok(markedAt - created <= STARTUP_GRACE_MS + 2000, `marked ${markedAt - created} ms after creation`);
+      const ready = getCondition((await getNode(name)).conditions, 'Ready');
+      assert.equal(ready?.reason, 'NodeStatusNeverUpdated');
+      assert.equal(ready?.message, 'Kubelet never posted node status.');
+    } finally {
+      await clients.core.deleteNode({ name });
+    }
+  });
+
+  test('restarting the controller does not mark healthy nodes Unknown', async () => {
+    await controller.stop();
+    await new Promise((r) => setTimeout(r, 2 * GRACE_MS));
+    controller = await startTestController(prefix, CONTROLLER_FLAGS);
+    const deadline = Date.now() + 2 * GRACE_MS + 1000;
+    while (Date.now() < deadline) {
+      const nodes = await clients.core.listNode({ labelSelector: `nlc.sim/fleet=${prefix}` });
+      for (const raw of nodes.items) {
+        const n = toNode(raw);
+        assert.ok(n);
+        assert.equal(readyOf(n), 'True', `${n.name} stays Ready across the restart`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  });
+});

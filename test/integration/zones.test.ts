@@ -1,0 +1,227 @@
+/**
+ * Issue 4 acceptance: zone disruption states, rate-limited NoExecute tainting, the all-zones stop,
+ * NotReady/Unknown swaps, and legacy direct eviction — real API server, simulated kubelets.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { Fleet, type FleetOptions } from '../../sim/fleet.js';
+import type { RunningController } from '../../src/cli/run.js';
+import { getCondition, toNode, toPod, toRfc3339 } from '../../src/kube/objects.js';
+import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
+import { metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
+import { NodeObserver } from '../support/observe.js';
+
+const GRACE_MS = 4000;
+const BASE_FLAGS = [`--node-monitor-grace-period=${GRACE_MS / 1000}s`, '--node-monitor-period=1s'];
+const UNREACHABLE = 'node.kubernetes.io/unreachable';
+const NOT_READY = 'node.kubernetes.io/not-ready';
+const clients = testClients();
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Scenario {
+  fleet: Fleet;
+  controller: RunningController;
+  observer: NodeObserver;
+  prefix: string;
+  zone: (i: number) => string[];
+}
+
+/** Runs `body` with a fresh fleet (3 zones × `nodesPerZone`), a controller scoped to it, and an observer. */
+async function withScenario(
+  name: string,
+  opts: Partial<FleetOptions>,
+  flags: string[],
+  body: (s: Scenario) => Promise<void>,
+): Promise<void> {
+  const prefix = uniquePrefix(name);
+  await createTestNamespace(clients, prefix);
+  const fleet = new Fleet({
+    clients,
+    prefix,
+    namespace: prefix,
+    zones: 3,
+    nodesPerZone: 10,
+    podsPerNode: 0,
+    leaseRenewIntervalMs: 1000,
+    leaseDurationSeconds: 4,
+    nodeStatusUpdateFrequencyMs: 60_000,
+    ...opts,
+  });
+  await fleet.start();
+  const controller = await startTestController(prefix, [...BASE_FLAGS, ...flags]);
+  const observer = new NodeObserver(clients, `nlc.sim/fleet=${prefix}`, 100);
+  await observer.start();
+  try {
+    // Let every node get its first sight and the zones settle to Normal.
+    await waitFor('zones Normal', () => controller.nodeLifecycle?.view().zones.every((z) => z.state === 'Normal'), 15_000);
+    await body({ fleet, controller, observer, prefix, zone: (i) => fleet.nodesInZone(fleet.zones()[i] as string) });
+  } finally {
+    observer.stop();
+    await controller.stop();
+    await fleet.stop();
+    await fleet.cleanup();
+  }
+}
+
+const unknownAt = (o: NodeObserver, n: string): number | undefined => o.firstAt(n, (c) => c.ready === 'Unknown');
+
+describe('zones and NoExecute tainting (issue 4)', { concurrency: false }, () => {
+  test('one node dies in a healthy 3-zone cluster: unreachable:NoExecute within 0.5 s of Unknown, evictions_total +1; recovery removes it within 1 s', async () => {
+    await withScenario('z1', {}, [], async ({ fleet, controller, observer, zone }) => {
+      const victim = zone(0)[0] as string;
+      const zoneKey = controller.nodeLifecycle?.view().zones.find((z) => z.zone.endsWith(`:${fleet.zones()[0] as string}`))?.zone;
+      assert.ok(zoneKey !== undefined);
+      const before = metricValue(await scrapeMetrics(controller), 'node_collector_evictions_total', { zone: zoneKey }) ?? 0;
+      fleet.killNode(victim);
+      await waitFor('NoExecute taint', () => observer.taintedWith(UNREACHABLE).has(victim), GRACE_MS + 8000, 100);
+      const uAt = unknownAt(observer, victim);
+      const tAt = observer.taintedWith(UNREACHABLE).get(victim);
+      assert.ok(uAt !== undefined && tAt !== undefined);
+      assert.ok(tAt - uAt <= 500 + 100, `tainted ${tAt - uAt} ms after Unknown (observer polls every 100 ms)`);
+      const after = metricValue(await scrapeMetrics(controller), 'node_collector_evictions_total', { zone: zoneKey }) ?? 0;
+      assert.equal(after - before, 1, 'node_collector_evictions_total rose by 1 for the zone');
+      await sleep(1000);
+      assert.deepEqual([...observer.taintedWith(UNREACHABLE).keys()], [victim], 'no other node is tainted');
+
+      // Recovery.
+      await fleet.reviveNode(victim);
+      const readyAt = await waitFor('Ready again', () => {
+        const at = observer.firstAt(victim, (c) => c.ready === 'True' && c.atMs > (tAt ?? 0));
+        return at;
+      }, 5000);
+      const clearedAt = await waitFor('NoExecute taints removed', () => observer.firstAt(victim, (c) => c.atMs >= readyAt && c.noExecute.length === 0), 3000);
+      assert.ok(clearedAt - readyAt <= 1000 + 100, `taints removed ${clearedAt - readyAt} ms after Ready`);
+      await waitFor('left the queue', () => controller.nodeLifecycle?.view().nodes.find((n) => n.name === victim)?.queued === false, 2000);
+    });
+  });
+
+  test('partial disruption of a small zone: 7 of 10 die, PartialDisruption, no NoExecute taint for 2 × grace, a Warning event explains; other zones unaffected', async () => {
+    await withScenario('z3', {}, [], async ({ fleet, controller, observer, zone, prefix }) => {
+      const victims = zone(0).slice(0, 7);
+      for (const v of victims) fleet.killNode(v);
+      await waitFor('zone PartialDisruption', () => controller.nodeLifecycle?.view().zones.some((z) => z.state === 'PartialDisruption'), GRACE_MS + 8000);
+      await waitFor('victims Unknown', () => victims.every((v) => unknownAt(observer, v) !== undefined), GRACE_MS + 8000);
+      await sleep(2 * GRACE_MS);
+      assert.equal(observer.taintedWith(UNREACHABLE).size + observer.taintedWith(NOT_READY).size, 0, 'no NoExecute taint in any zone');
+      const states = controller.nodeLifecycle?.view().zones.map((z) => z.state).sort();
+      assert.deepEqual(states, ['Normal', 'Normal', 'PartialDisruption']);
+      const events = await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=ZoneEvictionPaused' });
+      const ours = events.items.filter((e) => e.involvedObject.name?.startsWith(prefix));
+      assert.ok(ours.length >= 1, 'a ZoneEvictionPaused event exists');
+      assert.equal(ours[0]?.type, 'Warning');
+      assert.match(ours[0]?.message ?? '', /PartialDisruption.*7 of 10 nodes are not Ready/);
+      const text = await scrapeMetrics(controller);
+      assert.match(text, /node_collector_zone_eviction_paused\{[^}]*reason="partial-disruption"[^}]*\} 1/);
+    });
+  });
+
+  test('partial disruption of a large zone (threshold lowered) is tainted at the secondary rate', async () => {
+    await withScenario('z4', {}, ['--large-cluster-size-threshold=5', '--secondary-node-eviction-rate=0.5', '--node-eviction-rate=10'], async ({ fleet, observer, zone }) => {
+      const victims = zone(0).slice(0, 7);
+      for (const v of victims) fleet.killNode(v);
+      await waitFor('3 nodes tainted', () => observer.taintedWith(UNREACHABLE).size >= 3, GRACE_MS + 15_000);
+      const times = [...observer.taintedWith(UNREACHABLE).values()].sort((a, b) => a - b);
+      for (let i = 1; i < times.length; i++) {
+        const gap = (times[i] as number) - (times[i - 1] as number);
+        assert.ok(gap >= 1500, `gap ${gap} ms between taints at the secondary rate 0.5/s (expect ~2000)`);
+      }
+      assert.ok([...observer.taintedWith(UNREACHABLE).keys()].every((n) => victims.includes(n)));
+    });
+  });
+
+  test('a full zone outage while other zones are healthy taints one token at a time (gaps ≈ 1/rate)', async () => {
+    await withScenario('z5', {}, ['--node-eviction-rate=1'], async ({ fleet, observer, zone }) => {
+      const victims = zone(0);
+      for (const v of victims) fleet.killNode(v);
+      await waitFor('all 10 tainted', () => observer.taintedWith(UNREACHABLE).size === 10, GRACE_MS + 25_000);
+      // Observed times carry the observer's polling jitter (≤ one poll, more under load), so judge
+      // each gap loosely and the mean tightly: 1 node/s means ~1000 ms apart.
+      const times = [...observer.taintedWith(UNREACHABLE).values()].sort((a, b) => a - b);
+      const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+      for (const gap of gaps) assert.ok(gap >= 500, `gap ${gap} ms at 1 node/s (expect ~1000)`);
+      const mean = ((times[times.length - 1] as number) - (times[0] as number)) / gaps.length;
+      assert.ok(mean >= 900 && mean <= 1300, `mean gap ${mean} ms (expect ~1000)`);
+    });
+  });
+
+  test('every node in every zone dies: no NoExecute taint, existing ones removed; when nodes return, operation resumes', async () => {
+    await withScenario('z6', { nodesPerZone: 4 }, ['--node-eviction-rate=10'], async ({ fleet, controller, observer }) => {
+      const all = fleet.nodeNames();
+      const first = all[0] as string;
+      fleet.killNode(first);
+      await waitFor('first node tainted', () => observer.taintedWith(UNREACHABLE).has(first), GRACE_MS + 8000);
+      for (const n of all) fleet.killNode(n);
+      await waitFor('all-zones stop', () => controller.nodeLifecycle?.view().allZonesDisrupted === true, GRACE_MS + 8000);
+      await waitFor('existing taint removed', () => (observer.node(first)?.taints ?? []).every((t) => t.effect !== 'NoExecute'), 3000);
+      const stopAt = Date.now();
+      await sleep(2 * GRACE_MS);
+      const taintedSince = [...observer.taintedWith(UNREACHABLE).entries()].filter(([, at]) => at > stopAt);
+      assert.deepEqual(taintedSince, [], 'no NoExecute taint during the all-zones stop');
+      const events = await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=AllZonesDisrupted' });
+      assert.ok(events.items.some((e) => all.includes(e.involvedObject.name ?? '')), 'an AllZonesDisrupted event explains the stop');
+
+      const keepDead = all[all.length - 1] as string;
+      const revivedAt = Date.now();
+      await Promise.all(all.filter((n) => n !== keepDead).map((n) => fleet.reviveNode(n)));
+      await waitFor('all-zones stop ends', () => controller.nodeLifecycle?.view().allZonesDisrupted === false, 10_000);
+      const probe = controller.nodeLifecycle?.view().nodes.find((n) => n.name === keepDead)?.probeTimestamp ?? 0;
+      assert.ok(probe >= revivedAt - 100, 'probe timestamps were reset on the way out (a full grace period for every node)');
+      // Normal operation: the node that stayed dead is tainted again.
+      await waitFor('dead node tainted after the stop', () => (observer.node(keepDead)?.taints ?? []).some((t) => t.key === UNREACHABLE && t.effect === 'NoExecute'), GRACE_MS + 10_000);
+    });
+  });
+
+  test('a node flipping between Ready=False and Unknown has its NoExecute taint swapped at once', async () => {
+    await withScenario('z7', { nodesPerZone: 3 }, ['--node-eviction-rate=10'], async ({ fleet, observer, zone }) => {
+      const node = zone(0)[0] as string;
+      fleet.killNode(node);
+      await waitFor('unreachable:NoExecute', () => observer.taintedWith(UNREACHABLE).has(node), GRACE_MS + 8000);
+      // Act as the kubelet reporting NotReady.
+      const n = toNode(await clients.core.readNode({ name: node }));
+      assert.ok(n);
+      const now = toRfc3339(Date.now());
+      await clients.core.patchNodeStatus(
+        { name: node, body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'test', lastHeartbeatTime: now, lastTransitionTime: now }] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+      const falseAt = await waitFor('Ready=False seen', () => observer.firstAt(node, (c) => c.ready === 'False'), 3000);
+      const swappedAt = await waitFor('swapped to not-ready', () => observer.firstAt(node, (c) => c.noExecute.includes(NOT_READY) && !c.noExecute.includes(UNREACHABLE)), 3000);
+      assert.ok(swappedAt - falseAt <= 500 + 100, `swap took ${swappedAt - falseAt} ms`);
+      // Silent again → Unknown → swapped back at once.
+      const unknownAgain = await waitFor('Unknown again', () => observer.firstAt(node, (c) => c.ready === 'Unknown' && c.atMs > swappedAt), GRACE_MS + 8000);
+      const back = await waitFor('swapped back', () => observer.firstAt(node, (c) => c.atMs >= unknownAgain && c.noExecute.includes(UNREACHABLE) && !c.noExecute.includes(NOT_READY)), 3000);
+      assert.ok(back - unknownAgain <= 500 + 100, `swap back took ${back - unknownAgain} ms`);
+    });
+  });
+
+  test('legacy mode (--enable-taint-manager=false): pods deleted after the pod-eviction timeout, DaemonSet pods stay', async () => {
+    await withScenario(
+      'z8',
+      { nodesPerZone: 3, podsPerNode: 3, podMix: { plain: 1, daemonSet: 1, tolerateForever: 1 } },
+      ['--enable-taint-manager=false', '--pod-eviction-timeout=3s', '--node-eviction-rate=10'],
+      async ({ fleet, observer, zone, prefix }) => {
+        const node = zone(0)[0] as string;
+        fleet.killNode(node);
+        const uAt = await waitFor('Unknown', () => unknownAt(observer, node), GRACE_MS + 8000);
+        const pods = async () =>
+          (await clients.core.listNamespacedPod({ namespace: prefix, fieldSelector: `spec.nodeName=${node}` })).items.map((p) => toPod(p)!);
+        await waitFor('non-DaemonSet pods deleted', async () => (await pods()).filter((p) => !p.ownerReferences.some((r) => r.kind === 'DaemonSet')).every((p) => p.deletionTimestamp !== undefined), 15_000);
+        const deleted = (await pods()).filter((p) => p.deletionTimestamp !== undefined);
+        assert.ok(deleted.length >= 2, 'plain and tolerate-forever pods are deleted (legacy mode ignores tolerations)');
+        for (const p of deleted) assert.ok((p.deletionTimestamp ?? 0) >= uAt - 1000 + 3000 - 1500, 'not before the pod-eviction timeout');
+        const ds = (await pods()).filter((p) => p.ownerReferences.some((r) => r.kind === 'DaemonSet'));
+        assert.ok(ds.length >= 1 && ds.every((p) => p.deletionTimestamp === undefined), 'DaemonSet pods stay');
+        const raw = await clients.core.readNamespacedPod({ namespace: prefix, name: deleted[0]!.name });
+        assert.equal(raw.status?.reason, 'NodeLost');
+        const evs = await clients.core.listNamespacedEvent({ namespace: prefix, fieldSelector: 'reason=NodeControllerEviction' });
+        assert.ok(evs.items.length >= 2, 'NodeControllerEviction events');
+        const nodeEvs = await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `reason=DeletingAllPods,involvedObject.name=${node}` });
+        assert.ok(nodeEvs.items.length >= 1, 'DeletingAllPods event');
+        // No NoExecute taints in legacy mode.
+        assert.equal(observer.taintedWith(UNREACHABLE).size, 0);
+        assert.equal(getCondition(observer.node(node)?.conditions ?? [], 'Ready')?.status, 'Unknown');
+      },
+    );
+  });
+});
