@@ -42,6 +42,12 @@ import { ForceDetachWriter } from '../volumes/writer.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { isControllerEnabled, parseControllerFlags, type ControllerConfig } from './flags.js';
 
+/**
+ * How long (milliseconds) the node or lease informer may be without a watch stream before the
+ * controller stops judging nodes. Reconnects take milliseconds; an API outage takes longer.
+ */
+const BLIND_AFTER_MS = 2000;
+
 /** Adapts the EventRecorder to the controllers' narrow sink. */
 function eventSink(recorder: EventRecorder): EventSink {
   return {
@@ -90,8 +96,10 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const daemonSets = daemonSetInformer(clients, informerOpts);
   const all: Informer<unknown>[] = [nodes, leases, pods, daemonSets] as Informer<unknown>[];
 
-  // "Can see the cluster": the node and lease caches are synced and their watches healthy.
-  const canSeeCluster = (): boolean => [nodes, leases].every((i) => i.hasSynced() && i.isWatching());
+  // "Can see the cluster": the node and lease caches are synced and neither has been without a
+  // watch stream for longer than a normal reconnect takes. Reacting to every reconnect would reset
+  // every probe timestamp each time client-node ends a quiet watch (every 30 s).
+  const canSeeCluster = (): boolean => [nodes, leases].every((i) => i.hasSynced() && i.blindForMs() < BLIND_AFTER_MS);
 
   let nodeLifecycle: NodeLifecycleController | undefined;
   if (isControllerEnabled(config, 'node-lifecycle-controller')) {

@@ -232,6 +232,8 @@ export class Informer<T> {
   #relists = 0;
   #watchConnects = 0;
   #watching = false;
+  /** Clock time the watch stream was last lost (or the informer started); undefined while watching. */
+  #notWatchingSince: number | undefined;
   #malformed = 0;
   #lastError: string | undefined;
 
@@ -257,6 +259,7 @@ export class Informer<T> {
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
+    this.#notWatchingSince = this.#o.clock.now();
     this.#lastProgressMs = this.#o.clock.now();
     this.#scheduleTick();
     void this.#loop(++this.#epoch);
@@ -270,7 +273,7 @@ export class Informer<T> {
   stop(): void {
     if (!this.#running) return;
     this.#running = false;
-    this.#watching = false;
+    this.#setWatching(false);
     this.#epoch++;
     this.#ticker?.cancel();
     this.#ticker = undefined;
@@ -288,6 +291,24 @@ export class Informer<T> {
    */
   isWatching(): boolean {
     return this.#watching;
+  }
+
+  /**
+   * How long, in milliseconds, the informer has been without a connected watch stream: 0 while
+   * watching. Normal reconnects (server-side timeouts every few minutes, client-node's 30 s
+   * inactivity timeout on quiet collections) last milliseconds; an API outage lasts longer. Callers
+   * that must not judge the cluster on a stale cache compare this with a threshold rather than
+   * reacting to every reconnect.
+   */
+  blindForMs(): number {
+    if (this.#watching) return 0;
+    return this.#o.clock.now() - (this.#notWatchingSince ?? this.#o.clock.now());
+  }
+
+  #setWatching(on: boolean): void {
+    if (on === this.#watching) return;
+    this.#watching = on;
+    this.#notWatchingSince = on ? undefined : this.#o.clock.now();
   }
 
   /** True once a complete initial list was applied (a failed list does not count). Stays true. */
@@ -568,7 +589,7 @@ export class Informer<T> {
       const finish = (err: unknown, cancelled: boolean): void => {
         if (settled) return;
         settled = true;
-        if (controller) this.#watching = false;
+        if (controller) this.#setWatching(false);
         if (this.#cancelWatch === cancel) this.#cancelWatch = undefined;
         controller?.abort();
         resolve({ err: streamErr ?? err, gone, events, durationMs: this.#o.clock.now() - startedMs, cancelled });
@@ -606,7 +627,7 @@ export class Informer<T> {
             return;
           }
           controller = c;
-          this.#watching = true;
+          this.#setWatching(true);
           this.#watchConnects++;
           this.#touch();
         })

@@ -10,12 +10,16 @@ import { kubeconfigPath } from './cluster.js';
 
 /**
  * Starts a controller for `fleetPrefix` with `extraFlags` (upstream flag syntax) and waits until its
- * caches synced. Logs go to `$NLC_TEST_LOG_DIR/<prefix>.log` when that is set, else nowhere.
+ * caches synced (against `opts.kubeconfig`, default the shared cluster). Logs go to `$NLC_TEST_LOG_DIR/<prefix>.log` when that is set, else nowhere.
  */
-export async function startTestController(fleetPrefix: string, extraFlags: string[] = []): Promise<RunningController> {
+export async function startTestController(
+  fleetPrefix: string,
+  extraFlags: string[] = [],
+  opts: { kubeconfig?: string } = {},
+): Promise<RunningController> {
   const config = await parseControllerFlags(
     [
-      `--kubeconfig=${kubeconfigPath()}`,
+      `--kubeconfig=${opts.kubeconfig ?? kubeconfigPath()}`,
       `--node-selector=nlc.sim/fleet=${fleetPrefix}`,
       '--metrics-bind-address=127.0.0.1:0',
       '--leader-elect=false',
