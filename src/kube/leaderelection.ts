@@ -134,7 +134,7 @@ function toV1Lease(lease: LeaseObject): V1Lease {
 
 /** Options of {@link coordinationLeaseApi}. */
 export interface CoordinationLeaseApiOptions {
-  /** When given, {@link LeaseApi.watch} is provided (a watch on the one Lease, reconnecting after 1 s). */
+  /** When given, {@link LeaseApi.watch} is provided (a watch on the one Lease, reconnecting with backoff from 1 s to 30 s). */
   kubeConfig?: KubeConfig;
   /** Clock for the reconnect delay. Default {@link realClock}. */
   clock?: Clock;
@@ -177,8 +177,13 @@ export function coordinationLeaseApi(api: CoordinationV1Api, opts: CoordinationL
       let stopped = false;
       let controller: AbortController | undefined;
       let retry: TimerHandle | undefined;
+      // 1 s after a normal close; doubling up to 30 s while it keeps failing (e.g. 403 without the
+      // watch verb), so a missing permission costs little. Any event resets it.
+      let delayMs = 1000;
       const reconnect = (): void => {
-        if (!stopped) retry = clock.setTimeout(start, 1000);
+        if (stopped) return;
+        retry = clock.setTimeout(start, delayMs);
+        delayMs = Math.min(30_000, delayMs * 2);
       };
       function start(): void {
         if (stopped) return;
@@ -186,7 +191,10 @@ export function coordinationLeaseApi(api: CoordinationV1Api, opts: CoordinationL
           .watch(
             `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
             { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: false },
-            () => onChange(),
+            () => {
+              delayMs = 1000;
+              onChange();
+            },
             () => reconnect(),
           )
           .then(

@@ -1,0 +1,198 @@
+/**
+ * manifests/ and the Helm chart are valid against the real API server (server-side dry run), pass
+ * `helm lint`, and agree with the program: the container args parse with the controller's own flag
+ * parser, every flag is a chart value, the RBAC of the chart and manifests/ is the same, and the
+ * alerts use metrics the program registers.
+ */
+import { test, describe, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { DEFAULT_METRICS_BIND_ADDRESS, controllerFlagsHelp, parseControllerFlags, type ControllerConfig } from '../../src/cli/flags.js';
+import { createMetrics } from '../../src/metrics/registry.js';
+import { kubeconfigPath } from '../support/cluster.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CHART = join(ROOT, 'charts', 'node-lifecycle-controller');
+const MANIFESTS = join(ROOT, 'manifests');
+const NAMESPACE = 'node-lifecycle-controller';
+
+interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], input?: string): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, KUBECONFIG: kubeconfigPath() } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
+}
+
+async function ok(cmd: string, args: string[], input?: string): Promise<string> {
+  const r = await run(cmd, args, input);
+  assert.equal(r.code, 0, `${cmd} ${args.join(' ')} failed:\n${r.stderr}\n${r.stdout}`);
+  return r.stdout;
+}
+
+const helm = (...args: string[]): Promise<string> => ok('bash', ['scripts/helm.sh', ...args]);
+
+/** A Kubernetes object as plain data (the parts these checks read). */
+interface Obj {
+  kind?: string;
+  apiVersion?: string;
+  metadata?: { name?: string; namespace?: string };
+  rules?: unknown[];
+  spec?: {
+    template?: { spec?: { containers?: { args?: string[]; ports?: { containerPort?: number }[] }[] } };
+    ports?: { port?: number }[];
+    groups?: { rules?: { alert?: string; expr?: string }[] }[];
+  };
+}
+
+function parseDocs(text: string): Obj[] {
+  // Round-trip through JSON: client-node's typed models use camelCase copies of the wire names.
+  return (loadAllYaml(text) as unknown[]).filter((d): d is Obj => d !== null && typeof d === 'object').map((d) => JSON.parse(JSON.stringify(d)) as Obj);
+}
+
+async function manifestDocs(): Promise<Obj[]> {
+  const files = ['00-namespace.yaml', '01-serviceaccount.yaml', '02-rbac.yaml', '03-deployment.yaml', '04-service.yaml'];
+  const docs: Obj[] = [];
+  for (const f of files) docs.push(...parseDocs(await readFile(join(MANIFESTS, f), 'utf8')));
+  return docs;
+}
+
+function find(docs: Obj[], kind: string, nameSuffix = ''): Obj {
+  const d = docs.find((o) => o.kind === kind && (o.metadata?.name ?? '').endsWith(nameSuffix));
+  assert.ok(d, `no ${kind}${nameSuffix ? ` *${nameSuffix}` : ''}`);
+  return d;
+}
+
+function containerArgs(docs: Obj[]): string[] {
+  const args = find(docs, 'Deployment').spec?.template?.spec?.containers?.[0]?.args;
+  assert.ok(args && args.length > 0, 'the Deployment has container args');
+  return args;
+}
+
+/** Flag names (without dashes) listed by `--help`. */
+function helpFlags(): string[] {
+  return [...new Set([...controllerFlagsHelp().matchAll(/^\s+--([a-z][a-z-]*)/gm)].map((m) => m[1] ?? ''))].filter((f) => f !== 'help' && f !== 'version');
+}
+
+const metricsPort = Number(DEFAULT_METRICS_BIND_ADDRESS.split(':').at(-1));
+
+describe('manifests/ and the Helm chart', () => {
+  before(async () => {
+    // Namespaced objects can only be dry-run into a namespace that exists: create it for real.
+    await ok('kubectl', ['apply', '-f', join(MANIFESTS, '00-namespace.yaml')]);
+  });
+
+  test('helm lint passes with the defaults and with every optional object enabled', async () => {
+    await helm('lint', CHART);
+    await helm('lint', CHART, '--set', 'podDisruptionBudget.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true');
+  });
+
+  test('kubectl apply --dry-run=server -f manifests/ succeeds for every object', async () => {
+    const out = await ok('kubectl', ['apply', '--dry-run=server', '-f', MANIFESTS]);
+    const docs = await manifestDocs();
+    assert.equal(out.trim().split('\n').filter((l) => l.endsWith('(server dry run)')).length, docs.length, out);
+  });
+
+  test('helm template | kubectl apply --dry-run=server succeeds (defaults, and PDB with the cluster\'s capabilities)', async () => {
+    const rendered = await helm('template', 'nlc', CHART, '--namespace', NAMESPACE);
+    const out = await ok('kubectl', ['apply', '--dry-run=server', '-f', '-'], rendered);
+    assert.equal(out.trim().split('\n').filter((l) => l.endsWith('(server dry run)')).length, parseDocs(rendered).length, out);
+    // --validate reads the API server's versions, so the PDB uses one this server serves.
+    const withPdb = await helm('template', 'nlc', CHART, '--namespace', NAMESPACE, '--validate', '--set', 'podDisruptionBudget.enabled=true');
+    assert.match(withPdb, /kind: PodDisruptionBudget/);
+    await ok('kubectl', ['apply', '--dry-run=server', '-f', '-'], withPdb);
+  });
+
+  test('the chart refuses replicas > 1 without leader election', async () => {
+    const r = await run('bash', ['scripts/helm.sh', 'template', 'nlc', CHART, '--set', 'leaderElection.enabled=false']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /requires leaderElection.enabled/);
+    await helm('template', 'nlc', CHART, '--set', 'leaderElection.enabled=false,replicas=1');
+  });
+
+  test('the chart passes every controller flag, with upstream defaults the program parses back', async () => {
+    const docs = parseDocs(await helm('template', 'nlc', CHART, '--namespace', NAMESPACE, '--set', 'controller.managedNodeSelector=pool=a'));
+    const args = containerArgs(docs);
+    const passed = new Set(args.map((a) => /^--([a-z-]+)=/.exec(a)?.[1]));
+    for (const flag of helpFlags()) {
+      if (flag === 'kubeconfig' || flag === 'config') continue; // in-cluster config; no file
+      assert.ok(passed.has(flag), `the chart does not pass --${flag}`);
+    }
+    const fromChart = await parseControllerFlags(args, {});
+    const defaults = await parseControllerFlags([], {});
+    const differs = (Object.keys(defaults) as (keyof ControllerConfig)[]).filter(
+      (k) => JSON.stringify(fromChart[k]) !== JSON.stringify(defaults[k]),
+    );
+    assert.deepEqual(differs.sort(), ['leaderElectResourceNamespace', 'nodeSelector'].sort(), 'only the Lease namespace and the set node selector differ from the defaults');
+    assert.equal(fromChart.leaderElectResourceNamespace, NAMESPACE);
+    const port = find(docs, 'Deployment').spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort;
+    assert.equal(port, metricsPort);
+    assert.equal(find(docs, 'Service').spec?.ports?.[0]?.port, metricsPort);
+  });
+
+  test('manifests/ runs leader election in its own namespace on the metrics port', async () => {
+    const docs = await manifestDocs();
+    const config = await parseControllerFlags(containerArgs(docs), {});
+    assert.equal(config.leaderElect, true);
+    assert.equal(config.leaderElectResourceNamespace, NAMESPACE);
+    assert.equal(config.metricsBindAddress, DEFAULT_METRICS_BIND_ADDRESS);
+    assert.equal(find(docs, 'Deployment').spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, metricsPort);
+  });
+
+  test('the chart grants exactly the RBAC rules of manifests/', async () => {
+    const chart = parseDocs(await helm('template', 'nlc', CHART, '--namespace', NAMESPACE));
+    const plain = await manifestDocs();
+    assert.deepEqual(find(chart, 'ClusterRole').rules, find(plain, 'ClusterRole').rules);
+    assert.deepEqual(find(chart, 'Role', ':node-heartbeats').rules, find(plain, 'Role', ':node-heartbeats').rules);
+    assert.deepEqual(find(chart, 'Role', ':leader-election').rules, find(plain, 'Role', ':leader-election').rules);
+    assert.equal(find(chart, 'Role', ':node-heartbeats').metadata?.namespace, 'kube-node-lease');
+  });
+
+  test('the PrometheusRule alerts on metrics the program registers', async () => {
+    const docs = parseDocs(await helm('template', 'nlc', CHART, '--set', 'prometheusRule.enabled=true'));
+    const rules = find(docs, 'PrometheusRule').spec?.groups?.[0]?.rules ?? [];
+    assert.deepEqual(
+      rules.map((r) => r.alert),
+      ['NodeLifecycleControllerNoLeader', 'NodeLifecycleControllerZoneEvictionsPaused', 'NodeLifecycleControllerHighUnhealthyShare'],
+    );
+    const registered = new Set(createMetrics({ defaultMetrics: false }).registry.getMetricsAsArray().map((m) => m.name));
+    for (const r of rules) {
+      const names = [...(r.expr ?? '').matchAll(/\b(node_collector_\w+|leader_election_\w+)\b/g)].map((m) => m[1] ?? '');
+      assert.ok(names.length > 0, `${r.alert} uses no controller metric`);
+      for (const n of names) assert.ok(registered.has(n), `${r.alert} uses ${n}, which the program does not register`);
+    }
+  });
+
+  test('the chart README documents every value, and nothing else', async () => {
+    const readme = await readFile(join(CHART, 'README.md'), 'utf8');
+    const documented = [...readme.matchAll(/^\| `([A-Za-z0-9.]+)` \|/gm)].map((m) => m[1] ?? '');
+    const values = parseDocs(await readFile(join(CHART, 'values.yaml'), 'utf8'))[0] as Record<string, unknown>;
+    const paths: string[] = [];
+    const walk = (o: Record<string, unknown>, prefix: string): void => {
+      for (const [k, v] of Object.entries(o)) {
+        const p = prefix + k;
+        if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0 && !documented.includes(p)) {
+          walk(v as Record<string, unknown>, `${p}.`);
+        } else paths.push(p);
+      }
+    };
+    walk(values, '');
+    for (const p of paths) assert.ok(documented.includes(p), `values.yaml key ${p} is not in the README table`);
+    for (const d of documented) assert.ok(paths.includes(d), `README documents ${d}, which values.yaml lacks`);
+  });
+});
