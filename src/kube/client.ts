@@ -38,7 +38,6 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
   else if (process.env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
   else kc.loadFromDefault();
   if (!kc.getCurrentCluster()) throw new Error('kubeconfig has no current cluster');
-  reuseConnections(kc);
   return kc;
 }
 
@@ -48,8 +47,12 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
  * measured: open FDs 35 → 232 after 200 calls, reclaimed ~6 s later). The 2.x fix for #2893 caches
  * the `https.Agent` only. We memoise the dispatcher per cluster server and TLS material, so a
  * rotated client certificate still gets a new one. Remove once client-node caches it itself.
+ * Idempotent; {@link makeClients} applies it, so every client in the project gets it. Never throws.
+ * @param kc the KubeConfig to patch in place.
  */
-function reuseConnections(kc: KubeConfig): void {
+export function reuseConnections(kc: KubeConfig): void {
+  if (patchedConfigs.has(kc)) return;
+  patchedConfigs.add(kc);
   type CreateDispatcher = (cluster: unknown, agentOptions: AgentOptions) => unknown;
   const target = kc as unknown as { createDispatcher?: CreateDispatcher };
   const original = target.createDispatcher;
@@ -76,8 +79,11 @@ function reuseConnections(kc: KubeConfig): void {
   };
 }
 
-/** Builds the typed API clients for a KubeConfig. Never throws. */
+const patchedConfigs = new WeakSet<KubeConfig>();
+
+/** Builds the typed API clients for a KubeConfig, with connection reuse ({@link reuseConnections}). Never throws. */
 export function makeClients(kubeConfig: KubeConfig): KubeClients {
+  reuseConnections(kubeConfig);
   return {
     kubeConfig,
     core: kubeConfig.makeApiClient(CoreV1Api),

@@ -430,10 +430,12 @@ export class NodeLifecycleController {
     this.#scheduleDeadline(name, node.uid, obs.gracePeriodMs);
     const currentReady = obs.currentReady;
     const readyStatus = currentReady?.status;
-    if (this.#lastReady.get(name) !== readyStatus || !this.#lastReady.has(name)) {
+    const seenBefore = this.#lastReady.has(name);
+    if (!seenBefore || this.#lastReady.get(name) !== readyStatus) {
       this.#lastReady.set(name, readyStatus);
-      // A Ready flip may change its zone's state: recompute before any tainting decision.
-      this.#handleDisruption();
+      // A Ready flip may change its zone's state: recompute before any tainting decision. A first
+      // sight is not a flip; the monitor pass computes zones once after all first sights (O(n), not O(n²)).
+      if (seenBefore) this.#handleDisruption();
     }
     if (!currentReady) return;
     if (this.#cfg.enableTaintManager) {
