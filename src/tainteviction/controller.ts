@@ -1,0 +1,602 @@
+/**
+ * The NoExecute taint eviction controller ("taint manager"): the thin I/O shell around the pure
+ * decision core (decision.ts) and the one-timer deadline heap (src/util/scheduler.ts).
+ *
+ * Mirrors upstream `pkg/controller/tainteviction/taint_eviction.go` (`Controller`, `NodeUpdated`,
+ * `PodUpdated`, `handleNodeUpdate`, `handlePodUpdate`, `processPodOnNode`, `cancelWorkWithEvent`,
+ * `deletePodHandler`) and `timed_workers.go` (`TimedWorkerQueue`).
+ *
+ * Data flow: informer handlers only record node names and pod keys. A single in-memory pump handles
+ * them, **every pending node before any pod** (upstream §5.1: each worker drains its node channel
+ * before it takes a pod). Node and pod handling only read the caches and change the pending-deletion
+ * heap; nothing there waits for the API, so one pump replaces upstream's eight sharded workers and
+ * the priority holds globally, not per shard. When a deadline passes, the deletion runs on a bounded
+ * pool (p-queue) and every write goes through the `--kube-api-qps` throttle.
+ *
+ * Deliberate differences from upstream (each is also commented where it happens):
+ * 1. Restart-safe deadlines (kubernetes/kubernetes#108268): a deadline counts from the taint's
+ *    `timeAdded` (or, when it has none, from when this process first saw it), not from when this
+ *    process happened to process the pod, so a restart or leader change neither postpones nor
+ *    hastens an eviction. See decision.ts `decidePodEviction`.
+ * 2. A newly computed deadline earlier than the pending one shortens it (decision.ts `planEviction`).
+ * 3. Failed deletions are retried with capped exponential backoff until they succeed, the pod is
+ *    gone, or the eviction is no longer called for — never "5 times, then give up"
+ *    (kubernetes/kubernetes#140639).
+ * 4. `taint_eviction_controller_pod_deletion_duration_seconds` is observed in seconds (upstream
+ *    multiplies a Duration by `time.Second`, off by 1e9; kubernetes PR #141311).
+ * 5. Before acting, a due deletion is re-checked against the caches (same pod UID, still bound to
+ *    the node, the node still exists, some NoExecute taint still calls for eviction). Upstream fires
+ *    blindly. A pod that is already terminating with `DisruptionTarget=True` is not deleted again
+ *    (no second event, no second count).
+ * 6. Nothing is written while the caches cannot be trusted (`canSeeCluster()` false): due deletions
+ *    wait for sight.
+ * 7. Pending entries remember the pod UID and the node: a pod recreated under the same name, or
+ *    bound to another node, never inherits the old pod's schedule.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import PQueue from 'p-queue';
+import { describeError, isNotFound } from '../kube/client.js';
+import type { Logger } from '../kube/logger.js';
+import { podKey, type Node, type Pod, type Taint } from '../kube/objects.js';
+import { retryWithBackoff, sleepUnlessAborted } from '../kube/writer.js';
+import type { TaintEvictionMetrics } from '../metrics/registry.js';
+import type { EventSink, ReadStore } from '../nodelifecycle/controller.js';
+import type { Clock, TimerHandle } from '../util/clock.js';
+import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
+import { decidePodEviction, planEviction, type Decision, type PendingEviction } from './decision.js';
+import { cancelPodDeletionEvent, podDeletionEvent, type PodEvent } from './events.js';
+import { noExecuteTaints } from './tolerations.js';
+import { hasDisruptionTarget, type TaintEvictionWriter } from './writer.js';
+
+/** The informer caches the controller reads. Node keys are names; pod keys `ns/name`. */
+export interface TaintEvictionCaches {
+  nodes: ReadStore<Node>;
+  pods: ReadStore<Pod> & { podsOnNode(nodeName: string): readonly Pod[] };
+}
+
+/** The writes the controller makes (implemented by {@link TaintEvictionWriter}). */
+export type TaintEvictionWrites = Pick<TaintEvictionWriter, 'addDisruptionCondition' | 'deletePod'>;
+
+/** Tuning knobs; every one has a default. Durations in **milliseconds**. */
+export interface TaintEvictionOptions {
+  /** Deletions running at once (each is two throttled writes plus a GET). Default 32. */
+  deletionConcurrency?: number;
+  /** First retry delay after a failed deletion, ms. Default 100. */
+  retryInitialDelayMs?: number;
+  /** Largest retry delay, ms. Default 10 000. */
+  retryMaxDelayMs?: number;
+  /** How often a due deletion re-checks `canSeeCluster()` while the caches cannot be trusted, ms. Default 500. */
+  sightPollMs?: number;
+  /** Node/pod updates handled per event-loop turn before yielding. Default 500. */
+  pumpBatchSize?: number;
+}
+
+/** Everything the controller needs, injected. */
+export interface TaintEvictionDeps {
+  clock: Clock;
+  log: Logger;
+  caches: TaintEvictionCaches;
+  writes: TaintEvictionWrites;
+  events: EventSink;
+  metrics: TaintEvictionMetrics;
+  /** True while the node and pod caches reflect the cluster (synced, watches connected). */
+  canSeeCluster: () => boolean;
+  options?: TaintEvictionOptions;
+}
+
+/** One pending deletion as `status` and `/debug/state` show it. Times are epoch **milliseconds**. */
+export interface PendingPodDeletion {
+  /** `namespace/name`. */
+  pod: string;
+  uid: string;
+  node: string;
+  /** When the deletion is (or was) due. */
+  deadlineMs: number;
+  /** The node's NoExecute taints when it was decided, as `key=value:effect`. */
+  taints: string[];
+  /** Why, in one sentence (from `decidePodEviction`). */
+  reason: string;
+  /** `scheduled`: waiting for its deadline; `deleting`: due, being written (or retried, or waiting for sight). */
+  state: 'scheduled' | 'deleting';
+}
+
+/** What a pending heap entry carries besides key, uid and deadline. */
+interface Payload {
+  namespace: string;
+  name: string;
+  node: string;
+  taints: readonly string[];
+  reason: string;
+}
+
+/** A deletion that is due and running (or retrying). Upstream's nil "immediate" worker. */
+interface RunningDeletion extends Payload {
+  key: string;
+  uid: string;
+  /** When it became due (the deadline, or the decision time for an immediate one), epoch ms. */
+  dueAtMs: number;
+  abort: AbortController;
+  /** The "Marking for deletion" event was emitted. */
+  announced: boolean;
+}
+
+type AttemptResult = 'deleted' | 'gone' | 'not-needed' | 'already-evicted' | 'aborted';
+
+/** Default deletion concurrency (see {@link TaintEvictionOptions.deletionConcurrency}). */
+export const DEFAULT_DELETION_CONCURRENCY = 32;
+
+/** Upstream `(*Taint).ToString()`: `key=value:effect`, or `key:effect` without a value. */
+function taintString(t: Taint): string {
+  return t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
+}
+
+/** Semantic equality of two NoExecute taint lists: key, value, effect and exact `timeAdded`, in order. */
+function sameTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((t, i) => {
+      const u = b[i];
+      return u !== undefined && t.key === u.key && (t.value ?? '') === (u.value ?? '') && t.effect === u.effect && t.timeAdded === u.timeAdded;
+    })
+  );
+}
+
+/**
+ * The NoExecute taint eviction controller. Construct, then {@link start} once the caches synced;
+ * feed it informer events through {@link nodeChanged}, {@link nodeDeleted}, {@link podChanged} and
+ * {@link podDeleted}; {@link stop} shuts it down. {@link view} lists pending deletions.
+ * Mirrors upstream `tainteviction.Controller` (see the module comment for the differences).
+ */
+export class TaintEvictionController {
+  readonly #d: TaintEvictionDeps;
+  readonly #opts: Required<TaintEvictionOptions>;
+  /** NoExecute taints of each node, as of the last time the node was handled (upstream `taintedNodes`). */
+  readonly #taintedNodes = new Map<string, Taint[]>();
+  /** node → (`key\0effect` → epoch ms first seen), for NoExecute taints without `timeAdded`. */
+  readonly #firstSeen = new Map<string, Map<string, number>>();
+  readonly #pending: DeadlineScheduler<Payload>;
+  readonly #running = new Map<string, RunningDeletion>();
+  readonly #deletions: PQueue;
+  readonly #dirtyNodes = new Set<string>();
+  readonly #dirtyPods = new Set<string>();
+  /** Formatted taint lists, shared by every pending entry of a node (memory at 100,000 pending). */
+  readonly #taintStrings = new WeakMap<readonly Taint[], readonly string[]>();
+  #pumpTimer: TimerHandle | undefined;
+  #stopped = true;
+
+  /**
+   * @param deps injected caches, writes, events, metrics, clock, logger and sight check.
+   * @throws {RangeError} when `options.deletionConcurrency` is not a positive integer.
+   */
+  constructor(deps: TaintEvictionDeps) {
+    this.#d = deps;
+    const o = deps.options ?? {};
+    this.#opts = {
+      deletionConcurrency: o.deletionConcurrency ?? DEFAULT_DELETION_CONCURRENCY,
+      retryInitialDelayMs: o.retryInitialDelayMs ?? 100,
+      retryMaxDelayMs: o.retryMaxDelayMs ?? 10_000,
+      sightPollMs: o.sightPollMs ?? 500,
+      pumpBatchSize: o.pumpBatchSize ?? 500,
+    };
+    const c = this.#opts.deletionConcurrency;
+    if (!Number.isInteger(c) || c < 1) throw new RangeError(`taint eviction: deletion concurrency must be a positive integer, got ${c}`);
+    this.#deletions = new PQueue({ concurrency: c });
+    this.#pending = new DeadlineScheduler<Payload>(deps.clock, {
+      onError: (err, e) => deps.log.error({ pod: e.key, err: describeError(err) }, 'taint eviction: due handler failed'),
+    });
+    this.#pending.onDue((e) => this.#onDue(e));
+  }
+
+  /** Queues every cached node once (upstream's initial informer adds) and starts the pump. Call after the caches synced. */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    for (const n of this.#d.caches.nodes.list()) this.#dirtyNodes.add(n.name);
+    this.#kick();
+    this.#d.log.info({ nodes: this.#dirtyNodes.size }, 'taint eviction controller started');
+  }
+
+  /**
+   * Stops the pump, drops every pending deletion, aborts running ones (a write already sent
+   * completes) and resolves when the deletion pool is idle. Idempotent.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#pumpTimer?.cancel();
+    this.#pumpTimer = undefined;
+    this.#dirtyNodes.clear();
+    this.#dirtyPods.clear();
+    this.#pending.clear();
+    for (const r of this.#running.values()) r.abort.abort();
+    this.#deletions.clear();
+    await this.#deletions.onIdle();
+    this.#running.clear();
+    this.#updateGauge();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Informer handlers: record keys only.
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * A Node was added (`old` undefined) or updated. Ignored when its NoExecute taints are
+   * semantically unchanged (key, value, effect, exact `timeAdded`). Mirrors `NodeUpdated`.
+   */
+  nodeChanged(node: Node, old?: Node): void {
+    if (this.#stopped) return;
+    if (old && sameTaints(noExecuteTaints(old.taints), noExecuteTaints(node.taints))) return;
+    this.#dirtyNodes.add(node.name);
+    this.#kick();
+  }
+
+  /** A Node was deleted. Mirrors `NodeUpdated(old, nil)`. */
+  nodeDeleted(node: Pick<Node, 'name'>): void {
+    if (this.#stopped) return;
+    this.#dirtyNodes.add(node.name);
+    this.#kick();
+  }
+
+  /**
+   * A Pod was added (`old` undefined) or updated. Ignored when `nodeName` and the tolerations are
+   * unchanged (Semantic.DeepEqual). Mirrors `PodUpdated`.
+   */
+  podChanged(pod: Pod, old?: Pod): void {
+    if (this.#stopped) return;
+    if (old && old.nodeName === pod.nodeName && isDeepStrictEqual(old.tolerations, pod.tolerations)) return;
+    this.#dirtyPods.add(podKey(pod));
+    this.#kick();
+  }
+
+  /** A Pod was deleted: its pending deletion is cancelled. Mirrors `PodUpdated(old, nil)`. */
+  podDeleted(pod: Pick<Pod, 'namespace' | 'name'>): void {
+    if (this.#stopped) return;
+    this.#dirtyPods.add(podKey(pod));
+    this.#kick();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The pump: nodes before pods.
+  // ---------------------------------------------------------------------------------------------
+
+  #kick(): void {
+    if (this.#stopped || this.#pumpTimer !== undefined) return;
+    this.#pumpTimer = this.#d.clock.setTimeout(() => {
+      this.#pumpTimer = undefined;
+      this.#pump();
+    }, 0);
+  }
+
+  /**
+   * Handles queued updates, every pending node before the next pod (upstream §5.1: node updates have
+   * priority, so a pod is never judged on taints that a queued node update has already changed).
+   * Yields after `pumpBatchSize` items so 100,000 pods never block the event loop in one turn.
+   */
+  #pump(): void {
+    const now = this.#d.clock.now();
+    for (let budget = this.#opts.pumpBatchSize; budget > 0 && !this.#stopped; budget--) {
+      const node = first(this.#dirtyNodes);
+      if (node !== undefined) {
+        this.#dirtyNodes.delete(node);
+        this.#guard(() => this.#handleNode(node, now), { node });
+        continue;
+      }
+      const pod = first(this.#dirtyPods);
+      if (pod === undefined) break;
+      this.#dirtyPods.delete(pod);
+      this.#guard(() => this.#handlePod(pod, now), { pod });
+    }
+    if (this.#dirtyNodes.size > 0 || this.#dirtyPods.size > 0) this.#kick();
+    this.#updateGauge();
+  }
+
+  #guard(fn: () => void, what: Record<string, string>): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#d.log.error({ ...what, err: describeError(err) }, 'taint eviction: handler failed');
+    }
+  }
+
+  /**
+   * Mirrors `handleNodeUpdate`: records the node's NoExecute taints (before looking at its pods),
+   * then re-evaluates every pod bound to it. A node with no NoExecute taint cancels its pods'
+   * pending deletions, with the cancel event.
+   */
+  #handleNode(name: string, now: number): void {
+    const node = this.#d.caches.nodes.get(name);
+    if (!node) {
+      // As upstream: pending deletions are not cancelled here; the due-time re-check drops them
+      // (the node is gone), and pod GC removes the orphaned pods.
+      this.#taintedNodes.delete(name);
+      this.#firstSeen.delete(name);
+      return;
+    }
+    const taints = noExecuteTaints(node.taints);
+    this.#recordFirstSeen(name, taints, now);
+    if (taints.length === 0) this.#taintedNodes.delete(name);
+    else this.#taintedNodes.set(name, taints);
+    for (const pod of this.#d.caches.pods.podsOnNode(name)) {
+      if (pod.nodeName === name) this.#processPod(pod, now);
+    }
+  }
+
+  /** Mirrors `handlePodUpdate`; a pod that is gone from the cache cancels its pending deletion. */
+  #handlePod(key: string, now: number): void {
+    const pod = this.#d.caches.pods.get(key);
+    if (!pod) {
+      this.#apply(key, { kind: 'none' }, undefined, now);
+      return;
+    }
+    this.#processPod(pod, now);
+  }
+
+  /**
+   * Keeps, for each NoExecute taint without `timeAdded`, the time this process first saw it on the
+   * node: the anchor of its toleration clock (see decision.ts). Taints that left the node are
+   * forgotten, so a taint that comes back starts a new clock.
+   */
+  #recordFirstSeen(node: string, taints: readonly Taint[], now: number): void {
+    const untimed = taints.filter((t) => t.timeAdded === undefined);
+    if (untimed.length === 0) {
+      this.#firstSeen.delete(node);
+      return;
+    }
+    const prev = this.#firstSeen.get(node);
+    const next = new Map<string, number>();
+    for (const t of untimed) {
+      const id = `${t.key}\u0000${t.effect}`;
+      next.set(id, prev?.get(id) ?? now);
+    }
+    this.#firstSeen.set(node, next);
+  }
+
+  #firstSeenOf(node: string, t: Taint): number | undefined {
+    return this.#firstSeen.get(node)?.get(`${t.key}\u0000${t.effect}`);
+  }
+
+  /** Mirrors `processPodOnNode` over the pure {@link decidePodEviction}. */
+  #processPod(pod: Pod, now: number): void {
+    const key = podKey(pod);
+    const pendingNode = this.#pending.get(key)?.payload.node ?? this.#running.get(key)?.node;
+    if (pendingNode !== undefined && pendingNode !== pod.nodeName) {
+      // Deliberate difference 7: the pod now lives elsewhere (or is a recreated pod bound elsewhere);
+      // what was pending for the old binding no longer applies.
+      this.#apply(key, { kind: 'none' }, undefined, now);
+    }
+    if (pod.nodeName === '') return;
+    // Upstream reads `taintedNodes`, not the node cache: the taints as of the node's last handling,
+    // which the nodes-first pump keeps current.
+    const taints = this.#taintedNodes.get(pod.nodeName) ?? [];
+    const decision = decidePodEviction(pod, taints, now, { firstSeen: (t) => this.#firstSeenOf(pod.nodeName, t) });
+    this.#apply(key, decision, { pod, taints }, now);
+  }
+
+  /** The pending entry of `key` in {@link planEviction}'s terms: a timed one, or a running (immediate) one. */
+  #pendingOf(key: string): PendingEviction | undefined {
+    const timed = this.#pending.get(key);
+    if (timed) return { uid: timed.uid, atMs: timed.atMs, scheduledAtMs: timed.scheduledAtMs };
+    const running = this.#running.get(key);
+    return running && { uid: running.uid, atMs: running.dueAtMs, scheduledAtMs: running.dueAtMs };
+  }
+
+  /** Applies {@link planEviction}'s plan for `decision` to the pending heap and the running set. */
+  #apply(key: string, decision: Decision, subject: { pod: Pod; taints: readonly Taint[] } | undefined, now: number): void {
+    const plan = planEviction(decision, subject?.pod.uid ?? '', this.#pendingOf(key));
+    switch (plan.kind) {
+      case 'keep':
+        return;
+      case 'cancel':
+        this.#cancel(key, plan.emitCancelEvent);
+        return;
+      case 'delete-now':
+        this.#cancel(key, plan.emitCancelEvent);
+        if (subject && decision.kind === 'delete-now') this.#startDeletion(subject.pod, subject.taints, decision.reason, now);
+        return;
+      case 'schedule': {
+        if (!subject || decision.kind !== 'delete-at') return;
+        const { pod, taints } = subject;
+        const running = this.#running.get(key);
+        if (running && running.uid !== pod.uid) running.abort.abort(); // the old pod is gone
+        this.#pending.schedule(key, pod.uid, plan.atMs, {
+          namespace: pod.namespace,
+          name: pod.name,
+          node: pod.nodeName,
+          taints: this.#formatTaints(taints),
+          reason: decision.reason,
+        });
+        this.#d.log.debug({ pod: key, node: pod.nodeName, at: new Date(plan.atMs).toISOString(), reason: decision.reason }, 'Pod deletion scheduled');
+      }
+    }
+  }
+
+  #formatTaints(taints: readonly Taint[]): readonly string[] {
+    let s = this.#taintStrings.get(taints);
+    if (!s) {
+      s = taints.map(taintString);
+      this.#taintStrings.set(taints, s);
+    }
+    return s;
+  }
+
+  /**
+   * Drops `key`'s pending deletion; a running one is aborted (its in-flight write completes).
+   * Mirrors `cancelWorkWithEvent`: the event is emitted only when asked, i.e. for a timed entry.
+   */
+  #cancel(key: string, emitEvent: boolean): void {
+    const timed = this.#pending.get(key);
+    if (timed) {
+      this.#pending.cancel(key);
+      if (emitEvent) {
+        this.#emit(timed.uid, cancelPodDeletionEvent(timed.payload.namespace, timed.payload.name));
+        this.#d.log.info({ pod: key, node: timed.payload.node }, 'Cancelling deletion of pod');
+      }
+    }
+    const running = this.#running.get(key);
+    if (running) {
+      running.abort.abort();
+      this.#running.delete(key);
+    }
+    this.#updateGauge();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Deletion.
+  // ---------------------------------------------------------------------------------------------
+
+  #onDue(e: ScheduledEviction<Payload>): void {
+    if (this.#stopped) return;
+    this.#run({ ...e.payload, key: e.key, uid: e.uid, dueAtMs: e.atMs, abort: new AbortController(), announced: false });
+  }
+
+  #startDeletion(pod: Pod, taints: readonly Taint[], reason: string, now: number): void {
+    this.#run({
+      key: podKey(pod),
+      uid: pod.uid,
+      namespace: pod.namespace,
+      name: pod.name,
+      node: pod.nodeName,
+      taints: this.#formatTaints(taints),
+      reason,
+      dueAtMs: now,
+      abort: new AbortController(),
+      announced: false,
+    });
+  }
+
+  #run(r: RunningDeletion): void {
+    const previous = this.#running.get(r.key);
+    if (previous) previous.abort.abort();
+    this.#running.set(r.key, r);
+    this.#updateGauge();
+    // p-queue's clear() (on stop) rejects tasks that never started; nothing else rejects.
+    this.#deletions.add(() => this.#runDeletion(r)).catch(() => undefined);
+  }
+
+  /**
+   * Runs one eviction until it is done, mirroring `deletePodHandler` with deliberate difference 3:
+   * `retryWithBackoff` (capped exponential, no attempt limit) instead of 5 tries 10 ms apart.
+   */
+  async #runDeletion(r: RunningDeletion): Promise<void> {
+    const { log } = this.#d;
+    try {
+      const outcome = await retryWithBackoff(() => this.#attempt(r), {
+        clock: this.#d.clock,
+        isDone: isNotFound,
+        initialDelayMs: this.#opts.retryInitialDelayMs,
+        maxDelayMs: this.#opts.retryMaxDelayMs,
+        signal: r.abort.signal,
+        onRetry: (err, attempt, delayMs) => log.warn({ pod: r.key, attempt, delayMs, err: describeError(err) }, 'taint eviction: pod deletion failed; retrying'),
+      });
+      if (outcome.status === 'stopped') {
+        log.info({ pod: r.key, err: describeError(outcome.error) }, 'taint eviction: pod deletion stopped (pod gone, or this process may no longer write)');
+      } else if (outcome.status === 'succeeded') {
+        this.#finished(r, outcome.value);
+      }
+    } finally {
+      if (this.#running.get(r.key) === r) this.#running.delete(r.key);
+      this.#updateGauge();
+    }
+  }
+
+  #finished(r: RunningDeletion, result: AttemptResult): void {
+    const { log } = this.#d;
+    switch (result) {
+      case 'deleted': {
+        const now = this.#d.clock.now();
+        this.#d.metrics.podDeletionsTotal.inc();
+        // Deliberate difference 4: seconds, from when the deletion became due (upstream `fireAt`).
+        this.#d.metrics.podDeletionDuration.observe(Math.max(0, now - r.dueAtMs) / 1000);
+        log.info({ pod: r.key, node: r.node, uid: r.uid, reason: r.reason, latencyMs: now - r.dueAtMs }, 'Deleted pod (NoExecute taint eviction)');
+        return;
+      }
+      case 'gone':
+        log.info({ pod: r.key, uid: r.uid }, 'taint eviction: pod already gone');
+        return;
+      case 'not-needed':
+        log.info({ pod: r.key, node: r.node }, 'taint eviction: no longer called for at its deadline; not deleting');
+        return;
+      case 'already-evicted':
+        log.debug({ pod: r.key }, 'taint eviction: pod already terminating with DisruptionTarget; nothing to do');
+        return;
+      case 'aborted':
+        return;
+    }
+  }
+
+  /**
+   * One try: wait for sight (difference 6), re-check the caches (difference 5), announce once, then
+   * add the condition and delete. Throws on API errors so the caller retries.
+   */
+  async #attempt(r: RunningDeletion): Promise<AttemptResult> {
+    const { caches, clock } = this.#d;
+    while (!this.#d.canSeeCluster()) {
+      if (!(await sleepUnlessAborted(clock, this.#opts.sightPollMs, r.abort.signal))) return 'aborted';
+    }
+    if (r.abort.signal.aborted) return 'aborted';
+    const pod = caches.pods.get(r.key);
+    if (!pod || pod.uid !== r.uid) return 'gone';
+    const node = caches.nodes.get(r.node);
+    if (pod.nodeName !== r.node || !node) return 'not-needed';
+    // Only "is an eviction still called for" is re-checked, not the deadline: upstream keeps a
+    // finite schedule when a toleration is lengthened ("lengthening toleration shouldn't work").
+    const decision = decidePodEviction(pod, node.taints, clock.now(), { firstSeen: (t) => this.#firstSeenOf(r.node, t) });
+    if (decision.kind === 'none') return 'not-needed';
+    if (pod.deletionTimestamp !== undefined && hasDisruptionTarget(pod)) return 'already-evicted';
+    if (!r.announced) {
+      // Upstream emits this once, before its retries.
+      r.announced = true;
+      this.#emit(r.uid, podDeletionEvent(r.namespace, r.name));
+      this.#d.log.info({ pod: r.key, node: r.node, reason: r.reason }, 'Deleting pod');
+    }
+    if ((await this.#d.writes.addDisruptionCondition(r.namespace, r.name, r.uid, pod)) === 'gone') return 'gone';
+    if ((await this.#d.writes.deletePod(r.namespace, r.name, r.uid)) === 'gone') return 'gone';
+    return 'deleted';
+  }
+
+  /**
+   * Records a pod event. Deliberate difference: the reference carries the pod UID (upstream sets
+   * none), so `kubectl describe pod` lists the event for this pod and not for a namesake.
+   */
+  #emit(uid: string, e: PodEvent): void {
+    const o = e.involvedObject;
+    this.#d.events.record({ kind: 'Pod', namespace: o.namespace, name: o.name, uid }, e.type, e.reason, e.message);
+  }
+
+  #updateGauge(): void {
+    this.#d.metrics.pendingPodDeletions.set(this.#pending.size + this.#running.size);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Introspection.
+  // ---------------------------------------------------------------------------------------------
+
+  /** Number of pending deletions (scheduled plus running), what the pending gauge shows. */
+  get pendingCount(): number {
+    return this.#pending.size + this.#running.size;
+  }
+
+  /**
+   * Pending deletions, scheduled and running, sorted by deadline (epoch ms), for the `status`
+   * command and `/debug/state`. O(n log n); returns new objects.
+   */
+  view(): PendingPodDeletion[] {
+    const out: PendingPodDeletion[] = this.#pending.entries().map((e) => ({
+      pod: e.key,
+      uid: e.uid,
+      node: e.payload.node,
+      deadlineMs: e.atMs,
+      taints: [...e.payload.taints],
+      reason: e.payload.reason,
+      state: 'scheduled' as const,
+    }));
+    for (const r of this.#running.values()) {
+      out.push({ pod: r.key, uid: r.uid, node: r.node, deadlineMs: r.dueAtMs, taints: [...r.taints], reason: r.reason, state: 'deleting' });
+    }
+    return out.sort((a, b) => a.deadlineMs - b.deadlineMs);
+  }
+}
+
+function first(set: ReadonlySet<string>): string | undefined {
+  for (const v of set) return v;
+  return undefined;
+}

@@ -1,0 +1,356 @@
+/**
+ * Issue 5 acceptance: the NoExecute taint eviction controller against the real kube-apiserver with
+ * simulated kubelets. "Deleted" means the pod has a deletionTimestamp (or is gone): the simulated
+ * kubelet confirms a graceful delete on a live node only after `podTerminationDelayMs`.
+ *
+ * Two fleets: fleet A runs only the taint eviction controller (taints are added by hand, as users
+ * and other tools do), fleet B runs it together with the node lifecycle controller (acceptance 5).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { Fleet, POD_KIND_LABEL, type PodKind } from '../../sim/fleet.js';
+import { getCondition, toPod, type Node, type Pod, type Taint } from '../../src/kube/objects.js';
+import type { RunningController } from '../../src/cli/run.js';
+import { ApiWriteThrottle } from '../../src/kube/writer.js';
+import { TaintEvictionWriter } from '../../src/tainteviction/writer.js';
+import { realClock } from '../../src/util/clock.js';
+import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
+import { metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
+import { addNodeTaint, readTestNode, removeNodeTaint } from '../support/taints.js';
+
+const run = promisify(execFile);
+const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const UNREACHABLE = 'node.kubernetes.io/unreachable';
+const POLL_MS = 50;
+const clients = testClients();
+
+const getNode = (name: string): Promise<Node> => readTestNode(clients, name);
+const addTaint = (name: string, taint: Taint): Promise<Taint> => addNodeTaint(clients, name, taint);
+const removeTaint = (name: string, key: string): Promise<void> => removeNodeTaint(clients, name, key);
+
+async function podsOn(namespace: string, node: string): Promise<Pod[]> {
+  const list = await clients.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${node}` });
+  return list.items.map(toPod).filter((p): p is Pod => p !== undefined);
+}
+
+async function podKinds(namespace: string, node: string): Promise<Map<PodKind, Pod>> {
+  const list = await clients.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${node}` });
+  const out = new Map<PodKind, Pod>();
+  for (const raw of list.items) {
+    const p = toPod(raw);
+    const kind = raw.metadata?.labels?.[POD_KIND_LABEL] as PodKind | undefined;
+    if (p && kind) out.set(kind, p);
+  }
+  return out;
+}
+
+async function readPod(namespace: string, name: string): Promise<Pod | undefined> {
+  try {
+    return toPod(await clients.core.readNamespacedPod({ namespace, name }));
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
+
+/** Polls until the pod is terminating or gone; resolves with the wall-clock time it was first seen so. */
+function whenDeleted(namespace: string, name: string, timeoutMs: number): Promise<number> {
+  return waitFor(`pod ${name} deleted`, async () => {
+    const p = await readPod(namespace, name);
+    return !p || p.deletionTimestamp !== undefined ? Date.now() : undefined;
+  }, timeoutMs, POLL_MS);
+}
+
+async function taintEvictionEvents(namespace: string, podName: string): Promise<string[]> {
+  const list = await clients.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${podName},reason=TaintManagerEviction` });
+  return list.items.filter((e) => e.source?.component === 'taint-eviction-controller').map((e) => e.message ?? '');
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A one-zone fleet in its own namespace whose nodes each run one pod of every kind the tests look at. */
+async function startFleet(prefix: string, options: { nodes: number; tolerationSeconds: number } & Partial<ConstructorParameters<typeof Fleet>[0]>): Promise<Fleet> {
+  await createTestNamespace(clients, prefix);
+  const { nodes, ...rest } = options;
+  const fleet = new Fleet({
+    clients,
+    prefix,
+    namespace: prefix,
+    zones: 1,
+    nodesPerZone: nodes,
+    podsPerNode: 4,
+    podMix: { plain: 1, tolerationSeconds: 1, tolerateForever: 1, daemonSet: 1 },
+    ...rest,
+  });
+  await fleet.start();
+  return fleet;
+}
+
+// -------------------------------------------------------------------------------------------------
+
+describe('taint eviction on its own (issue 5, acceptance 1–4 and 6)', { concurrency: false }, () => {
+  const prefix = uniquePrefix('te');
+  const namespace = prefix;
+  const FLAGS = ['--controllers=taint-eviction-controller'];
+  let fleet: Fleet;
+  let controller: RunningController;
+  let nodes: string[];
+
+  before(async () => {
+    fleet = await startFleet(prefix, {
+      nodes: 6,
+      tolerationSeconds: 5,
+      // Evicted pods stay Terminating for a while, so their DisruptionTarget condition can be read.
+      podTerminationDelayMs: 15_000,
+      leaseRenewIntervalMs: 2000,
+      nodeStatusUpdateFrequencyMs: 10_000,
+    });
+    nodes = fleet.nodeNames();
+    controller = await startTestController(prefix, FLAGS);
+    assert.ok(controller.taintEviction, 'the taint eviction controller runs');
+    assert.equal(controller.nodeLifecycle, undefined, '--controllers selected only the taint eviction controller');
+  });
+
+  after(async () => {
+    await controller?.stop();
+    await fleet?.cleanup();
+    await clients.core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0 } }).catch(() => undefined);
+  });
+
+  test('1: pods without a matching toleration are deleted within 1 s of a NoExecute taint, whoever added it', async () => {
+    const [viaApi, viaKubectl, bystander] = nodes;
+    assert.ok(viaApi && viaKubectl && bystander);
+    const before = await podsOn(namespace, viaApi);
+    assert.equal(before.length, 4, 'plain, tolerationSeconds, tolerateForever and DaemonSet pod');
+
+    // (a) A raw API write without timeAdded, as some tools do.
+    const t0 = Date.now();
+    await addTaint(viaApi, { key: 'example.com/evict', value: 'api', effect: 'NoExecute' });
+    const allGone = await waitFor('all pods on the API-tainted node deleted', async () => {
+      const pods = await podsOn(namespace, viaApi);
+      return pods.every((p) => p.deletionTimestamp !== undefined) ? Date.now() : undefined;
+    }, 5000, POLL_MS);
+    assert.ok(allGone - t0 <= 1000, `deleted ${allGone - t0} ms after the taint write started`);
+
+    // (b) kubectl taint (which stamps timeAdded). kubectl's own start-up takes ~0.5 s, so time from
+    // when the taint is first visible.
+    const tainting = run('kubectl', ['--kubeconfig', kubeconfigPath(), 'taint', 'nodes', viaKubectl, 'example.com/evict=kubectl:NoExecute']);
+    let seenAt: number | undefined;
+    const deletedAt = await waitFor('all pods on the kubectl-tainted node deleted', async () => {
+      const [node, pods] = await Promise.all([getNode(viaKubectl), podsOn(namespace, viaKubectl)]);
+      if (seenAt === undefined && node.taints.some((t) => t.key === 'example.com/evict')) seenAt = Date.now();
+      return seenAt !== undefined && pods.every((p) => p.deletionTimestamp !== undefined) ? Date.now() : undefined;
+    }, 8000, POLL_MS);
+    await tainting;
+    assert.ok(seenAt !== undefined);
+    assert.ok(deletedAt - seenAt <= 1000, `deleted ${deletedAt - seenAt} ms after the taint was visible`);
+
+    const untouched = await podsOn(namespace, bystander);
+    assert.ok(untouched.every((p) => p.deletionTimestamp === undefined), 'pods of an untainted node are left alone');
+    const text = await scrapeMetrics(controller);
+    assert.ok((metricValue(text, 'taint_eviction_controller_pod_deletions_total') ?? 0) >= 8);
+    const sum = metricValue(text, 'taint_eviction_controller_pod_deletion_duration_seconds_sum') ?? NaN;
+    assert.ok(sum >= 0 && sum < 8, `deletion durations are seconds, not nanoseconds × 1e9 (sum ${sum})`);
+  });
+
+  test('2 + 6: tolerationSeconds 5 → deleted 5 ± 1 s after timeAdded, with DisruptionTarget and events; forever and DaemonSet pods stay', async () => {
+    const node = nodes[2];
+    assert.ok(node);
+    const kinds = await podKinds(namespace, node);
+    const tolsec = kinds.get('tolerationSeconds');
+    assert.ok(tolsec && kinds.get('plain') && kinds.get('tolerateForever') && kinds.get('daemonSet'));
+    const stored = await addTaint(node, { key: UNREACHABLE, effect: 'NoExecute', timeAdded: Date.now() });
+    const timeAdded = stored.timeAdded;
+    assert.ok(timeAdded !== undefined);
+
+    const deletedAt = await whenDeleted(namespace, tolsec.name, 15_000);
+    const after = deletedAt - timeAdded;
+    assert.ok(after >= 4000 && after <= 6000 + POLL_MS, `deleted ${after} ms after timeAdded; want 5 s ± 1 s`);
+
+    // Acceptance 6: the condition, through the API and through kubectl.
+    const pod = await readPod(namespace, tolsec.name);
+    assert.ok(pod, 'still Terminating (the simulated kubelet confirms after 15 s)');
+    const cond = getCondition(pod.conditions, 'DisruptionTarget');
+    assert.equal(cond?.status, 'True');
+    assert.equal(cond?.reason, 'DeletionByTaintManager');
+    assert.equal(cond?.message, 'Taint manager: deleting due to NoExecute taint');
+    const yaml = (await run('kubectl', ['--kubeconfig', kubeconfigPath(), 'get', 'pod', '-n', namespace, tolsec.name, '-o', 'yaml'])).stdout;
+    assert.match(yaml, /type: DisruptionTarget/);
+    assert.match(yaml, /reason: DeletionByTaintManager/);
+    await waitFor('the Marking event', async () => (await taintEvictionEvents(namespace, tolsec.name)).includes(`Marking for deletion Pod ${namespace}/${tolsec.name}`), 5000);
+    const events = (await run('kubectl', ['--kubeconfig', kubeconfigPath(), 'get', 'events', '-n', namespace])).stdout;
+    assert.match(events, /TaintManagerEviction/);
+    assert.ok(events.includes(`Marking for deletion Pod ${namespace}/${tolsec.name}`), 'kubectl get events shows the event');
+
+    // The others stay: plain (300 s default toleration), forever, and the DaemonSet pod.
+    await sleep(2000);
+    for (const kind of ['plain', 'tolerateForever', 'daemonSet'] as const) {
+      const p = await readPod(namespace, kinds.get(kind)?.name ?? '');
+      assert.ok(p && p.deletionTimestamp === undefined, `${kind} pod stays`);
+    }
+    const pending = controller.taintEviction?.view().find((v) => v.pod === `${namespace}/${kinds.get('plain')?.name ?? ''}`);
+    assert.ok(pending, 'the plain pod is pending with its 300 s default toleration');
+    assert.equal(pending.deadlineMs, timeAdded + 300_000);
+    await removeTaint(node, UNREACHABLE);
+  });
+
+  test('3: the taint is removed before the deadline → the deletion is cancelled, with the event', async () => {
+    const node = nodes[3];
+    assert.ok(node);
+    const tolsec = (await podKinds(namespace, node)).get('tolerationSeconds');
+    assert.ok(tolsec);
+    const stored = await addTaint(node, { key: UNREACHABLE, effect: 'NoExecute', timeAdded: Date.now() });
+    await waitFor('deletion pending', () => controller.taintEviction?.view().some((v) => v.pod === `${namespace}/${tolsec.name}`), 2000, POLL_MS);
+    await sleep(2000);
+    await removeTaint(node, UNREACHABLE);
+    await waitFor('the cancel event', async () => (await taintEvictionEvents(namespace, tolsec.name)).includes(`Cancelling deletion of Pod ${namespace}/${tolsec.name}`), 5000);
+    await sleep(Math.max(0, (stored.timeAdded ?? 0) + 7000 - Date.now()));
+    const p = await readPod(namespace, tolsec.name);
+    assert.ok(p && p.deletionTimestamp === undefined, 'not deleted after its 5 s would have run out');
+    assert.ok(!(await taintEvictionEvents(namespace, tolsec.name)).some((m) => m.startsWith('Marking')), 'never marked for deletion');
+  });
+
+  test('4: a restart midway through a 20 s toleration still deletes at timeAdded + 20 s ± 1 s', async () => {
+    const node = nodes[4];
+    assert.ok(node);
+    const name = `${prefix}-restart-probe`;
+    await clients.core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name, namespace },
+        spec: {
+          nodeName: node,
+          automountServiceAccountToken: false,
+          containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9' }],
+          tolerations: [{ key: 'example.com/restart', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 20 }],
+        },
+      },
+    });
+    await sleep(2000); // let the simulated kubelet report it Running before the taint
+    const stored = await addTaint(node, { key: 'example.com/restart', effect: 'NoExecute', timeAdded: Date.now() });
+    const timeAdded = stored.timeAdded;
+    assert.ok(timeAdded !== undefined);
+    await waitFor('deletion pending', () => controller.taintEviction?.view().find((v) => v.pod === `${namespace}/${name}`)?.deadlineMs === timeAdded + 20_000, 2000, POLL_MS);
+
+    await sleep(Math.max(0, timeAdded + 8000 - Date.now()));
+    await controller.stop();
+    await sleep(4000); // down from +8 s to +12 s: upstream's clock would restart at ~+12 s and fire at ~+32 s
+    controller = await startTestController(prefix, FLAGS);
+    const pending = await waitFor('pending again', () => controller.taintEviction?.view().find((v) => v.pod === `${namespace}/${name}`), 2000, POLL_MS);
+    assert.equal(pending.deadlineMs, timeAdded + 20_000, 'the new process computes the same deadline');
+
+    const deletedAt = await whenDeleted(namespace, name, 30_000);
+    const at = deletedAt - timeAdded;
+    assert.ok(at >= 19_000 && at <= 21_000 + POLL_MS, `deleted ${at} ms after timeAdded; want 20 s ± 1 s`);
+  });
+});
+
+describe('end to end with the node lifecycle controller (issue 5, acceptance 5)', { concurrency: false }, () => {
+  const prefix = uniquePrefix('te-nlc');
+  const namespace = prefix;
+  const GRACE_MS = 6000;
+  const TOLERATION_S = 3;
+  let fleet: Fleet;
+  let controller: RunningController;
+
+  before(async () => {
+    fleet = await startFleet(prefix, {
+      nodes: 3,
+      tolerationSeconds: TOLERATION_S,
+      leaseRenewIntervalMs: 1000,
+      leaseDurationSeconds: 4,
+      nodeStatusUpdateFrequencyMs: 1000,
+    });
+    controller = await startTestController(prefix, [
+      '--controllers=node-lifecycle-controller,taint-eviction-controller',
+      `--node-monitor-grace-period=${GRACE_MS / 1000}s`,
+      '--node-monitor-period=5s',
+    ]);
+    await waitFor('all nodes registered', () => controller.nodeLifecycle?.view().nodes.length === 3, 15_000);
+  });
+
+  after(async () => {
+    await controller?.stop();
+    await fleet?.cleanup();
+  });
+
+  test('5: a dead node goes Unknown, gets unreachable:NoExecute; short-toleration pods go at their time, default (300 s) pods stay', async () => {
+    const victim = fleet.nodeNames()[0];
+    assert.ok(victim);
+    const kinds = await podKinds(namespace, victim);
+    const tolsec = kinds.get('tolerationSeconds');
+    assert.ok(tolsec);
+    fleet.killNode(victim);
+
+    await waitFor('Ready=Unknown', async () => getCondition((await getNode(victim)).conditions, 'Ready')?.status === 'Unknown', GRACE_MS + 10_000, 100);
+    const taint = await waitFor('unreachable:NoExecute', async () => (await getNode(victim)).taints.find((t) => t.key === UNREACHABLE && t.effect === 'NoExecute'), 5000, POLL_MS);
+    assert.ok(taint.timeAdded !== undefined);
+
+    const deletedAt = await whenDeleted(namespace, tolsec.name, 15_000);
+    const after = deletedAt - taint.timeAdded;
+    assert.ok(after >= (TOLERATION_S - 1) * 1000 && after <= (TOLERATION_S + 1) * 1000 + POLL_MS, `deleted ${after} ms after timeAdded; want ${TOLERATION_S} ± 1 s`);
+    const pod = await readPod(namespace, tolsec.name);
+    assert.equal(pod && getCondition(pod.conditions, 'DisruptionTarget')?.reason, 'DeletionByTaintManager');
+
+    await sleep(3000);
+    for (const kind of ['plain', 'tolerateForever', 'daemonSet'] as const) {
+      const p = await readPod(namespace, kinds.get(kind)?.name ?? '');
+      assert.ok(p && p.deletionTimestamp === undefined, `${kind} pod stays`);
+    }
+    const plain = controller.taintEviction?.view().find((v) => v.pod === `${namespace}/${kinds.get('plain')?.name ?? ''}`);
+    assert.equal(plain?.deadlineMs, taint.timeAdded + 300_000, 'default pods go after the admission default of 300 s');
+    for (const other of fleet.nodeNames().filter((n) => n !== victim)) {
+      assert.ok((await podsOn(namespace, other)).every((p) => p.deletionTimestamp === undefined), `pods on live ${other} untouched`);
+    }
+  });
+});
+
+describe('TaintEvictionWriter guards against the real API server', () => {
+  const namespace = uniquePrefix('te-writer');
+  const throttle = new ApiWriteThrottle({ qps: 50, burst: 50 });
+  const writer = new TaintEvictionWriter(clients, throttle, realClock);
+
+  async function createPod(name: string): Promise<Pod> {
+    const raw = await clients.core.createNamespacedPod({
+      namespace,
+      body: { metadata: { name, namespace }, spec: { automountServiceAccountToken: false, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9' }] } },
+    });
+    const p = toPod(raw);
+    assert.ok(p);
+    return p;
+  }
+
+  before(async () => {
+    await createTestNamespace(clients, namespace);
+  });
+  after(async () => {
+    await clients.core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0 } }).catch(() => undefined);
+    await throttle.stop();
+  });
+
+  test('a pod recreated under the same name is never hit: both writes report the old one gone', async () => {
+    const old = await createPod('same-name');
+    await clients.core.deleteNamespacedPod({ namespace, name: 'same-name', gracePeriodSeconds: 0 });
+    const fresh = await createPod('same-name');
+    assert.equal(await writer.addDisruptionCondition(namespace, 'same-name', old.uid, old), 'gone');
+    assert.equal(await writer.deletePod(namespace, 'same-name', old.uid), 'gone', 'DELETE with a stale UID precondition → 409 → gone');
+    const now = await readPod(namespace, 'same-name');
+    assert.equal(now?.uid, fresh.uid);
+    assert.equal(now?.deletionTimestamp, undefined, 'the new pod is untouched');
+    assert.equal(getCondition(now?.conditions ?? [], 'DisruptionTarget'), undefined);
+  });
+
+  test('a stale cached copy conflicts (409 on resourceVersion) and is retried from a fresh GET; a second call changes nothing', async () => {
+    const stale = await createPod('stale-copy');
+    await clients.core.patchNamespacedPod({ namespace, name: 'stale-copy', body: { metadata: { labels: { touched: 'yes' } } } }, MERGE);
+    assert.equal(await writer.addDisruptionCondition(namespace, 'stale-copy', stale.uid, stale), 'written');
+    const pod = await readPod(namespace, 'stale-copy');
+    assert.equal(getCondition(pod?.conditions ?? [], 'DisruptionTarget')?.reason, 'DeletionByTaintManager');
+    assert.equal(await writer.addDisruptionCondition(namespace, 'stale-copy', stale.uid), 'unchanged');
+    assert.equal(await writer.deletePod(namespace, 'stale-copy', stale.uid), 'deleted');
+    assert.equal(await writer.deletePod(namespace, 'missing', stale.uid), 'gone', '404 → gone');
+  });
+});

@@ -1,0 +1,668 @@
+/**
+ * The taint eviction controller shell (src/tainteviction/controller.ts), driven by FakeClock with
+ * in-memory caches and a recording writes double. Covers upstream's taint_eviction_test.go cases
+ * (reference §10.2) end to end through the shell, plus what the shell adds: nodes-before-pods
+ * ordering, cancellation events, rescheduling, retry until done, restart-safe anchoring, the
+ * sight gate, metrics, view() and the one-timer scale property.
+ */
+import { describe, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiException } from '@kubernetes/client-node';
+import { FakeClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/kube/logger.js';
+import { podKey, type Node, type Pod, type Taint, type Toleration } from '../../src/kube/objects.js';
+import { createMetrics, type TaintEvictionMetrics } from '../../src/metrics/registry.js';
+import { FencedError } from '../../src/kube/writer.js';
+import {
+  TaintEvictionController,
+  type TaintEvictionOptions,
+  type TaintEvictionWrites,
+} from '../../src/tainteviction/controller.js';
+import type { EventObjectRef } from '../../src/nodelifecycle/controller.js';
+
+const START = Date.UTC(2026, 2, 1, 12);
+const NS = 'default';
+
+interface Recorded {
+  kind: 'condition' | 'delete';
+  pod: string;
+  uid: string;
+  atMs: number;
+}
+
+interface RecordedEvent {
+  ref: EventObjectRef;
+  type: string;
+  reason: string;
+  message: string;
+  atMs: number;
+}
+
+/** An in-memory cluster: node and pod caches, a recording writes double, an event sink. */
+class World {
+  readonly clock = new FakeClock(START);
+  readonly nodes = new Map<string, Node>();
+  readonly pods = new Map<string, Pod>();
+  readonly writes: Recorded[] = [];
+  readonly attempts: number[] = [];
+  readonly events: RecordedEvent[] = [];
+  readonly metrics: TaintEvictionMetrics = createMetrics({ defaultMetrics: false }).taintEviction;
+  sight = true;
+  /** Errors thrown by the next write calls, in order. */
+  failures: unknown[] = [];
+  #controllers: TaintEvictionController[] = [];
+  #uid = 0;
+
+  readonly writesDouble: TaintEvictionWrites = {
+    addDisruptionCondition: async (namespace, name, uid) => {
+      this.attempts.push(this.clock.now());
+      const failure = this.failures.shift();
+      if (failure !== undefined) throw failure;
+      const pod = this.pods.get(podKey({ namespace, name }));
+      if (!pod || pod.uid !== uid) return 'gone';
+      this.writes.push({ kind: 'condition', pod: `${namespace}/${name}`, uid, atMs: this.clock.now() });
+      return 'written';
+    },
+    deletePod: async (namespace, name, uid) => {
+      const pod = this.pods.get(podKey({ namespace, name }));
+      if (!pod || pod.uid !== uid) return 'gone';
+      this.writes.push({ kind: 'delete', pod: `${namespace}/${name}`, uid, atMs: this.clock.now() });
+      // The API server sets deletionTimestamp; the kubelet's confirmation is not modelled.
+      this.pods.set(podKey(pod), {
+        ...pod,
+        deletionTimestamp: this.clock.now(),
+        conditions: [...pod.conditions, { type: 'DisruptionTarget', status: 'True' }],
+      });
+      return 'deleted';
+    },
+  };
+
+  controller(options: TaintEvictionOptions = {}): TaintEvictionController {
+    const c = new TaintEvictionController({
+      clock: this.clock,
+      log: silentLogger,
+      caches: {
+        nodes: { get: (k) => this.nodes.get(k), list: () => [...this.nodes.values()] },
+        pods: {
+          get: (k) => this.pods.get(k),
+          list: () => [...this.pods.values()],
+          podsOnNode: (n) => [...this.pods.values()].filter((p) => p.nodeName === n),
+        },
+      },
+      writes: this.writesDouble,
+      events: { record: (ref, type, reason, message) => void this.events.push({ ref, type, reason, message, atMs: this.clock.now() }) },
+      metrics: this.metrics,
+      canSeeCluster: () => this.sight,
+      options: { retryInitialDelayMs: 100, retryMaxDelayMs: 1600, ...options },
+    });
+    this.#controllers.push(c);
+    return c;
+  }
+
+  /** Adds or updates a node, notifying the controllers like the informer does. */
+  putNode(name: string, taints: Taint[]): void {
+    const old = this.nodes.get(name);
+    const node: Node = {
+      name,
+      uid: old?.uid ?? `node-uid-${name}`,
+      resourceVersion: String(++this.#uid),
+      creationTimestamp: START - 3_600_000,
+      labels: {},
+      unschedulable: false,
+      taints,
+      conditions: [],
+    };
+    this.nodes.set(name, node);
+    for (const c of this.#controllers) c.nodeChanged(node, old);
+  }
+
+  deleteNode(name: string): void {
+    const old = this.nodes.get(name);
+    this.nodes.delete(name);
+    if (old) for (const c of this.#controllers) c.nodeDeleted(old);
+  }
+
+  /** Adds or updates a pod (a new UID unless `uid` is given and the pod exists). */
+  putPod(name: string, nodeName: string, tolerations: Toleration[] = [], uid?: string): Pod {
+    const key = podKey({ namespace: NS, name });
+    const old = this.pods.get(key);
+    const pod: Pod = {
+      namespace: NS,
+      name,
+      uid: uid ?? old?.uid ?? `pod-uid-${++this.#uid}`,
+      resourceVersion: String(++this.#uid),
+      nodeName,
+      phase: 'Running',
+      creationTimestamp: START - 600_000,
+      conditions: [{ type: 'Ready', status: 'True' }],
+      tolerations,
+      ownerReferences: [],
+      pvcNames: [],
+      finalizers: [],
+    };
+    this.pods.set(key, pod);
+    for (const c of this.#controllers) c.podChanged(pod, old);
+    return pod;
+  }
+
+  removePod(name: string): void {
+    const key = podKey({ namespace: NS, name });
+    const old = this.pods.get(key);
+    this.pods.delete(key);
+    if (old) for (const c of this.#controllers) c.podDeleted(old);
+  }
+
+  deletedPods(): string[] {
+    return this.writes.filter((w) => w.kind === 'delete').map((w) => w.pod);
+  }
+
+  deletionTimes(name: string): number[] {
+    return this.writes.filter((w) => w.kind === 'delete' && w.pod === `${NS}/${name}`).map((w) => w.atMs - START);
+  }
+
+  messages(): string[] {
+    return this.events.map((e) => e.message);
+  }
+
+  async settle(ms = 0): Promise<void> {
+    await this.clock.advanceAsync(ms);
+  }
+}
+
+/** upstream createNoExecuteTaint(i), stamped `timeAdded` (default: START). */
+function taint(i: number, timeAdded = START): Taint {
+  return { ...untimedTaint(i), timeAdded };
+}
+
+/** The same taint without `timeAdded` (as some tools write them). */
+function untimedTaint(i: number): Taint {
+  return { key: `testTaint${i}`, value: `test${i}`, effect: 'NoExecute' };
+}
+
+/** upstream addToleration(pod, i, d): seconds < 0 means forever. */
+function tol(i: number, seconds: number): Toleration {
+  return { key: `testTaint${i}`, operator: 'Equal', value: `test${i}`, effect: 'NoExecute', ...(seconds >= 0 ? { tolerationSeconds: seconds } : {}) };
+}
+
+async function metricValue(m: { get(): Promise<{ values: { value: number; metricName?: string }[] }> }, suffix = ''): Promise<number> {
+  const got = await m.get();
+  const v = suffix ? got.values.find((x) => x.metricName?.endsWith(suffix)) : got.values[0];
+  return v?.value ?? 0;
+}
+
+const serverError = (): ApiException<string> => new ApiException(500, 'Internal', '{"reason":"InternalError"}', {});
+
+/** A world with a started controller, stopped when the test ends. */
+function started(t: TestContext, options: TaintEvictionOptions = {}, setup?: (w: World) => void): { w: World; ctl: TaintEvictionController } {
+  const w = new World();
+  setup?.(w);
+  const ctl = w.controller(options);
+  ctl.start();
+  t.after(() => ctl.stop());
+  return { w, ctl };
+}
+
+/** {@link started}, plus node1 tainted with testTaint1 (timeAdded START) and pod1 on it with `tolerations`. */
+function podOnTaintedNode(t: TestContext, tolerations: Toleration[] = [], setup?: (w: World) => void): { w: World; ctl: TaintEvictionController } {
+  const started_ = started(t, {}, setup);
+  started_.w.putNode('node1', [taint(1)]);
+  started_.w.putPod('pod1', 'node1', tolerations);
+  return started_;
+}
+
+// -------------------------------------------------------------------------------------------------
+
+describe('upstream TestCreatePod / TestUpdatePod / TestCreateNode / TestUpdateNode through the shell', () => {
+  const cases: { name: string; setup: (w: World) => void; expectDeleteAtMs: number | undefined }[] = [
+    { name: 'not scheduled - ignore', setup: (w) => (w.putNode('node1', [taint(1)]), void w.putPod('pod1', '')), expectDeleteAtMs: undefined },
+    { name: 'scheduled on untainted Node', setup: (w) => (w.putNode('node1', []), void w.putPod('pod1', 'node1')), expectDeleteAtMs: undefined },
+    { name: 'schedule on tainted Node', setup: (w) => (w.putNode('node1', [taint(1)]), void w.putPod('pod1', 'node1')), expectDeleteAtMs: 0 },
+    {
+      name: 'schedule on tainted Node with finite toleration (100 s)',
+      setup: (w) => (w.putNode('node1', [taint(1)]), void w.putPod('pod1', 'node1', [tol(1, 100)])),
+      expectDeleteAtMs: 100_000,
+    },
+    {
+      name: 'schedule on tainted Node with infinite toleration',
+      setup: (w) => (w.putNode('node1', [taint(1)]), void w.putPod('pod1', 'node1', [tol(1, -1)])),
+      expectDeleteAtMs: undefined,
+    },
+    {
+      name: 'schedule on tainted Node with infinite invalid toleration',
+      setup: (w) => (w.putNode('node1', [taint(1)]), void w.putPod('pod1', 'node1', [tol(2, -1)])),
+      expectDeleteAtMs: 0,
+    },
+    {
+      name: 'Creating tainted Node matching already assigned Pod',
+      setup: (w) => (w.putPod('pod1', 'node1'), w.putNode('node1', [taint(1)])),
+      expectDeleteAtMs: 0,
+    },
+    {
+      name: 'Creating tainted Node matching already assigned tolerating Pod',
+      setup: (w) => (w.putPod('pod1', 'node1', [tol(1, -1)]), w.putNode('node1', [taint(1)])),
+      expectDeleteAtMs: undefined,
+    },
+    {
+      name: 'Only one added taint tolerated',
+      setup: (w) => (w.putPod('pod1', 'node1', [tol(1, -1)]), w.putNode('node1', [taint(1), taint(2)])),
+      expectDeleteAtMs: 0,
+    },
+    {
+      name: 'Pod with multiple tolerations is evicted when the first one runs out (1 s and 100 s)',
+      setup: (w) => (w.putPod('pod1', 'node1', [tol(1, 1), tol(2, 100)]), w.putNode('node1', [taint(1), taint(2)])),
+      expectDeleteAtMs: 1000,
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async (t) => {
+      const { w } = started(t);
+      c.setup(w);
+      await w.settle(200_000);
+      if (c.expectDeleteAtMs === undefined) {
+        assert.deepEqual(w.writes, [], 'no condition, no delete');
+      } else {
+        assert.deepEqual(
+          w.writes.map((x) => [x.kind, x.atMs - START]),
+          [
+            ['condition', c.expectDeleteAtMs],
+            ['delete', c.expectDeleteAtMs],
+          ],
+          'DisruptionTarget first, then the delete, at the expected time',
+        );
+        assert.deepEqual(w.messages().filter((m) => m.startsWith('Marking')), ['Marking for deletion Pod default/pod1']);
+      }
+      });
+  }
+
+  test('removing toleration (100 s → none): cancel event, then immediate deletion', async (t) => {
+    const { w } = podOnTaintedNode(t, [tol(1, 100)]);
+    await w.settle(1000);
+    w.putPod('pod1', 'node1', []);
+    await w.settle();
+    assert.deepEqual(w.deletionTimes('pod1'), [1000]);
+    assert.deepEqual(w.messages(), ['Cancelling deletion of Pod default/pod1', 'Marking for deletion Pod default/pod1']);
+  });
+
+  test('TestUpdateNodeWithMultiplePods: none at 0, 1 s at 1 s, infinite never', async (t) => {
+    const { w } = started(t);
+    w.putNode('node1', []);
+    w.putPod('pod1', 'node1');
+    w.putPod('pod2', 'node1', [tol(1, 1)]);
+    w.putPod('pod3', 'node1', [tol(1, -1)]);
+    await w.settle();
+    w.putNode('node1', [taint(1)]);
+    await w.settle(10_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [0]);
+    assert.deepEqual(w.deletionTimes('pod2'), [1000]);
+    assert.deepEqual(w.deletionTimes('pod3'), []);
+  });
+
+  test('TestUpdateNodeWithMultipleTaints: queued and dequeued, never deleted', async (t) => {
+    const { w, ctl } = started(t);
+    w.putPod('pod1', 'node1', [tol(1, -1), tol(2, 60)]);
+    w.putNode('node1', []);
+    await w.settle();
+    assert.equal(ctl.view().length, 0, 'no taint → not queued');
+    w.putNode('node1', [taint(1)]);
+    await w.settle();
+    assert.equal(ctl.view().length, 0, 'infinitely tolerated taint → not queued');
+    w.putNode('node1', [taint(1), taint(2)]);
+    await w.settle();
+    assert.equal(ctl.view().length, 1, '+ taint tolerated 60 s → queued');
+    w.putNode('node1', [taint(1)]);
+    await w.settle(120_000);
+    assert.equal(ctl.view().length, 0, 'back to the infinite-only taint → dequeued');
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(w.messages(), ['Cancelling deletion of Pod default/pod1']);
+  });
+
+  test('TestEventualConsistency: a pod created on an already tainted node is deleted too', async (t) => {
+    const { w } = started(t);
+    w.putPod('pod1', 'node1');
+    w.putNode('node1', [taint(1)]);
+    await w.settle();
+    w.putPod('pod2', 'node1');
+    await w.settle();
+    assert.deepEqual(w.deletedPods().sort(), ['default/pod1', 'default/pod2']);
+  });
+});
+
+describe('ordering: node updates before pod updates (§5.1)', () => {
+  test('a pod update queued before a node update is judged on the node update\'s taints', async (t) => {
+    const { w, ctl } = podOnTaintedNode(t, [tol(1, 100)]);
+    await w.settle();
+    assert.equal(ctl.view().length, 1);
+    // In one instant the pod loses its toleration (queued first) and the node loses its taint.
+    w.putPod('pod1', 'node1', []);
+    w.putNode('node1', []);
+    await w.settle(200_000);
+    // Pod first would have read the stale taint, found it untolerated and deleted at once.
+    assert.deepEqual(w.writes, [], 'not deleted');
+    assert.deepEqual(w.messages(), ['Cancelling deletion of Pod default/pod1']);
+  });
+});
+
+describe('cancellation', () => {
+  async function scheduled(t: TestContext): Promise<{ w: World; ctl: TaintEvictionController }> {
+    const { w, ctl } = started(t);
+    w.putNode('node1', [taint(1)]);
+    w.putNode('node2', []);
+    w.putPod('pod1', 'node1', [tol(1, 30)]);
+    await w.settle(1000);
+    assert.equal(ctl.view()[0]?.deadlineMs, START + 30_000);
+    return { w, ctl };
+  }
+
+  test('taint removed → cancelled with the event', async (t) => {
+    const { w } = await scheduled(t);
+    w.putNode('node1', []);
+    await w.settle(60_000);
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(w.messages(), ['Cancelling deletion of Pod default/pod1']);
+    assert.equal(w.events[0]?.reason, 'TaintManagerEviction');
+    assert.equal(w.events[0]?.type, 'Normal');
+    assert.deepEqual(w.events[0]?.ref, { kind: 'Pod', namespace: NS, name: 'pod1', uid: w.pods.get('default/pod1')?.uid });
+  });
+
+  test('toleration became infinite → cancelled with the event', async (t) => {
+    const { w } = await scheduled(t);
+    w.putPod('pod1', 'node1', [tol(1, -1)]);
+    await w.settle(60_000);
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(w.messages(), ['Cancelling deletion of Pod default/pod1']);
+  });
+
+  test('pod deleted → cancelled with the event', async (t) => {
+    const { w, ctl } = await scheduled(t);
+    w.removePod('pod1');
+    await w.settle(60_000);
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(w.messages(), ['Cancelling deletion of Pod default/pod1']);
+    assert.equal(ctl.view().length, 0);
+  });
+
+  test('pod moved to an untainted node → cancelled with the event', async (t) => {
+    const { w } = await scheduled(t);
+    w.putPod('pod1', 'node2', [tol(1, 30)]);
+    await w.settle(60_000);
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(w.messages(), ['Cancelling deletion of Pod default/pod1']);
+  });
+
+  test('recreated under the same name on another tainted node → old schedule dropped, new one of its own', async (t) => {
+    const { w } = await scheduled(t);
+    w.putNode('node2', [taint(1, START + 500)]);
+    await w.settle();
+    w.removePod('pod1');
+    const fresh = w.putPod('pod1', 'node2', [tol(1, 30)]);
+    await w.settle(60_000);
+    assert.deepEqual(w.writes.filter((x) => x.kind === 'delete').map((x) => [x.uid, x.atMs - START]), [[fresh.uid, 30_500]]);
+    assert.deepEqual(w.messages(), ['Cancelling deletion of Pod default/pod1', 'Marking for deletion Pod default/pod1']);
+  });
+
+  test('an immediate deletion that is cancelled emits no cancel event (upstream CancelWork returns false)', async (t) => {
+    const { w, ctl } = podOnTaintedNode(t, [], (x) => (x.sight = false)); // keeps the immediate deletion waiting
+    await w.settle(1000);
+    assert.equal(ctl.view()[0]?.state, 'deleting');
+    w.putNode('node1', []);
+    await w.settle(1000);
+    w.sight = true;
+    await w.settle(5000);
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(w.messages(), []);
+  });
+});
+
+describe('rescheduling', () => {
+  test('lengthening a toleration does not postpone (upstream "lengthening toleration shouldn\'t work")', async (t) => {
+    const { w } = podOnTaintedNode(t, [tol(1, 1)]);
+    await w.settle(500);
+    w.putPod('pod1', 'node1', [tol(1, 100)]);
+    await w.settle(200_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [1000]);
+  });
+
+  test('a shorter toleration shortens the deadline, without a cancel event (deliberate difference)', async (t) => {
+    const { w, ctl } = podOnTaintedNode(t, [tol(1, 100)]);
+    await w.settle(2000);
+    w.putPod('pod1', 'node1', [tol(1, 10)]);
+    await w.settle();
+    assert.equal(ctl.view()[0]?.deadlineMs, START + 10_000);
+    await w.settle(200_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [10_000]);
+    assert.deepEqual(w.messages(), ['Marking for deletion Pod default/pod1']);
+  });
+
+  test('a second taint with a shorter toleration, added later, counts from its own timeAdded', async (t) => {
+    const { w } = started(t);
+    w.putPod('pod1', 'node1', [tol(1, 300), tol(2, 60)]);
+    w.putNode('node1', [taint(1, START)]);
+    await w.settle(200_000);
+    w.putNode('node1', [taint(1, START), taint(2, START + 200_000)]);
+    await w.settle(200_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [260_000]);
+  });
+});
+
+describe('retry until done (deliberate fix of upstream #140639)', () => {
+  test('server errors are retried with growing, capped backoff until the deletion succeeds; one event, one count', async (t) => {
+    const { w } = podOnTaintedNode(t, [], (x) => (x.failures = Array.from({ length: 8 }, serverError)));
+    await w.settle(60_000);
+    assert.equal(w.attempts.length, 9, '8 failures, then success: more than upstream\'s 5 tries');
+    const gaps = w.attempts.slice(1).map((t, i) => t - (w.attempts[i] as number));
+    for (let i = 1; i < gaps.length; i++) assert.ok((gaps[i] as number) >= (gaps[i - 1] as number) * 0.9, `gaps grow: ${gaps.join(', ')}`);
+    assert.ok((gaps[0] as number) >= 100 && (gaps[0] as number) <= 110, `first retry after ~100 ms, got ${gaps[0]}`);
+    assert.ok(gaps.every((g) => g <= 1600 * 1.1 + 1), `capped at 1.6 s (+10 % jitter): ${gaps.join(', ')}`);
+    assert.deepEqual(w.deletedPods(), ['default/pod1']);
+    assert.deepEqual(w.messages(), ['Marking for deletion Pod default/pod1'], 'announced once, before the retries');
+    assert.equal(await metricValue(w.metrics.podDeletionsTotal), 1);
+    assert.equal(await metricValue(w.metrics.pendingPodDeletions), 0);
+  });
+
+  test('retries stop as soon as the pod is gone; nothing is counted', async (t) => {
+    const { w, ctl } = podOnTaintedNode(t, [], (x) => (x.failures = Array.from({ length: 1000 }, serverError)));
+    await w.settle(3000);
+    const before = w.attempts.length;
+    assert.ok(before >= 3);
+    w.removePod('pod1');
+    await w.settle(60_000);
+    assert.equal(w.attempts.length, before, 'no attempt after the pod disappeared');
+    assert.deepEqual(w.deletedPods(), []);
+    assert.equal(await metricValue(w.metrics.podDeletionsTotal), 0);
+    assert.equal(ctl.view().length, 0);
+  });
+
+  test('a 404 from the API ends the retries (isDone = not found)', async (t) => {
+    const { w } = podOnTaintedNode(t, [], (x) => (x.failures = [new ApiException(404, 'NotFound', '{"reason":"NotFound"}', {})]));
+    await w.settle(60_000);
+    assert.equal(w.attempts.length, 1);
+    assert.deepEqual(w.deletedPods(), []);
+  });
+
+  test('a fenced write (not the leader) is not retried', async (t) => {
+    const { w } = podOnTaintedNode(t, [], (x) => (x.failures = [new FencedError()]));
+    await w.settle(60_000);
+    assert.equal(w.attempts.length, 1);
+  });
+});
+
+describe('restart-safe deadlines (deliberate fix of upstream #108268)', () => {
+  test('a restart midway through a 20 s toleration neither postpones nor hastens: deleted at timeAdded + 20 s', async () => {
+    const w = new World();
+    w.putNode('node1', [taint(1, START)]);
+    w.putPod('pod1', 'node1', [tol(1, 20)]);
+    const first = w.controller();
+    first.start();
+    await w.settle(10_000);
+    await first.stop();
+    await w.settle(3000); // down for 3 s; upstream's new clock would start at +13 s and fire at +33 s
+    const second = w.controller();
+    second.start();
+    await w.settle();
+    assert.equal(second.view()[0]?.deadlineMs, START + 20_000);
+    await w.settle(60_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [20_000]);
+    await second.stop();
+  });
+
+  test('a restart after the deadline passed deletes at once', async (t) => {
+    const w = new World();
+    w.putNode('node1', [taint(1, START)]);
+    w.putPod('pod1', 'node1', [tol(1, 20)]);
+    await w.settle(25_000);
+    const ctl = w.controller();
+    ctl.start();
+    t.after(() => ctl.stop());
+    await w.settle();
+    assert.deepEqual(w.deletionTimes('pod1'), [25_000]);
+  });
+
+  test('a taint without timeAdded counts from first sight, and keeps that anchor across its node\'s updates', async (t) => {
+    const { w } = started(t);
+    w.putPod('pod1', 'node1', [tol(1, 20), tol(2, -1)]);
+    w.putNode('node1', []);
+    await w.settle(2000);
+    w.putNode('node1', [untimedTaint(1)]);
+    await w.settle(5000);
+    w.putNode('node1', [untimedTaint(1), taint(2)]); // an unrelated update of the NoExecute taints
+    await w.settle(60_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [22_000]);
+  });
+});
+
+describe('sight, metrics, view and scale', () => {
+  test('nothing is written while the caches cannot be trusted; the deletion happens once sight returns', async (t) => {
+    const { w, ctl } = started(t, { sightPollMs: 500 });
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1');
+    w.sight = false;
+    await w.settle(30_000);
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(ctl.view().map((v) => v.state), ['deleting']);
+    w.sight = true;
+    await w.settle(500); // the next sight poll
+    assert.deepEqual(w.deletionTimes('pod1'), [30_500]);
+    // The latency is measured from when the deletion became due, in seconds.
+    assert.equal(await metricValue(w.metrics.podDeletionDuration, '_sum'), 30.5);
+  });
+
+  test('deletion duration is observed in seconds from the deadline; pending gauge follows the heap', async (t) => {
+    const { w } = podOnTaintedNode(t, [tol(1, 5)]);
+    w.putPod('pod2', 'node1', [tol(1, 7)]);
+    await w.settle();
+    assert.equal(await metricValue(w.metrics.pendingPodDeletions), 2);
+    await w.settle(5000);
+    assert.equal(await metricValue(w.metrics.pendingPodDeletions), 1);
+    await w.settle(5000);
+    assert.equal(await metricValue(w.metrics.pendingPodDeletions), 0);
+    assert.equal(await metricValue(w.metrics.podDeletionsTotal), 2);
+    assert.equal(await metricValue(w.metrics.podDeletionDuration, '_count'), 2);
+    assert.equal(await metricValue(w.metrics.podDeletionDuration, '_sum'), 0, 'deleted exactly on time: 0 s, not nanoseconds × 1e9');
+  });
+
+  test('view() lists pending deletions sorted by deadline with pod, uid, node, taints and reason', async (t) => {
+    const { w, ctl } = started(t);
+    w.putNode('node1', [taint(1)]);
+    const late = w.putPod('late', 'node1', [tol(1, 50)]);
+    const early = w.putPod('early', 'node1', [tol(1, 10)]);
+    await w.settle();
+    const v = ctl.view();
+    assert.deepEqual(
+      v.map((e) => [e.pod, e.uid, e.node, e.deadlineMs - START, e.taints, e.state]),
+      [
+        ['default/early', early.uid, 'node1', 10_000, ['testTaint1=test1:NoExecute'], 'scheduled'],
+        ['default/late', late.uid, 'node1', 50_000, ['testTaint1=test1:NoExecute'], 'scheduled'],
+      ],
+    );
+    assert.match(v[0]?.reason ?? '', /testTaint1=test1:NoExecute/);
+  });
+
+  test('a pod already terminating with DisruptionTarget is not deleted again (no duplicate event or count)', async (t) => {
+    const { w } = podOnTaintedNode(t);
+    await w.settle();
+    w.putNode('node1', [taint(1), taint(2)]);
+    await w.settle(1000);
+    assert.deepEqual(w.deletedPods(), ['default/pod1']);
+    assert.equal(w.messages().length, 1);
+    assert.equal(await metricValue(w.metrics.podDeletionsTotal), 1);
+  });
+
+  test('a deletion due after its node was deleted is dropped', async (t) => {
+    const { w } = podOnTaintedNode(t, [tol(1, 10)]);
+    await w.settle();
+    w.deleteNode('node1');
+    await w.settle(20_000);
+    assert.deepEqual(w.writes, []);
+  });
+
+  test('100,000 pending deletions use one timer; the first due batch is delivered exactly on time', async () => {
+    const w = new World();
+    const perNode = 100;
+    const nodes = 1000;
+    for (let n = 0; n < nodes; n++) {
+      const nodeName = `n${n}`;
+      w.nodes.set(nodeName, {
+        name: nodeName,
+        uid: nodeName,
+        resourceVersion: '1',
+        creationTimestamp: START,
+        labels: {},
+        unschedulable: false,
+        taints: [taint(1, START)],
+        conditions: [],
+      });
+    }
+    const byNode = new Map<string, Pod[]>();
+    for (let n = 0; n < nodes; n++) {
+      const list: Pod[] = [];
+      for (let i = 0; i < perNode; i++) {
+        const p: Pod = {
+          namespace: NS,
+          name: `p-${n}-${i}`,
+          uid: `u-${n}-${i}`,
+          resourceVersion: '1',
+          nodeName: `n${n}`,
+          phase: 'Running',
+          creationTimestamp: START - 1000,
+          conditions: [],
+          tolerations: [tol(1, 60 + (i % 30))],
+          ownerReferences: [],
+          pvcNames: [],
+          finalizers: [],
+        };
+        list.push(p);
+        w.pods.set(podKey(p), p);
+      }
+      byNode.set(`n${n}`, list);
+    }
+    let deletes = 0;
+    const ctl = new TaintEvictionController({
+      clock: w.clock,
+      log: silentLogger,
+      caches: {
+        nodes: { get: (k) => w.nodes.get(k), list: () => [...w.nodes.values()] },
+        pods: { get: (k) => w.pods.get(k), list: () => [...w.pods.values()], podsOnNode: (n) => byNode.get(n) ?? [] },
+      },
+      writes: { addDisruptionCondition: async () => 'written', deletePod: async () => (deletes++, 'deleted') },
+      events: { record: () => undefined },
+      metrics: w.metrics,
+      canSeeCluster: () => true,
+      options: { deletionConcurrency: 64 },
+    });
+    ctl.start();
+    await w.settle();
+    for (let i = 0; i < 300 && ctl.pendingCount < nodes * perNode; i++) await w.settle();
+    assert.equal(ctl.pendingCount, nodes * perNode);
+    assert.equal(await metricValue(w.metrics.pendingPodDeletions), nodes * perNode);
+    assert.equal(w.clock.pendingTimers, 1, 'one timer for all pending deletions');
+    await w.settle(59_999);
+    assert.equal(deletes, 0, 'nothing before the first deadline');
+    await w.settle(1);
+    // Tolerations 60..89 s by i % 30: i = 0, 30, 60, 90 of each node are due at 60 s.
+    assert.equal(deletes, nodes * 4);
+    assert.equal(ctl.pendingCount, nodes * perNode - nodes * 4);
+    assert.equal(w.clock.pendingTimers, 1, 'still one timer');
+    await ctl.stop();
+    assert.equal(ctl.pendingCount, 0);
+  });
+});
