@@ -1,0 +1,356 @@
+/**
+ * The pod garbage collector's out-of-service and orphan passes: the thin I/O shell around
+ * src/podgc/decision.ts.
+ *
+ * Mirrors upstream `pkg/controller/podgc/gc_controller.go` (`gcTerminating`, `gcOrphaned`,
+ * `discoverDeletedNodes`, `markFailedAndDeletePodWithCondition`). The `gcTerminated` and
+ * `gcUnscheduledTerminating` passes are not implemented: kube-controller-manager's PodGC keeps
+ * doing them if it runs (see docs/out-of-service.md).
+ *
+ * Data flow: informer handlers only enqueue pod keys or node names (level-based); workers re-read
+ * the caches, decide with the pure functions, re-decide on a live GET of the node and the pod, and
+ * hand the write to {@link PodGCWriter}. Time goes through the injected {@link Clock}.
+ *
+ * Deliberate differences from upstream (each is also commented where it happens):
+ * 1. Event-driven: a terminating pod on an out-of-service node is queued as soon as the node or
+ *    pod update arrives (well within 1 s), not on the next 20 s gc pass; a 20 s sweep remains as a
+ *    safety net.
+ * 2. Re-check before acting: the node and the pod are read from the API (quorum GET) right before
+ *    the write and the decision is taken again on that live state (upstream acts on its informer
+ *    cache, kubernetes #142331).
+ * 3. Out-of-service pods get the `DisruptionTarget`/`DeletionByPodGC` condition too (upstream adds
+ *    it to orphans only).
+ * 4. Under `--node-selector`, orphans are only judged for nodes this process saw in its cache.
+ * 5. Counters count force deletes that were attempted (written or failed); pods found gone or no
+ *    longer eligible on the live re-check are not counted (upstream counts before the attempt).
+ * 6. Events on the pod and on the node say what was force-deleted and why (upstream PodGC records
+ *    none).
+ */
+import type { Node, Pod } from '../kube/objects.js';
+import { podKey } from '../kube/objects.js';
+import type { Logger } from '../kube/logger.js';
+import { WorkQueue } from '../kube/workqueue.js';
+import { describeError } from '../kube/client.js';
+import { isFenced } from '../kube/writer.js';
+import type { PodGCMetrics } from '../metrics/registry.js';
+import type { EventSink, ReadStore } from '../nodelifecycle/controller.js';
+import type { Clock, TimerHandle } from '../util/clock.js';
+import {
+  decideOrphanNode,
+  isOnlyWaitingForFinalizers,
+  ORPHAN_MESSAGE,
+  OUT_OF_SERVICE_MESSAGE,
+  POD_GC_EVENT_REASONS,
+  podGCCondition,
+  shouldForceDeleteOutOfService,
+  type PodGCForceDeleteReason,
+} from './decision.js';
+import type { ForceDeleteResult, PodGCWriter } from './writer.js';
+
+/** Configuration. Durations in **milliseconds**. */
+export interface PodGCConfig {
+  /** How long a node must have been missing before its pods are orphans (program default 40 000, upstream `quarantineTime`). */
+  orphanQuarantineMs: number;
+  /** Period of the safety sweep over every cached pod (program default 20 000, upstream `gcCheckPeriod`). */
+  sweepPeriodMs: number;
+  /** True when the process runs under `--node-selector` (see {@link decideOrphanNode}). */
+  scoped: boolean;
+}
+
+/** The informer caches the controller reads. Pod keys are `ns/name`. */
+export interface PodGCCaches {
+  nodes: ReadStore<Node>;
+  pods: ReadStore<Pod> & { podsOnNode(nodeName: string): readonly Pod[] };
+}
+
+/** The live reads and writes the controller makes (implemented by {@link PodGCWriter}). */
+export type PodGCWrites = Pick<PodGCWriter, 'getNode' | 'forceDeletePod'>;
+
+/** Everything the controller needs, injected. */
+export interface PodGCDeps {
+  config: PodGCConfig;
+  clock: Clock;
+  log: Logger;
+  caches: PodGCCaches;
+  writes: PodGCWrites;
+  events: EventSink;
+  metrics: PodGCMetrics;
+  /** True while the node and pod caches reflect the cluster (synced, watches connected). */
+  canSeeCluster: () => boolean;
+}
+
+/** Read-only view for `/debug/state`. Times are epoch ms. */
+export interface PodGCView {
+  /** Nodes whose pods are in orphan quarantine. */
+  missingNodes: { node: string; missingSince: number; quarantineEndsAt: number }[];
+  queuedPods: number;
+  queuedNodes: number;
+}
+
+const POD_WORKERS = 8; // upstream deletes gcTerminating candidates in parallel goroutines
+const ORPHAN_WORKERS = 2;
+const BLIND_RETRY_MS = 1000;
+const TAINT_TEXT = 'not Ready and tainted node.kubernetes.io/out-of-service';
+
+/**
+ * The pod GC controller (out-of-service and orphan passes). Construct, {@link start} once the
+ * caches synced, feed it informer events through {@link nodeChanged}, {@link nodeDeleted} and
+ * {@link podChanged}; {@link stop} ends every loop.
+ * Mirrors upstream `podgc.PodGCController`.
+ */
+export class PodGCController {
+  readonly #d: PodGCDeps;
+  readonly #podQueue: WorkQueue;
+  readonly #orphanQueue: WorkQueue;
+  /** Node name → uid of every node seen in the cache (scoping rule, and the uid for node events). */
+  readonly #seen = new Map<string, string>();
+  /** Node name → epoch ms when it was first noticed missing while pods were bound to it. */
+  readonly #missingSince = new Map<string, number>();
+  #sweepTimer: TimerHandle | undefined;
+  #stopped = true;
+
+  /** @param deps injected caches, writer, events, metrics, clock and logger. Never throws. */
+  constructor(deps: PodGCDeps) {
+    this.#d = deps;
+    const { clock, log } = deps;
+    this.#podQueue = new WorkQueue({
+      name: 'pod_gc_out_of_service',
+      concurrency: POD_WORKERS,
+      clock,
+      log,
+      sync: (key) => this.#syncOutOfServicePod(key),
+    });
+    this.#orphanQueue = new WorkQueue({
+      name: 'orphaned_pods_nodes', // upstream's nodeQueue name
+      concurrency: ORPHAN_WORKERS,
+      clock,
+      log,
+      sync: (name) => this.#syncOrphanNode(name),
+    });
+  }
+
+  /** Starts the workers and the safety sweep (one sweep runs at once). Call after the caches synced. */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    for (const n of this.#d.caches.nodes.list()) this.#seen.set(n.name, n.uid);
+    this.sweep();
+    this.#scheduleSweep();
+  }
+
+  /** Stops the sweep and the workers; in-flight writes finish. Idempotent. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#sweepTimer?.cancel();
+    await Promise.all([this.#podQueue.shutDown(), this.#orphanQueue.shutDown()]);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Informer handlers: enqueue only.
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * A Node was added or updated. When it is out of service, its terminating pods are queued at
+   * once (deliberate difference 1: upstream waits for the next 20 s pass).
+   */
+  nodeChanged(node: Node): void {
+    this.#seen.set(node.name, node.uid);
+    this.#missingSince.delete(node.name);
+    if (this.#stopped) return;
+    for (const pod of this.#d.caches.pods.podsOnNode(node.name)) {
+      if (shouldForceDeleteOutOfService(pod, node)) this.#podQueue.add(podKey(pod));
+    }
+  }
+
+  /** A Node was deleted: its pods, if any, enter the orphan quarantine. */
+  nodeDeleted(node: Node): void {
+    if (this.#stopped) return;
+    if (this.#d.caches.pods.podsOnNode(node.name).length > 0) this.#noteMissing(node.name);
+  }
+
+  /** A pod was added or updated (for example it just became terminating). */
+  podChanged(pod: Pod): void {
+    if (this.#stopped || pod.nodeName === '') return;
+    const node = this.#d.caches.nodes.get(pod.nodeName);
+    if (node) {
+      if (shouldForceDeleteOutOfService(pod, node)) this.#podQueue.add(podKey(pod));
+    } else if (!this.#d.config.scoped || this.#seen.has(pod.nodeName)) {
+      this.#noteMissing(pod.nodeName);
+    }
+  }
+
+  /**
+   * The safety sweep: queues every terminating pod on an out-of-service node and notes every
+   * node that pods are bound to but the cache lacks. Mirrors the listing half of upstream's `gc`.
+   * Skipped while the caches cannot be trusted.
+   */
+  sweep(): void {
+    if (this.#stopped || !this.#d.canSeeCluster()) return;
+    for (const pod of this.#d.caches.pods.list()) this.podChanged(pod);
+  }
+
+  #scheduleSweep(): void {
+    this.#sweepTimer = this.#d.clock.setTimeout(() => {
+      this.sweep();
+      if (!this.#stopped) this.#scheduleSweep();
+    }, this.#d.config.sweepPeriodMs);
+  }
+
+  #noteMissing(nodeName: string): void {
+    const now = this.#d.clock.now();
+    let since = this.#missingSince.get(nodeName);
+    if (since === undefined) {
+      since = now;
+      this.#missingSince.set(nodeName, since);
+      this.#d.log.info({ node: nodeName, quarantineMs: this.#d.config.orphanQuarantineMs }, 'Pods are bound to a node that is not in the cache: quarantine started');
+    }
+    this.#orphanQueue.addAfter(nodeName, since + this.#d.config.orphanQuarantineMs - now);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Out-of-service (gcTerminating).
+  // ---------------------------------------------------------------------------------------------
+
+  async #syncOutOfServicePod(key: string): Promise<void> {
+    const cached = this.#d.caches.pods.get(key);
+    // Cheap filter on the cache; the decision that counts is taken on live state below.
+    if (!cached || !shouldForceDeleteOutOfService(cached, this.#d.caches.nodes.get(cached.nodeName))) return;
+    await this.#forceDelete(cached, 'out-of-service', async (live) => {
+      // Deliberate difference 2 (#142331): re-read the node and re-decide on live state.
+      const node = await this.#d.writes.getNode(live.nodeName);
+      if (!shouldForceDeleteOutOfService(live, node)) {
+        this.#d.log.info({ pod: podKey(live), node: live.nodeName }, 'Live re-check: pod or node no longer qualifies; not force-deleting');
+        return false;
+      }
+      return true;
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Orphans (gcOrphaned).
+  // ---------------------------------------------------------------------------------------------
+
+  async #syncOrphanNode(name: string): Promise<void> {
+    if (this.#stopped) return;
+    if (!this.#d.canSeeCluster()) {
+      this.#orphanQueue.addAfter(name, BLIND_RETRY_MS);
+      return;
+    }
+    const now = this.#d.clock.now();
+    const inCache = this.#d.caches.nodes.get(name) !== undefined;
+    const pods = this.#d.caches.pods.podsOnNode(name);
+    const verdict = decideOrphanNode({
+      inCache,
+      podCount: pods.length,
+      scoped: this.#d.config.scoped,
+      seen: this.#seen.has(name),
+      missingSince: this.#missingSince.get(name),
+      nowMs: now,
+      quarantineMs: this.#d.config.orphanQuarantineMs,
+    });
+    switch (verdict.kind) {
+      case 'forget':
+        this.#forgetMissing(name, inCache);
+        return;
+      case 'not-ours':
+        this.#missingSince.delete(name);
+        return;
+      case 'wait':
+        if (!this.#missingSince.has(name)) this.#missingSince.set(name, now);
+        this.#orphanQueue.addAfter(name, verdict.waitMs);
+        return;
+      case 'confirm':
+        break;
+    }
+    // Upstream's discoverDeletedNodes: only a live 404 proves the node is gone.
+    const live = await this.#d.writes.getNode(name);
+    if (live) {
+      this.#d.log.info({ node: name }, 'Node is missing from the cache but exists in the API: its pods are not orphans');
+      this.#missingSince.delete(name);
+      // Under --node-selector a live node absent from the cache left the selector: no longer ours.
+      if (this.#d.config.scoped && !this.#d.caches.nodes.get(name)) this.#seen.delete(name);
+      return;
+    }
+    let failed = 0;
+    for (const pod of pods) {
+      const ok = await this.#forceDelete(pod, 'orphaned', (p) => Promise.resolve(p.nodeName === name)).then(
+        () => true,
+        () => false,
+      );
+      if (!ok) failed++;
+    }
+    if (failed > 0) throw new Error(`${failed} orphaned pod(s) on deleted node ${name} could not be force-deleted`);
+    this.#forgetMissing(name, false);
+  }
+
+  #forgetMissing(name: string, inCache: boolean): void {
+    this.#missingSince.delete(name);
+    if (!inCache) this.#seen.delete(name);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The force delete, metrics, events and logs.
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * Force-deletes `pod` if `qualifies(live)` still holds on the pod read from the API, with the
+   * `DisruptionTarget`/`DeletionByPodGC` condition for `reason`. Records metrics, events, logs.
+   * @throws the write error (after counting it), so the work queue retries with backoff.
+   */
+  async #forceDelete(pod: Pod, reason: PodGCForceDeleteReason, qualifies: (live: Pod) => Promise<boolean>): Promise<void> {
+    const { metrics, log } = this.#d;
+    const labels = { namespace: pod.namespace, reason };
+    const message = reason === 'orphaned' ? ORPHAN_MESSAGE : OUT_OF_SERVICE_MESSAGE;
+    let result: ForceDeleteResult;
+    try {
+      result = await this.#d.writes.forceDeletePod(pod.namespace, pod.name, pod.uid, async (live) => {
+        if (isOnlyWaitingForFinalizers(live) || !(await qualifies(live))) return undefined;
+        log.info({ pod: podKey(live), node: live.nodeName, reason }, 'PodGC is force deleting Pod');
+        return podGCCondition(message, live.conditions, this.#d.clock.now());
+      });
+    } catch (err) {
+      if (!isFenced(err)) {
+        metrics.forceDeletePodsTotal.inc(labels);
+        metrics.forceDeletePodErrorsTotal.inc(labels);
+      }
+      log.warn({ pod: podKey(pod), node: pod.nodeName, reason, err: describeError(err) }, 'Force delete failed; retrying');
+      throw err;
+    }
+    if (result !== 'deleted') return;
+    metrics.forceDeletePodsTotal.inc(labels);
+    this.#recordEvents(pod, reason);
+  }
+
+  #recordEvents(pod: Pod, reason: PodGCForceDeleteReason): void {
+    const ref = `${pod.namespace}/${pod.name}`;
+    const why = reason === 'orphaned' ? `node ${pod.nodeName} no longer exists` : `node ${pod.nodeName} is out of service (${TAINT_TEXT})`;
+    this.#d.events.record(
+      { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid },
+      'Warning',
+      reason === 'orphaned' ? POD_GC_EVENT_REASONS.podOrphan : POD_GC_EVENT_REASONS.podOutOfService,
+      `PodGC force-deleted pod ${ref} (grace period 0, marked Failed): ${why}`,
+    );
+    const nodeUid = this.#d.caches.nodes.get(pod.nodeName)?.uid ?? this.#seen.get(pod.nodeName) ?? '';
+    this.#d.events.record(
+      { kind: 'Node', name: pod.nodeName, uid: nodeUid },
+      'Warning',
+      reason === 'orphaned' ? POD_GC_EVENT_REASONS.nodeOrphan : POD_GC_EVENT_REASONS.nodeOutOfService,
+      `PodGC force-deleted ${reason === 'orphaned' ? 'orphaned' : 'terminating'} pod ${ref}: ${why}`,
+    );
+    this.#d.log.info({ pod: ref, node: pod.nodeName, reason }, 'PodGC force-deleted pod');
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Introspection.
+  // ---------------------------------------------------------------------------------------------
+
+  /** A snapshot for `/debug/state`. Times are epoch ms. */
+  view(): PodGCView {
+    const q = this.#d.config.orphanQuarantineMs;
+    return {
+      missingNodes: [...this.#missingSince.entries()].map(([node, since]) => ({ node, missingSince: since, quarantineEndsAt: since + q })),
+      queuedPods: this.#podQueue.len,
+      queuedNodes: this.#orphanQueue.len + this.#orphanQueue.stats().delayed,
+    };
+  }
+}

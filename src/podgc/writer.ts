@@ -1,0 +1,130 @@
+/**
+ * The pod garbage collector's writes: mark a pod Failed with a `DisruptionTarget` condition, then
+ * force-delete it (grace period 0, UID precondition). Every write goes through the shared
+ * {@link WriteScheduler} (the `--kube-api-qps` throttle and the leader fencing gate).
+ *
+ * The status patch carries `metadata.resourceVersion`, so the API server answers 409 when the pod
+ * changed since it was read; {@link PodGCWriter.forceDeletePod} then re-reads the pod, asks the
+ * caller to decide again on the fresh object (`retryOnConflict`), and only then writes.
+ */
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
+import { toRfc3339, type Node, type Pod, type PodCondition } from '../kube/objects.js';
+import { retryOnConflict, type WriteScheduler } from '../kube/writer.js';
+import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
+import type { Clock } from '../util/clock.js';
+import { isPodTerminal } from './decision.js';
+
+const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+
+/** Outcome of {@link PodGCWriter.forceDeletePod}. */
+export type ForceDeleteResult =
+  /** The pod was (marked Failed if needed and) deleted with grace period 0. */
+  | 'deleted'
+  /** The re-check on live state said no: nothing was written. */
+  | 'skipped'
+  /** The pod (with that UID) no longer exists. */
+  | 'gone';
+
+/**
+ * Decides, on the pod as just read from the API, whether it must still be force-deleted.
+ * @returns the condition to add (the pod is then force-deleted), or `undefined` to leave it alone.
+ */
+export type ForceDeleteRecheck = (live: Pod) => Promise<PodCondition | undefined>;
+
+/**
+ * PodGC writes over the real API.
+ * Mirrors upstream `pkg/controller/podgc/gc_controller.go` `markFailedAndDeletePodWithCondition`.
+ */
+export class PodGCWriter {
+  readonly #clients: KubeClients;
+  readonly #writes: WriteScheduler;
+  readonly #clock: Clock;
+  readonly #reads: NodeLifecycleWriter;
+
+  /**
+   * @param clients the API clients.
+   * @param writes the throttled, fenced write path (src/kube/writer.ts).
+   * @param clock for conflict-retry sleeps.
+   */
+  constructor(clients: KubeClients, writes: WriteScheduler, clock: Clock) {
+    this.#clients = clients;
+    this.#writes = writes;
+    this.#clock = clock;
+    this.#reads = new NodeLifecycleWriter(clients, writes, clock);
+  }
+
+  /** Quorum GET of a node; `undefined` when it is gone (404). @throws on other API errors. */
+  getNode(name: string): Promise<Node | undefined> {
+    return this.#reads.getNode(name);
+  }
+
+  /** Quorum GET of a pod; `undefined` when it is gone (404). @throws on other API errors. */
+  getPod(namespace: string, name: string): Promise<Pod | undefined> {
+    return this.#reads.getPod(namespace, name);
+  }
+
+  /**
+   * Force-deletes one pod after re-deciding on live state:
+   * 1. GET the pod (quorum read); a missing pod or another UID → `'gone'`;
+   * 2. `recheck(live)`; `undefined` → `'skipped'`;
+   * 3. unless the phase is already Succeeded/Failed: strategic-merge patch of `pods/status` with
+   *    phase `Failed` and the condition, guarded by the resourceVersion just read (409 → back to 1);
+   * 4. DELETE with `gracePeriodSeconds: 0` and a UID precondition.
+   * Mirrors `markFailedAndDeletePodWithCondition` (which patches with a UID precondition and
+   * deletes with `NewDeleteOptions(0)`); upstream skips step 1–2 and acts on its cache (#142331).
+   * @returns see {@link ForceDeleteResult}.
+   * @throws after 5 conflicts (10 ms apart), whatever `recheck` throws, or any other API error
+   *   (including {@link FencedError} from the write path).
+   */
+  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
+    return retryOnConflict(
+      async () => {
+        const live = await this.getPod(namespace, name);
+        if (!live || live.uid !== uid) return 'gone';
+        const condition = await recheck(live);
+        if (!condition) return 'skipped';
+        if (!isPodTerminal(live)) {
+          const wire = {
+            type: condition.type,
+            status: condition.status,
+            reason: condition.reason,
+            message: condition.message,
+            lastTransitionTime: toRfc3339(condition.lastTransitionTime ?? this.#clock.now()),
+          };
+          try {
+            await this.#writes.schedule(() =>
+              this.#clients.core.patchNamespacedPodStatus(
+                {
+                  namespace,
+                  name,
+                  body: { metadata: { resourceVersion: live.resourceVersion }, status: { phase: 'Failed', conditions: [wire] } },
+                },
+                STRATEGIC,
+              ),
+            );
+          } catch (err) {
+            if (isNotFound(err)) return 'gone';
+            throw err; // a 409 means the pod changed: retryOnConflict reads and decides again
+          }
+        }
+        try {
+          await this.#writes.schedule(() =>
+            this.#clients.core.deleteNamespacedPod({
+              namespace,
+              name,
+              gracePeriodSeconds: 0,
+              body: { gracePeriodSeconds: 0, preconditions: { uid } },
+            }),
+          );
+        } catch (err) {
+          // 409 here is the UID precondition: the name now belongs to another pod.
+          if (isNotFound(err) || isConflict(err)) return 'gone';
+          throw err;
+        }
+        return 'deleted';
+      },
+      { clock: this.#clock },
+    );
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The force-detach controller's live reads and its one write: deleting a VolumeAttachment, which
+ * is how a CSI detach is triggered (the external-attacher then calls ControllerUnpublishVolume and
+ * removes its finalizer). Writes go through the shared {@link WriteScheduler}.
+ *
+ * Deliberate difference from upstream: upstream's reconciler first removes the volume from
+ * `node.status.volumesAttached` (its `nodeStatusUpdater`). We do not touch node status:
+ * kube-controller-manager's attach/detach controller owns that field and keeps running for
+ * attaching (see docs/out-of-service.md). Finalizers are never removed here either; that is the
+ * external-attacher's job once the volume is really unpublished.
+ */
+import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
+import { toVolumeAttachment, type Node, type VolumeAttachment } from '../kube/objects.js';
+import type { WriteScheduler } from '../kube/writer.js';
+import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
+import type { Clock } from '../util/clock.js';
+
+/**
+ * Reads and writes over the real API.
+ * Mirrors the VolumeAttachment deletion in upstream `pkg/volume/csi/csi_attacher.go` `Detach`.
+ */
+export class ForceDetachWriter {
+  readonly #clients: KubeClients;
+  readonly #writes: WriteScheduler;
+  readonly #reads: NodeLifecycleWriter;
+
+  /**
+   * @param clients the API clients.
+   * @param writes the throttled, fenced write path (src/kube/writer.ts).
+   * @param clock for the shared node reader's retry sleeps.
+   */
+  constructor(clients: KubeClients, writes: WriteScheduler, clock: Clock) {
+    this.#clients = clients;
+    this.#writes = writes;
+    this.#reads = new NodeLifecycleWriter(clients, writes, clock);
+  }
+
+  /** Quorum GET of a node; `undefined` when it is gone (404). @throws on other API errors. */
+  getNode(name: string): Promise<Node | undefined> {
+    return this.#reads.getNode(name);
+  }
+
+  /** Quorum GET of a VolumeAttachment; `undefined` when it is gone (404). @throws on other API errors. */
+  async getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
+    try {
+      return toVolumeAttachment(await this.#clients.storage.readVolumeAttachment({ name }));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Deletes a VolumeAttachment with a UID precondition, so a re-created attachment of the same
+   * name is never hit.
+   * @returns `'deleted'`, or `'gone'` when it (with that UID) no longer exists.
+   * @throws on other API errors, including {@link FencedError} from the write path.
+   */
+  async deleteVolumeAttachment(name: string, uid: string): Promise<'deleted' | 'gone'> {
+    try {
+      await this.#writes.schedule(() => this.#clients.storage.deleteVolumeAttachment({ name, body: { preconditions: { uid } } }));
+      return 'deleted';
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return 'gone';
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,855 @@
+/**
+ * Out-of-service nodes (issue 6): the pure decisions of src/podgc/decision.ts and
+ * src/volumes/decision.ts, the PodGC and force-detach controllers over in-memory caches and
+ * recording doubles driven by FakeClock, and PodGCWriter over a recording client stub.
+ * Cases follow upstream `gc_controller_test.go` (TestGCTerminating, TestGCOrphaned,
+ * TestGCInspectingPatchedPodBeforeDeletion) and `reconciler_test.go` (§10.4–10.5 of the reference).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { ApiException } from '@kubernetes/client-node';
+import { FakeClock } from '../../src/util/clock.js';
+import type { KubeClients } from '../../src/kube/client.js';
+import type { Node, PersistentVolumeClaim, Pod, PodCondition, Taint, VolumeAttachment } from '../../src/kube/objects.js';
+import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
+import type { EventObjectRef, EventSink } from '../../src/nodelifecycle/controller.js';
+import {
+  decideOrphanNode,
+  DELETION_BY_POD_GC_REASON,
+  DISRUPTION_TARGET,
+  isNodeOutOfService,
+  ORPHAN_MESSAGE,
+  ORPHAN_QUARANTINE_MS,
+  OUT_OF_SERVICE_MESSAGE,
+  POD_GC_EVENT_REASONS,
+  podGCCondition,
+  shouldForceDeleteOutOfService,
+} from '../../src/podgc/decision.js';
+import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
+import { PodGCWriter, type ForceDeleteRecheck, type ForceDeleteResult } from '../../src/podgc/writer.js';
+import {
+  decideForceDetach,
+  FORCE_DETACH_EVENT_REASONS,
+  nextReleasedAt,
+  terminatingSinceMs,
+  volumeUsers,
+  type VolumeUsers,
+} from '../../src/volumes/decision.js';
+import { ForceDetachController, type ForceDetachWrites } from '../../src/volumes/controller.js';
+import type { WriteScheduler } from '../../src/kube/writer.js';
+import { silentLogger } from '../../src/kube/logger.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const OOS = 'node.kubernetes.io/out-of-service';
+
+// -------------------------------------------------------------------------------------------------
+// Builders and doubles
+// -------------------------------------------------------------------------------------------------
+
+function node(name: string, ready: 'True' | 'False' | 'Unknown' | undefined, taints: Taint[] = []): Node {
+  return {
+    name,
+    uid: `uid-${name}`,
+    resourceVersion: '1',
+    creationTimestamp: T0 - 3_600_000,
+    labels: {},
+    unschedulable: false,
+    taints,
+    conditions: ready === undefined ? [] : [{ type: 'Ready', status: ready }],
+  };
+}
+
+function pod(name: string, nodeName: string, o: Partial<Pod> = {}): Pod {
+  return {
+    namespace: 'default',
+    name,
+    uid: `uid-${name}`,
+    resourceVersion: '1',
+    nodeName,
+    phase: 'Running',
+    creationTimestamp: T0 - 60_000,
+    conditions: [{ type: 'Ready', status: 'True' }],
+    tolerations: [],
+    ownerReferences: [],
+    pvcNames: [],
+    finalizers: [],
+    ...o,
+  };
+}
+
+/**
+ * A pod gracefully deleted at `requestMs` with a 30 s grace period, as the API server stores it:
+ * deletionTimestamp = request + 30 s, truncated to whole seconds.
+ */
+const terminating = (requestMs: number): Partial<Pod> => ({
+  deletionTimestamp: Math.floor((requestMs + 30_000) / 1000) * 1000,
+  deletionGracePeriodSeconds: 30,
+});
+
+class Store<T extends { name: string; namespace?: string }> {
+  readonly m = new Map<string, T>();
+  key = (o: T): string => (o.namespace !== undefined ? `${o.namespace}/${o.name}` : o.name);
+  put(o: T): void {
+    this.m.set(this.key(o), o);
+  }
+  del(o: T): void {
+    this.m.delete(this.key(o));
+  }
+  get = (k: string): T | undefined => this.m.get(k);
+  list = (): T[] => [...this.m.values()];
+}
+
+class PodStore extends Store<Pod> {
+  podsOnNode = (n: string): Pod[] => this.list().filter((p) => p.nodeName === n);
+}
+
+interface RecordedEvent {
+  ref: EventObjectRef;
+  type: string;
+  reason: string;
+  message: string;
+}
+
+class Events implements EventSink {
+  readonly list: RecordedEvent[] = [];
+  record(ref: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    this.list.push({ ref, type, reason, message });
+  }
+}
+
+/** Lets queued work, promise chains and due timers run. */
+async function settle(clock: FakeClock, ms = 0): Promise<void> {
+  await clock.advanceAsync(ms);
+  for (let i = 0; i < 5; i++) await clock.advanceAsync(0);
+}
+
+async function counter(m: Metrics, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = m.registry.getSingleMetric(name);
+  assert.ok(metric, name);
+  const got = await metric.get();
+  const v = got.values.find((s) => Object.entries(labels).every(([k, val]) => (s.labels as Record<string, unknown>)[k] === val));
+  return v?.value ?? 0;
+}
+
+// -------------------------------------------------------------------------------------------------
+// PodGC: pure decisions
+// -------------------------------------------------------------------------------------------------
+
+describe('PodGC decisions', () => {
+  test('out of service = not Ready (missing Ready counts) AND an out-of-service taint of any effect or value', () => {
+    const cases: [Node, boolean][] = [
+      [node('ready-tainted', 'True', [{ key: OOS, effect: 'NoExecute' }]), false],
+      [node('notready-untainted', 'False'), false],
+      [node('notready-noexecute', 'False', [{ key: OOS, effect: 'NoExecute' }]), true],
+      [node('unknown-noschedule', 'Unknown', [{ key: OOS, effect: 'NoSchedule' }]), true],
+      [node('unknown-prefer-value', 'Unknown', [{ key: OOS, value: 'shutdown', effect: 'PreferNoSchedule' }]), true],
+      [node('no-ready-condition', undefined, [{ key: OOS, effect: 'NoExecute' }]), true],
+      [node('other-taint', 'False', [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }]), false],
+    ];
+    for (const [n, want] of cases) assert.equal(isNodeOutOfService(n), want, n.name);
+    assert.equal(isNodeOutOfService(undefined), false);
+  });
+
+  test('TestGCTerminating "mixed workers": only terminating pods on out-of-service nodes qualify', () => {
+    const nodes = new Map<string, Node>([
+      ['worker-0', node('worker-0', 'True')],
+      ['worker-1', node('worker-1', 'True')],
+      ['worker-2', node('worker-2', 'False')],
+      ['worker-3', node('worker-3', 'False', [{ key: OOS, effect: 'NoSchedule' }])],
+      ['worker-4', node('worker-4', 'False', [{ key: OOS, effect: 'PreferNoSchedule' }])],
+      ['worker-5', node('worker-5', 'False', [{ key: OOS, value: 'any-value', effect: 'NoExecute' }])],
+    ]);
+    const del = { deletionTimestamp: T0 };
+    const pods = [
+      pod('a', 'worker-0', del), // Ready node
+      pod('b', 'worker-0'),
+      pod('c', 'worker-2', del), // not Ready, no taint
+      pod('d', 'worker-3'), // not terminating
+      pod('b1', 'worker-3', del),
+      pod('b4', 'worker-4', del),
+      pod('b5', 'worker-5', del),
+      pod('b6', 'worker-5', { ...del, phase: 'Succeeded' }),
+      pod('e', 'gone-node', del), // node unknown: the orphan pass owns it
+    ];
+    const chosen = pods.filter((p) => shouldForceDeleteOutOfService(p, nodes.get(p.nodeName))).map((p) => p.name);
+    assert.deepEqual(chosen, ['b1', 'b4', 'b5', 'b6']);
+  });
+
+  test('a pod already force-deleted and only waiting for finalizers is not deleted again', () => {
+    const n = node('w', 'False', [{ key: OOS, effect: 'NoExecute' }]);
+    const blocked = pod('p', 'w', { deletionTimestamp: T0, deletionGracePeriodSeconds: 0, phase: 'Failed', finalizers: ['x/y'] });
+    assert.equal(shouldForceDeleteOutOfService(blocked, n), false);
+    assert.equal(shouldForceDeleteOutOfService({ ...blocked, finalizers: [] }, n), true);
+    assert.equal(shouldForceDeleteOutOfService({ ...blocked, phase: 'Running' }, n), true);
+  });
+
+  test('the condition is DisruptionTarget/DeletionByPodGC and keeps an existing True condition\'s transition time', () => {
+    const fresh = podGCCondition(ORPHAN_MESSAGE, [], T0);
+    assert.deepEqual(fresh, { type: DISRUPTION_TARGET, status: 'True', reason: DELETION_BY_POD_GC_REASON, message: ORPHAN_MESSAGE, lastTransitionTime: T0 });
+    const kept = podGCCondition(OUT_OF_SERVICE_MESSAGE, [{ type: DISRUPTION_TARGET, status: 'True', reason: 'DeletionByTaintManager', lastTransitionTime: T0 - 5000 }], T0);
+    assert.equal(kept.lastTransitionTime, T0 - 5000);
+    assert.equal(kept.reason, DELETION_BY_POD_GC_REASON);
+  });
+
+  test('orphan quarantine: forget known nodes, leave unseen nodes to other shards, wait, then confirm', () => {
+    const base = { inCache: false, podCount: 2, scoped: false, seen: false, missingSince: T0, nowMs: T0, quarantineMs: 40_000 };
+    assert.deepEqual(decideOrphanNode({ ...base, inCache: true }), { kind: 'forget' });
+    assert.deepEqual(decideOrphanNode({ ...base, podCount: 0 }), { kind: 'forget' });
+    assert.deepEqual(decideOrphanNode({ ...base, scoped: true }), { kind: 'not-ours' });
+    assert.deepEqual(decideOrphanNode({ ...base, nowMs: T0 + 20_000 }), { kind: 'wait', waitMs: 20_000 });
+    assert.deepEqual(decideOrphanNode({ ...base, scoped: true, seen: true, nowMs: T0 + 40_000 }), { kind: 'confirm' });
+    assert.deepEqual(decideOrphanNode({ ...base, missingSince: undefined }), { kind: 'wait', waitMs: 40_000 });
+  });
+
+  test('property: an orphan is never confirmed before its quarantine ends', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 200_000 }), fc.integer({ min: 1, max: 100_000 }), (elapsed, q) => {
+        const v = decideOrphanNode({ inCache: false, podCount: 1, scoped: false, seen: true, missingSince: T0, nowMs: T0 + elapsed, quarantineMs: q });
+        assert.equal(v.kind === 'confirm', elapsed >= q);
+        if (v.kind === 'wait') assert.equal(v.waitMs, q - elapsed);
+      }),
+    );
+  });
+});
+
+// -------------------------------------------------------------------------------------------------
+// PodGC: the controller
+// -------------------------------------------------------------------------------------------------
+
+/** The API as the PodGC controller sees it: live nodes and pods, and a record of force deletes. */
+class FakePodGCApi implements PodGCWrites {
+  readonly nodes = new Map<string, Node>();
+  readonly pods = new Map<string, Pod>();
+  readonly deleted: { key: string; condition: PodCondition }[] = [];
+  readonly nodeGets: string[] = [];
+  failures = 0;
+
+  async getNode(name: string): Promise<Node | undefined> {
+    this.nodeGets.push(name);
+    return this.nodes.get(name);
+  }
+
+  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
+    const key = `${namespace}/${name}`;
+    const live = this.pods.get(key);
+    if (!live || live.uid !== uid) return 'gone';
+    const condition = await recheck(live);
+    if (!condition) return 'skipped';
+    if (this.failures > 0) {
+      this.failures--;
+      throw new ApiException(500, 'InternalError', '{"reason":"InternalError"}', {});
+    }
+    this.deleted.push({ key, condition });
+    this.pods.delete(key);
+    return 'deleted';
+  }
+}
+
+class PodGCHarness {
+  readonly clock = new FakeClock(T0);
+  readonly nodes = new Store<Node>();
+  readonly pods = new PodStore();
+  readonly api = new FakePodGCApi();
+  readonly events = new Events();
+  readonly metrics = createMetrics({ defaultMetrics: false });
+  readonly gc: PodGCController;
+
+  constructor(o: { quarantineMs?: number; scoped?: boolean } = {}) {
+    this.gc = new PodGCController({
+      config: { orphanQuarantineMs: o.quarantineMs ?? ORPHAN_QUARANTINE_MS, sweepPeriodMs: 20_000, scoped: o.scoped ?? false },
+      clock: this.clock,
+      log: silentLogger,
+      caches: { nodes: this.nodes, pods: this.pods },
+      writes: this.api,
+      events: this.events,
+      metrics: this.metrics.podGC,
+      canSeeCluster: () => true,
+    });
+  }
+
+  /** A node in both the cache and the API. */
+  addNode(n: Node): void {
+    this.nodes.put(n);
+    this.api.nodes.set(n.name, n);
+  }
+
+  /** A pod in both the cache and the API. */
+  addPod(p: Pod): void {
+    this.pods.put(p);
+    this.api.pods.set(`${p.namespace}/${p.name}`, p);
+  }
+
+  /** Applies a node change to the cache and the API, then tells the controller (an informer update). */
+  updateNode(n: Node): void {
+    this.addNode(n);
+    this.gc.nodeChanged(n);
+  }
+
+  deletedNames(): string[] {
+    return this.api.deleted.map((d) => d.key.split('/')[1] as string).sort();
+  }
+}
+
+describe('PodGCController: out-of-service', () => {
+  test('the taint appearing on a not-Ready node force-deletes its terminating pods at once, with condition, metrics and events', async () => {
+    const h = new PodGCHarness();
+    h.addNode(node('w', 'Unknown'));
+    h.addPod(pod('stuck-1', 'w', terminating(T0 - 60_000)));
+    h.addPod(pod('stuck-2', 'w', terminating(T0 - 60_000)));
+    h.addPod(pod('running', 'w'));
+    h.gc.start();
+    await settle(h.clock);
+    assert.equal(h.api.deleted.length, 0, 'no taint: nothing happens');
+
+    h.updateNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute', timeAdded: T0 }]));
+    await settle(h.clock);
+    assert.deepEqual(h.deletedNames(), ['stuck-1', 'stuck-2'], 'terminating pods go, the running one stays (the taint manager owns it)');
+    for (const d of h.api.deleted) {
+      assert.equal(d.condition.type, DISRUPTION_TARGET);
+      assert.equal(d.condition.reason, DELETION_BY_POD_GC_REASON);
+      assert.equal(d.condition.message, OUT_OF_SERVICE_MESSAGE);
+    }
+    assert.equal(h.clock.now(), T0, 'no waiting for a 20 s gc pass');
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', { namespace: 'default', reason: 'out-of-service' }), 2);
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pod_errors_total', { namespace: 'default', reason: 'out-of-service' }), 0);
+    const podEvents = h.events.list.filter((e) => e.ref.kind === 'Pod');
+    const nodeEvents = h.events.list.filter((e) => e.ref.kind === 'Node');
+    assert.deepEqual(podEvents.map((e) => [e.ref.name, e.reason]).sort(), [
+      ['stuck-1', POD_GC_EVENT_REASONS.podOutOfService],
+      ['stuck-2', POD_GC_EVENT_REASONS.podOutOfService],
+    ]);
+    assert.equal(nodeEvents.length, 2);
+    assert.ok(nodeEvents.every((e) => e.ref.name === 'w' && e.ref.uid === 'uid-w' && e.reason === POD_GC_EVENT_REASONS.nodeOutOfService));
+    assert.match(nodeEvents[0]?.message ?? '', /default\/stuck-[12].*out of service/);
+  });
+
+  test('a pod that becomes terminating later (taint manager) is force-deleted when its update arrives', async () => {
+    const h = new PodGCHarness();
+    h.addNode(node('w', 'False', [{ key: OOS, effect: 'NoExecute' }]));
+    h.addPod(pod('p', 'w'));
+    h.gc.start();
+    await settle(h.clock);
+    assert.equal(h.api.deleted.length, 0);
+    const p = pod('p', 'w', terminating(T0));
+    h.addPod(p);
+    h.gc.podChanged(p);
+    await settle(h.clock);
+    assert.deepEqual(h.deletedNames(), ['p']);
+  });
+
+  test('the taint on a Ready node does nothing', async () => {
+    const h = new PodGCHarness();
+    h.addPod(pod('p', 'w', terminating(T0)));
+    h.gc.start();
+    h.updateNode(node('w', 'True', [{ key: OOS, effect: 'NoExecute' }]));
+    await settle(h.clock, 60_000);
+    assert.equal(h.api.deleted.length, 0);
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', { reason: 'out-of-service' }), 0);
+  });
+
+  test('live re-check (#142331): the cache says out of service, the API says Ready again → nothing is deleted or counted', async () => {
+    const h = new PodGCHarness();
+    h.addNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]));
+    h.addPod(pod('p', 'w', terminating(T0)));
+    h.api.nodes.set('w', node('w', 'True', [{ key: OOS, effect: 'NoExecute' }])); // the kubelet came back; cache lags
+    h.gc.start();
+    await settle(h.clock);
+    assert.equal(h.api.deleted.length, 0);
+    assert.ok(h.api.nodeGets.includes('w'), 'the node was read from the API');
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', { reason: 'out-of-service' }), 0);
+  });
+
+  test('live re-check: a pod whose deletion was cancelled by a re-created pod of the same name is left alone', async () => {
+    const h = new PodGCHarness();
+    h.addNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]));
+    h.addPod(pod('p', 'w', terminating(T0)));
+    h.api.pods.set('default/p', pod('p', 'w', { uid: 'uid-new' }));
+    h.gc.start();
+    await settle(h.clock);
+    assert.equal(h.api.deleted.length, 0);
+  });
+
+  test('a failed force delete counts an error and is retried with backoff until it succeeds', async () => {
+    const h = new PodGCHarness();
+    h.addNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoSchedule' }]));
+    h.addPod(pod('p', 'w', terminating(T0)));
+    h.api.failures = 2;
+    h.gc.start();
+    await settle(h.clock, 1000);
+    assert.deepEqual(h.deletedNames(), ['p']);
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pod_errors_total', { namespace: 'default', reason: 'out-of-service' }), 2);
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', { namespace: 'default', reason: 'out-of-service' }), 3);
+  });
+});
+
+describe('PodGCController: orphans (TestGCOrphaned)', () => {
+  async function deletedNodeScenario(o: { quarantineMs?: number; scoped?: boolean; seen?: boolean } = {}): Promise<PodGCHarness> {
+    const h = new PodGCHarness(o);
+    const n = node('gone', 'True');
+    if (o.seen ?? true) h.addNode(n);
+    h.addPod(pod('a', 'gone', { phase: 'Failed' }));
+    h.addPod(pod('b', 'gone', { phase: 'Succeeded' }));
+    h.addPod(pod('c', 'gone'));
+    h.gc.start();
+    // The node object is deleted: gone from the cache and the API.
+    h.nodes.del(n);
+    h.api.nodes.delete('gone');
+    h.gc.nodeDeleted(n);
+    return h;
+  }
+
+  test('"no nodes": nothing during the 40 s quarantine, then every pod of the deleted node is force-deleted with the orphan condition', async () => {
+    const h = await deletedNodeScenario();
+    await settle(h.clock, 20_000);
+    assert.equal(h.api.deleted.length, 0, '"quarantine not finished"');
+    await settle(h.clock, 19_999);
+    assert.equal(h.api.deleted.length, 0);
+    await settle(h.clock, 1);
+    assert.deepEqual(h.deletedNames(), ['a', 'b', 'c']);
+    for (const d of h.api.deleted) assert.deepEqual({ ...d.condition, lastTransitionTime: 0 }, { type: DISRUPTION_TARGET, status: 'True', reason: DELETION_BY_POD_GC_REASON, message: ORPHAN_MESSAGE, lastTransitionTime: 0 });
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', { namespace: 'default', reason: 'orphaned' }), 3);
+    assert.ok(h.events.list.some((e) => e.ref.kind === 'Node' && e.ref.name === 'gone' && e.ref.uid === 'uid-gone' && e.reason === POD_GC_EVENT_REASONS.nodeOrphan));
+    assert.equal(h.events.list.filter((e) => e.ref.kind === 'Pod' && e.reason === POD_GC_EVENT_REASONS.podOrphan).length, 3);
+  });
+
+  test('the quarantine is injectable (5 s)', async () => {
+    const h = await deletedNodeScenario({ quarantineMs: 5000 });
+    await settle(h.clock, 4999);
+    assert.equal(h.api.deleted.length, 0);
+    await settle(h.clock, 1);
+    assert.deepEqual(h.deletedNames(), ['a', 'b', 'c']);
+  });
+
+  test('"node added to client after quarantine": the confirming GET finds it and nothing is deleted', async () => {
+    const h = await deletedNodeScenario();
+    await settle(h.clock, 30_000);
+    h.api.nodes.set('gone', node('gone', 'True')); // back in the API, the cache has not caught up
+    await settle(h.clock, 20_000);
+    assert.equal(h.api.deleted.length, 0);
+    assert.ok(h.api.nodeGets.includes('gone'));
+  });
+
+  test('"node added to informer after quarantine": nothing is deleted and the quarantine ends', async () => {
+    const h = await deletedNodeScenario();
+    await settle(h.clock, 30_000);
+    h.updateNode(node('gone', 'True'));
+    await settle(h.clock, 60_000);
+    assert.equal(h.api.deleted.length, 0);
+    assert.deepEqual(h.gc.view().missingNodes, []);
+  });
+
+  test('pods bound to a node that never appeared are found by the sweep (unscoped)', async () => {
+    const h = new PodGCHarness();
+    h.addPod(pod('x', 'never-existed'));
+    h.gc.start();
+    await settle(h.clock, 39_000);
+    assert.equal(h.api.deleted.length, 0);
+    await settle(h.clock, 1000);
+    assert.deepEqual(h.deletedNames(), ['x']);
+  });
+
+  test('scoped (--node-selector): orphans of a node never seen are not judged; of a node seen, they are', async () => {
+    const unseen = await deletedNodeScenario({ scoped: true, seen: false });
+    await settle(unseen.clock, 120_000);
+    assert.equal(unseen.api.deleted.length, 0, 'maybe another shard\'s node');
+    const seen = await deletedNodeScenario({ scoped: true, seen: true });
+    await settle(seen.clock, 40_000);
+    assert.deepEqual(seen.deletedNames(), ['a', 'b', 'c']);
+  });
+});
+
+describe('PodGCWriter.forceDeletePod (TestGCInspectingPatchedPodBeforeDeletion)', () => {
+  const wirePod = (o: { uid?: string; rv?: string; phase?: string } = {}) => ({
+    metadata: { namespace: 'default', name: 'p', uid: o.uid ?? 'uid-p', resourceVersion: o.rv ?? '7', creationTimestamp: new Date(T0) },
+    spec: { nodeName: 'w' },
+    status: { phase: o.phase ?? 'Running' },
+  });
+  const passThrough: WriteScheduler = { schedule: (fn) => fn() };
+
+  const clock = new FakeClock(T0);
+  /** Drives the FakeClock (the conflict retry sleeps on it) until `p` settles. */
+  async function drive<T>(p: Promise<T>): Promise<T> {
+    let done = false;
+    void p.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    for (let i = 0; i < 1000 && !done; i++) await clock.advanceAsync(5);
+    return p;
+  }
+
+  function stub(reads: ReturnType<typeof wirePod>[], patchErrors: unknown[] = []) {
+    const calls: { op: string; arg: Record<string, unknown> }[] = [];
+    const core = {
+      readNamespacedPod: async () => {
+        calls.push({ op: 'get', arg: {} });
+        const next = reads.length > 1 ? reads.shift() : reads[0];
+        return next;
+      },
+      patchNamespacedPodStatus: async (arg: Record<string, unknown>) => {
+        calls.push({ op: 'patch', arg });
+        const err = patchErrors.shift();
+        if (err) throw err;
+        return {};
+      },
+      deleteNamespacedPod: async (arg: Record<string, unknown>) => {
+        calls.push({ op: 'delete', arg });
+        return {};
+      },
+    };
+    const clients = { core } as unknown as KubeClients;
+    return { calls, writer: new PodGCWriter(clients, passThrough, clock) };
+  }
+  const cond = (): Promise<PodCondition> => Promise.resolve(podGCCondition(ORPHAN_MESSAGE, [], T0));
+
+  test('patches phase Failed + DisruptionTarget (resourceVersion-guarded), then deletes with grace 0 and a UID precondition', async () => {
+    const { calls, writer } = stub([wirePod()]);
+    assert.equal(await writer.forceDeletePod('default', 'p', 'uid-p', cond), 'deleted');
+    assert.deepEqual(calls.map((c) => c.op), ['get', 'patch', 'delete']);
+    const body = calls[1]?.arg['body'] as { metadata: { resourceVersion: string }; status: { phase: string; conditions: Record<string, unknown>[] } };
+    assert.equal(body.metadata.resourceVersion, '7');
+    assert.equal(body.status.phase, 'Failed');
+    assert.deepEqual(body.status.conditions, [
+      { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: ORPHAN_MESSAGE, lastTransitionTime: '2026-01-01T00:00:00Z' },
+    ]);
+    assert.deepEqual(calls[2]?.arg, { namespace: 'default', name: 'p', gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid: 'uid-p' } } });
+  });
+
+  test('a terminal pod is deleted without a status patch (only Running pods are patched)', async () => {
+    for (const phase of ['Succeeded', 'Failed']) {
+      const { calls, writer } = stub([wirePod({ phase })]);
+      assert.equal(await writer.forceDeletePod('default', 'p', 'uid-p', cond), 'deleted');
+      assert.deepEqual(calls.map((c) => c.op), ['get', 'delete'], phase);
+    }
+  });
+
+  test('a 409 on the status patch re-reads the pod and asks again; "no" then writes nothing more', async () => {
+    const conflict = new ApiException(409, 'Conflict', '{"reason":"Conflict"}', {});
+    const { calls, writer } = stub([wirePod({ rv: '7' }), wirePod({ rv: '8' })], [conflict]);
+    let asked = 0;
+    const result = await drive(
+      writer.forceDeletePod('default', 'p', 'uid-p', (live) => {
+        asked++;
+        return live.resourceVersion === '7' ? cond() : Promise.resolve(undefined);
+      }),
+    );
+    assert.equal(result, 'skipped');
+    assert.equal(asked, 2);
+    assert.deepEqual(calls.map((c) => c.op), ['get', 'patch', 'get']);
+  });
+
+  test('another UID under the same name is "gone": nothing is written', async () => {
+    const { calls, writer } = stub([wirePod({ uid: 'other' })]);
+    assert.equal(await writer.forceDeletePod('default', 'p', 'uid-p', cond), 'gone');
+    assert.deepEqual(calls.map((c) => c.op), ['get']);
+  });
+});
+
+// -------------------------------------------------------------------------------------------------
+// Force detach: pure decisions
+// -------------------------------------------------------------------------------------------------
+
+const NONE: VolumeUsers = { running: [], terminating: [] };
+const TIMEOUT = 360_000;
+
+describe('force-detach decisions', () => {
+  const oos = node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]);
+  const notReady = node('w', 'Unknown');
+  const base = { users: NONE, releasedAt: T0, nowMs: T0, timeoutMs: TIMEOUT, disableTimeout: false };
+
+  test('Test_Run_OneVolumeDetachOnOutOfServiceTaintedNode: out of service and unused → detach at once', () => {
+    assert.deepEqual(decideForceDetach({ ...base, node: oos }), { action: 'detach', reason: 'out-of-service' });
+  });
+
+  test('a terminating user on an out-of-service node does not hold the volume; a running one does', () => {
+    const t = pod('t', 'w', terminating(T0));
+    const r = pod('r', 'w');
+    assert.equal(decideForceDetach({ ...base, node: oos, users: { running: [], terminating: [t] } }).action, 'detach');
+    assert.equal(decideForceDetach({ ...base, node: oos, users: { running: [r], terminating: [t] } }).action, 'keep');
+  });
+
+  test('Test_Run_OneVolumeDetachOnNoOutOfServiceTaintedNode: not Ready, no taint, long timeout → keep until the deadline', () => {
+    const d = decideForceDetach({ ...base, node: notReady, nowMs: T0 + TIMEOUT - 1 });
+    assert.equal(d.action, 'keep');
+    assert.equal(d.action === 'keep' ? d.recheckAtMs : undefined, T0 + TIMEOUT);
+    assert.deepEqual(decideForceDetach({ ...base, node: notReady, nowMs: T0 + TIMEOUT }), { action: 'detach', reason: 'timeout' });
+  });
+
+  test('Test_Run_OneVolumeDetachOnUnhealthyNodeWithForceDetachOnUnmountDisabled: never on timeout, still on the taint', () => {
+    const d = decideForceDetach({ ...base, node: notReady, nowMs: T0 + 100 * TIMEOUT, disableTimeout: true });
+    assert.equal(d.action, 'keep');
+    assert.equal(d.action === 'keep' ? d.recheckAtMs : 0, undefined);
+    assert.deepEqual(decideForceDetach({ ...base, node: oos, disableTimeout: true }), { action: 'detach', reason: 'out-of-service' });
+  });
+
+  test('a deleted node is judged like a not-Ready one (timeout path)', () => {
+    assert.deepEqual(decideForceDetach({ ...base, node: undefined, nowMs: T0 + TIMEOUT }), { action: 'detach', reason: 'timeout' });
+  });
+
+  test('property: never detach while a running pod uses the volume, nor on a Ready node', () => {
+    const readiness = fc.constantFrom<'True' | 'False' | 'Unknown' | undefined>('True', 'False', 'Unknown', undefined);
+    fc.assert(
+      fc.property(readiness, fc.boolean(), fc.boolean(), fc.integer({ min: 0, max: 10 * TIMEOUT }), fc.boolean(), (r, tainted, running, elapsed, disable) => {
+        const n = node('w', r, tainted ? [{ key: OOS, effect: 'NoExecute' }] : []);
+        const users: VolumeUsers = { running: running ? [pod('r', 'w')] : [], terminating: [] };
+        const d = decideForceDetach({ node: n, users, releasedAt: T0, nowMs: T0 + elapsed, timeoutMs: TIMEOUT, disableTimeout: disable });
+        if (running || r === 'True') assert.equal(d.action, 'keep');
+        if (d.action === 'detach') assert.equal(d.reason, tainted ? 'out-of-service' : 'timeout');
+      }),
+    );
+  });
+
+  test('volume users: PVC → PV mapping, terminal pods ignored, other volumes ignored, unresolvable claims count', () => {
+    const claims = new Map([['default/data-a', 'pv-a'], ['default/data-b', 'pv-b']]);
+    const resolve = (ns: string, c: string): string | undefined => claims.get(`${ns}/${c}`);
+    const pods = [
+      pod('a-running', 'w', { pvcNames: ['data-a'] }),
+      pod('a-terminating', 'w', { pvcNames: ['data-a'], ...terminating(T0) }),
+      pod('a-done', 'w', { pvcNames: ['data-a'], phase: 'Succeeded' }),
+      pod('b', 'w', { pvcNames: ['data-b'] }),
+      pod('a-elsewhere', 'x', { pvcNames: ['data-a'] }),
+      pod('unknown-claim', 'w', { pvcNames: ['missing'] }),
+      pod('no-claims', 'w'),
+    ];
+    const u = volumeUsers(pods, 'w', 'pv-a', resolve);
+    assert.deepEqual(u.running.map((p) => p.name), ['a-running', 'unknown-claim']);
+    assert.deepEqual(u.terminating.map((p) => p.name), ['a-terminating']);
+  });
+
+  test('property: the terminating-since estimate is never before the delete request and at most 1 s after it', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 3600 }), (offset, grace) => {
+        const request = T0 + offset;
+        const p = { deletionTimestamp: Math.floor((request + grace * 1000) / 1000) * 1000, deletionGracePeriodSeconds: grace };
+        const since = terminatingSinceMs(p) ?? NaN;
+        assert.ok(since >= request && since <= request + 1000, `${since - request}`);
+      }),
+    );
+  });
+
+  test('released-at: from when the last user began terminating, or when it was first seen unused; reset by a running user', () => {
+    const t1 = pod('t1', 'w', terminating(T0 - 5000));
+    const t2 = pod('t2', 'w', terminating(T0 - 1000));
+    assert.equal(terminatingSinceMs(t1), T0 - 4000, 'the latest the request can have been (whole-second deletionTimestamp)');
+    assert.equal(nextReleasedAt(undefined, { running: [], terminating: [t1, t2] }, T0), T0);
+    assert.equal(nextReleasedAt(undefined, NONE, T0), T0, 'the pods vanished: the time we saw it');
+    assert.equal(nextReleasedAt(T0 - 1000, NONE, T0 + 5000), T0 - 1000, 'a vanished pod keeps the earlier time');
+    assert.equal(nextReleasedAt(T0 - 1000, { running: [pod('r', 'w')], terminating: [t1] }, T0), undefined);
+  });
+});
+
+// -------------------------------------------------------------------------------------------------
+// Force detach: the controller
+// -------------------------------------------------------------------------------------------------
+
+class FakeDetachApi implements ForceDetachWrites {
+  readonly nodes = new Map<string, Node>();
+  readonly vas = new Map<string, VolumeAttachment>();
+  readonly deleted: string[] = [];
+  async getNode(name: string): Promise<Node | undefined> {
+    return this.nodes.get(name);
+  }
+  async getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
+    return this.vas.get(name);
+  }
+  async deleteVolumeAttachment(name: string, uid: string): Promise<'deleted' | 'gone'> {
+    if (this.vas.get(name)?.uid !== uid) return 'gone';
+    this.vas.delete(name);
+    this.deleted.push(name);
+    return 'deleted';
+  }
+}
+
+class DetachHarness {
+  readonly clock = new FakeClock(T0);
+  readonly nodes = new Store<Node>();
+  readonly pods = new PodStore();
+  readonly vas = new Store<VolumeAttachment>();
+  readonly pvcs = new Store<PersistentVolumeClaim>();
+  readonly api = new FakeDetachApi();
+  readonly events = new Events();
+  readonly metrics = createMetrics({ defaultMetrics: false });
+  readonly fd: ForceDetachController;
+
+  constructor(o: { timeoutMs?: number; disable?: boolean; scoped?: boolean } = {}) {
+    this.fd = new ForceDetachController({
+      config: { forceDetachTimeoutMs: o.timeoutMs ?? TIMEOUT, disableForceDetachOnTimeout: o.disable ?? false, resyncPeriodMs: 60_000, scoped: o.scoped ?? false },
+      clock: this.clock,
+      log: silentLogger,
+      caches: {
+        nodes: this.nodes,
+        pods: this.pods,
+        volumeAttachments: { get: this.vas.get, list: this.vas.list, onNode: (n) => this.vas.list().filter((v) => v.nodeName === n) },
+        pvcs: this.pvcs,
+        pvs: { list: () => [] },
+      },
+      writes: this.api,
+      events: this.events,
+      metrics: this.metrics.attachDetach,
+      canSeeCluster: () => true,
+    });
+  }
+
+  /** Node `w` with one pod `p` using PV `pv-1` through claim `data-p`, attached by VA `va-1`. */
+  setup(ready: 'True' | 'False' | 'Unknown', podOpts: Partial<Pod> = {}): void {
+    this.setNode(node('w', ready));
+    this.pvcs.put({ namespace: 'default', name: 'data-p', uid: 'uid-pvc', volumeName: 'pv-1' });
+    const va: VolumeAttachment = { name: 'va-1', uid: 'uid-va', resourceVersion: '1', attacher: 'csi', nodeName: 'w', persistentVolumeName: 'pv-1', attached: true };
+    this.vas.put(va);
+    this.api.vas.set(va.name, va);
+    this.pods.put(pod('p', 'w', { pvcNames: ['data-p'], ...podOpts }));
+  }
+
+  setNode(n: Node): void {
+    this.nodes.put(n);
+    this.api.nodes.set(n.name, n);
+    this.fd.nodeChanged(n);
+  }
+
+  setPod(p: Pod): void {
+    this.pods.put(p);
+    this.fd.podChanged(p);
+  }
+
+  deletePod(p: Pod): void {
+    this.pods.del(p);
+    this.fd.podChanged(p);
+  }
+
+  async forced(reason: string): Promise<number> {
+    return counter(this.metrics, 'attachdetach_controller_forced_detaches', { reason });
+  }
+}
+
+describe('ForceDetachController', () => {
+  test('out of service: the pod is force-deleted → the VolumeAttachment is deleted at once, with metric and a Warning event naming it', async () => {
+    const h = new DetachHarness();
+    h.setup('Unknown', terminating(T0 - 10_000));
+    h.fd.start();
+    await settle(h.clock);
+    assert.equal(h.api.deleted.length, 0, 'no taint yet, timeout far away');
+    h.setNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]));
+    await settle(h.clock);
+    assert.deepEqual(h.api.deleted, ['va-1']);
+    assert.equal(await h.forced('out-of-service'), 1);
+    assert.equal(await h.forced('timeout'), 0);
+    const [e] = h.events.list;
+    assert.equal(e?.ref.kind, 'Node');
+    assert.equal(e?.ref.name, 'w');
+    assert.equal(e?.type, 'Warning');
+    assert.equal(e?.reason, FORCE_DETACH_EVENT_REASONS['out-of-service']);
+    assert.match(e?.message ?? '', /pv-1.*VolumeAttachment va-1/);
+  });
+
+  test('out of service but a running pod still uses the volume → never detached; detached once that pod is gone', async () => {
+    const h = new DetachHarness();
+    h.setup('Unknown');
+    h.fd.start();
+    h.setNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoSchedule' }]));
+    await settle(h.clock, 10 * TIMEOUT);
+    assert.equal(h.api.deleted.length, 0);
+    h.deletePod(pod('p', 'w', { pvcNames: ['data-p'] }));
+    await settle(h.clock);
+    assert.deepEqual(h.api.deleted, ['va-1']);
+  });
+
+  test('the taint on a Ready node does nothing, even with the pod gone', async () => {
+    const h = new DetachHarness();
+    h.setup('True');
+    h.fd.start();
+    h.deletePod(pod('p', 'w', { pvcNames: ['data-p'] }));
+    h.setNode(node('w', 'True', [{ key: OOS, effect: 'NoExecute' }]));
+    await settle(h.clock, 10 * TIMEOUT);
+    assert.equal(h.api.deleted.length, 0);
+  });
+
+  test('timeout: deleted by timer `timeout` after the pod began terminating on a not-Ready node (never early; ≤ 1 s late from whole-second timestamps)', async () => {
+    const h = new DetachHarness({ timeoutMs: 10_000 });
+    h.setup('Unknown');
+    h.fd.start();
+    await settle(h.clock, 1500);
+    const began = h.clock.now();
+    h.setPod(pod('p', 'w', { pvcNames: ['data-p'], ...terminating(began) }));
+    await settle(h.clock, 10_000 - 1);
+    assert.equal(h.api.deleted.length, 0, 'not before the timeout');
+    await settle(h.clock, 500);
+    assert.equal(h.api.deleted.length, 0, 'the request may have been as late as the next whole second');
+    await settle(h.clock, 1);
+    assert.deepEqual(h.api.deleted, ['va-1']);
+    assert.equal(h.clock.now() - began, 10_500, 'deletionTimestamp − grace + 1 s + timeout');
+    assert.equal(await h.forced('timeout'), 1);
+    assert.equal(h.events.list[0]?.reason, FORCE_DETACH_EVENT_REASONS.timeout);
+  });
+
+  test('Test_Run_OneVolumeDetachOnUnhealthyNode: released on a healthy node → kept past the timeout; node turns unhealthy → detached (timeout)', async () => {
+    const h = new DetachHarness();
+    h.setup('True');
+    h.fd.start();
+    h.deletePod(pod('p', 'w', { pvcNames: ['data-p'] }));
+    await settle(h.clock, TIMEOUT + 1000);
+    assert.equal(h.api.deleted.length, 0);
+    h.setNode(node('w', 'Unknown'));
+    await settle(h.clock);
+    assert.deepEqual(h.api.deleted, ['va-1']);
+    assert.equal(await h.forced('timeout'), 1);
+  });
+
+  test('--disable-force-detach-on-timeout: never on timeout; the out-of-service taint still detaches', async () => {
+    const h = new DetachHarness({ timeoutMs: 10_000, disable: true });
+    h.setup('Unknown', terminating(T0));
+    h.fd.start();
+    await settle(h.clock, 120_000);
+    assert.equal(h.api.deleted.length, 0);
+    h.setNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]));
+    await settle(h.clock);
+    assert.deepEqual(h.api.deleted, ['va-1']);
+    assert.equal(await h.forced('out-of-service'), 1);
+  });
+
+  test('a pod that comes back to running (new pod using the claim) resets the timeout clock', async () => {
+    const h = new DetachHarness({ timeoutMs: 10_000 });
+    h.setup('Unknown', terminating(T0));
+    h.fd.start();
+    await settle(h.clock, 5000);
+    h.deletePod(pod('p', 'w'));
+    h.setPod(pod('p2', 'w', { pvcNames: ['data-p'] }));
+    await settle(h.clock, 60_000);
+    assert.equal(h.api.deleted.length, 0);
+  });
+
+  test('live re-check: the cache says out of service, the API says the node is Ready → not deleted', async () => {
+    const h = new DetachHarness();
+    h.setup('Unknown', terminating(T0));
+    h.fd.start();
+    const tainted = node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]);
+    h.nodes.put(tainted);
+    h.api.nodes.set('w', node('w', 'True', [{ key: OOS, effect: 'NoExecute' }]));
+    h.fd.nodeChanged(tainted);
+    await settle(h.clock);
+    assert.equal(h.api.deleted.length, 0);
+    assert.equal(await h.forced('out-of-service'), 0);
+  });
+
+  test('live re-check: an attachment already being deleted (deletionTimestamp) is left to the attacher', async () => {
+    const h = new DetachHarness();
+    h.setup('Unknown', terminating(T0));
+    const va = h.api.vas.get('va-1');
+    assert.ok(va);
+    h.api.vas.set('va-1', { ...va, deletionTimestamp: T0 });
+    h.fd.start();
+    h.setNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]));
+    await settle(h.clock);
+    assert.equal(h.api.deleted.length, 0);
+  });
+
+  test('scoped (--node-selector): an attachment on a node this process never saw is ignored', async () => {
+    const h = new DetachHarness({ timeoutMs: 1000, scoped: true });
+    const va: VolumeAttachment = { name: 'va-x', uid: 'u', resourceVersion: '1', attacher: 'csi', nodeName: 'foreign', persistentVolumeName: 'pv-x', attached: true };
+    h.vas.put(va);
+    h.api.vas.set(va.name, va);
+    h.fd.start();
+    await settle(h.clock, 120_000);
+    assert.equal(h.api.deleted.length, 0);
+  });
+});
