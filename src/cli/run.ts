@@ -25,6 +25,7 @@ import {
 import type { Logger as IoLogger } from '../kube/logger.js';
 import type { Lease, Node, Pod } from '../kube/objects.js';
 import { ApiWriteThrottle } from '../kube/writer.js';
+import { coordinationLeaseApi, defaultLeaderIdentity, LeaseElector } from '../kube/leaderelection.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { startMetricsServer } from '../metrics/server.js';
@@ -69,8 +70,12 @@ export interface RunningController {
   taintEviction?: TaintEvictionController;
   podGC?: PodGCController;
   forceDetach?: ForceDetachController;
-  /** Resolves once every cache synced and the controllers started. */
+  /** Resolves once every cache synced and (with election) this process leads, and the controllers started. */
   started: Promise<void>;
+  /** This process's identity (`hostname_uuid`, the Lease holder identity with election on). */
+  identity: string;
+  /** Resolves if leadership is lost after being held; the program then exits non-zero. */
+  lost: Promise<void>;
   /** Stops controllers, informers and the server. Idempotent. */
   stop(): Promise<void>;
 }
@@ -86,8 +91,15 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const clock = opts.clock ?? realClock;
   const clients = makeClients(loadKubeConfig(config.kubeconfig));
   const metrics = createMetrics();
-  const identity = `${hostname()}_${randomUUID()}`;
-  const throttle = new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst });
+  const identity = config.leaderElect ? defaultLeaderIdentity() : `${hostname()}_${randomUUID()}`;
+  // Fencing: every controller write passes this gate just before it is sent. With election on, a
+  // process writes only while its lease is fresh (src/kube/leaderelection.ts `isLeader`).
+  let elector: LeaseElector | undefined;
+  const throttle = new ApiWriteThrottle({
+    qps: config.kubeApiQps,
+    burst: config.kubeApiBurst,
+    canWrite: () => (config.leaderElect ? (elector?.isLeader() ?? false) : true),
+  });
 
   const informerOpts = { log: ioLog, clock };
   const nodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
@@ -240,13 +252,67 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     vas.on('delete', (v) => fd.volumeAttachmentDeleted(v));
   }
 
+  // Leader election (Lease, coordination.k8s.io/v1). A standby keeps its caches warm and takes no
+  // action until it leads.
+  let resolveLeading: () => void = () => undefined;
+  const leading = new Promise<void>((r) => (resolveLeading = r));
+  let resolveLost: () => void = () => undefined;
+  const lost = new Promise<void>((r) => (resolveLost = r));
+  let lostLeadership = false;
+  void lost.then(() => {
+    lostLeadership = true;
+  });
+  if (config.leaderElect) {
+    // Election events bypass the fence: "stopped leading" must be recorded after the fence closed.
+    const leaseEvents = new EventRecorder({
+      clients,
+      throttle: new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst }),
+      component: config.leaderElectResourceName,
+      host: identity,
+      clock,
+      log: ioLog,
+    });
+    const e: LeaseElector = new LeaseElector({
+      api: coordinationLeaseApi(clients.coordination, { kubeConfig: clients.kubeConfig, clock }),
+      name: config.leaderElectResourceName,
+      namespace: config.leaderElectResourceNamespace,
+      identity,
+      leaseDurationMs: config.leaderElectLeaseDuration,
+      renewDeadlineMs: config.leaderElectRenewDeadline,
+      retryPeriodMs: config.leaderElectRetryPeriod,
+      clock,
+      log: ioLog,
+      onStartedLeading: () => {
+        log.info({ identity }, 'became leader');
+        resolveLeading();
+      },
+      onStoppedLeading: () => {
+        log.error({ identity }, 'leader election lost: every write is fenced; exiting so the Deployment restarts us');
+        resolveLost();
+      },
+      onNewLeader: (holder) => log.info({ leader: holder }, 'new leader elected'),
+      setLeaderStatus: (name, status) => metrics.leaderElection.masterStatus.set({ name }, status),
+      onEvent: (reason, message) => {
+        const meta = e.getLeaseMeta();
+        if (!meta) return;
+        const ref: ObjectReference = { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: meta.name, namespace: meta.namespace };
+        if (meta.uid) ref.uid = meta.uid;
+        leaseEvents.record(ref, 'Normal', reason, message);
+      },
+    });
+    elector = e;
+    void e.run();
+  } else {
+    resolveLeading();
+  }
+
   let synced = false;
   const server = await startMetricsServer({
     bindAddress: config.metricsBindAddress,
     metrics,
     isReady: () => synced,
-    isHealthy: () => true,
-    debugState: () => ({ identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), informers: all.map((i) => i.stats()) }),
+    isHealthy: () => !(elector && lostLeadership),
+    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), informers: all.map((i) => i.stats()) }),
     log,
   });
   log.info({ identity, metrics: `${config.metricsBindAddress} (port ${server.port})` }, 'node-lifecycle-controller starting');
@@ -256,7 +322,10 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const started = (async () => {
     await Promise.all(all.map((i) => i.waitForSync(abort.signal)));
     synced = true;
-    log.info({ nodes: nodes.list().length, pods: pods.list().length }, 'caches synced; starting controllers');
+    log.info({ nodes: nodes.list().length, pods: pods.list().length }, 'caches synced');
+    await Promise.race([leading, lost]);
+    if (lostLeadership || abort.signal.aborted) return;
+    log.info({ identity }, 'starting controllers');
     nodeLifecycle?.start();
     taintEviction?.start();
     // <<start: other controllers>>
@@ -275,14 +344,21 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     ...(podGC ? { podGC } : {}),
     ...(forceDetach ? { forceDetach } : {}),
     started,
+    identity,
+    lost,
     stop() {
       stopping ??= (async () => {
         abort.abort();
+        resolveLeading();
         await nodeLifecycle?.stop();
         await taintEviction?.stop();
         // <<stop: other controllers>>
         await podGC?.stop();
         await forceDetach?.stop();
+        // Release the lease so a standby takes over in about one retry period (client-go's
+        // ReleaseOnCancel). Skipped when leadership was lost: the lease is no longer ours.
+        if (elector && !lostLeadership) await elector.release();
+        elector?.stop();
         for (const i of all) i.stop();
         await server.close();
         await throttle.stop();
@@ -300,11 +376,16 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
 export async function runController(argv: string[]): Promise<number> {
   const config = await parseControllerFlags(argv);
   const running = await startController(config);
-  await new Promise<void>((resolve) => {
-    const onSignal = (): void => resolve();
+  const why = await new Promise<'signal' | 'lost'>((resolve) => {
+    const onSignal = (): void => resolve('signal');
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
+    void running.lost.then(() => resolve('lost'));
   });
-  await running.stop();
-  return 0;
+  // Finish or abandon in-flight work within a bound; a hung write must not block the exit.
+  await Promise.race([running.stop(), new Promise((r) => setTimeout(r, SHUTDOWN_BOUND_MS).unref())]);
+  return why === 'lost' ? 1 : 0;
 }
+
+/** How long shutdown may wait for in-flight writes and the lease release, milliseconds. */
+const SHUTDOWN_BOUND_MS = 5000;

@@ -328,6 +328,13 @@ export class LeaseElector {
   #leading = false;
   /** local epoch ms at which the last successful acquire/renew request was sent */
   #lastRenewAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Clock time the last create/replace of the Lease was sent. The fence counts from here, not from
+   * the start of the attempt: the GET before it can be slow (a loaded API server, or this process's
+   * own initial lists), and counting it would fence a new leader moments after it won. Still safe:
+   * a standby measures expiry from when it observes the record, which is after this write was sent.
+   */
+  #writeSentAt = Number.NEGATIVE_INFINITY;
   #stopped = false;
   #fenceTimer: TimerHandle | undefined;
   #wake: (() => void) | undefined;
@@ -450,14 +457,13 @@ export class LeaseElector {
     }
     // acquire: wait.JitterUntil(..., RetryPeriod, JitterFactor, sliding=true)
     while (!this.#stopped) {
-      const startedAt = this.#clock.now();
       const acquired = await this.#attempt();
       this.#maybeReportTransition();
       if (this.#stopped) return;
       if (acquired) {
         this.#unwatch?.();
         this.#unwatch = undefined;
-        this.#startLeading(startedAt);
+        this.#startLeading(this.#writeSentAt);
         break;
       }
       this.#log.debug({ ...this.#logFields(), holder: this.getLeader() }, 'lease is held by another candidate and has not yet expired');
@@ -471,7 +477,6 @@ export class LeaseElector {
         this.#lose('failed to renew the lease within the renew deadline');
         return;
       }
-      const startedAt = this.#clock.now();
       const renewed = await this.#attempt();
       this.#maybeReportTransition();
       if (!this.#leading || this.#stopped) return;
@@ -481,7 +486,7 @@ export class LeaseElector {
           this.#lose('renewal succeeded only after the renew deadline had passed');
           return;
         }
-        this.#lastRenewAt = startedAt;
+        this.#lastRenewAt = this.#writeSentAt;
         this.#armFence();
         continue;
       }
@@ -515,6 +520,7 @@ export class LeaseElector {
       if (old.acquireTime !== undefined) record.acquireTime = old.acquireTime;
       record.leaseTransitions = old.leaseTransitions ?? 0;
       try {
+        this.#writeSentAt = this.#clock.now();
         this.#lease = await this.#api.replace({ metadata: this.#lease.metadata, spec: record });
         this.#setObserved(record);
         return true;
@@ -533,6 +539,7 @@ export class LeaseElector {
     if (current === undefined) {
       record.leaseTransitions = 0;
       try {
+        this.#writeSentAt = this.#clock.now();
         this.#lease = await this.#api.create({ metadata: { name: this.#name, namespace: this.#namespace }, spec: record });
         this.#setObserved(record);
         return true;
@@ -554,6 +561,7 @@ export class LeaseElector {
       record.leaseTransitions = (current.spec.leaseTransitions ?? 0) + 1;
     }
     try {
+      this.#writeSentAt = this.#clock.now();
       this.#lease = await this.#api.replace({ metadata: current.metadata, spec: record });
       this.#setObserved(record);
       return true;

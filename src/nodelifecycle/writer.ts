@@ -25,7 +25,7 @@ import {
   type PodCondition,
   type Taint,
 } from '../kube/objects.js';
-import { retryOnConflict, UPDATE_TAINT_BACKOFF, type WriteScheduler } from '../kube/writer.js';
+import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff, type WriteScheduler } from '../kube/writer.js';
 import type { Clock } from '../util/clock.js';
 import { applyTaintSwap } from './taints.js';
 
@@ -54,6 +54,10 @@ export class NodeLifecycleWriter {
   readonly #clients: KubeClients;
   readonly #writes: WriteScheduler;
   readonly #clock: Clock;
+  /** Tail of each node's write chain. */
+  readonly #locks = new Map<string, Promise<void>>();
+  /** The node as our last write to it returned it (cleared when no write to that node is pending). */
+  readonly #latest = new Map<string, Node>();
 
   /**
    * @param clients the API clients.
@@ -99,27 +103,15 @@ export class NodeLifecycleWriter {
    * @throws the last error after 5 conflicts (backoff 100 ms, jitter 1.0), or any other API error.
    */
   async swapNodeTaints(name: string, toAdd: readonly Taint[], toRemove: readonly Taint[], cached?: Node): Promise<WriteResult> {
-    let hint = cached;
-    return retryOnConflict(
-      async () => {
-        const node = hint ?? (await this.getNode(name));
-        hint = undefined;
-        if (!node) return 'gone';
-        const next = applyTaintSwap(node.taints, toAdd, toRemove, this.#clock.now());
-        if (next === undefined) return 'unchanged';
-        await this.#writes.schedule(() =>
-          this.#clients.core.patchNode(
-            { name, body: { metadata: { resourceVersion: node.resourceVersion }, spec: { taints: next.map(taintToWire) } } },
-            MERGE,
-          ),
-        );
-        return 'written';
-      },
-      { clock: this.#clock, backoff: UPDATE_TAINT_BACKOFF },
-    ).catch((err: unknown) => {
-      if (isNotFound(err)) return 'gone' as const;
-      throw err;
+    const r = await this.#nodeWrite(name, cached, UPDATE_TAINT_BACKOFF, async (node) => {
+      const next = applyTaintSwap(node.taints, toAdd, toRemove, this.#clock.now());
+      if (next === undefined) return undefined;
+      return this.#clients.core.patchNode(
+        { name, body: { metadata: { resourceVersion: node.resourceVersion }, spec: { taints: next.map(taintToWire) } } },
+        MERGE,
+      );
     });
+    return r.result;
   }
 
   /**
@@ -136,28 +128,17 @@ export class NodeLifecycleWriter {
     cached: Node | undefined,
     compute: (node: Node) => NodeCondition[] | undefined,
   ): Promise<{ result: WriteResult; written?: NodeCondition[]; node?: Node }> {
-    let hint = cached;
-    return retryOnConflict(
-      async () => {
-        const node = hint ?? (await this.getNode(name));
-        hint = undefined;
-        if (!node) return { result: 'gone' as const };
-        const conditions = compute(node);
-        if (!conditions) return { result: 'unchanged' as const, node };
-        const patched = await this.#writes.schedule(() =>
-          this.#clients.core.patchNodeStatus(
-            {
-              name,
-              body: { metadata: { resourceVersion: node.resourceVersion }, status: { conditions: conditions.map(nodeConditionToWire) } },
-            },
-            STRATEGIC,
-          ),
-        );
-        // The patch response is newer than the informer cache; callers use it as the next write's base.
-        return { result: 'written' as const, written: conditions, node: toNode(patched) ?? node };
-      },
-      { clock: this.#clock },
-    );
+    let written: NodeCondition[] | undefined;
+    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, async (node) => {
+      written = compute(node);
+      if (!written) return undefined;
+      const conditions = written.map(nodeConditionToWire);
+      return this.#clients.core.patchNodeStatus(
+        { name, body: { metadata: { resourceVersion: node.resourceVersion }, status: { conditions } } },
+        STRATEGIC,
+      );
+    });
+    return r.result === 'written' ? { result: 'written', written, node: r.node } : { result: r.result, node: r.node };
   }
 
   /**
@@ -244,23 +225,71 @@ export class NodeLifecycleWriter {
     cached: Node | undefined,
     compute: (node: Node) => Record<string, string> | undefined,
   ): Promise<WriteResult> {
-    let hint = cached;
-    return retryOnConflict(
-      async () => {
-        const node = hint ?? (await this.getNode(name));
-        hint = undefined;
-        if (!node) return 'gone' as const;
-        const labels = compute(node);
-        if (!labels) return 'unchanged' as const;
-        await this.#writes.schedule(() =>
-          this.#clients.core.patchNode({ name, body: { metadata: { resourceVersion: node.resourceVersion, labels } } }, MERGE),
-        );
-        return 'written' as const;
-      },
-      { clock: this.#clock },
-    ).catch((err: unknown) => {
-      if (isNotFound(err)) return 'gone' as const;
-      throw err;
+    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, async (node) => {
+      const labels = compute(node);
+      if (!labels) return undefined;
+      return this.#clients.core.patchNode({ name, body: { metadata: { resourceVersion: node.resourceVersion, labels } } }, MERGE);
     });
+    return r.result;
+  }
+
+  /**
+   * The shared shape of every node write: one write per node at a time (our own writers never
+   * race each other into 409s), starting from the newest copy we know — the informer's, or the
+   * one our own last patch returned, which is newer for the few milliseconds until the watch
+   * delivers it — and, after a 409, from a fresh GET.
+   * @param attempt returns the API's response to its patch, or `undefined` when nothing needs writing.
+   */
+  async #nodeWrite(
+    name: string,
+    cached: Node | undefined,
+    backoff: Backoff,
+    attempt: (node: Node) => Promise<unknown>,
+  ): Promise<{ result: WriteResult; node?: Node }> {
+    const prev = this.#locks.get(name) ?? Promise.resolve();
+    let release: () => void = () => undefined;
+    const mine = new Promise<void>((r) => (release = r));
+    const chained = prev.then(() => mine);
+    this.#locks.set(name, chained);
+    await prev;
+    try {
+      let hint = newerNode(cached, this.#latest.get(name));
+      return await retryOnConflict(
+        async () => {
+          const node = hint ?? (await this.getNode(name));
+          hint = undefined;
+          if (!node) return { result: 'gone' as const };
+          const response = await this.#writes.schedule(() => attempt(node));
+          if (response === undefined) return { result: 'unchanged' as const, node };
+          const updated = toNode(response) ?? node;
+          this.#latest.set(name, updated);
+          return { result: 'written' as const, node: updated };
+        },
+        { clock: this.#clock, backoff },
+      );
+    } catch (err) {
+      if (isNotFound(err)) return { result: 'gone' };
+      throw err;
+    } finally {
+      release();
+      if (this.#locks.get(name) === chained) {
+        this.#locks.delete(name);
+        // Once the cache has caught up, the remembered response is no longer needed.
+        this.#latest.delete(name);
+      }
+    }
+  }
+}
+
+/**
+ * The newer of two copies of a node by resourceVersion. resourceVersions are opaque; when either is
+ * not a number the cached copy wins. Only a hint: a wrong guess costs one 409 and a fresh GET.
+ */
+function newerNode(cached: Node | undefined, written: Node | undefined): Node | undefined {
+  if (!cached || !written || cached.uid !== written.uid) return cached ?? written;
+  try {
+    return BigInt(written.resourceVersion) > BigInt(cached.resourceVersion) ? written : cached;
+  } catch {
+    return cached;
   }
 }
