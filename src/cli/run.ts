@@ -272,8 +272,12 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       clock,
       log: ioLog,
     });
+    // Like kube-controller-manager's separate leader-election client: the elector gets its own
+    // KubeConfig, hence its own connection, so renewals never queue behind the controllers' traffic
+    // on a busy shared (HTTP/2-multiplexed) connection.
+    const electionClients = makeClients(loadKubeConfig(config.kubeconfig));
     const e: LeaseElector = new LeaseElector({
-      api: coordinationLeaseApi(clients.coordination, { kubeConfig: clients.kubeConfig, clock }),
+      api: coordinationLeaseApi(electionClients.coordination, { kubeConfig: electionClients.kubeConfig, clock }),
       name: config.leaderElectResourceName,
       namespace: config.leaderElectResourceNamespace,
       identity,

@@ -13,7 +13,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fleet, type FleetOptions } from '../../sim/fleet.js';
 import { isForbidden, isNotFound, loadKubeConfig, makeClients } from '../../src/kube/client.js';
-import { getCondition, taintToWire, toNode, toPod, type Node } from '../../src/kube/objects.js';
+import { getCondition, toNode, toPod, type Node } from '../../src/kube/objects.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import {
   applyChartRbac,
@@ -29,11 +29,12 @@ import {
   serviceAccountKubeconfig,
 } from '../support/process.js';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { addNodeTaint } from '../support/objects.js';
 
 const clients = testClients();
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** The children's election timing (see ControllerProcess.spawn), milliseconds. */
-const LEASE_MS = 3000;
+const LEASE_MS = 6000;
 const RETRY_MS = 500;
 const GRACE_S = 3;
 const NODE_FLAGS = [`--node-monitor-grace-period=${GRACE_S}s`, '--node-monitor-period=1s'];
@@ -383,17 +384,8 @@ describe('leader election, fencing and RBAC with the real program (issue 7)', { 
         f.killNode(shut);
         await waitFor('shut-down node Unknown', async () => readyOf(await readNode(shut)) === 'Unknown', GRACE_S * 1000 + 10_000, 100);
         await clients.core.deleteNamespacedPod({ name: pvcPod.name, namespace: prefix, gracePeriodSeconds: 30 });
-        const n = await readNode(shut);
-        await clients.core.patchNode(
-          {
-            name: shut,
-            body: {
-              metadata: { resourceVersion: n.resourceVersion },
-              spec: { taints: [...n.taints, { key: OUT_OF_SERVICE, value: 'nodeshutdown', effect: 'NoExecute', timeAdded: Date.now() }].map(taintToWire) },
-            },
-          },
-          MERGE,
-        );
+        // The controller writes this node too (Unknown, taints): add the taint retried on 409.
+        await addNodeTaint(clients, shut, { key: OUT_OF_SERVICE, value: 'nodeshutdown', effect: 'NoExecute', timeAdded: Date.now() });
         const oosAt = Date.now();
         await waitFor('the terminating pod is force-deleted', async () => {
           try {

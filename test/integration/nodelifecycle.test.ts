@@ -5,7 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fleet } from '../../sim/fleet.js';
-import { toLease, toNode, toPod, getCondition, type Node } from '../../src/kube/objects.js';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { toLease, toNode, toPod, getCondition, taintToWire, type Node } from '../../src/kube/objects.js';
+import { retryOnConflict } from '../../src/kube/writer.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
@@ -147,11 +149,15 @@ describe('node lifecycle (issue 3)', { concurrency: false }, () => {
     const node = fleet.nodesInZone(fleet.zones()[2] as string)[0];
     assert.ok(node);
     const foreign = { key: 'example.com/foreign', value: 'x', effect: 'NoSchedule' };
-    const n0 = await getNode(node);
-    await clients.core.patchNode(
-      { name: node, body: { metadata: { resourceVersion: n0.resourceVersion }, spec: { taints: [foreign] } } },
-      (await import('@kubernetes/client-node')).setHeaderOptions('Content-Type', 'application/merge-patch+json'),
-    );
+    // The sim and the controller write this node too: add the foreign taint with a guarded patch,
+    // retried on conflict like any careful client.
+    await retryOnConflict(async () => {
+      const n0 = await getNode(node);
+      await clients.core.patchNode(
+        { name: node, body: { metadata: { resourceVersion: n0.resourceVersion }, spec: { taints: [...n0.taints.map(taintToWire), foreign] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    });
     const cases: [() => Promise<void>, () => Promise<void>, string][] = [
       [() => fleet.setCondition(node, 'MemoryPressure', true), () => fleet.setCondition(node, 'MemoryPressure', false), 'node.kubernetes.io/memory-pressure'],
       [() => fleet.setCondition(node, 'DiskPressure', true), () => fleet.setCondition(node, 'DiskPressure', false), 'node.kubernetes.io/disk-pressure'],
