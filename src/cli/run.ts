@@ -234,7 +234,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         pvcs,
         pvs,
       },
-      writes: new ForceDetachWriter(clients, throttle, clock),
+      writes: new ForceDetachWriter(clients, throttle),
       events: eventSink(recorder),
       metrics: metrics.attachDetach,
       // "No running pod uses the volume" is only trusted while pods, claims and attachments are current.

@@ -17,7 +17,6 @@ import {
   nodeConditionToWire,
   taintToWire,
   toNode,
-  toPod,
   toRfc3339,
   type Node,
   type NodeCondition,
@@ -25,6 +24,7 @@ import {
   type PodCondition,
   type Taint,
 } from '../kube/objects.js';
+import { readNode, readPod } from '../kube/reads.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff, type WriteScheduler } from '../kube/writer.js';
 import type { Clock } from '../util/clock.js';
 import { applyTaintSwap } from './taints.js';
@@ -71,23 +71,13 @@ export class NodeLifecycleWriter {
   }
 
   /** Quorum GET of a node as a slim object; `undefined` when it is gone. @throws on other API errors. */
-  async getNode(name: string): Promise<Node | undefined> {
-    try {
-      return toNode(await this.#clients.core.readNode({ name }));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getNode(name: string): Promise<Node | undefined> {
+    return readNode(this.#clients, name);
   }
 
   /** Quorum GET of a pod as a slim object; `undefined` when it is gone. @throws on other API errors. */
-  async getPod(namespace: string, name: string): Promise<Pod | undefined> {
-    try {
-      return toPod(await this.#clients.core.readNamespacedPod({ namespace, name }));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getPod(namespace: string, name: string): Promise<Pod | undefined> {
+    return readPod(this.#clients, namespace, name);
   }
 
   /**

@@ -11,7 +11,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
 import { toRfc3339, type Node, type Pod, type PodCondition } from '../kube/objects.js';
 import { retryOnConflict, type WriteScheduler } from '../kube/writer.js';
-import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
+import { readNode, readPod } from '../kube/reads.js';
 import type { Clock } from '../util/clock.js';
 import { isPodTerminal } from './decision.js';
 
@@ -40,7 +40,6 @@ export class PodGCWriter {
   readonly #clients: KubeClients;
   readonly #writes: WriteScheduler;
   readonly #clock: Clock;
-  readonly #reads: NodeLifecycleWriter;
 
   /**
    * @param clients the API clients.
@@ -51,17 +50,16 @@ export class PodGCWriter {
     this.#clients = clients;
     this.#writes = writes;
     this.#clock = clock;
-    this.#reads = new NodeLifecycleWriter(clients, writes, clock);
   }
 
   /** Quorum GET of a node; `undefined` when it is gone (404). @throws on other API errors. */
   getNode(name: string): Promise<Node | undefined> {
-    return this.#reads.getNode(name);
+    return readNode(this.#clients, name);
   }
 
   /** Quorum GET of a pod; `undefined` when it is gone (404). @throws on other API errors. */
   getPod(namespace: string, name: string): Promise<Pod | undefined> {
-    return this.#reads.getPod(namespace, name);
+    return readPod(this.#clients, namespace, name);
   }
 
   /**

@@ -91,17 +91,8 @@ export class FakeClock implements Clock {
   advance(ms: number): void {
     if (ms < 0) throw new RangeError(`FakeClock.advance: negative step ${ms}`);
     const target = this.#now + ms;
-    for (;;) {
-      const due = this.#timers
-        .filter((t) => !t.cancelled && t.at <= target)
-        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
-      if (!due) break;
-      due.cancelled = true;
-      this.#now = Math.max(this.#now, due.at);
-      due.fn();
-    }
-    this.#timers = this.#timers.filter((t) => !t.cancelled);
-    this.#now = target;
+    for (let due = this.#takeDue(target); due; due = this.#takeDue(target)) due.fn();
+    this.#finish(target);
   }
 
   /** Like {@link advance}, but yields to the microtask queue after each fired timer so awaited work settles. */
@@ -110,17 +101,26 @@ export class FakeClock implements Clock {
     const target = this.#now + ms;
     for (;;) {
       await flushMicrotasks();
-      const due = this.#timers
-        .filter((t) => !t.cancelled && t.at <= target)
-        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      const due = this.#takeDue(target);
       if (!due) break;
-      due.cancelled = true;
-      this.#now = Math.max(this.#now, due.at);
       due.fn();
     }
+    this.#finish(target);
+    await flushMicrotasks();
+  }
+
+  /** The earliest timer due at or before `target` (ties in creation order), marked fired, with time moved to it. */
+  #takeDue(target: number): PendingTimer | undefined {
+    const due = this.#timers.filter((t) => !t.cancelled && t.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+    if (!due) return undefined;
+    due.cancelled = true;
+    this.#now = Math.max(this.#now, due.at);
+    return due;
+  }
+
+  #finish(target: number): void {
     this.#timers = this.#timers.filter((t) => !t.cancelled);
     this.#now = target;
-    await flushMicrotasks();
   }
 
   /** Sets the absolute time (epoch ms) without firing timers in between. For table-driven tests. */

@@ -10,10 +10,9 @@
  * external-attacher's job once the volume is really unpublished.
  */
 import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
-import { toVolumeAttachment, type Node, type VolumeAttachment } from '../kube/objects.js';
+import type { Node, VolumeAttachment } from '../kube/objects.js';
 import type { WriteScheduler } from '../kube/writer.js';
-import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
-import type { Clock } from '../util/clock.js';
+import { readNode, readVolumeAttachment } from '../kube/reads.js';
 
 /**
  * Reads and writes over the real API.
@@ -22,32 +21,24 @@ import type { Clock } from '../util/clock.js';
 export class ForceDetachWriter {
   readonly #clients: KubeClients;
   readonly #writes: WriteScheduler;
-  readonly #reads: NodeLifecycleWriter;
 
   /**
    * @param clients the API clients.
    * @param writes the throttled, fenced write path (src/kube/writer.ts).
-   * @param clock for the shared node reader's retry sleeps.
    */
-  constructor(clients: KubeClients, writes: WriteScheduler, clock: Clock) {
+  constructor(clients: KubeClients, writes: WriteScheduler) {
     this.#clients = clients;
     this.#writes = writes;
-    this.#reads = new NodeLifecycleWriter(clients, writes, clock);
   }
 
   /** Quorum GET of a node; `undefined` when it is gone (404). @throws on other API errors. */
   getNode(name: string): Promise<Node | undefined> {
-    return this.#reads.getNode(name);
+    return readNode(this.#clients, name);
   }
 
   /** Quorum GET of a VolumeAttachment; `undefined` when it is gone (404). @throws on other API errors. */
-  async getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
-    try {
-      return toVolumeAttachment(await this.#clients.storage.readVolumeAttachment({ name }));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
+    return readVolumeAttachment(this.#clients, name);
   }
 
   /**
