@@ -37,12 +37,15 @@ const ZONE_KEY_SEPARATOR = ':\x00:';
  */
 export function getZoneKey(labels: Readonly<Record<string, string>> | undefined): string {
   if (!labels) return '';
-  const pick = (beta: string, stable: string): string =>
-    Object.hasOwn(labels, beta) ? (labels[beta] ?? '') : (labels[stable] ?? '');
-  const zone = pick(LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_TOPOLOGY_ZONE);
-  const region = pick(LABEL_FAILURE_DOMAIN_BETA_REGION, LABEL_TOPOLOGY_REGION);
+  // Called for every node on every pass: no per-call closure.
+  const zone = pickLabel(labels, LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_TOPOLOGY_ZONE);
+  const region = pickLabel(labels, LABEL_FAILURE_DOMAIN_BETA_REGION, LABEL_TOPOLOGY_REGION);
   if (region === '' && zone === '') return '';
   return region + ZONE_KEY_SEPARATOR + zone;
+}
+
+function pickLabel(labels: Readonly<Record<string, string>>, beta: string, stable: string): string {
+  return Object.hasOwn(labels, beta) ? (labels[beta] ?? '') : (labels[stable] ?? '');
 }
 
 /**
