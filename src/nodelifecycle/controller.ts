@@ -281,7 +281,7 @@ export class NodeLifecycleController {
   nodeChanged(name: string): void {
     if (this.#stopped) return;
     this.#noScheduleQueue.add(name);
-    this.#healthQueue.add(name);
+    this.#monitorOne(name);
   }
 
   /** A Node was deleted. */
@@ -293,7 +293,9 @@ export class NodeLifecycleController {
 
   /** A Lease in `kube-node-lease` was added or updated: a possible heartbeat. */
   leaseChanged(nodeName: string): void {
-    if (!this.#stopped) this.#healthQueue.add(nodeName);
+    // Lease renewals arrive at kubelet rate (100/s at 1,000 nodes): observe them synchronously and
+    // queue only the rare node that needs an API call.
+    if (!this.#stopped) this.#monitorOne(nodeName);
   }
 
   /**
