@@ -7,9 +7,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { AgentOptions } from 'node:https';
+import { fetch } from 'undici';
 import {
   ApiException,
   AppsV1Api,
+  HttpMethod,
+  RequestContext,
   CoordinationV1Api,
   CoreV1Api,
   EventsV1Api,
@@ -132,4 +135,39 @@ export function describeError(err: unknown): string {
   }
   if (err instanceof Error) return err.message.split('\n')[0] ?? err.name;
   return String(err);
+}
+
+/**
+ * GETs `path` from the current cluster and returns the parsed JSON, with client-node's own
+ * authentication, TLS and (reused) connection. Used for informer lists: client-node's typed list
+ * calls deserialise every item into generated model classes (Date objects and all), which for
+ * 30,000 pods costs seconds of CPU that the slim converters then throw away. Watch events arrive
+ * as plain JSON already (client-node's `Watch` does the same fetch), so lists and watches now feed
+ * the converters the same shape.
+ * @param query query parameters; `undefined` and `""` values are left out.
+ * @param signal aborts the request.
+ * @throws {ApiException} with the HTTP status for a non-2xx answer (body as text, like client-node's);
+ *   network errors and aborts as thrown by fetch.
+ */
+export async function getJson(
+  kc: KubeConfig,
+  path: string,
+  query: Readonly<Record<string, string | number | undefined>>,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const url = new URL(cluster.server.replace(/\/$/, '') + path);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+  const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+  await kc.applySecurityAuthentication(ctx);
+  const dispatcher = ctx.getDispatcher();
+  const res = await fetch(url, { headers: ctx.getHeaders(), ...(dispatcher ? { dispatcher } : {}), ...(signal ? { signal } : {}) });
+  const text = await res.text();
+  if (!res.ok) {
+    const headers: Record<string, string> = {};
+    res.headers.forEach((v, k) => (headers[k] = v));
+    throw new ApiException<string>(res.status, `HTTP-Code: ${res.status}\nBody: ${text.slice(0, 500)}`, text, headers);
+  }
+  return JSON.parse(text) as unknown;
 }

@@ -7,7 +7,7 @@
  */
 import { Observable, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import type { Clock } from '../util/clock.js';
-import type { KubeClients } from './client.js';
+import { getJson, type KubeClients } from './client.js';
 import { Informer, type InformerOptions, type ListPage, type ListPageFn } from './informer.js';
 import type { Logger } from './logger.js';
 import {
@@ -82,30 +82,31 @@ export function abortSignalOptions(signal: AbortSignal): ConfigurationOptions {
   };
 }
 
-/** The typed-API query parameters of one page. */
-interface PageParams {
-  limit?: number;
-  _continue?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-}
-
-/** Adapts a typed-API list call (`core.listNode` etc.) to a {@link ListPageFn}. */
-function paged(call: (params: PageParams, options: ConfigurationOptions) => Promise<ListPage>): ListPageFn {
-  return (o) =>
-    call({ limit: o.limit, _continue: o._continue, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector }, abortSignalOptions(o.signal));
-}
-
 const nameKey = (o: { name: string }): string => o.name;
 const namespacedKey = podKey;
+
+/**
+ * Lists one page of `path` as raw JSON ({@link getJson}): the same shape watch events have, without
+ * client-node's typed deserialisation of every item.
+ */
+function rawPaged(clients: KubeClients, path: string): ListPageFn {
+  return async (o) =>
+    (await getJson(
+      clients.kubeConfig,
+      path,
+      { limit: o.limit, continue: o._continue, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector },
+      o.signal,
+    )) as ListPage;
+}
 
 function make<T>(
   clients: KubeClients,
   opts: InformerFactoryOptions,
-  spec: Pick<InformerOptions<T>, 'name' | 'path' | 'convert' | 'keyOf' | 'indexers'> & { list: ListPageFn },
+  spec: Pick<InformerOptions<T>, 'name' | 'path' | 'convert' | 'keyOf' | 'indexers'> & { list?: ListPageFn },
 ): Informer<T> {
   return new Informer<T>({
     ...spec,
+    list: spec.list ?? rawPaged(clients, spec.path),
     kubeConfig: clients.kubeConfig,
     log: opts.log,
     clock: opts.clock,
@@ -121,8 +122,7 @@ function make<T>(
 
 /** Informer over all Nodes, keyed by name. */
 export function nodeInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<Node> {
-  const list = paged((p, c) => clients.core.listNode(p, c));
-  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', list, convert: toNode, keyOf: nameKey });
+  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', convert: toNode, keyOf: nameKey });
 }
 
 /**
@@ -134,7 +134,6 @@ export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions
   return make(clients, opts, {
     name: `leases(${namespace})`,
     path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
-    list: paged((p, c) => clients.coordination.listNamespacedLease({ namespace, ...p }, c)),
     convert: toLease,
     keyOf: (l) => leaseKey(l.name, l.namespace),
   });
@@ -142,15 +141,13 @@ export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions
 
 /** Informer over the Pods of all namespaces, keyed `namespace/name`, indexed by {@link POD_NODE_NAME_INDEX}. */
 export function podInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<Pod> {
-  const list = paged((p, c) => clients.core.listPodForAllNamespaces(p, c));
   const indexers = { [POD_NODE_NAME_INDEX]: (p: Pod) => (p.nodeName ? [p.nodeName] : []) };
-  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', list, convert: toPod, keyOf: namespacedKey, indexers });
+  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', convert: toPod, keyOf: namespacedKey, indexers });
 }
 
 /** Informer over the DaemonSets of all namespaces, keyed `namespace/name`. */
 export function daemonSetInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<DaemonSet> {
-  const list = paged((p, c) => clients.apps.listDaemonSetForAllNamespaces(p, c));
-  return make(clients, opts, { name: 'daemonsets', path: '/apis/apps/v1/daemonsets', list, convert: toDaemonSet, keyOf: namespacedKey });
+  return make(clients, opts, { name: 'daemonsets', path: '/apis/apps/v1/daemonsets', convert: toDaemonSet, keyOf: namespacedKey });
 }
 
 /**
@@ -158,21 +155,18 @@ export function daemonSetInformer(clients: KubeClients, opts: InformerFactoryOpt
  * (the apiserver cannot field-select on `spec.nodeName` for this resource, so the index does it).
  */
 export function volumeAttachmentInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<VolumeAttachment> {
-  const list = paged((p, c) => clients.storage.listVolumeAttachment(p, c));
   const indexers = { [VOLUME_ATTACHMENT_NODE_NAME_INDEX]: (v: VolumeAttachment) => [v.nodeName] };
   const path = '/apis/storage.k8s.io/v1/volumeattachments';
-  return make(clients, opts, { name: 'volumeattachments', path, list, convert: toVolumeAttachment, keyOf: nameKey, indexers });
+  return make(clients, opts, { name: 'volumeattachments', path, convert: toVolumeAttachment, keyOf: nameKey, indexers });
 }
 
 /** Informer over the PersistentVolumeClaims of all namespaces, keyed `namespace/name`. */
 export function pvcInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<PersistentVolumeClaim> {
-  const list = paged((p, c) => clients.core.listPersistentVolumeClaimForAllNamespaces(p, c));
   const path = '/api/v1/persistentvolumeclaims';
-  return make(clients, opts, { name: 'persistentvolumeclaims', path, list, convert: toPersistentVolumeClaim, keyOf: namespacedKey });
+  return make(clients, opts, { name: 'persistentvolumeclaims', path, convert: toPersistentVolumeClaim, keyOf: namespacedKey });
 }
 
 /** Informer over all PersistentVolumes, keyed by name. */
 export function pvInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<PersistentVolume> {
-  const list = paged((p, c) => clients.core.listPersistentVolume(p, c));
-  return make(clients, opts, { name: 'persistentvolumes', path: '/api/v1/persistentvolumes', list, convert: toPersistentVolume, keyOf: nameKey });
+  return make(clients, opts, { name: 'persistentvolumes', path: '/api/v1/persistentvolumes', convert: toPersistentVolume, keyOf: nameKey });
 }
