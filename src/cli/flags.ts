@@ -366,14 +366,14 @@ const FLAGS = [
     kind: 'number',
     default: '20',
     unit: 'requests per second',
-    help: 'QPS to use while talking with the Kubernetes API server.',
+    help: 'QPS to use while talking with the Kubernetes API server: each controller\'s writes have their own budget, as in kube-controller-manager.',
   },
   {
     name: 'kube-api-burst',
     kind: 'integer',
     default: '30',
     unit: 'requests',
-    help: 'Burst to use while talking with the Kubernetes API server.',
+    help: 'Burst to use while talking with the Kubernetes API server (per controller, as --kube-api-qps).',
   },
   {
     name: 'leader-elect',

@@ -95,11 +95,18 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   // Fencing: every controller write passes this gate just before it is sent. With election on, a
   // process writes only while its lease is fresh (src/kube/leaderelection.ts `isLeader`).
   let elector: LeaseElector | undefined;
-  const throttle = new ApiWriteThrottle({
-    qps: config.kubeApiQps,
-    burst: config.kubeApiBurst,
-    canWrite: () => (config.leaderElect ? (elector?.isLeader() ?? false) : true),
-  });
+  // One write throttle per controller, as kube-controller-manager gives each controller its own
+  // client (ClientBuilder) and so its own --kube-api-qps/--kube-api-burst budget. All share the gate.
+  const throttles: ApiWriteThrottle[] = [];
+  const newThrottle = (): ApiWriteThrottle => {
+    const t = new ApiWriteThrottle({
+      qps: config.kubeApiQps,
+      burst: config.kubeApiBurst,
+      canWrite: () => (config.leaderElect ? (elector?.isLeader() ?? false) : true),
+    });
+    throttles.push(t);
+    return t;
+  };
 
   const informerOpts = { log: ioLog, clock };
   const nodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
@@ -115,6 +122,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
 
   let nodeLifecycle: NodeLifecycleController | undefined;
   if (isControllerEnabled(config, 'node-lifecycle-controller')) {
+    const throttle = newThrottle();
     const recorder = new EventRecorder({ clients, throttle, component: 'node-controller', host: identity, clock, log: ioLog });
     nodeLifecycle = new NodeLifecycleController({
       config: {
@@ -164,6 +172,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     // As in 1.20, --enable-taint-manager=false means no NoExecute-based eviction at all.
     log.info({}, 'taint-eviction-controller not started: --enable-taint-manager=false');
   } else if (isControllerEnabled(config, 'taint-eviction-controller')) {
+    const throttle = newThrottle();
     const recorder = new EventRecorder({ clients, throttle, component: TAINT_EVICTION_CONTROLLER_NAME, host: identity, clock, log: ioLog });
     const te = new TaintEvictionController({
       clock,
@@ -192,6 +201,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const podsOnNode = (n: string): Pod[] => pods.byIndex(POD_NODE_NAME_INDEX, n);
   let podGC: PodGCController | undefined;
   if (isControllerEnabled(config, 'pod-garbage-collector-controller')) {
+    const throttle = newThrottle();
     const recorder = new EventRecorder({ clients, throttle, component: POD_GC_CONTROLLER_NAME, host: identity, clock, log: ioLog });
     const gc = new PodGCController({
       config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped },
@@ -217,6 +227,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     const pvcs = pvcInformer(clients, informerOpts);
     const pvs = pvInformer(clients, informerOpts);
     all.push(...([vas, pvcs, pvs] as Informer<unknown>[]));
+    const throttle = newThrottle();
     const recorder = new EventRecorder({ clients, throttle, component: ATTACH_DETACH_EVENT_SOURCE, host: identity, clock, log: ioLog });
     const fd = new ForceDetachController({
       config: {
@@ -365,7 +376,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         elector?.stop();
         for (const i of all) i.stop();
         await server.close();
-        await throttle.stop();
+        await Promise.all(throttles.map((t) => t.stop()));
       })();
       return stopping;
     },

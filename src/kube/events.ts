@@ -260,8 +260,9 @@ export class EventRecorder {
 
   async #create(w: EventWrite): Promise<void> {
     try {
-      await this.#o.throttle.schedule(() =>
-        this.#o.clients.core.createNamespacedEvent({ namespace: w.entry.namespace, body: this.#body(w) }),
+      await this.#o.throttle.schedule(
+        () => this.#o.clients.core.createNamespacedEvent({ namespace: w.entry.namespace, body: this.#body(w) }),
+        'event',
       );
       this.#counters.created++;
     } catch (err) {
@@ -274,11 +275,13 @@ export class EventRecorder {
   async #patch(w: EventWrite): Promise<void> {
     const body = { count: w.count, lastTimestamp: toWireTime(w.lastMs).toISOString(), message: w.message };
     try {
-      await this.#o.throttle.schedule(() =>
-        this.#o.clients.core.patchNamespacedEvent(
-          { name: w.entry.name, namespace: w.entry.namespace, body },
-          setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
-        ),
+      await this.#o.throttle.schedule(
+        () =>
+          this.#o.clients.core.patchNamespacedEvent(
+            { name: w.entry.name, namespace: w.entry.namespace, body },
+            setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+          ),
+        'event',
       );
       this.#counters.patched++;
     } catch (err) {

@@ -111,9 +111,20 @@ export function throttleSettings(qps: number, burst: number): ThrottleSettings |
 // ApiWriteThrottle
 // ---------------------------------------------------------------------------
 
+/**
+ * Which writes go first when the QPS budget is short: node status and taints before pod writes,
+ * Events last. A node marked Unknown late delays every decision after it; an Event delayed a few
+ * seconds delays nothing.
+ */
+export type WritePriority = 'node' | 'pod' | 'event';
+
+/** bottleneck priorities (0 runs first, 9 last; 5 is its default). */
+const BOTTLENECK_PRIORITY: Readonly<Record<WritePriority, number>> = { node: 1, pod: 5, event: 8 };
+
 /** Anything that can run a write under the throttle and the fencing gate (tests pass a stub). */
 export interface WriteScheduler {
-  schedule<T>(fn: () => Promise<T>): Promise<T>;
+  /** @param priority default `'pod'`; see {@link WritePriority}. */
+  schedule<T>(fn: () => Promise<T>, priority?: WritePriority): Promise<T>;
 }
 
 /** Options of {@link ApiWriteThrottle}. */
@@ -187,12 +198,13 @@ export class ApiWriteThrottle implements WriteScheduler {
   }
 
   /**
-   * Runs `fn` once a token is available and the fencing gate allows it.
+   * Runs `fn` once a token is available and the fencing gate allows it. Queued writes wait in
+   * `priority` order (node, then pod, then event), first come first served within a priority.
    * @returns what `fn` resolves to.
    * @throws {FencedError} (rejection) when the gate refuses the write; `fn` is not called.
    * @throws whatever `fn` rejects with; a bottleneck error when the throttle was stopped.
    */
-  schedule<T>(fn: () => Promise<T>): Promise<T> {
+  schedule<T>(fn: () => Promise<T>, priority: WritePriority = 'pod'): Promise<T> {
     const run = async (): Promise<T> => {
       if (!this.#canWrite()) {
         this.#fenced++;
@@ -206,7 +218,8 @@ export class ApiWriteThrottle implements WriteScheduler {
         this.#running--;
       }
     };
-    return this.settings ? this.#limiter.schedule({ weight: this.settings.weight }, run) : this.#limiter.schedule(run);
+    const p = BOTTLENECK_PRIORITY[priority];
+    return this.settings ? this.#limiter.schedule({ weight: this.settings.weight, priority: p }, run) : this.#limiter.schedule({ priority: p }, run);
   }
 
   /** Current counters (see {@link ApiWriteThrottleStats}). */

@@ -249,7 +249,7 @@ export class NodeLifecycleWriter {
           const node = hint ?? (await this.getNode(name));
           hint = undefined;
           if (!node) return { result: 'gone' as const };
-          const response = await this.#writes.schedule(() => attempt(node));
+          const response = await this.#writes.schedule(() => attempt(node), 'node');
           if (response === undefined) return { result: 'unchanged' as const, node };
           const updated = toNode(response) ?? node;
           this.#latest.set(name, updated);

@@ -306,3 +306,21 @@ describe('retryWithBackoff', () => {
     assert.equal(out2.attempts, 3);
   });
 });
+
+test('queued writes run in priority order: node, then pod, then event (FIFO within a priority)', async () => {
+  const throttle = new ApiWriteThrottle({ qps: 8, burst: 1 });
+  const order: string[] = [];
+  const write = (name: string) => async (): Promise<void> => void order.push(name);
+  // The first write takes the only token; the rest queue while the bucket refills.
+  const first = throttle.schedule(write('first'), 'event');
+  const queued = [
+    throttle.schedule(write('event-1'), 'event'),
+    throttle.schedule(write('pod-1'), 'pod'),
+    throttle.schedule(write('node-1'), 'node'),
+    throttle.schedule(write('pod-2')),
+    throttle.schedule(write('node-2'), 'node'),
+  ];
+  await Promise.all([first, ...queued]);
+  await throttle.stop();
+  assert.deepEqual(order, ['first', 'node-1', 'node-2', 'pod-1', 'pod-2', 'event-1']);
+});
