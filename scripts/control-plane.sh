@@ -56,7 +56,7 @@ need_root_or_sudo() {
 
 apt_packages() {
   local missing=()
-  for p in golang-go etcd-server rsync openssl curl ca-certificates; do
+  for p in golang-go etcd-server rsync openssl curl ca-certificates golang-github-modern-go-reflect2-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then return 0; fi
@@ -91,12 +91,30 @@ fetch_source() {
   touch "$SRC_DIR/.unpacked"
 }
 
+# Bumped whenever the way we build changes, so a cached binary from an older recipe is rebuilt.
+BUILD_ID="1.20.2+reflect2-1.0.2"
+
+# Kubernetes 1.20 vendors github.com/modern-go/reflect2 v1.0.1, whose unsafe map iteration is
+# broken under Go >= 1.18 (Debian bookworm ships Go 1.19): kube-apiserver dies with SIGSEGV in
+# json-iterator's map encoder on some requests (seen here on a pods/status patch). reflect2 v1.0.2
+# fixed it, API-compatible; Debian packages it. Swap its sources into the vendored tree.
+patch_vendored_reflect2() {
+  local src=/usr/share/gocode/src/github.com/modern-go/reflect2
+  local dst="$1/vendor/github.com/modern-go/reflect2"
+  [ -f "$src/go_above_118.go" ] || fail "find reflect2 >= 1.0.2 sources in $src (apt package golang-github-modern-go-reflect2-dev)" ""
+  if [ -f "$dst/go_above_118.go" ]; then return 0; fi
+  log "patching vendored reflect2 v1.0.1 -> Debian's v1.0.2 (Go 1.18+ fix)"
+  rm -f "$dst"/*.go "$dst"/*.s
+  cp "$src"/*.go "$src"/*.s "$dst"/
+}
+
 build_binary() { # build_binary NAME
   local name="$1"
-  if [ -x "$BIN_DIR/$name" ]; then return 0; fi
+  if [ -x "$BIN_DIR/$name" ] && [ "$(cat "$BIN_DIR/$name.build-id" 2>/dev/null)" = "$BUILD_ID" ]; then return 0; fi
   apt_packages
   fetch_source
   local tree="$SRC_DIR/$K8S_VERSION_DIR"
+  patch_vendored_reflect2 "$tree"
   if [ ! -f "$SRC_DIR/.generated" ]; then
     run "make generated_files (about 1 min)" "$CACHE_DIR/logs/make-generated.log" make -C "$tree" generated_files
     touch "$SRC_DIR/.generated"
@@ -104,7 +122,8 @@ build_binary() { # build_binary NAME
   run "make WHAT=cmd/$name (first time: about 5 min on 2 cores)" "$CACHE_DIR/logs/make-$name.log" make -C "$tree" WHAT="cmd/$name"
   mkdir -p "$BIN_DIR"
   cp "$tree/_output/bin/$name" "$BIN_DIR/$name.tmp" && mv "$BIN_DIR/$name.tmp" "$BIN_DIR/$name"
-  log "cached $BIN_DIR/$name"
+  echo "$BUILD_ID" >"$BIN_DIR/$name.build-id"
+  log "cached $BIN_DIR/$name ($BUILD_ID)"
 }
 
 cmd_install() {

@@ -17,7 +17,6 @@ import {
   nodeConditionToWire,
   taintToWire,
   toNode,
-  toRfc3339,
   type Node,
   type NodeCondition,
   type Pod,
@@ -25,6 +24,7 @@ import {
   type Taint,
 } from '../kube/objects.js';
 import { readNode, readPod } from '../kube/reads.js';
+import { patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff, type WriteScheduler } from '../kube/writer.js';
 import type { Clock } from '../util/clock.js';
 import { applyTaintSwap } from './taints.js';
@@ -35,14 +35,6 @@ const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergeP
 /** What happened to one write. */
 export type WriteResult = 'written' | 'unchanged' | 'gone';
 
-function podConditionToWire(c: PodCondition): Record<string, unknown> {
-  const out: Record<string, unknown> = { type: c.type, status: c.status };
-  if (c.reason !== undefined) out['reason'] = c.reason;
-  if (c.message !== undefined) out['message'] = c.message;
-  if (c.lastTransitionTime !== undefined) out['lastTransitionTime'] = toRfc3339(c.lastTransitionTime);
-  if (c.lastProbeTime !== undefined) out['lastProbeTime'] = toRfc3339(c.lastProbeTime);
-  return out;
-}
 
 /**
  * Node lifecycle writes over the real API.
@@ -132,41 +124,21 @@ export class NodeLifecycleWriter {
   }
 
   /**
-   * Sets a pod's Ready condition to False (lastTransitionTime = now) unless it already is, guarded
-   * by resourceVersion; a conflict re-reads the pod and decides again.
+   * Sets a pod's Ready condition to False (lastTransitionTime = now) unless the cached pod shows it
+   * already is, with a strategic-merge status patch guarded by the pod's UID (see
+   * src/kube/podstatus.ts for why not resourceVersion: the taint manager writes the same pods'
+   * conditions at the same moment).
    * Mirrors `MarkPodsNotReady` in `controller_utils.go` for one pod.
-   * @returns `'written'`, `'unchanged'` (no Ready condition, already False, or moved to another
-   *   node), or `'gone'`.
-   * @throws after 5 conflicts, or on any other API error.
+   * @returns `'written'`, `'unchanged'` (no Ready condition, already False, or on another node), or
+   *   `'gone'` (deleted, or replaced by a pod of the same name).
+   * @throws a `FencedError` or any other API error (the caller retries on its next pass).
    */
   async markPodNotReady(pod: Pod, nodeName: string): Promise<WriteResult> {
-    let hint: Pod | undefined = pod;
-    return retryOnConflict(
-      async () => {
-        const p = hint ?? (await this.getPod(pod.namespace, pod.name));
-        hint = undefined;
-        if (!p || p.uid !== pod.uid) return 'gone';
-        if (p.nodeName !== nodeName) return 'unchanged';
-        const ready = getCondition(p.conditions, 'Ready');
-        if (!ready || ready.status === 'False') return 'unchanged';
-        const next: PodCondition = { ...ready, status: 'False', lastTransitionTime: this.#clock.now() };
-        await this.#writes.schedule(() =>
-          this.#clients.core.patchNamespacedPodStatus(
-            {
-              namespace: p.namespace,
-              name: p.name,
-              body: { metadata: { resourceVersion: p.resourceVersion }, status: { conditions: [podConditionToWire(next)] } },
-            },
-            STRATEGIC,
-          ),
-        );
-        return 'written';
-      },
-      { clock: this.#clock },
-    ).catch((err: unknown) => {
-      if (isNotFound(err)) return 'gone' as const;
-      throw err;
-    });
+    if (pod.nodeName !== nodeName) return 'unchanged';
+    const ready = getCondition(pod.conditions, 'Ready');
+    if (!ready || ready.status === 'False') return 'unchanged';
+    const next: PodCondition = { ...ready, status: 'False', lastTransitionTime: this.#clock.now() };
+    return patchPodConditionsByUid(this.#clients, this.#writes, pod, [next]);
   }
 
   /**

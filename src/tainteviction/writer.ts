@@ -6,28 +6,23 @@
  * Mirrors upstream `pkg/controller/tainteviction/taint_eviction.go` `addConditionAndDeletePod`
  * (with `pkg/util/pod/pod.go` `PatchPodStatus` and `pkg/api/v1/pod/util.go` `UpdatePodCondition`).
  *
- * Guarding, as verified against the project's real kube-apiserver 1.20.2
- * (`kubectl patch --subresource=status` and a raw DELETE, 2026-11-21):
- * - a strategic-merge status patch carrying a **wrong `metadata.uid`** is rejected with
- *   **422 Invalid** ("metadata.uid: field is immutable"), not 409. Upstream's `PatchPodStatus`
- *   relies on that UID "precondition", but a 422 cannot be told apart from other validation errors,
- *   so this writer guards the patch with `metadata.resourceVersion` instead, on a copy whose UID was
- *   checked: a stale resourceVersion gives **409 Conflict**, and we re-read the pod with a fresh GET
- *   and decide again. The first try may use the informer's copy (like upstream's node writes, which
- *   read with `resourceVersion=0`): the guard is the same, and it saves a round trip on the path
- *   that acceptance 1 times (evicted within 1 s);
+ * Guarding, as verified against the project's real kube-apiserver 1.20.2 (2026-11-21):
+ * - the condition is a strategic-merge status patch carrying the pod's `metadata.uid`: a pod
+ *   recreated under the same name answers **422 Invalid** ("metadata.uid: field is immutable"),
+ *   which src/kube/podstatus.ts turns into "gone". No resourceVersion guard, because the node
+ *   lifecycle controller writes the same pods' Ready condition at the same moment and the two would
+ *   push each other into 409s; conditions merge by type, so neither overwrites the other's;
  * - a DELETE with `preconditions.uid` of another pod gives **409 Conflict**, and a missing pod
  *   404, so both mean "the pod we decided to evict is gone".
  */
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeClients } from '../kube/client.js';
 import { isConflict, isNotFound } from '../kube/client.js';
-import { getCondition, toPod, toRfc3339, type Pod } from '../kube/objects.js';
-import { retryOnConflict, type WriteScheduler } from '../kube/writer.js';
+import { getCondition, type Pod, type PodCondition } from '../kube/objects.js';
+import type { WriteScheduler } from '../kube/writer.js';
+import { patchPodConditionsByUid } from '../kube/podstatus.js';
 import type { Clock } from '../util/clock.js';
 import { DISRUPTION_TARGET_CONDITION_TYPE, taintEvictionDisruptionCondition } from './events.js';
 
-const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
 /** Outcome of {@link TaintEvictionWriter.addDisruptionCondition}. */
 export type ConditionWriteResult = 'written' | 'unchanged' | 'gone';
@@ -41,23 +36,6 @@ export type DeleteResult = 'deleted' | 'gone';
  */
 export function hasDisruptionTarget(pod: Pick<Pod, 'conditions'>): boolean {
   return getCondition(pod.conditions, DISRUPTION_TARGET_CONDITION_TYPE)?.status === 'True';
-}
-
-/**
- * The `pods/status` strategic-merge patch body that sets the taint manager's `DisruptionTarget`
- * condition, guarded by `resourceVersion` (a 409 Conflict if the pod changed since it was read).
- * @param resourceVersion of the copy the decision was made on.
- * @param nowMs the condition's `lastTransitionTime`, epoch milliseconds (whole seconds on the wire).
- * @returns the JSON body. Never throws.
- * Mirrors the condition of `taint_eviction.go` `addConditionAndDeletePod` and the patch of
- * `pkg/util/pod/pod.go` `PatchPodStatus` (with resourceVersion in place of its UID, see the module comment).
- */
-export function disruptionTargetStatusPatch(resourceVersion: string, nowMs: number): Record<string, unknown> {
-  const c = taintEvictionDisruptionCondition(nowMs);
-  return {
-    metadata: { resourceVersion },
-    status: { conditions: [{ type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: toRfc3339(nowMs) }] },
-  };
 }
 
 /**
@@ -97,22 +75,10 @@ export class TaintEvictionWriter {
    * Mirrors the `UpdatePodCondition` + `PatchPodStatus` step of `addConditionAndDeletePod`.
    */
   async addDisruptionCondition(namespace: string, name: string, uid: string, cached?: Pod): Promise<ConditionWriteResult> {
-    let hint = cached?.uid === uid ? cached : undefined;
-    const attempt = async (): Promise<ConditionWriteResult> => {
-      const pod = hint ?? toPod(await this.#core.readNamespacedPod({ namespace, name }));
-      hint = undefined;
-      if (!pod || pod.uid !== uid) return 'gone';
-      if (hasDisruptionTarget(pod)) return 'unchanged';
-      const body = disruptionTargetStatusPatch(pod.resourceVersion, this.#clock.now());
-      await this.#writes.schedule(() => this.#core.patchNamespacedPodStatus({ namespace, name, body }, STRATEGIC));
-      return 'written';
-    };
-    try {
-      return await retryOnConflict(attempt, { clock: this.#clock });
-    } catch (err) {
-      if (isNotFound(err)) return 'gone'; // from the GET, or deleted between the GET and the patch
-      throw err;
-    }
+    if (cached && cached.uid === uid && hasDisruptionTarget(cached)) return 'unchanged';
+    const c = taintEvictionDisruptionCondition(this.#clock.now());
+    const condition: PodCondition = { type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: this.#clock.now() };
+    return patchPodConditionsByUid({ core: this.#core }, this.#writes, { namespace, name, uid }, [condition]);
   }
 
   /**

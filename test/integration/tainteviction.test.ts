@@ -343,13 +343,19 @@ describe('TaintEvictionWriter guards against the real API server', () => {
     assert.equal(getCondition(now?.conditions ?? [], 'DisruptionTarget'), undefined);
   });
 
-  test('a stale cached copy conflicts (409 on resourceVersion) and is retried from a fresh GET; a second call changes nothing', async () => {
+  test('a stale cached copy still gets the condition (UID guard, not resourceVersion), beside another writer\'s Ready=False; a copy that has it changes nothing', async () => {
     const stale = await createPod('stale-copy');
     await clients.core.patchNamespacedPod({ namespace, name: 'stale-copy', body: { metadata: { labels: { touched: 'yes' } } } }, MERGE);
+    // Another controller sets Ready=False at the same moment: conditions merge by type.
+    await clients.core.patchNamespacedPodStatus(
+      { namespace, name: 'stale-copy', body: { status: { conditions: [{ type: 'Ready', status: 'False' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
     assert.equal(await writer.addDisruptionCondition(namespace, 'stale-copy', stale.uid, stale), 'written');
     const pod = await readPod(namespace, 'stale-copy');
     assert.equal(getCondition(pod?.conditions ?? [], 'DisruptionTarget')?.reason, 'DeletionByTaintManager');
-    assert.equal(await writer.addDisruptionCondition(namespace, 'stale-copy', stale.uid), 'unchanged');
+    assert.equal(getCondition(pod?.conditions ?? [], 'Ready')?.status, 'False', 'the other writer\'s condition is kept');
+    assert.equal(await writer.addDisruptionCondition(namespace, 'stale-copy', stale.uid, pod), 'unchanged');
     assert.equal(await writer.deletePod(namespace, 'stale-copy', stale.uid), 'deleted');
     assert.equal(await writer.deletePod(namespace, 'missing', stale.uid), 'gone', '404 → gone');
   });
