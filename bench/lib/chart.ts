@@ -1,0 +1,113 @@
+/**
+ * The latency chart: empirical CDFs of detection latency and taint latency, upstream against ours,
+ * with the issue's targets as dashed lines. Rendered with the dependency-free {@link Raster}.
+ */
+import { Raster, type Rgb } from './png.js';
+
+/** One series of samples (seconds) to plot. */
+export interface Series {
+  label: string;
+  color: Rgb;
+  values: readonly number[];
+}
+
+/** One panel: a title, series and optional vertical marker lines. */
+export interface CdfPanel {
+  title: string;
+  xLabel: string;
+  series: readonly Series[];
+  markers?: readonly { x: number; label: string }[];
+}
+
+export const UPSTREAM_COLOR: Rgb = [31, 119, 180];
+export const OURS_COLOR: Rgb = [230, 110, 20];
+const INK: Rgb = [40, 40, 40];
+const GRID: Rgb = [225, 225, 225];
+const MARKER: Rgb = [200, 30, 30];
+
+/**
+ * "Nice" axis ticks covering [lo, hi] (steps of 1, 2 or 5 × 10^k). Pure.
+ * @returns ascending tick values, at least two.
+ */
+export function niceTicks(lo: number, hi: number, target = 6): number[] {
+  if (!(hi > lo)) hi = lo + 1;
+  const raw = (hi - lo) / target;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = ([1, 2, 5, 10].find((m) => m * mag >= raw) ?? 10) * mag;
+  const start = Math.floor(lo / step) * step;
+  const n = Math.max(1, Math.ceil((hi - start) / step - 1e-9));
+  return Array.from({ length: n + 1 }, (_, i) => Number((start + i * step).toPrecision(12)));
+}
+
+/** Short tick label: no trailing zeros, at most 3 decimals. */
+function fmt(v: number): string {
+  return String(Math.round(v * 1000) / 1000);
+}
+
+function drawPanel(r: Raster, p: CdfPanel, x0: number, y0: number, w: number, h: number): void {
+  const left = x0 + 70;
+  const right = x0 + w - 30;
+  const top = y0 + 90;
+  const bottom = y0 + h - 70;
+  const all = p.series.flatMap((s) => s.values).concat((p.markers ?? []).map((m) => m.x));
+  const lo = Math.min(...all, Infinity);
+  const hi = Math.max(...all, 0.001);
+  // Latencies that all sit far from zero (detection ≈ grace) get an axis that starts near them.
+  const ticks = niceTicks(Number.isFinite(lo) && lo > 0.3 * hi ? lo - 0.05 * (hi - lo) - 0.001 : Math.min(0, lo), hi);
+  const xmin = ticks[0] as number;
+  const xmax = ticks.at(-1) as number;
+  const sx = (v: number): number => left + ((v - xmin) / (xmax - xmin)) * (right - left);
+  const sy = (f: number): number => bottom - f * (bottom - top);
+
+  r.text(x0 + w / 2, y0 + 8, p.title, INK, 2, 'center');
+  for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+    r.line(left, sy(f), right, sy(f), GRID);
+    r.text(left - 8, sy(f) - 7, fmt(f), INK, 2, 'right');
+  }
+  for (const t of ticks) {
+    r.line(sx(t), top, sx(t), bottom, GRID);
+    r.text(sx(t), bottom + 8, fmt(t), INK, 2, 'center');
+  }
+  r.line(left, bottom, right, bottom, INK, 2);
+  r.line(left, top, left, bottom, INK, 2);
+  r.text((left + right) / 2, bottom + 32, p.xLabel, INK, 2, 'center');
+
+  for (const m of p.markers ?? []) {
+    r.line(sx(m.x), top, sx(m.x), bottom, MARKER, 2, [8, 6]);
+    r.text(sx(m.x), top - 20, m.label, MARKER, 2, 'center');
+  }
+  let lx = left;
+  p.series.forEach((s) => {
+    const v = [...s.values].sort((a, b) => a - b);
+    let px = sx(xmin);
+    let py = sy(0);
+    v.forEach((x, k) => {
+      const nx = sx(x);
+      const ny = sy((k + 1) / v.length);
+      r.line(px, py, nx, py, s.color, 3);
+      r.line(nx, py, nx, ny, s.color, 3);
+      px = nx;
+      py = ny;
+    });
+    if (v.length > 0) r.line(px, py, right, py, s.color, 3);
+    const ly = y0 + 36;
+    const label = `${s.label} (N=${v.length})`;
+    r.fillRect(lx, ly + 3, 24, 8, s.color);
+    r.text(lx + 32, ly, label, INK, 2, 'left');
+    lx += 32 + Raster.textWidth(label, 2) + 30;
+  });
+}
+
+/**
+ * Renders panels side by side as one PNG.
+ * @returns PNG bytes. Never throws for empty series (they draw nothing).
+ */
+export function renderCdfChart(title: string, panels: readonly CdfPanel[], subtitle = ''): Buffer {
+  const pw = 640;
+  const ph = 500;
+  const r = new Raster(pw * panels.length, ph + 60);
+  r.text((pw * panels.length) / 2, 10, title, INK, 3, 'center');
+  if (subtitle) r.text((pw * panels.length) / 2, 38, subtitle, INK, 2, 'center');
+  panels.forEach((p, i) => drawPanel(r, p, i * pw, 60, pw, ph));
+  return r.toPng();
+}

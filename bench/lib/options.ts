@@ -1,0 +1,45 @@
+/**
+ * Pure parsing helpers of the bench's command line.
+ */
+import type { PodMix } from '../../sim/fleet.js';
+import type { ControllerKind } from './procs.js';
+
+/** The scenarios, in issue 9's order. */
+export const SCENARIOS = ['steady', 'failure', 'eviction', 'scale'] as const;
+/** A scenario name. */
+export type Scenario = (typeof SCENARIOS)[number];
+
+/**
+ * Parses `kind=weight,…` into a pod mix. Pure.
+ * @throws {Error} for an unknown kind or a non-numeric weight.
+ */
+export function parsePodMix(text: string): PodMix {
+  const kinds = ['plain', 'tolerationSeconds', 'tolerateForever', 'daemonSet', 'pvc'];
+  const mix: Record<string, number> = {};
+  for (const part of text.split(',').filter(Boolean)) {
+    const [k = '', w = ''] = part.split('=');
+    if (!kinds.includes(k) || !Number.isFinite(Number(w)) || Number(w) < 0) throw new Error(`--pod-mix: bad entry "${part}" (kinds: ${kinds.join(', ')})`);
+    mix[k] = Number(w);
+  }
+  return mix;
+}
+
+/**
+ * Parses `--scenario` (names or numbers 1–4, comma-separated). Pure.
+ * @throws {Error} for an unknown scenario.
+ */
+export function parseScenarios(text: string): Scenario[] {
+  const out: Scenario[] = [];
+  for (const s of text.split(',').map((x) => x.trim()).filter(Boolean)) {
+    const name = /^[1-4]$/.test(s) ? SCENARIOS[Number(s) - 1] : (SCENARIOS as readonly string[]).includes(s) ? (s as Scenario) : undefined;
+    if (!name) throw new Error(`--scenario: unknown "${s}" (one of ${SCENARIOS.join(', ')} or 1–4)`);
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
+/** Controller order of repetition `i`: alternates so neither always goes first. */
+export function orderOf(i: number): ControllerKind[] {
+  return i % 2 === 0 ? ['upstream', 'ours'] : ['ours', 'upstream'];
+}
+

@@ -1,0 +1,229 @@
+/**
+ * Controller processes under test: how to launch upstream kube-controller-manager 1.20.2 and ours
+ * with the same flags, their log lines as they arrive, and their CPU and memory from /proc.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+/** The two implementations under test. */
+export type ControllerKind = 'upstream' | 'ours';
+
+/** Flags both controllers get, in kube-controller-manager's syntax (durations in Go syntax). */
+export interface SharedControllerFlags {
+  nodeMonitorPeriod: string;
+  nodeMonitorGracePeriod: string;
+  nodeStartupGracePeriod: string;
+  /** nodes per second */
+  nodeEvictionRate: number;
+  /** nodes per second */
+  secondaryNodeEvictionRate: number;
+  /** requests per second */
+  kubeApiQps: number;
+  kubeApiBurst: number;
+}
+
+/** Everything needed to start one controller process. */
+export interface ControllerLaunch {
+  kind: ControllerKind;
+  kubeconfig: string;
+  flags: SharedControllerFlags;
+  /** path of the cached kube-controller-manager binary */
+  upstreamBinary: string;
+  /** upstream's `--controllers` value */
+  upstreamControllers: string;
+  /** ours: `dist` runs the compiled JS entry with plain node; `tsx` runs src/cli/main.ts through tsx */
+  oursMode: 'dist' | 'tsx';
+  /** ours: the entry script (compiled main.js, or src/cli/main.ts for tsx) */
+  oursEntry: string;
+  /** ours: `--metrics-bind-address` port on 127.0.0.1 */
+  metricsPort: number;
+  /** ours: pino level; `debug` adds one "monitor pass done" line per health pass */
+  logLevel: 'info' | 'debug';
+  /** ours: write a V8 CPU profile there on exit (`node --cpu-prof`) */
+  cpuProfDir?: string;
+}
+
+/**
+ * The command line for a launch. Pure.
+ * @returns the executable and its arguments.
+ * Upstream flags follow the peer set-up of issue 9 and local-control-plane.md ("Upstream as a peer").
+ */
+export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): { command: string; args: string[] } {
+  const f = l.flags;
+  const shared = [
+    `--kubeconfig=${l.kubeconfig}`,
+    '--leader-elect=false',
+    `--node-monitor-period=${f.nodeMonitorPeriod}`,
+    `--node-monitor-grace-period=${f.nodeMonitorGracePeriod}`,
+    `--node-startup-grace-period=${f.nodeStartupGracePeriod}`,
+    `--node-eviction-rate=${f.nodeEvictionRate}`,
+    `--secondary-node-eviction-rate=${f.secondaryNodeEvictionRate}`,
+    `--kube-api-qps=${f.kubeApiQps}`,
+    `--kube-api-burst=${f.kubeApiBurst}`,
+  ];
+  if (l.kind === 'upstream') {
+    return { command: l.upstreamBinary, args: [...shared, `--controllers=${l.upstreamControllers}`, '--port=0', '--secure-port=0'] };
+  }
+  const node = [...(l.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${l.cpuProfDir}`] : []), ...(l.oursMode === 'tsx' ? ['--import', 'tsx'] : [])];
+  return {
+    command: nodeExecutable,
+    args: [
+      ...node,
+      l.oursEntry,
+      'run',
+      ...shared,
+      '--controllers=*',
+      `--metrics-bind-address=127.0.0.1:${l.metricsPort}`,
+      `--log-level=${l.logLevel}`,
+      '--log-format=json',
+    ],
+  };
+}
+
+/** CPU and memory of one process. */
+export interface ProcUsage {
+  /** user + system CPU, seconds */
+  cpuSeconds: number;
+  /** resident set size now, KiB */
+  rssKiB: number;
+  /** peak resident set size (VmHWM), KiB */
+  hwmKiB: number;
+}
+
+/**
+ * Parses `/proc/PID/stat`: fields 14 (utime) and 15 (stime), in clock ticks.
+ * @returns user + system CPU in seconds. @throws {Error} on malformed text.
+ */
+export function parseProcStatCpuSeconds(text: string, ticksPerSecond = 100): number {
+  // The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state), so field N is rest[N - 3].
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error('malformed /proc/PID/stat');
+  return (utime + stime) / ticksPerSecond;
+}
+
+/**
+ * Reads a `kB` field (`VmRSS`, `VmHWM`) of `/proc/PID/status`.
+ * @returns KiB, or 0 when the field is missing.
+ */
+export function parseProcStatusKiB(text: string, field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+/**
+ * CPU and memory of a live process from /proc.
+ * @throws {Error} when the process does not exist.
+ */
+export function procUsage(pid: number): ProcUsage {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return {
+    cpuSeconds: parseProcStatCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8')),
+    rssKiB: parseProcStatusKiB(status, 'VmRSS'),
+    hwmKiB: parseProcStatusKiB(status, 'VmHWM'),
+  };
+}
+
+/** A line a controller printed, with the epoch ms at which the bench read it. */
+export interface LogLine {
+  atMs: number;
+  text: string;
+}
+
+/**
+ * A running controller process: logs go to a file and to line listeners; usage comes from /proc.
+ * Mirrors nothing upstream; it is the bench's process harness.
+ */
+export class ControllerProcess {
+  readonly kind: ControllerKind;
+  readonly pid: number;
+  /** epoch ms just before spawn */
+  readonly startedAtMs: number;
+  readonly exited: Promise<number | null>;
+  readonly #child: ChildProcess;
+  readonly #listeners = new Set<(l: LogLine) => void>();
+  #exitCode: number | null | undefined;
+
+  /**
+   * Spawns the controller. Environment variables that would configure ours behind the bench's back
+   * (`NLC_*`, `KUBECONFIG`) are removed.
+   * @throws {Error} when the process cannot be spawned.
+   */
+  constructor(launch: ControllerLaunch, logFile: string, cwd: string) {
+    const { command, args } = controllerCommand(launch, process.execPath);
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NLC_') && k !== 'KUBECONFIG') env[k] = v;
+    this.kind = launch.kind;
+    this.startedAtMs = Date.now();
+    this.#child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (this.#child.pid === undefined) throw new Error(`could not start ${command}`);
+    this.pid = this.#child.pid;
+    const out = createWriteStream(logFile);
+    out.write(`# ${command} ${args.join(' ')}\n`);
+    for (const stream of [this.#child.stdout, this.#child.stderr]) {
+      if (!stream) continue;
+      createInterface({ input: stream }).on('line', (text) => {
+        out.write(`${text}\n`);
+        const line = { atMs: Date.now(), text };
+        for (const l of this.#listeners) l(line);
+      });
+    }
+    this.exited = new Promise((resolve) => {
+      this.#child.on('exit', (code) => {
+        this.#exitCode = code;
+        resolve(code);
+        // Give readline a moment to flush the last lines before closing the log file.
+        setTimeout(() => out.end(), 200);
+      });
+    });
+  }
+
+  /** Subscribes to log lines; returns an unsubscribe function. */
+  onLine(listener: (l: LogLine) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Waits for the first log line matching `re` from now on.
+   * @returns that line. @throws {Error} on timeout (ms) or when the process exits first.
+   */
+  async waitForLine(re: RegExp, timeoutMs: number): Promise<LogLine> {
+    return await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error(`${this.kind} controller: no log line matching ${re} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const off = this.onLine((l) => {
+        if (!re.test(l.text)) return;
+        clearTimeout(timer);
+        off();
+        resolve(l);
+      });
+      void this.exited.then((code) => {
+        clearTimeout(timer);
+        off();
+        reject(new Error(`${this.kind} controller exited with ${code} before logging ${re}`));
+      });
+    });
+  }
+
+  /** CPU and memory now. @throws {Error} when the process is gone. */
+  usage(): ProcUsage {
+    return procUsage(this.pid);
+  }
+
+  /**
+   * SIGTERM, then SIGKILL after `graceMs`. Resolves when the process has exited. Never throws.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.#exitCode !== undefined) return;
+    this.#child.kill('SIGTERM');
+    const timer = setTimeout(() => this.#child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

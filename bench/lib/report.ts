@@ -1,0 +1,243 @@
+/**
+ * Turns benchmark results into the summary tables of `bench/results/latest.md`: medians over the
+ * runs the simulator kept up with, the ours/upstream ratio, and where we stand on issue 9's targets.
+ */
+import type { SteadyRun } from '../scenarios/steady.js';
+import type { FailureRun } from '../scenarios/failure.js';
+import type { EvictionRun } from '../scenarios/eviction.js';
+import type { ScaleRun } from '../scenarios/scale.js';
+
+/** Runs of one scenario, per controller. */
+export interface ScenarioRuns<R> {
+  upstream: R[];
+  ours: R[];
+}
+
+/** Everything one bench run produced (the JSON file). */
+export interface BenchResults {
+  date: string;
+  machine: { cpus: number; model: string; memGiB: number; node: string; loadavgStart: number[]; loadavgEnd: number[] };
+  command: string;
+  durationS: number;
+  options: Record<string, unknown>;
+  steady?: ScenarioRuns<SteadyRun>;
+  failure?: ScenarioRuns<FailureRun>;
+  eviction?: ScenarioRuns<EvictionRun>;
+  scale?: (ScaleRun)[];
+  targets?: TargetResult[];
+  errors: string[];
+}
+
+/** A target of issue 9 and where we stand. */
+export interface TargetResult {
+  target: string;
+  measured: string;
+  /** undefined when it could not be measured */
+  met?: boolean;
+}
+
+/** Median of numbers (undefined for none). Pure. */
+export function median(values: readonly number[]): number | undefined {
+  const s = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (s.length === 0) return undefined;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** Runs the simulator kept up with; when none did, all runs (and `flagged` is true). */
+export function usable<R extends { sim: { flagged: boolean } }>(runs: readonly R[]): { runs: R[]; flagged: boolean } {
+  const ok = runs.filter((r) => !r.sim.flagged);
+  return ok.length > 0 || runs.length === 0 ? { runs: ok, flagged: false } : { runs: [...runs], flagged: true };
+}
+
+/** Formats a number for a table cell (— for undefined). */
+export function cell(v: number | undefined, digits = 2): string {
+  if (v === undefined || !Number.isFinite(v)) return '—';
+  return Number(v.toFixed(digits)).toString();
+}
+
+/** ours / upstream, formatted as `1.23×` (— when either is missing or upstream is 0). */
+export function ratio(ours: number | undefined, upstream: number | undefined): string {
+  if (ours === undefined || upstream === undefined || !Number.isFinite(ours) || !Number.isFinite(upstream) || upstream === 0) return '—';
+  return `${(ours / upstream).toFixed(2)}×`;
+}
+
+type Getter<R> = (r: R) => number | undefined;
+
+function row<R extends { sim: { flagged: boolean } }>(label: string, runs: ScenarioRuns<R>, pick: Getter<R>, digits = 2): string {
+  const u = usable(runs.upstream);
+  const o = usable(runs.ours);
+  const mu = median(u.runs.map(pick).filter((x): x is number => x !== undefined));
+  const mo = median(o.runs.map(pick).filter((x): x is number => x !== undefined));
+  const flag = (f: boolean, s: string): string => (f && s !== '—' ? `${s} ⚠ flagged` : s);
+  return `| ${label} | ${flag(u.flagged, cell(mu, digits))} | ${flag(o.flagged, cell(mo, digits))} | ${ratio(mo, mu)} |`;
+}
+
+const HEADER = '| metric | upstream 1.20.2 | ours | ours / upstream |\n| --- | --- | --- | --- |';
+
+function verbs<R>(runs: ScenarioRuns<R>, get: (r: R) => Record<string, number>): string[] {
+  const all = new Set<string>();
+  for (const r of [...runs.upstream, ...runs.ours]) for (const k of Object.keys(get(r))) all.add(k);
+  return [...all].sort();
+}
+
+function runsNote<R extends { sim: { flagged: boolean; leaseLagP99Ms: number }; interference: { machineBusyCores: number; foreignCores: number } }>(runs: ScenarioRuns<R>): string {
+  const describe = (k: string, rs: R[]): string =>
+    rs
+      .map(
+        (r, i) =>
+          `${k} #${i + 1}: sim lease lag p99 ${r.sim.leaseLagP99Ms} ms${r.sim.flagged ? ' (FLAGGED: simulator fell behind; not reported)' : ''}` +
+          `, machine busy ${r.interference.machineBusyCores} cores, other work ${r.interference.foreignCores} cores`,
+      )
+      .join('; ');
+  return `Runs: ${describe('upstream', runs.upstream)}; ${describe('ours', runs.ours)}.`;
+}
+
+/** Markdown of scenario 1. */
+export function steadyTable(runs: ScenarioRuns<SteadyRun>): string {
+  const first = runs.upstream[0] ?? runs.ours[0];
+  const lines = [
+    `### 1. Steady state — ${first?.nodes ?? '?'} nodes × ${first ? first.pods / Math.max(1, first.nodes) : '?'} pods, window ${first?.windowS ?? '?'} s once start-up writes were over${[...runs.upstream, ...runs.ours].some((x) => !x.startupQuiet) ? ' (⚠ in some runs they were not: the window includes start-up work)' : ''}`,
+    '',
+    HEADER,
+    row('time to caches synced (s)', runs, (r) => r.syncS),
+    row('CPU in window (s per minute)', runs, (r) => r.cpuSecondsPerMinute, 3),
+    row('start-up writes over, after sync (s)', runs, (r) => r.startupWritesS, 0),
+    row('CPU from start to window (s)', runs, (r) => r.startupCpuSeconds),
+    row('peak RSS, VmHWM (MiB)', runs, (r) => r.peakRssMiB, 1),
+    row('RSS at window end (MiB)', runs, (r) => r.endRssMiB, 1),
+    row('API server + etcd extra CPU in window (s)', runs, (r) => r.controlPlaneExtraCpuSeconds),
+    ...verbs(runs, (r) => r.requests.startup).map((v) => row(`API ${v} at start-up`, runs, (r) => r.requests.startup[v] ?? 0, 0)),
+    ...verbs(runs, (r) => r.requests.window).map((v) => row(`API ${v} in window`, runs, (r) => r.requests.window[v] ?? 0, 0)),
+    row('ours: health pass p50 (ms)', runs, (r) => r.healthPassMs?.p50, 1),
+    row('ours: health pass p99 (ms)', runs, (r) => r.healthPassMs?.p99, 1),
+    row('simulator lease lag p50 (ms)', runs, (r) => r.sim.leaseLagP50Ms, 1),
+    row('simulator lease lag p99 (ms)', runs, (r) => r.sim.leaseLagP99Ms, 1),
+    '',
+    runsNote(runs),
+  ];
+  return lines.join('\n');
+}
+
+/** Markdown of scenario 2. */
+export function failureTable(runs: ScenarioRuns<FailureRun>): string {
+  const first = runs.upstream[0] ?? runs.ours[0];
+  return [
+    `### 2. Failure wave — ${first?.failedNodes ?? '?'} of ${first?.nodes ?? '?'} nodes die (10 % of one zone), ${first?.trackedPods ?? '?'} pods to evict`,
+    '',
+    HEADER,
+    row('detection p50, last heartbeat → Ready=Unknown (s)', runs, (r) => r.detectionS.p50, 3),
+    row('detection p99 (s)', runs, (r) => r.detectionS.p99, 3),
+    row('taint latency p50, Unknown → NoExecute taint (s)', runs, (r) => r.taintS.p50, 3),
+    row('taint latency p99 (s)', runs, (r) => r.taintS.p99, 3),
+    row('eviction complete, kill → last pod terminating (s)', runs, (r) => r.evictionCompleteS, 2),
+    row('eviction complete after first taint (s)', runs, (r) => r.evictionAfterTaintS, 2),
+    row('API writes per failed node', runs, (r) => r.writesPerFailedNode, 1),
+    row('nodes never Unknown+tainted / pods never evicted', runs, (r) => r.missing.nodes + r.missing.pods, 0),
+    row('simulator lease lag p99 (ms)', runs, (r) => r.sim.leaseLagP99Ms, 1),
+    '',
+    runsNote(runs),
+  ].join('\n');
+}
+
+/** Markdown of scenario 3. */
+export function evictionTable(runs: ScenarioRuns<EvictionRun>): string {
+  const first = runs.upstream[0] ?? runs.ours[0];
+  return [
+    `### 3. Mass eviction — ${first?.nodes ?? '?'} nodes × ${first ? first.pods / Math.max(1, first.nodes) : '?'} pods tainted at once, no toleration`,
+    '',
+    HEADER,
+    row('deletions per second (first taint → last pod)', runs, (r) => r.deletionsPerSecond, 1),
+    row('sustained deletions per second (first → last deletion)', runs, (r) => r.sustainedPerSecond, 1),
+    row('first deletion after taint (s)', runs, (r) => r.firstDeletionS, 3),
+    row('all pods terminating after (s)', runs, (r) => r.durationS, 2),
+    row('pods evicted', runs, (r) => r.evicted, 0),
+    ...verbs(runs, (r) => r.requests).map((v) => row(`API ${v}`, runs, (r) => r.requests[v] ?? 0, 0)),
+    row('simulator lease lag p99 (ms)', runs, (r) => r.sim.leaseLagP99Ms, 1),
+    '',
+    runsNote(runs),
+  ].join('\n');
+}
+
+/** Markdown of scenario 4. */
+export function scaleTable(runs: readonly (ScaleRun)[]): string {
+  const lines = [
+    '### 4. Scale — ours alone',
+    '',
+    '| nodes | pods | health pass p50 (ms) | p99 (ms) | max (ms) | passes | peak RSS (MiB) | CPU (s per minute) | synced after (s) | sim lease lag p99 (ms) | machine busy / other work (cores) | valid |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const r of runs) {
+    lines.push(
+      `| ${r.nodes} | ${r.pods} | ${r.healthPassMs.p50} | ${r.healthPassMs.p99} | ${r.healthPassMs.max} | ${r.healthPassMs.count} | ${r.peakRssMiB} | ${r.cpuSecondsPerMinute} | ${r.syncS} | ${r.sim.leaseLagP99Ms} | ${r.interference.machineBusyCores} / ${r.interference.foreignCores} | ${r.sim.flagged ? '⚠ flagged: simulator fell behind' : 'yes'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Computes issue 9's targets from the results. Pure. */
+export function evaluateTargets(res: BenchResults, graceS: number): TargetResult[] {
+  const out: TargetResult[] = [];
+  const med = <R extends { sim: { flagged: boolean } }>(rs: R[] | undefined, pick: Getter<R>): number | undefined =>
+    median(usable(rs ?? []).runs.map(pick).filter((x): x is number => x !== undefined));
+  const cmp = (target: string, v: number | undefined, limit: number | undefined, unit: string, ok: (v: number, l: number) => boolean): void => {
+    if (v === undefined || limit === undefined) out.push({ target, measured: 'not measured' });
+    else out.push({ target, measured: `${cell(v, 3)} ${unit} (limit ${cell(limit, 3)})`, met: ok(v, limit) });
+  };
+  if (res.steady) {
+    const cu = med(res.steady.upstream, (r) => r.cpuSecondsPerMinute);
+    const co = med(res.steady.ours, (r) => r.cpuSecondsPerMinute);
+    cmp('steady-state CPU ≤ 1.0× upstream', co !== undefined && cu ? co / cu : undefined, 1.0, '×', (v, l) => v <= l);
+    const ru = med(res.steady.upstream, (r) => r.peakRssMiB);
+    const ro = med(res.steady.ours, (r) => r.peakRssMiB);
+    cmp('peak RSS ≤ 1.5× upstream', ro !== undefined && ru ? ro / ru : undefined, 1.5, '×', (v, l) => v <= l);
+  }
+  if (res.failure) {
+    cmp('detection p99 ≤ grace + 1 s', med(res.failure.ours, (r) => r.detectionS.p99), graceS + 1, 's', (v, l) => v <= l);
+    cmp('taint latency p99 ≤ 0.5 s', med(res.failure.ours, (r) => r.taintS.p99), 0.5, 's', (v, l) => v <= l);
+  }
+  if (res.eviction) {
+    const eu = med(res.eviction.upstream, (r) => r.deletionsPerSecond);
+    const eo = med(res.eviction.ours, (r) => r.deletionsPerSecond);
+    cmp('eviction throughput ≥ 1.0× upstream at the same QPS', eo !== undefined && eu ? eo / eu : undefined, 1.0, '×', (v, l) => v >= l);
+  }
+  if (res.scale && res.scale.length > 0) {
+    // The largest valid run; a run below 5,000 nodes (or × 30 pods) is reported but does not decide the target.
+    const valid = res.scale.filter((r) => !r.sim.flagged).sort((a, b) => b.nodes - a.nodes);
+    const big = valid[0];
+    if (!big) {
+      out.push({ target: 'at 5,000 nodes, one health pass ≤ 50 ms', measured: 'every scale run was flagged (simulator fell behind)' });
+    } else {
+      const atTarget = big.nodes >= 5000 && big.pods >= 150_000;
+      const note = atTarget ? '' : ` (at ${big.nodes} nodes × ${Math.round(big.pods / big.nodes)} pods, not 5,000 × 30)`;
+      out.push({ target: 'at 5,000 nodes, one health pass ≤ 50 ms', measured: `p99 ${big.healthPassMs.p99} ms${note}`, ...(atTarget ? { met: big.healthPassMs.p99 <= 50 } : {}) });
+      out.push({ target: 'at 5,000 nodes, RSS ≤ 400 MiB', measured: `${big.peakRssMiB} MiB${note}`, ...(atTarget ? { met: big.peakRssMiB <= 400 } : {}) });
+    }
+  }
+  return out;
+}
+
+/** The whole `latest.md`. */
+export function renderMarkdown(res: BenchResults): string {
+  const parts = [
+    `# Benchmark: ours vs kube-controller-manager 1.20.2`,
+    '',
+    `- Date: ${res.date}; duration ${Math.round(res.durationS / 60)} min`,
+    `- Machine: ${res.machine.cpus} × ${res.machine.model}, ${res.machine.memGiB} GiB RAM, Node ${res.machine.node}; load average at start ${res.machine.loadavgStart.join(' / ')}, at end ${res.machine.loadavgEnd.join(' / ')}`,
+    `- Command: \`${res.command}\``,
+    '- Each run: a fresh private control plane (etcd + kube-apiserver 1.20.2), a freshly created fleet, one controller. Medians over runs the simulator kept up with; a run whose simulator lease lag p99 exceeded the limit is flagged and left out.',
+    '- API requests: deltas of `apiserver_request_total` minus the simulator\'s own traffic, measured in a no-controller baseline window and scaled to the phase length; Lease writes are never counted (neither controller writes Leases without leader election).',
+    '',
+  ];
+  if (res.steady) parts.push(steadyTable(res.steady), '');
+  if (res.failure) parts.push(failureTable(res.failure), '', '![detection and taint latency](latency.png)', '');
+  if (res.eviction) parts.push(evictionTable(res.eviction), '');
+  if (res.scale && res.scale.length > 0) parts.push(scaleTable(res.scale), '');
+  if (res.targets && res.targets.length > 0) {
+    parts.push('### Targets (issue 9)', '', '| target | measured | met |', '| --- | --- | --- |');
+    for (const t of res.targets) parts.push(`| ${t.target} | ${t.measured} | ${t.met === undefined ? '—' : t.met ? 'yes' : 'no'} |`);
+    parts.push('');
+  }
+  if (res.errors.length > 0) parts.push('### Errors', '', ...res.errors.map((e) => `- ${e}`), '');
+  return parts.join('\n');
+}

@@ -1,0 +1,76 @@
+/**
+ * Summarises a V8 CPU profile (`node --cpu-prof`, as `bench/run.ts --cpu-profile` writes them):
+ * self time by function and by package/file, to say what dominates our controller's CPU.
+ *
+ *   node --import tsx bench/profile-summary.ts FILE.cpuprofile [--top 25]
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+/** Where a URL's code comes from: a package name, `node:internal`, or the file. Pure. */
+export function origin(url: string): string {
+  if (url === '') return '(native / VM)';
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (nm) return nm[1] as string;
+  if (url.startsWith('node:')) return 'node core';
+  const ours = /\/out\/((?:src|sim)\/.*)$/.exec(url) ?? /\/work\/main\/((?:src|sim)\/.*)$/.exec(url);
+  return ours ? (ours[1] as string) : url;
+}
+
+/**
+ * Self time (ms) per function and per origin. Pure.
+ * @returns both maps, sorted descending, and the profile's total ms.
+ */
+export function selfTimes(p: CpuProfile): { totalMs: number; byFunction: [string, number][]; byOrigin: [string, number][] } {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const fn = new Map<string, number>();
+  const org = new Map<string, number>();
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    const ms = (p.timeDeltas[i] ?? 0) / 1000;
+    const n = byId.get(id);
+    if (!n) return;
+    total += ms;
+    const f = n.callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${origin(f.url)}:${f.lineNumber + 1}`;
+    fn.set(key, (fn.get(key) ?? 0) + ms);
+    const o = f.functionName === '(garbage collector)' ? '(garbage collector)' : f.functionName === '(idle)' ? '(idle)' : origin(f.url);
+    org.set(o, (org.get(o) ?? 0) + ms);
+  });
+  const sort = (m: Map<string, number>): [string, number][] => [...m].sort((a, b) => b[1] - a[1]);
+  return { totalMs: total, byFunction: sort(fn), byOrigin: sort(org) };
+}
+
+function main(): number {
+  const file = process.argv[2];
+  const topIdx = process.argv.indexOf('--top');
+  const top = topIdx > 0 ? Number(process.argv[topIdx + 1]) : 25;
+  if (!file) {
+    process.stderr.write('usage: bench/profile-summary.ts FILE.cpuprofile [--top N]\n');
+    return 2;
+  }
+  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const { totalMs, byFunction, byOrigin } = selfTimes(p);
+  const idle = byOrigin.find(([k]) => k === '(idle)')?.[1] ?? 0;
+  const busy = totalMs - idle;
+  const pct = (ms: number): string => `${((ms / busy) * 100).toFixed(1)}%`;
+  process.stdout.write(`profile ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s, busy ${(busy / 1000).toFixed(2)} s (idle excluded from %)\n\nby origin:\n`);
+  for (const [k, v] of byOrigin.filter(([k]) => k !== '(idle)').slice(0, top)) process.stdout.write(`  ${pct(v).padStart(6)}  ${(v / 1000).toFixed(2)} s  ${k}\n`);
+  process.stdout.write('\nby function (self time):\n');
+  for (const [k, v] of byFunction.filter(([k]) => !k.startsWith('(idle)')).slice(0, top)) process.stdout.write(`  ${pct(v).padStart(6)}  ${k}\n`);
+  return 0;
+}
+
+if (process.argv[1]?.endsWith('profile-summary.ts')) process.exitCode = main();

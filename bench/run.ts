@@ -1,0 +1,318 @@
+/**
+ * `npm run bench`: our controller side by side with upstream kube-controller-manager 1.20.2, each
+ * run on a fresh private control plane and a freshly created simulated fleet.
+ *
+ *   node --import tsx bench/run.ts [--scenario steady,failure,eviction,scale] [--nodes 1000]
+ *       [--pods-per-node 30] [--evict-nodes 100] [--scale-nodes 5000] [--repeat 1] [--quick] …
+ *
+ * Writes bench/results/latest.json, latest.md and latency.png (see --help for every flag).
+ * Exit code 0 when every scenario ran (targets are reported, not enforced), 1 when one failed,
+ * 2 for bad flags.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpus, homedir, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import yargs from 'yargs';
+import type { PodMix } from '../sim/fleet.js';
+import { parseGoDuration } from '../src/util/duration.js';
+import { renderCdfChart, OURS_COLOR, UPSTREAM_COLOR } from './lib/chart.js';
+import { cleanupAll, type BenchContext } from './lib/harness.js';
+import type { ControllerKind, SharedControllerFlags } from './lib/procs.js';
+import { evaluateTargets, renderMarkdown, type BenchResults } from './lib/report.js';
+import { runEviction } from './scenarios/eviction.js';
+import { runFailure } from './scenarios/failure.js';
+import { runScale } from './scenarios/scale.js';
+import { runSteady } from './scenarios/steady.js';
+import { orderOf, parsePodMix, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+async function buildOurs(log: (m: string) => void): Promise<string> {
+  const dir = join(tmpdir(), `nlc-bench-build-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  // The compiled files resolve packages through this link and are ESM through this package.json.
+  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'));
+  writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
+  const t0 = Date.now();
+  const err = await new Promise<string | undefined>((res) =>
+    execFile(join(REPO, 'node_modules/.bin/tsc'), ['-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(dir, 'out')], { cwd: REPO }, (e, stdout) =>
+      res(e ? String(stdout).split('\n').slice(0, 5).join('\n') : undefined),
+    ),
+  );
+  const entry = join(dir, 'out/src/cli/main.js');
+  if (!existsSync(entry)) throw new Error(`tsc did not produce ${entry}: ${err ?? ''}`);
+  if (err) log(`warning: tsc reported errors (compiled output used anyway):\n${err}`);
+  log(`built ours with tsc in ${((Date.now() - t0) / 1000).toFixed(0)} s → ${entry}`);
+  return entry;
+}
+
+/**
+ * Writes `latest.md` and `latency.png` for `results` into `outDir` (targets are recomputed).
+ * @throws {Error} when the files cannot be written.
+ */
+function render(results: BenchResults, outDir: string, flags: SharedControllerFlags): void {
+  results.targets = evaluateTargets(results, parseGoDuration(flags.nodeMonitorGracePeriod) / 1000);
+  writeFileSync(join(outDir, 'latest.md'), renderMarkdown(results));
+  if (results.failure) {
+    const samples = (k: ControllerKind, f: 'detectionS' | 'taintS'): number[] => (results.failure?.[k] ?? []).filter((r) => !r.sim.flagged).flatMap((r) => r.samples[f]);
+    const graceS = parseGoDuration(flags.nodeMonitorGracePeriod) / 1000;
+    const png = renderCdfChart(
+      'Failure wave: detection and taint latency',
+      [
+        {
+          title: 'Detection: heartbeat -> Ready=Unknown (CDF)',
+          xLabel: 'seconds',
+          series: [
+            { label: 'upstream 1.20.2', color: UPSTREAM_COLOR, values: samples('upstream', 'detectionS') },
+            { label: 'ours', color: OURS_COLOR, values: samples('ours', 'detectionS') },
+          ],
+          markers: [{ x: graceS + 1, label: 'grace+1s' }],
+        },
+        {
+          title: 'Taint: Unknown -> NoExecute taint (CDF)',
+          xLabel: 'seconds',
+          series: [
+            { label: 'upstream 1.20.2', color: UPSTREAM_COLOR, values: samples('upstream', 'taintS') },
+            { label: 'ours', color: OURS_COLOR, values: samples('ours', 'taintS') },
+          ],
+          markers: [{ x: 0.5, label: '0.5s' }],
+        },
+      ],
+      `grace ${flags.nodeMonitorGracePeriod}, monitor period ${flags.nodeMonitorPeriod}, ${results.failure.upstream[0]?.failedNodes ?? results.failure.ours[0]?.failedNodes ?? '?'} failed nodes per run`,
+    );
+    writeFileSync(join(outDir, 'latency.png'), png);
+  }
+}
+
+async function main(): Promise<number> {
+  let argv;
+  try {
+    argv = await yargs(process.argv.slice(2))
+      .strict()
+      .exitProcess(false)
+      .version(false)
+      .fail((msg: string | undefined, err: Error | undefined) => {
+        throw new Error(msg ?? err?.message ?? 'invalid arguments');
+      })
+      .usage('Usage: bench/run.ts [flags]\n\nOurs vs upstream kube-controller-manager 1.20.2 on private control planes.')
+      .options({
+        scenario: { type: 'string', default: SCENARIOS.join(','), describe: 'comma-separated: steady, failure, eviction, scale (or 1–4)' },
+        quick: { type: 'boolean', default: false, describe: 'small sizes and short windows (a few minutes); explicit size flags still win' },
+        nodes: { type: 'number', describe: 'nodes in scenarios 1 and 2 (default 1000; --quick 100)' },
+        'pods-per-node': { type: 'number', default: 30, describe: 'pods per node in every scenario' },
+        zones: { type: 'number', default: 3 },
+        'evict-nodes': { type: 'number', describe: 'tainted nodes in scenario 3 (default 100; --quick 20)' },
+        'scale-nodes': { type: 'string', describe: 'node counts for scenario 4, comma-separated (default 5000; --quick 300)' },
+        'scale-pods-per-node': { type: 'number', describe: 'pods per node in scenario 4 (default --pods-per-node)' },
+        repeat: { type: 'number', default: 1, describe: 'runs per controller and scenario, alternating which goes first' },
+        only: { choices: ['upstream', 'ours'] as const, describe: 'run one controller only (for example to profile ours); no ratios then' },
+        window: { type: 'string', describe: 'steady-state measurement window (default 60s; --quick 20s)' },
+        baseline: { type: 'string', describe: 'no-controller baseline window (default 30s; --quick 10s)' },
+        warmup: { type: 'string', default: '10s', describe: 'wait after caches synced before measuring or injecting faults' },
+        'pod-mix': { type: 'string', default: 'plain=1,tolerationSeconds=1,tolerateForever=1,daemonSet=1', describe: 'scenario 1 pod mix (kind=weight,…; add pvc=1 for volumes)' },
+        'node-monitor-period': { type: 'string', default: '5s' },
+        'node-monitor-grace-period': { type: 'string', default: '20s' },
+        'node-startup-grace-period': { type: 'string', default: '1m' },
+        'node-eviction-rate': { type: 'number', default: 100 },
+        'secondary-node-eviction-rate': { type: 'number', default: 100 },
+        'kube-api-qps': { type: 'number', default: 20, describe: 'both controllers, scenarios 1, 3 and 4 (kube-controller-manager default)' },
+        'kube-api-burst': { type: 'number', default: 30 },
+        'failure-kube-api-qps': { type: 'number', default: 100, describe: 'both controllers in scenario 2 (high, so API throttling does not dominate)' },
+        'failure-kube-api-burst': { type: 'number', default: 200 },
+        'max-sim-lag': { type: 'string', default: '2s', describe: 'simulator lease lag p99 above this flags a run' },
+        ours: { choices: ['dist', 'tsx'] as const, default: 'dist' as const, describe: 'run ours compiled with tsc (plain node) or through tsx' },
+        'cpu-profile': { type: 'boolean', default: false, describe: 'write a V8 CPU profile of ours (node --cpu-prof) per run into the work dir' },
+        'upstream-binary': { type: 'string', default: join(homedir(), '.cache/node-lifecycle-controller/bin/kube-controller-manager') },
+        'upstream-controllers': { type: 'string', default: 'nodelifecycle,podgc,attachdetach' },
+        out: { type: 'string', default: join(REPO, 'bench/results'), describe: 'results directory' },
+        'render-only': { type: 'boolean', default: false, describe: 'only re-render latest.md and latency.png from an existing latest.json' },
+        merge: { type: 'boolean', default: false, describe: 'keep the other scenarios of an existing latest.json (replace only those run now)' },
+      })
+      .parseAsync();
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const q = argv.quick;
+  let scenarios: Scenario[];
+  let podMix: PodMix;
+  let windowMs: number;
+  let baselineMs: number;
+  let warmupMs: number;
+  let maxSimLagMs: number;
+  let scaleNodes: number[];
+  try {
+    scenarios = parseScenarios(argv.scenario);
+    podMix = parsePodMix(argv['pod-mix']);
+    windowMs = parseGoDuration(argv.window ?? (q ? '20s' : '60s'));
+    baselineMs = parseGoDuration(argv.baseline ?? (q ? '10s' : '30s'));
+    warmupMs = parseGoDuration(argv.warmup);
+    maxSimLagMs = parseGoDuration(argv['max-sim-lag']);
+    parseGoDuration(argv['node-monitor-grace-period']);
+    scaleNodes = (argv['scale-nodes'] ?? (q ? '300' : '5000')).split(',').map(Number);
+    if (scaleNodes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--scale-nodes: positive integers');
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  if (argv['render-only']) {
+    const file = join(argv.out, 'latest.json');
+    const old = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+    const flags = old.options['flags'] as SharedControllerFlags | undefined;
+    if (!flags) throw new Error(`${file} has no options.flags`);
+    render(old, argv.out, flags);
+    writeFileSync(file, `${JSON.stringify(old, null, 2)}\n`);
+    return 0;
+  }
+  const nodes = argv.nodes ?? (q ? 100 : 1000);
+  const evictNodes = argv['evict-nodes'] ?? (q ? 20 : 100);
+  const ppn = argv['pods-per-node'];
+  if (!existsSync(argv['upstream-binary']) && scenarios.some((s) => s !== 'scale')) {
+    process.stderr.write(`bench: ${argv['upstream-binary']} not found; build it with: bash scripts/control-plane.sh install --with-kcm\n`);
+    return 2;
+  }
+
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      process.stderr.write(`bench: ${sig}: stopping controllers and private control planes\n`);
+      void cleanupAll().finally(() => process.exit(130));
+    });
+  }
+  const started = Date.now();
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const workDir = join(argv.out, 'runs', stamp);
+  mkdirSync(workDir, { recursive: true });
+  const log = (m: string): void => {
+    process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
+  };
+  const oursEntry = argv.ours === 'dist' ? await buildOurs(log) : join(REPO, 'src/cli/main.ts');
+  const ctx: BenchContext = {
+    repoRoot: REPO,
+    workDir,
+    upstreamBinary: argv['upstream-binary'],
+    upstreamControllers: argv['upstream-controllers'],
+    oursMode: argv.ours,
+    oursEntry,
+    cpuProfile: argv['cpu-profile'],
+    maxSimLagMs,
+    log,
+  };
+  const base: SharedControllerFlags = {
+    nodeMonitorPeriod: argv['node-monitor-period'],
+    nodeMonitorGracePeriod: argv['node-monitor-grace-period'],
+    nodeStartupGracePeriod: argv['node-startup-grace-period'],
+    nodeEvictionRate: argv['node-eviction-rate'],
+    secondaryNodeEvictionRate: argv['secondary-node-eviction-rate'],
+    kubeApiQps: argv['kube-api-qps'],
+    kubeApiBurst: argv['kube-api-burst'],
+  };
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model ?? 'unknown',
+      memGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      loadavgStart: loadavg().map((x) => Math.round(x * 100) / 100),
+      loadavgEnd: [],
+    },
+    command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    durationS: 0,
+    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], nodes, podsPerNode: ppn, evictNodes, scaleNodes, repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], ours: argv.ours, upstreamControllers: argv['upstream-controllers'] },
+    errors: [],
+  };
+  if (argv.merge && existsSync(join(argv.out, 'latest.json'))) {
+    const old = JSON.parse(readFileSync(join(argv.out, 'latest.json'), 'utf8')) as BenchResults;
+    for (const s of SCENARIOS) if (!scenarios.includes(s) && old[s]) Object.assign(results, { [s]: old[s] });
+    results.command = `${old.command} + ${results.command} --merge`;
+    results.errors.push(...old.errors);
+    results.options = { ...old.options, [`merged ${results.date}`]: results.options };
+  }
+  const write = (): void => {
+    results.durationS = Math.round((Date.now() - started) / 1000);
+    results.machine.loadavgEnd = loadavg().map((x) => Math.round(x * 100) / 100);
+    results.targets = evaluateTargets(results, parseGoDuration(base.nodeMonitorGracePeriod) / 1000);
+    mkdirSync(argv.out, { recursive: true });
+    writeFileSync(join(argv.out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    render(results, argv.out, base);
+  };
+
+  let failed = false;
+  const attempt = async <T>(what: string, fn: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await fn();
+    } catch (err) {
+      failed = true;
+      const msg = `${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+      results.errors.push(msg);
+      log(`ERROR ${msg}`);
+      return undefined;
+    }
+  };
+
+  for (const scenario of scenarios) {
+    log(`=== scenario ${scenario}`);
+    for (let i = 0; i < (scenario === 'scale' ? 1 : argv.repeat); i++) {
+      if (scenario === 'scale') {
+        results.scale = [];
+        for (const n of scaleNodes) {
+          log(`--- scale: ours at ${n} nodes`);
+          const r = await attempt(`scale ${n}`, () =>
+            runScale(ctx, { nodes: n, podsPerNode: argv['scale-pods-per-node'] ?? ppn, zones: argv.zones, podMix: { plain: 1 }, warmupMs: Math.max(warmupMs, 15_000), windowMs, flags: base }, `s4n${n}`),
+          );
+          if (r) results.scale.push(r);
+          write();
+        }
+        continue;
+      }
+      for (const kind of orderOf(i).filter((k) => argv.only === undefined || k === argv.only)) {
+        log(`--- ${scenario} #${i + 1}: ${kind}`);
+        const tag = `${scenario.slice(0, 2)}${i + 1}`;
+        if (scenario === 'steady') {
+          const r = await attempt(`steady ${kind} #${i + 1}`, () =>
+            runSteady(ctx, kind, { nodes, podsPerNode: ppn, zones: argv.zones, podMix, windowMs, baselineMs, warmupMs, flags: base }, tag),
+          );
+          results.steady ??= { upstream: [], ours: [] };
+          if (r) results.steady[kind].push(r);
+        } else if (scenario === 'failure') {
+          const r = await attempt(`failure ${kind} #${i + 1}`, () =>
+            runFailure(
+                ctx,
+                kind,
+                {
+                  nodes,
+                  podsPerNode: ppn,
+                  zones: argv.zones,
+                  // 80 % of the pods have no usable toleration (tolerationSeconds 0: evict at once); the rest tolerate forever.
+                  podMix: { tolerationSeconds: 8, tolerateForever: 1, daemonSet: 1 },
+                  tolerationSeconds: 0,
+                  evictedKinds: ['tolerationSeconds'],
+                  failFraction: 0.1,
+                  baselineMs,
+                  warmupMs,
+                  flags: { ...base, kubeApiQps: argv['failure-kube-api-qps'], kubeApiBurst: argv['failure-kube-api-burst'] },
+                },
+                tag,
+              ),
+          );
+          results.failure ??= { upstream: [], ours: [] };
+          if (r) results.failure[kind].push(r);
+        } else {
+          const r = await attempt(`eviction ${kind} #${i + 1}`, () =>
+            runEviction(ctx, kind, { nodes: evictNodes, podsPerNode: ppn, zones: 1, podMix: { plain: 1 }, baselineMs: Math.min(baselineMs, 20_000), warmupMs, flags: base }, tag),
+          );
+          results.eviction ??= { upstream: [], ours: [] };
+          if (r) results.eviction[kind].push(r);
+        }
+        write();
+      }
+    }
+  }
+  write();
+  rmSync(join(tmpdir(), `nlc-bench-build-${process.pid}`), { recursive: true, force: true });
+  log(`done in ${Math.round((Date.now() - started) / 60_000)} min → ${join(argv.out, 'latest.md')}`);
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main();

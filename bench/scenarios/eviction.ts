@@ -1,0 +1,159 @@
+/**
+ * Scenario 3, mass eviction throughput: every node of a small fleet gets a custom NoExecute taint
+ * at once (written by the bench, as a user would), and no pod tolerates it. Measures deletions per
+ * second from the first taint write until the last pod is terminating, at the same `--kube-api-qps`
+ * for both controllers.
+ */
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { PodMix } from '../../sim/fleet.js';
+import { isConflict } from '../../src/kube/client.js';
+import { byVerb, countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, subtractKnown, withoutSimulatorOnly, type RequestCounts } from '../lib/apimetrics.js';
+import { round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type RunEnv, type SessionSpec, type SimHealth } from '../lib/harness.js';
+import type { ControllerKind, SharedControllerFlags } from '../lib/procs.js';
+import { waitUntil } from './failure.js';
+
+/** The taint the bench puts on every node; no simulated pod tolerates it. */
+export const BENCH_TAINT = { key: 'bench.nlc.dev/evict', value: 'now', effect: 'NoExecute' } as const;
+
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** Settings of scenario 3. */
+export interface EvictionOptions {
+  nodes: number;
+  podsPerNode: number;
+  zones: number;
+  podMix: PodMix;
+  baselineMs: number;
+  warmupMs: number;
+  flags: SharedControllerFlags;
+}
+
+/** One controller's mass-eviction run. */
+export interface EvictionRun {
+  controller: ControllerKind;
+  nodes: number;
+  pods: number;
+  evicted: number;
+  /** first taint write → last pod terminating, seconds */
+  durationS?: number;
+  /** evicted pods / durationS */
+  deletionsPerSecond?: number;
+  /** first taint write → first pod terminating, seconds */
+  firstDeletionS?: number;
+  /** (evicted − 1) / (last − first deletion): the sustained rate, without the reaction time */
+  sustainedPerSecond?: number;
+  /** deletions per whole second after the first taint write */
+  perSecond: number[];
+  /** controller requests by verb from the first taint write until done + 3 s (baseline and the bench's own writes removed) */
+  requests: Record<string, number>;
+  requestsDetail: Record<string, number>;
+  timedOut: boolean;
+  /** how busy the machine was while measuring, and how much of it was other people's work */
+  interference: Interference;
+  sim: SimHealth;
+}
+
+/**
+ * Adds {@link BENCH_TAINT} to a node with a resourceVersion-guarded merge patch of its whole taint
+ * list, retried on conflict. @returns how many GET and PATCH requests it took.
+ * @throws {Error} for any error but a conflict.
+ */
+async function taintNode(env: RunEnv, name: string): Promise<{ gets: number; patches: number }> {
+  let gets = 0;
+  let patches = 0;
+  for (;;) {
+    const node = await env.clients.core.readNode({ name });
+    gets++;
+    const taints = (node.spec?.taints ?? []).filter((t) => t.key !== BENCH_TAINT.key);
+    try {
+      patches++;
+      await env.clients.core.patchNode(
+        { name, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints: [...taints, { ...BENCH_TAINT, timeAdded: new Date() }] } } },
+        MERGE_PATCH,
+      );
+      return { gets, patches };
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+  }
+}
+
+/**
+ * Runs scenario 3 for one controller on a fresh control plane and fleet.
+ * @throws {Error} when the control plane, the fleet or the controller fails to start, or tainting fails.
+ */
+export async function runEviction(ctx: BenchContext, kind: ControllerKind, o: EvictionOptions, tag: string): Promise<EvictionRun> {
+  const spec: SessionSpec = {
+    tag,
+    shape: { nodes: o.nodes, zones: o.zones, podsPerNode: o.podsPerNode, podMix: o.podMix, statsWindowMs: 10 * 60_000 },
+    flags: o.flags,
+    observe: true,
+    baselineMs: o.baselineMs,
+    warmupMs: o.warmupMs,
+  };
+  return await runSession(ctx, kind, spec, async ({ env, fleet, observer, baseline, c }) => {
+    if (!observer || !baseline) throw new Error('mass eviction needs the observer and a baseline');
+    const names = fleet.nodeNames();
+    const tracker = observer.tracker;
+    const pods = tracker.trackPodsOn(new Set(names));
+    const k0 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+    const errorsBefore = fleet.stats().errors;
+    const confirmedBefore = fleet.stats().podDeletionsConfirmed;
+    const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
+    const t0 = Date.now();
+    const own = await Promise.all(names.map((n) => taintNode(env, n)));
+    ctx.log(`  tainted ${names.length} nodes in ${Date.now() - t0} ms; ${pods} pods to evict`);
+    const timeoutMs = 120_000 + (pods * 4000) / o.flags.kubeApiQps;
+    const done = await waitUntil(tracker, () => tracker.podsGone(), timeoutMs);
+    const interference = endInterference();
+    await sleep(3000);
+    const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+    const stats = fleet.stats();
+    const sim = simHealth(stats, errorsBefore, ctx.maxSimLagMs);
+    // Exact requests that were not the controller's: the bench's taint writes and the simulated kubelets' confirmations.
+    const known: RequestCounts = new Map([
+      ['GET nodes', own.reduce((a, x) => a + x.gets, 0)],
+      ['PATCH nodes', own.reduce((a, x) => a + x.patches, 0)],
+      ['DELETE pods', stats.podDeletionsConfirmed - confirmedBefore],
+    ]);
+    const requests = subtractKnown(
+      withoutSimulatorOnly(subtractBaseline(diffCounts(k1, k0), Date.now() - t0, baseline.counts, baseline.ms)),
+      known,
+    );
+    const gone = tracker.podGoneTimes().filter((g): g is number => g !== undefined);
+    const perSecond: number[] = [];
+    for (const g of gone) {
+      const s = Math.max(0, Math.floor((g - t0) / 1000));
+      while (perSecond.length <= s) perSecond.push(0);
+      perSecond[s] = (perSecond[s] ?? 0) + 1;
+    }
+    const run: EvictionRun = {
+      controller: kind,
+      nodes: names.length,
+      pods,
+      evicted: gone.length,
+      perSecond,
+      requests: byVerb(requests),
+      requestsDetail: countsToObject(requests),
+      timedOut: !done,
+      interference,
+      sim,
+    };
+    if (gone.length > 0) {
+      const first = Math.min(...gone);
+      const last = Math.max(...gone);
+      run.firstDeletionS = Math.round(first - t0) / 1000;
+      if (done) {
+        run.durationS = Math.round(last - t0) / 1000;
+        run.deletionsPerSecond = round1(gone.length / Math.max(0.001, (last - t0) / 1000));
+        if (gone.length > 1 && last > first) run.sustainedPerSecond = round1((gone.length - 1) / ((last - first) / 1000));
+      }
+    }
+    ctx.log(
+      `  ${kind}: ${run.evicted}/${pods} evicted in ${run.durationS ?? 'timeout'} s = ${run.deletionsPerSecond ?? '-'} /s ` +
+        `(sustained ${run.sustainedPerSecond ?? '-'} /s, first after ${run.firstDeletionS ?? '-'} s); requests ${JSON.stringify(run.requests)}; ` +
+        `sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''}`,
+    );
+    return run;
+  });
+}

@@ -1,0 +1,175 @@
+/**
+ * Scenario 2, failure wave: a fraction of one zone's nodes lose power at once. The bench's own
+ * watches time each failed node from its last heartbeat to Ready=Unknown (detection), from
+ * Unknown to the NoExecute taint (taint latency), and the kill to the last non-tolerating pod
+ * terminating (eviction completion); the API server's counters give writes per failed node.
+ */
+import { percentile } from '../../sim/schedule.js';
+import { parseGoDuration } from '../../src/util/duration.js';
+import type { PodMix } from '../../sim/fleet.js';
+import { countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, totalWrites, withoutSimulatorOnly, WRITE_VERBS } from '../lib/apimetrics.js';
+import { round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type SessionSpec, type SimHealth } from '../lib/harness.js';
+import { failureLatencies, type FailureTracker } from '../lib/observe.js';
+import type { ControllerKind, SharedControllerFlags } from '../lib/procs.js';
+
+/** Settings of scenario 2. */
+export interface FailureOptions {
+  nodes: number;
+  podsPerNode: number;
+  zones: number;
+  podMix: PodMix;
+  /** `tolerationSeconds` of the `tolerationSeconds` pods (0 = evict at once) */
+  tolerationSeconds: number;
+  /** pod kinds expected to be evicted at once (their completion is timed) */
+  evictedKinds: readonly string[];
+  /** fraction of the first zone's nodes to kill */
+  failFraction: number;
+  baselineMs: number;
+  /** wait after sync before the kill, ms (the controller has seen every node healthy) */
+  warmupMs: number;
+  flags: SharedControllerFlags;
+}
+
+/** Percentile summary, in the unit its field says. */
+export interface Dist {
+  p50: number;
+  p99: number;
+  max: number;
+  n: number;
+}
+
+/** One controller's failure-wave run. */
+export interface FailureRun {
+  controller: ControllerKind;
+  nodes: number;
+  failedNodes: number;
+  trackedPods: number;
+  /** last heartbeat → Ready=Unknown, seconds */
+  detectionS: Dist;
+  /** Ready=Unknown → NoExecute taint, seconds */
+  taintS: Dist;
+  /** raw samples for the chart, seconds */
+  samples: { detectionS: number[]; taintS: number[] };
+  /** kill → last tracked pod terminating, seconds (undefined when it timed out) */
+  evictionCompleteS?: number;
+  /** first NoExecute taint → last tracked pod terminating, seconds */
+  evictionAfterTaintS?: number;
+  /** controller writes (baseline-subtracted) from the kill until completion + 3 s, per failed node */
+  writesPerFailedNode: number;
+  writesDetail: Record<string, number>;
+  /** nodes that never got Unknown or the taint, and pods never evicted (when it timed out) */
+  missing: { nodes: number; pods: number };
+  timedOut: boolean;
+  /** how busy the machine was while measuring, and how much of it was other people's work */
+  interference: Interference;
+  sim: SimHealth;
+}
+
+/** Percentile summary of values (any unit), rounded to 3 decimals. Pure. */
+export function dist(values: readonly number[]): Dist {
+  const s = [...values].sort((a, b) => a - b);
+  const r = (x: number): number => Math.round(x * 1000) / 1000;
+  return { p50: r(percentile(s, 50)), p99: r(percentile(s, 99)), max: r(s.at(-1) ?? 0), n: s.length };
+}
+
+/**
+ * Picks `count` nodes spread evenly over `names` (deterministic). Pure.
+ * @returns a subset of `names`, in order.
+ */
+export function spreadPick(names: readonly string[], count: number): string[] {
+  const k = Math.max(0, Math.min(count, names.length));
+  const out: string[] = [];
+  for (let i = 0; i < k; i++) out.push(names[Math.floor((i * names.length) / k)] as string);
+  return out;
+}
+
+/**
+ * Resolves when `done()` holds (checked on every tracker change and every 500 ms) or at the deadline.
+ * @returns true when done, false on timeout.
+ */
+export async function waitUntil(tracker: FailureTracker, done: () => boolean, timeoutMs: number): Promise<boolean> {
+  if (done()) return true;
+  return await new Promise((resolve) => {
+    const finish = (v: boolean): void => {
+      off();
+      clearInterval(poll);
+      clearTimeout(timer);
+      resolve(v);
+    };
+    const check = (): void => {
+      if (done()) finish(true);
+    };
+    const off = tracker.onProgress(check);
+    const poll = setInterval(check, 500);
+    const timer = setTimeout(() => finish(false), timeoutMs);
+  });
+}
+
+/**
+ * Runs scenario 2 for one controller on a fresh control plane and fleet.
+ * @throws {Error} when the control plane, the fleet or the controller fails to start.
+ */
+export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: FailureOptions, tag: string): Promise<FailureRun> {
+  const spec: SessionSpec = {
+    tag,
+    shape: { nodes: o.nodes, zones: o.zones, podsPerNode: o.podsPerNode, podMix: o.podMix, tolerationSeconds: o.tolerationSeconds, statsWindowMs: 10 * 60_000 },
+    flags: o.flags,
+    observe: true,
+    baselineMs: o.baselineMs,
+    warmupMs: o.warmupMs,
+  };
+  return await runSession(ctx, kind, spec, async ({ env, fleet, observer, baseline, c }) => {
+    if (!observer || !baseline) throw new Error('the failure wave needs the observer and a baseline');
+    const zone = fleet.zones()[0] as string;
+    const inZone = fleet.nodesInZone(zone);
+    const victims = spreadPick(inZone, Math.max(1, Math.round(o.failFraction * inZone.length)));
+    const tracker = observer.tracker;
+    tracker.trackNodes(victims);
+    const trackedPods = tracker.trackPodsOn(new Set(victims), new Set(o.evictedKinds));
+    const k0 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+    const errorsBefore = fleet.stats().errors;
+    const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
+    const killAt = Date.now();
+    for (const n of victims) fleet.killNode(n);
+    ctx.log(`  killed ${victims.length} of ${inZone.length} nodes in ${zone} (${trackedPods} pods to evict); waiting`);
+    const timeoutMs = parseGoDuration(o.flags.nodeMonitorGracePeriod) + 120_000 + (trackedPods * 4000) / o.flags.kubeApiQps;
+    const done = await waitUntil(tracker, () => tracker.complete(), timeoutMs);
+    const doneAt = Date.now();
+    const interference = endInterference();
+    await sleep(3000);
+    const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+    const sim = simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs);
+    const writes = withoutSimulatorOnly(subtractBaseline(diffCounts(k1, k0), Date.now() - killAt, baseline.counts, baseline.ms));
+    const writeKeys = new Map([...writes].filter(([k]) => WRITE_VERBS.has(k.split(' ')[0] as string)));
+    const timelines = tracker.nodeTimelines();
+    const lat = failureLatencies(timelines);
+    const gone = tracker.podGoneTimes();
+    const lastGone = gone.every((g) => g !== undefined) ? Math.max(killAt, ...(gone as number[])) : undefined;
+    const firstTaint = Math.min(...[...timelines.values()].map((t) => t.noExecuteTaintAtMs ?? Infinity));
+    const run: FailureRun = {
+      controller: kind,
+      nodes: fleet.nodeNames().length,
+      failedNodes: victims.length,
+      trackedPods,
+      detectionS: dist(lat.detectionMs.map((x) => x / 1000)),
+      taintS: dist(lat.taintMs.map((x) => x / 1000)),
+      samples: { detectionS: lat.detectionMs.map((x) => x / 1000), taintS: lat.taintMs.map((x) => x / 1000) },
+      writesPerFailedNode: round1(totalWrites(writes) / victims.length),
+      writesDetail: countsToObject(writeKeys),
+      missing: { nodes: lat.missing, pods: gone.filter((g) => g === undefined).length },
+      timedOut: !done,
+      interference,
+      sim,
+    };
+    if (lastGone !== undefined) {
+      run.evictionCompleteS = Math.round(lastGone - killAt) / 1000;
+      if (Number.isFinite(firstTaint)) run.evictionAfterTaintS = Math.round(lastGone - firstTaint) / 1000;
+    }
+    ctx.log(
+      `  ${kind}: detection p50 ${run.detectionS.p50} s p99 ${run.detectionS.p99} s; taint p50 ${run.taintS.p50} s p99 ${run.taintS.p99} s; ` +
+        `eviction complete ${run.evictionCompleteS ?? 'timed out'} s; writes/failed node ${run.writesPerFailedNode}; ` +
+        `sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''} (${((doneAt - killAt) / 1000).toFixed(0)} s)`,
+    );
+    return run;
+  });
+}

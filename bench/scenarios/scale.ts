@@ -1,0 +1,111 @@
+/**
+ * Scenario 4, scale: our controller alone on the largest fleet the machine can simulate honestly.
+ * Measures one full health pass (from the debug line `monitor pass done`, ms, which times
+ * `monitorNodeHealth` from start to the end of its per-node work), peak RSS and CPU per minute in
+ * steady state, and the `node_collector_update_all_nodes_health_duration_seconds` histogram's mean
+ * as a cross-check.
+ */
+import type { PodMix } from '../../sim/fleet.js';
+import { collectHealthPasses, round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type SessionSpec, type SimHealth } from '../lib/harness.js';
+import type { SharedControllerFlags } from '../lib/procs.js';
+import { passStats, type PassStats } from './steady.js';
+
+/** Settings of scenario 4. */
+export interface ScaleOptions {
+  nodes: number;
+  podsPerNode: number;
+  zones: number;
+  podMix: PodMix;
+  warmupMs: number;
+  windowMs: number;
+  flags: SharedControllerFlags;
+}
+
+/** Our controller's scale run. */
+export interface ScaleRun {
+  nodes: number;
+  pods: number;
+  fleetCreateS: number;
+  syncS: number;
+  /** health pass durations in the window, ms */
+  healthPassMs: PassStats;
+  /** mean of the all-nodes histogram over the controller's life, ms */
+  histogramMeanMs?: number;
+  peakRssMiB: number;
+  cpuSecondsPerMinute: number;
+  windowS: number;
+  /** how busy the machine was while measuring, and how much of it was other people's work */
+  interference: Interference;
+  sim: SimHealth;
+}
+
+/**
+ * Reads `<name>_sum` and `<name>_count` of a histogram from a Prometheus text. Pure.
+ * @returns the mean in the metric's unit, or undefined when absent or empty.
+ */
+export function histogramMean(text: string, name: string): number | undefined {
+  const grab = (suffix: string): number | undefined => {
+    const m = new RegExp(`^${name}_${suffix}(?:\\{[^}]*\\})? ([0-9.eE+-]+)`, 'm').exec(text);
+    return m ? Number(m[1]) : undefined;
+  };
+  const sum = grab('sum');
+  const count = grab('count');
+  return sum !== undefined && count ? sum / count : undefined;
+}
+
+/**
+ * Runs scenario 4 (ours only) on a fresh control plane and fleet.
+ * @throws {Error} when the control plane, the fleet or the controller fails to start.
+ */
+export async function runScale(ctx: BenchContext, o: ScaleOptions, tag: string): Promise<ScaleRun> {
+  const spec: SessionSpec = {
+    tag,
+    shape: { nodes: o.nodes, zones: o.zones, podsPerNode: o.podsPerNode, podMix: o.podMix, statsWindowMs: o.windowMs },
+    flags: o.flags,
+    observe: false,
+    baselineMs: 0,
+    warmupMs: o.warmupMs,
+    logLevel: 'debug',
+    syncTimeoutMs: 600_000,
+  };
+  return await runSession(ctx, 'ours', spec, async ({ env, fleet, createMs, c }) => {
+    const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
+    const u1 = c.proc.usage();
+    const errorsBefore = fleet.stats().errors;
+    const passes = collectHealthPasses(c.proc);
+    const t0 = Date.now();
+    ctx.log(`  measuring ours for ${o.windowMs / 1000} s`);
+    await sleep(o.windowMs);
+    const passMs = passes();
+    const u2 = c.proc.usage();
+    const interference = endInterference();
+    const windowS = (Date.now() - t0) / 1000;
+    const sim = simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs);
+    let histogramMeanMs: number | undefined;
+    try {
+      const res = await fetch(`http://127.0.0.1:${c.metricsPort}/metrics`);
+      const mean = histogramMean(await res.text(), 'node_collector_update_all_nodes_health_duration_seconds');
+      if (mean !== undefined) histogramMeanMs = round1(mean * 1000);
+    } catch {
+      // The cross-check is optional.
+    }
+    const run: ScaleRun = {
+      nodes: fleet.nodeNames().length,
+      pods: fleet.nodeNames().length * o.podsPerNode,
+      fleetCreateS: round1(createMs / 1000),
+      syncS: Math.round(c.syncMs) / 1000,
+      healthPassMs: passStats(passMs),
+      peakRssMiB: round1(u2.hwmKiB / 1024),
+      cpuSecondsPerMinute: Math.round(((u2.cpuSeconds - u1.cpuSeconds) / windowS) * 60 * 100) / 100,
+      windowS: round1(windowS),
+      interference,
+      sim,
+      ...(histogramMeanMs !== undefined ? { histogramMeanMs } : {}),
+    };
+    ctx.log(
+      `  ours at ${run.nodes} nodes: pass p50 ${run.healthPassMs.p50} ms p99 ${run.healthPassMs.p99} ms (${run.healthPassMs.count} passes), ` +
+        `peak RSS ${run.peakRssMiB} MiB, CPU ${run.cpuSecondsPerMinute} s/min; sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''}`,
+    );
+    return run;
+  });
+}

@@ -1,0 +1,379 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { inflateSync, crc32 } from 'node:zlib';
+import fc from 'fast-check';
+import {
+  byVerb,
+  diffCounts,
+  parseLabels,
+  parseRequestTotals,
+  subtractBaseline,
+  subtractKnown,
+  totalWrites,
+  withoutSimulatorOnly,
+} from '../../bench/lib/apimetrics.js';
+import { controllerCommand, parseProcStatCpuSeconds, parseProcStatusKiB, type ControllerLaunch } from '../../bench/lib/procs.js';
+import { FailureTracker, failureLatencies } from '../../bench/lib/observe.js';
+import { dist, spreadPick } from '../../bench/scenarios/failure.js';
+import { passMsOf, passStats } from '../../bench/scenarios/steady.js';
+import { quietLimits } from '../../bench/lib/harness.js';
+import { histogramMean } from '../../bench/scenarios/scale.js';
+import { encodePng, Raster } from '../../bench/lib/png.js';
+import { niceTicks, renderCdfChart } from '../../bench/lib/chart.js';
+import { evaluateTargets, median, ratio, usable, renderMarkdown, type BenchResults } from '../../bench/lib/report.js';
+import { orderOf, parsePodMix, parseScenarios } from '../../bench/lib/options.js';
+import type { Node, Pod } from '../../src/kube/objects.js';
+import { origin, selfTimes } from '../../bench/profile-summary.js';
+
+const METRICS = `# HELP apiserver_request_total x
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="nodes",scope="cluster",subresource="",verb="LIST",version="v1"} 3
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="nodes",scope="resource",subresource="status",verb="PUT",version="v1"} 7
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="",resource="nodes",scope="resource",subresource="status",verb="PUT",version="v1"} 2
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="namespace",subresource="",verb="PATCH",version="v1"} 100
+apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/healthz",verb="GET",version=""} 1
+apiserver_request_duration_seconds_bucket{le="0.1",verb="GET"} 9
+`;
+
+describe('bench API accounting', () => {
+  test('parses labels with escapes', () => {
+    assert.deepEqual(parseLabels('a="x",b="say \\"hi\\"",c="back\\\\slash"'), { a: 'x', b: 'say "hi"', c: 'back\\slash' });
+  });
+
+  test('sums apiserver_request_total by verb, resource and subresource across codes', () => {
+    const c = parseRequestTotals(METRICS);
+    assert.equal(c.get('LIST nodes'), 3);
+    assert.equal(c.get('PUT nodes/status'), 9);
+    assert.equal(c.get('PATCH leases'), 100);
+    assert.equal(c.get('GET (non-resource)//healthz'), 1);
+    assert.equal(c.size, 4);
+  });
+
+  test('baseline subtraction scales the baseline rate to the phase and drops non-positive keys', () => {
+    const phase = new Map([
+      ['PATCH leases', 210],
+      ['PUT nodes/status', 12],
+      ['LIST pods', 1],
+    ]);
+    const baseline = new Map([
+      ['PATCH leases', 100],
+      ['LIST pods', 4],
+    ]);
+    const out = subtractBaseline(phase, 20_000, baseline, 10_000);
+    assert.equal(out.get('PATCH leases'), 10);
+    assert.equal(out.get('PUT nodes/status'), 12);
+    assert.equal(out.has('LIST pods'), false);
+  });
+
+  test('verb totals, writes, and removal of simulator-only and known requests', () => {
+    const c = new Map([
+      ['PATCH leases', 5],
+      ['GET leases', 2],
+      ['PUT nodes/status', 3],
+      ['DELETE pods', 10],
+      ['LIST pods', 1],
+    ]);
+    assert.deepEqual(byVerb(c), { PATCH: 5, GET: 2, PUT: 3, DELETE: 10, LIST: 1 });
+    assert.equal(totalWrites(c), 18);
+    const noSim = withoutSimulatorOnly(c);
+    assert.equal(noSim.has('PATCH leases'), false);
+    assert.equal(noSim.get('GET leases'), 2);
+    const known = subtractKnown(noSim, new Map([['DELETE pods', 4], ['PUT nodes/status', 9]]));
+    assert.equal(known.get('DELETE pods'), 6);
+    assert.equal(known.has('PUT nodes/status'), false);
+  });
+
+  test('diff counts after minus before', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ minLength: 1 }), fc.nat(1000)), fc.dictionary(fc.string({ minLength: 1 }), fc.nat(1000)), (a, b) => {
+        const before = new Map(Object.entries(a));
+        const after = new Map(Object.entries(b));
+        for (const [k, v] of before) after.set(k, (after.get(k) ?? 0) + v);
+        const d = diffCounts(after, before);
+        for (const [k, v] of Object.entries(b)) assert.equal(d.get(k) ?? 0, v);
+      }),
+    );
+  });
+});
+
+describe('bench /proc parsing and launch commands', () => {
+  test('reads utime + stime after a command name with spaces and parentheses', () => {
+    const stat = '1234 (kube (ctl) m) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 12 0 100 1000 200';
+    assert.equal(parseProcStatCpuSeconds(stat, 100), 3);
+  });
+
+  test('reads kB fields of /proc/PID/status', () => {
+    const status = 'Name:\tnode\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n';
+    assert.equal(parseProcStatusKiB(status, 'VmHWM'), 204800);
+    assert.equal(parseProcStatusKiB(status, 'VmRSS'), 102400);
+    assert.equal(parseProcStatusKiB(status, 'VmSwap'), 0);
+  });
+
+  test('both controllers get the same node lifecycle flags; only the peer gets its controller set and ports', () => {
+    const launch: ControllerLaunch = {
+      kind: 'upstream',
+      kubeconfig: '/k',
+      flags: { nodeMonitorPeriod: '5s', nodeMonitorGracePeriod: '20s', nodeStartupGracePeriod: '1m', nodeEvictionRate: 100, secondaryNodeEvictionRate: 50, kubeApiQps: 20, kubeApiBurst: 30 },
+      upstreamBinary: '/bin/kcm',
+      upstreamControllers: 'nodelifecycle,podgc,attachdetach',
+      oursMode: 'dist',
+      oursEntry: '/d/main.js',
+      metricsPort: 9999,
+      logLevel: 'info',
+      cpuProfDir: '/prof',
+    };
+    const up = controllerCommand(launch, '/node');
+    const ours = controllerCommand({ ...launch, kind: 'ours' }, '/node');
+    assert.equal(up.command, '/bin/kcm');
+    assert.equal(ours.command, '/node');
+    const shared = up.args.filter((a) => ours.args.includes(a));
+    for (const f of ['--node-monitor-grace-period=20s', '--secondary-node-eviction-rate=50', '--kube-api-qps=20', '--leader-elect=false', '--kubeconfig=/k']) {
+      assert.ok(shared.includes(f), f);
+    }
+    assert.ok(up.args.includes('--controllers=nodelifecycle,podgc,attachdetach'));
+    assert.ok(up.args.includes('--secure-port=0'));
+    assert.ok(ours.args.includes('--controllers=*'));
+    assert.deepEqual(ours.args.slice(0, 3), ['--cpu-prof', '--cpu-prof-dir=/prof', '/d/main.js']);
+    assert.ok(!up.args.some((a) => a.startsWith('--cpu-prof')));
+  });
+});
+
+const node = (name: string, ready: string, hb: number | undefined, taints: Node['taints'] = []): Node => ({
+  name,
+  uid: `uid-${name}`,
+  resourceVersion: '1',
+  creationTimestamp: 0,
+  labels: {},
+  unschedulable: false,
+  taints,
+  conditions: [{ type: 'Ready', status: ready, ...(hb !== undefined ? { lastHeartbeatTime: hb } : {}) }],
+});
+const pod = (name: string, nodeName: string, deletionTimestamp?: number): Pod => ({
+  namespace: 'ns',
+  name,
+  uid: `uid-${name}`,
+  resourceVersion: '1',
+  nodeName,
+  phase: 'Running',
+  creationTimestamp: 0,
+  ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}),
+  conditions: [],
+  tolerations: [],
+  ownerReferences: [],
+  pvcNames: [],
+  finalizers: [],
+});
+
+describe('bench failure tracker', () => {
+  test('detection counts from the later of lease renewTime and Ready heartbeat; taint from Unknown', () => {
+    const t = new FailureTracker();
+    t.trackNodes(['n1', 'n2']);
+    t.observeLease('n1', 10_000, 10_001);
+    t.observeNode(node('n1', 'True', 5_000), 10_002);
+    t.observeNode(node('n2', 'True', 12_000), 12_001);
+    t.observeNode(node('n1', 'Unknown', 5_000), 31_000);
+    t.observeNode(node('n1', 'Unknown', 5_000, [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }]), 31_400);
+    t.observeLease('n1', 40_000, 40_000); // a late renewal after Unknown does not move the baseline
+    const tl = t.nodeTimelines();
+    assert.equal(tl.get('n1')?.lastHeartbeatMs, 10_000);
+    assert.equal(tl.get('n1')?.noExecuteTaintKey, 'node.kubernetes.io/unreachable');
+    const lat = failureLatencies(tl);
+    assert.deepEqual(lat.detectionMs, [21_000]);
+    assert.deepEqual(lat.taintMs, [400]);
+    assert.equal(lat.missing, 1);
+    assert.equal(t.complete(), false);
+  });
+
+  test('NoSchedule taints do not count; untracked nodes are ignored', () => {
+    const t = new FailureTracker();
+    t.trackNodes(['n1']);
+    t.observeNode(node('n1', 'Unknown', 1000, [{ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' }]), 2000);
+    t.observeNode(node('other', 'Unknown', 1000), 2000);
+    assert.equal(t.nodeTimelines().get('n1')?.noExecuteTaintAtMs, undefined);
+    assert.equal(t.nodeTimelines().has('other'), false);
+  });
+
+  test('pods: only running pods of the chosen kinds on the chosen nodes are tracked; terminating, deleted or missing after a relist is gone', () => {
+    const t = new FailureTracker();
+    t.observePod(pod('a', 'n1'), 'tolerationSeconds', false, 1);
+    t.observePod(pod('b', 'n1'), 'daemonSet', false, 1);
+    t.observePod(pod('c', 'n2'), 'tolerationSeconds', false, 1);
+    t.observePod(pod('d', 'n1', 5), 'tolerationSeconds', false, 1);
+    t.observePod(pod('e', 'n1'), 'tolerationSeconds', false, 1);
+    t.observePod(pod('f', 'n1'), 'tolerationSeconds', false, 1);
+    assert.equal(t.trackPodsOn(new Set(['n1']), new Set(['tolerationSeconds'])), 3);
+    assert.equal(t.podsGone(), false);
+    t.observePod(pod('a', 'n1', 100), 'tolerationSeconds', false, 150);
+    t.observePod(pod('e', 'n1'), 'tolerationSeconds', true, 160);
+    t.resyncPods(new Set(['ns/a', 'ns/b']), 170);
+    assert.deepEqual(t.podGoneTimes(), [150, 160, 170]);
+    assert.equal(t.podsGone(), true);
+  });
+
+  test('spreadPick takes evenly spread distinct names; dist summarises', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 0, max: 250 }), (n, k) => {
+        const names = Array.from({ length: n }, (_, i) => `n${i}`);
+        const picked = spreadPick(names, k);
+        assert.equal(picked.length, Math.min(n, k));
+        assert.equal(new Set(picked).size, picked.length);
+      }),
+    );
+    assert.deepEqual(dist([3, 1, 2]), { p50: 2, p99: 3, max: 3, n: 3 });
+  });
+});
+
+describe('bench log and metrics parsing', () => {
+  test('health pass lines of ours', () => {
+    assert.equal(passMsOf('{"level":20,"ms":17,"msg":"monitor pass done"}'), 17);
+    assert.equal(passMsOf('{"level":30,"msg":"caches synced"}'), undefined);
+    assert.equal(passMsOf('monitor pass done but not json'), undefined);
+    assert.deepEqual(passStats([5, 1, 9, 3]), { p50: 3, p99: 9, max: 9, count: 4 });
+    assert.deepEqual(quietLimits(1000, 20), { maxWrites: 5, maxMs: 480_000 });
+    assert.equal(quietLimits(10, 100).maxWrites, 2);
+  });
+
+  test('histogram mean from sum and count', () => {
+    const text = 'x_bucket{le="0.01"} 1\nx_sum 0.5\nx_count 4\n';
+    assert.equal(histogramMean(text, 'x'), 0.125);
+    assert.equal(histogramMean('x_sum 0\nx_count 0\n', 'x'), undefined);
+  });
+});
+
+describe('bench PNG and chart', () => {
+  test('encodePng writes a valid signature, IHDR and IDAT that inflate to the filtered rows', () => {
+    const rgb = new Uint8Array([255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9]);
+    const png = encodePng(2, 2, rgb);
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    assert.equal(png.subarray(12, 16).toString('ascii'), 'IHDR');
+    assert.equal(png.readUInt32BE(16), 2);
+    assert.equal(png.readUInt32BE(20), 2);
+    const ihdrCrc = png.readUInt32BE(8 + 8 + 13);
+    assert.equal(ihdrCrc, crc32(png.subarray(12, 12 + 4 + 13)));
+    const idatLen = png.readUInt32BE(33);
+    assert.equal(png.subarray(37, 41).toString('ascii'), 'IDAT');
+    const raw = inflateSync(png.subarray(41, 41 + idatLen));
+    assert.deepEqual([...raw], [0, 255, 0, 0, 0, 255, 0, 0, 0, 0, 255, 9, 9, 9]);
+    assert.throws(() => encodePng(2, 2, new Uint8Array(3)), RangeError);
+  });
+
+  test('Raster draws clipped rectangles and text pixels', () => {
+    const r = new Raster(20, 10);
+    r.fillRect(-5, -5, 8, 8, [0, 0, 0]);
+    assert.deepEqual([...r.pixels.subarray(0, 3)], [0, 0, 0]);
+    const idx = (x: number, y: number): number => (y * 20 + x) * 3;
+    assert.equal(r.pixels[idx(3, 3)], 255);
+    const t = new Raster(20, 10);
+    t.text(0, 0, 'I', [0, 0, 0], 1);
+    assert.equal(t.pixels[idx(2, 1)], 0); // the I's stem
+    assert.equal(t.pixels[idx(0, 1)], 255);
+  });
+
+  test('niceTicks cover the range with round steps', () => {
+    fc.assert(
+      fc.property(fc.double({ min: -1000, max: 1000, noNaN: true }), fc.double({ min: 0.001, max: 1000, noNaN: true }), (lo, span) => {
+        const ticks = niceTicks(lo, lo + span);
+        assert.ok(ticks.length >= 2);
+        assert.ok((ticks[0] as number) <= lo + 1e-9);
+        assert.ok((ticks.at(-1) as number) >= lo + span - 1e-6 * Math.max(1, Math.abs(lo + span)));
+      }),
+    );
+  });
+
+  test('renderCdfChart produces a PNG even with empty series', () => {
+    const png = renderCdfChart('t', [{ title: 'a', xLabel: 's', series: [{ label: 'x', color: [0, 0, 0], values: [] }] }]);
+    assert.equal(png.subarray(1, 4).toString('ascii'), 'PNG');
+  });
+});
+
+describe('bench report and options', () => {
+  const sim = (flagged: boolean) => ({ leaseLagP50Ms: 1, leaseLagP99Ms: flagged ? 5000 : 10, leaseLagMaxMs: 1, samples: 1, errors: 0, flagged });
+
+  test('median, usable runs and ratio', () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 2, 3]), 2.5);
+    assert.equal(median([]), undefined);
+    const runs = [{ sim: sim(true), v: 1 }, { sim: sim(false), v: 2 }];
+    assert.deepEqual(usable(runs).runs.map((r) => r.v), [2]);
+    assert.equal(usable([runs[0] as (typeof runs)[number]]).flagged, true);
+    assert.equal(ratio(3, 2), '1.50×');
+    assert.equal(ratio(3, 0), '—');
+  });
+
+  test('targets use unflagged runs and the issue limits', () => {
+    const interference = { machineBusyCores: 1, foreignCores: 0 };
+    const steady = (controller: 'upstream' | 'ours', cpu: number, rss: number, flagged = false) => ({
+      controller,
+      nodes: 10,
+      pods: 100,
+      fleetCreateS: 1,
+      syncS: 1,
+      windowS: 60,
+      cpuSeconds: cpu,
+      cpuSecondsPerMinute: cpu,
+      startupCpuSeconds: 1,
+      startupWritesS: 5,
+      startupQuiet: true,
+      peakRssMiB: rss,
+      endRssMiB: rss,
+      requests: { startup: {}, window: {}, atStop: {} },
+      requestsDetail: { startup: {}, window: {} },
+      controlPlaneExtraCpuSeconds: 0,
+      interference,
+      sim: sim(flagged),
+    });
+    const res: BenchResults = {
+      date: 'd',
+      machine: { cpus: 2, model: 'm', memGiB: 1, node: 'v', loadavgStart: [], loadavgEnd: [] },
+      command: 'c',
+      durationS: 1,
+      options: {},
+      steady: { upstream: [steady('upstream', 2, 100)], ours: [steady('ours', 1, 200), steady('ours', 100, 1, true)] },
+      errors: [],
+    };
+    const t = evaluateTargets(res, 20);
+    assert.equal(t[0]?.met, true); // 0.5× CPU
+    assert.equal(t[1]?.met, false); // 2× RSS
+    const md = renderMarkdown({ ...res, targets: t });
+    assert.match(md, /\| peak RSS, VmHWM \(MiB\) \| 100 \| 200 \| 2\.00× \|/);
+    assert.match(md, /FLAGGED/);
+  });
+
+  test('scenario, pod mix and order parsing', () => {
+    assert.deepEqual(parseScenarios('1,eviction,1'), ['steady', 'eviction']);
+    assert.throws(() => parseScenarios('5'), /unknown/);
+    assert.deepEqual(parsePodMix('plain=2,pvc=1'), { plain: 2, pvc: 1 });
+    assert.throws(() => parsePodMix('bogus=1'), /bad entry/);
+    assert.deepEqual(orderOf(0), ['upstream', 'ours']);
+    assert.deepEqual(orderOf(1), ['ours', 'upstream']);
+  });
+});
+
+describe('bench CPU profile summary', () => {
+  test('origin names packages, node core, our files and native code', () => {
+    assert.equal(origin('file:///work/main/node_modules/@kubernetes/client-node/dist/x.js'), '@kubernetes/client-node');
+    assert.equal(origin('file:///work/main/node_modules/pino/lib/a.js'), 'pino');
+    assert.equal(origin('node:internal/streams/readable'), 'node core');
+    assert.equal(origin('file:///tmp/nlc-bench-build-1/out/src/kube/informer.js'), 'src/kube/informer.js');
+    assert.equal(origin(''), '(native / VM)');
+  });
+
+  test('self time sums sample deltas per function and origin', () => {
+    const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
+    const r = selfTimes({
+      nodes: [
+        { id: 1, callFrame: frame('(root)', '') },
+        { id: 2, callFrame: frame('parse', 'file:///x/node_modules/pino/a.js') },
+        { id: 3, callFrame: frame('(idle)', '') },
+      ],
+      samples: [2, 2, 3, 2],
+      timeDeltas: [1000, 2000, 5000, 1000],
+      startTime: 0,
+      endTime: 9000,
+    });
+    assert.equal(r.totalMs, 9);
+    assert.deepEqual(r.byOrigin[0], ['(idle)', 5]);
+    assert.deepEqual(r.byOrigin[1], ['pino', 4]);
+    assert.equal(r.byFunction.find(([k]) => k.startsWith('parse'))?.[1], 4);
+  });
+});
