@@ -25,7 +25,7 @@ import { runEviction } from './scenarios/eviction.js';
 import { runFailure } from './scenarios/failure.js';
 import { runScale } from './scenarios/scale.js';
 import { runSteady } from './scenarios/steady.js';
-import { orderOf, parsePodMix, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
+import { orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 async function buildOurs(log: (m: string) => void): Promise<string> {
@@ -103,7 +103,7 @@ async function main(): Promise<number> {
         'pods-per-node': { type: 'number', default: 30, describe: 'pods per node in every scenario' },
         zones: { type: 'number', default: 3 },
         'evict-nodes': { type: 'number', describe: 'tainted nodes in scenario 3 (default 100; --quick 20)' },
-        'scale-nodes': { type: 'string', describe: 'node counts for scenario 4, comma-separated (default 5000; --quick 300)' },
+        'scale-nodes': { type: 'string', describe: 'fleet sizes for scenario 4, comma-separated: N (× --scale-pods-per-node) or NxP (default 5000; --quick 300)' },
         'scale-pods-per-node': { type: 'number', describe: 'pods per node in scenario 4 (default --pods-per-node)' },
         repeat: { type: 'number', default: 1, describe: 'runs per controller and scenario, alternating which goes first' },
         only: { choices: ['upstream', 'ours'] as const, describe: 'run one controller only (for example to profile ours); no ratios then' },
@@ -141,7 +141,7 @@ async function main(): Promise<number> {
   let baselineMs: number;
   let warmupMs: number;
   let maxSimLagMs: number;
-  let scaleNodes: number[];
+  let scaleSizes: { nodes: number; podsPerNode: number | undefined }[];
   try {
     scenarios = parseScenarios(argv.scenario);
     podMix = parsePodMix(argv['pod-mix']);
@@ -150,8 +150,7 @@ async function main(): Promise<number> {
     warmupMs = parseGoDuration(argv.warmup);
     maxSimLagMs = parseGoDuration(argv['max-sim-lag']);
     parseGoDuration(argv['node-monitor-grace-period']);
-    scaleNodes = (argv['scale-nodes'] ?? (q ? '300' : '5000')).split(',').map(Number);
-    if (scaleNodes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--scale-nodes: positive integers');
+    scaleSizes = parseScaleSizes(argv['scale-nodes'] ?? (q ? '300' : '5000'));
   } catch (err) {
     process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
@@ -176,7 +175,10 @@ async function main(): Promise<number> {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
       process.stderr.write(`bench: ${sig}: stopping controllers and private control planes\n`);
-      void cleanupAll().finally(() => process.exit(130));
+      void cleanupAll().finally(() => {
+        rmSync(join(tmpdir(), `nlc-bench-build-${process.pid}`), { recursive: true, force: true });
+        process.exit(130);
+      });
     });
   }
   const started = Date.now();
@@ -219,13 +221,13 @@ async function main(): Promise<number> {
     },
     command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
     durationS: 0,
-    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], nodes, podsPerNode: ppn, evictNodes, scaleNodes, repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], ours: argv.ours, upstreamControllers: argv['upstream-controllers'] },
+    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], nodes, podsPerNode: ppn, evictNodes, scaleSizes, repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], ours: argv.ours, upstreamControllers: argv['upstream-controllers'] },
     errors: [],
   };
   if (argv.merge && existsSync(join(argv.out, 'latest.json'))) {
     const old = JSON.parse(readFileSync(join(argv.out, 'latest.json'), 'utf8')) as BenchResults;
     for (const s of SCENARIOS) if (!scenarios.includes(s) && old[s]) Object.assign(results, { [s]: old[s] });
-    results.command = `${old.command} + ${results.command} --merge`;
+    results.mergedFrom = [...(old.mergedFrom ?? []), { date: old.date, command: old.command, durationS: old.durationS }];
     results.errors.push(...old.errors);
     results.options = { ...old.options, [`merged ${results.date}`]: results.options };
   }
@@ -256,10 +258,12 @@ async function main(): Promise<number> {
     for (let i = 0; i < (scenario === 'scale' ? 1 : argv.repeat); i++) {
       if (scenario === 'scale') {
         results.scale = [];
-        for (const n of scaleNodes) {
-          log(`--- scale: ours at ${n} nodes`);
-          const r = await attempt(`scale ${n}`, () =>
-            runScale(ctx, { nodes: n, podsPerNode: argv['scale-pods-per-node'] ?? ppn, zones: argv.zones, podMix: { plain: 1 }, warmupMs: Math.max(warmupMs, 15_000), windowMs, flags: base }, `s4n${n}`),
+        for (const size of scaleSizes) {
+          const n = size.nodes;
+          const p = size.podsPerNode ?? argv['scale-pods-per-node'] ?? ppn;
+          log(`--- scale: ours at ${n} nodes × ${p} pods`);
+          const r = await attempt(`scale ${n}x${p}`, () =>
+            runScale(ctx, { nodes: n, podsPerNode: p, zones: argv.zones, podMix: { plain: 1 }, warmupMs: Math.max(warmupMs, 15_000), windowMs, flags: base }, `s4n${n}`),
           );
           if (r) results.scale.push(r);
           write();

@@ -43,3 +43,15 @@ export function orderOf(i: number): ControllerKind[] {
   return i % 2 === 0 ? ['upstream', 'ours'] : ['ours', 'upstream'];
 }
 
+
+/**
+ * Parses `--scale-nodes`: comma-separated `N` or `NxP` (N nodes, P pods per node). Pure.
+ * @throws {Error} for anything else.
+ */
+export function parseScaleSizes(text: string): { nodes: number; podsPerNode: number | undefined }[] {
+  return text.split(',').map((part) => {
+    const m = /^(\d+)(?:x(\d+))?$/.exec(part.trim());
+    if (!m || Number(m[1]) < 1) throw new Error(`--scale-nodes: bad entry "${part}" (N or NxP)`);
+    return { nodes: Number(m[1]), podsPerNode: m[2] === undefined ? undefined : Number(m[2]) };
+  });
+}

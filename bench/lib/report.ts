@@ -26,6 +26,8 @@ export interface BenchResults {
   scale?: (ScaleRun)[];
   targets?: TargetResult[];
   errors: string[];
+  /** earlier runs whose other scenarios this file keeps (`--merge`) */
+  mergedFrom?: { date: string; command: string; durationS: number }[];
 }
 
 /** A target of issue 9 and where we stand. */
@@ -225,6 +227,7 @@ export function renderMarkdown(res: BenchResults): string {
     `- Date: ${res.date}; duration ${Math.round(res.durationS / 60)} min`,
     `- Machine: ${res.machine.cpus} × ${res.machine.model}, ${res.machine.memGiB} GiB RAM, Node ${res.machine.node}; load average at start ${res.machine.loadavgStart.join(' / ')}, at end ${res.machine.loadavgEnd.join(' / ')}`,
     `- Command: \`${res.command}\``,
+    ...(res.mergedFrom ?? []).map((m) => `- Other scenarios from the run of ${m.date} (${Math.round(m.durationS / 60)} min): \`${m.command}\``),
     '- Each run: a fresh private control plane (etcd + kube-apiserver 1.20.2), a freshly created fleet, one controller. Medians over runs the simulator kept up with; a run whose simulator lease lag p99 exceeded the limit is flagged and left out.',
     '- API requests: deltas of `apiserver_request_total` minus the simulator\'s own traffic, measured in a no-controller baseline window and scaled to the phase length; Lease writes are never counted (neither controller writes Leases without leader election).',
     '',

@@ -484,7 +484,7 @@ export class NodeLifecycleController {
         if (result === 'gone') return;
         if (result === 'written' && o.obs.healthAfterStatusUpdate) {
           this.#health.set(name, o.obs.healthAfterStatusUpdate);
-          this.#d.log.info({ node: name, zone: getZoneKey(node.labels) }, 'Node stopped posting status: conditions set to Unknown');
+          this.#d.log.info({ node: name, zone: formatZoneKey(getZoneKey(node.labels)) }, 'Node stopped posting status: conditions set to Unknown');
         }
         if (written) current = written;
       }
@@ -529,12 +529,12 @@ export class NodeLifecycleController {
       if (ready.status === 'False') {
         if (taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE)) return false;
         if (this.#markNodeForTainting(node, 'False', zone)) {
-          this.#d.log.info({ node: node.name, zone }, 'Node is NotReady. Adding it to the Taint queue');
+          this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Node is NotReady. Adding it to the Taint queue');
         }
       } else if (ready.status === 'Unknown') {
         if (taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) return false;
         if (this.#markNodeForTainting(node, 'Unknown', zone)) {
-          this.#d.log.info({ node: node.name, zone }, 'Node is unresponsive. Adding it to the Taint queue');
+          this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Node is unresponsive. Adding it to the Taint queue');
         }
       } else if (ready.status === 'True') {
         if (taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE) || taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) return false;

@@ -21,7 +21,7 @@ import { histogramMean } from '../../bench/scenarios/scale.js';
 import { encodePng, Raster } from '../../bench/lib/png.js';
 import { niceTicks, renderCdfChart } from '../../bench/lib/chart.js';
 import { evaluateTargets, median, ratio, usable, renderMarkdown, type BenchResults } from '../../bench/lib/report.js';
-import { orderOf, parsePodMix, parseScenarios } from '../../bench/lib/options.js';
+import { orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { origin, selfTimes } from '../../bench/profile-summary.js';
 
@@ -346,6 +346,11 @@ describe('bench report and options', () => {
     assert.throws(() => parsePodMix('bogus=1'), /bad entry/);
     assert.deepEqual(orderOf(0), ['upstream', 'ours']);
     assert.deepEqual(orderOf(1), ['ours', 'upstream']);
+    assert.deepEqual(parseScaleSizes('5000x2,2000'), [
+      { nodes: 5000, podsPerNode: 2 },
+      { nodes: 2000, podsPerNode: undefined },
+    ]);
+    assert.throws(() => parseScaleSizes('5k'), /bad entry/);
   });
 });
 
