@@ -23,7 +23,7 @@ import {
   type PodCondition,
   type Taint,
 } from '../kube/objects.js';
-import { readNode, readPod } from '../kube/reads.js';
+import { readNode } from '../kube/reads.js';
 import { patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff, type WriteScheduler } from '../kube/writer.js';
 import type { Clock } from '../util/clock.js';
@@ -65,11 +65,6 @@ export class NodeLifecycleWriter {
   /** Quorum GET of a node as a slim object; `undefined` when it is gone. @throws on other API errors. */
   getNode(name: string): Promise<Node | undefined> {
     return readNode(this.#clients, name);
-  }
-
-  /** Quorum GET of a pod as a slim object; `undefined` when it is gone. @throws on other API errors. */
-  getPod(namespace: string, name: string): Promise<Pod | undefined> {
-    return readPod(this.#clients, namespace, name);
   }
 
   /**
