@@ -130,6 +130,8 @@ async function main(): Promise<number> {
         merge: { type: 'boolean', default: false, describe: 'keep the other scenarios of an existing latest.json (replace only those run now)' },
       })
       .parseAsync();
+    // With exitProcess(false), yargs prints --help and then returns; the run must not start.
+    if (argv.help === true) return 0;
   } catch (err) {
     process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;

@@ -57,6 +57,8 @@ async function main(): Promise<number> {
         keep: { type: 'boolean', default: false },
       })
       .parseAsync();
+    // With exitProcess(false), yargs prints --help and then returns; the run must not start.
+    if (argv.help === true) return 0;
   } catch (err) {
     process.stderr.write(`error: ${describeError(err).replace(/\s+/g, ' ')}\n`);
     return 2;

@@ -455,6 +455,15 @@ const FLAGS = [
     help: 'json: one JSON object per line; text: human-readable lines.',
   },
   {
+    name: 'feature-gates',
+    kind: 'string',
+    default: '',
+    unit: 'comma-separated Name=true|false pairs',
+    help:
+      'A set of key=value pairs that describe feature gates. Known gates: ' +
+      'PodDisruptionConditions=true|false (default true: the taint eviction controller adds the DisruptionTarget pod condition before each deletion, as kube-controller-manager 1.26+ does; false: one DELETE per pod, as 1.20–1.25). Unknown gates are an error.',
+  },
+  {
     name: 'node-selector',
     kind: 'string',
     default: '',
@@ -533,6 +542,47 @@ export interface ControllerConfig {
   logFormat: LogFormat;
   /** `--node-selector`: label selector text; '' selects all nodes. Parse with {@link parseLabelSelector}. */
   nodeSelector: string;
+  /** `--feature-gates`, every known gate resolved to its value (defaults filled in); see {@link parseFeatureGates}. */
+  featureGates: FeatureGates;
+}
+
+/** The feature gates this program knows, with upstream's names. */
+export interface FeatureGates {
+  /**
+   * Upstream `PodDisruptionConditions` (beta and on by default in 1.26, GA in 1.31): add the
+   * `DisruptionTarget` condition to a pod before the taint eviction controller deletes it.
+   * Default true. Off, each eviction is one DELETE, as in kube-controller-manager 1.20–1.25.
+   */
+  PodDisruptionConditions: boolean;
+}
+
+/** Defaults of {@link FeatureGates}. */
+export const DEFAULT_FEATURE_GATES: Readonly<FeatureGates> = { PodDisruptionConditions: true };
+
+/**
+ * Parses `--feature-gates` (`Name=true,Other=false`; spaces around entries are ignored).
+ * @param text the flag's value; '' gives the defaults.
+ * @returns every known gate with its value.
+ * @throws {Error} with a one-line reason for an unknown gate, a missing `=`, or a value that is not
+ *   a Go boolean (the caller wraps it into a {@link FlagError}).
+ * Upstream: `featuregate.(*featureGate).Set` (`staging/src/k8s.io/component-base/featuregate/feature_gate.go`),
+ * whose messages ("unrecognized feature gate: X", "missing bool value for X") these mirror.
+ */
+export function parseFeatureGates(text: string): FeatureGates {
+  const gates: FeatureGates = { ...DEFAULT_FEATURE_GATES };
+  for (const raw of text.split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const eq = entry.indexOf('=');
+    const key = (eq < 0 ? entry : entry.slice(0, eq)).trim();
+    if (eq < 0) throw new Error(`missing bool value for ${key}`);
+    if (!Object.hasOwn(DEFAULT_FEATURE_GATES, key)) throw new Error(`unrecognized feature gate: ${key}`);
+    const value = entry.slice(eq + 1).trim();
+    if (TRUE_WORDS.has(value)) gates[key as keyof FeatureGates] = true;
+    else if (FALSE_WORDS.has(value)) gates[key as keyof FeatureGates] = false;
+    else throw new Error(`invalid value of ${key}=${value}, err: invalid boolean (use true or false)`);
+  }
+  return gates;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -860,6 +910,12 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
   } catch (err) {
     fail('node-selector', `invalid label selector "${nodeSelector}": ${(err as Error).message}`);
   }
+  let featureGates: FeatureGates = { ...DEFAULT_FEATURE_GATES };
+  try {
+    featureGates = parseFeatureGates(str('feature-gates'));
+  } catch (err) {
+    fail('feature-gates', (err as Error).message);
+  }
 
   return {
     kubeconfig: str('kubeconfig') || undefined,
@@ -888,6 +944,7 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     logLevel: oneOf('log-level', LOG_LEVELS),
     logFormat: oneOf('log-format', LOG_FORMATS),
     nodeSelector,
+    featureGates,
   };
 }
 

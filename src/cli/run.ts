@@ -186,6 +186,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       metrics: metrics.taintEviction,
       // A pod is only deleted while both its node's taints and the pod itself are known to be current.
       canSeeCluster: () => nodes.hasSynced() && nodes.isWatching() && pods.hasSynced() && pods.isWatching(),
+      options: { disruptionConditions: config.featureGates.PodDisruptionConditions },
     });
     taintEviction = te;
     nodes.on('add', (n: Node) => te.nodeChanged(n));

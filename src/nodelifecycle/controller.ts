@@ -176,7 +176,16 @@ interface Observed {
 const EVENT_SOURCE_TAINT_PASS_MS = 100; // upstream scheduler.NodeEvictionPeriod
 const RETRY_WAIT_MS = 50; // upstream retries a failed taint swap "after 0"; 50 ms avoids a hot loop
 const NODE_WORKERS = 8; // upstream nodeUpdateWorkerSize
-const POD_WORKERS = 4; // upstream podUpdateWorkerSize
+// Upstream podUpdateWorkerSize is 4, but its pod workers only handle pod updates; ours also mark a
+// failed node's pods NotReady (deliberate difference 11), which needs as many writes in flight as
+// the --kube-api-qps budget allows at the API server's latency.
+const POD_WORKERS = 32;
+/**
+ * NoExecute taint writes in flight per zone (deliberate difference 12). Upstream writes them one
+ * after another, so a wave of N dead nodes is tainted at one API round trip per node even when the
+ * zone's rate allows more; the token bucket still decides when each node's turn comes.
+ */
+const TAINT_WRITES_IN_FLIGHT = 16;
 const LABEL_RECONCILE: readonly [primary: string, secondary: string][] = [
   ['kubernetes.io/os', 'beta.kubernetes.io/os'],
   ['kubernetes.io/arch', 'beta.kubernetes.io/arch'],
@@ -197,7 +206,6 @@ export class NodeLifecycleController {
   readonly #zoneQueues = new Map<string, RateLimitedTimedQueue>();
   readonly #zoneSizes = new Map<string, { size: number; unhealthy: number }>();
   readonly #pausedReasons = new Map<string, string>();
-  readonly #nodesToRetry = new Set<string>();
   /** Last Ready status each node was judged with, to notice flips that change zone states. */
   readonly #lastReady = new Map<string, string | undefined>();
   /** Nodes the health queue is processing now (the monitor pass defers to it). */
@@ -286,7 +294,6 @@ export class NodeLifecycleController {
 
   /** A Node was deleted. */
   nodeDeleted(name: string): void {
-    this.#nodesToRetry.delete(name);
     this.#deadlines.cancel(name);
     if (!this.#stopped) this.#scheduleMonitor(0);
   }
@@ -504,17 +511,10 @@ export class NodeLifecycleController {
     } else {
       this.#processNoTaintBaseEviction(current, currentReady);
     }
-    const needsRetry = this.#nodesToRetry.has(name);
-    const transition = isReadyToNotReadyTransition(o.obs.observedReady, currentReady);
-    if (transition) this.#emit({ kind: 'Node', name, uid: node.uid }, nodeNotReadyEvent(name));
-    if (transition || (needsRetry && o.obs.observedReady.status !== 'True')) {
-      const ok = await this.#markPodsNotReady(name);
-      if (!ok) {
-        this.#nodesToRetry.add(name);
-        return;
-      }
+    if (isReadyToNotReadyTransition(o.obs.observedReady, currentReady)) {
+      this.#emit({ kind: 'Node', name, uid: node.uid }, nodeNotReadyEvent(name));
+      this.#queuePodsNotReady(name);
     }
-    this.#nodesToRetry.delete(name);
   }
 
   /**
@@ -522,8 +522,7 @@ export class NodeLifecycleController {
    * no pods to mark), and returns true; returns false, doing nothing, when an API call is needed.
    */
   #actSync(o: Observed, node: Node, ready: NodeCondition): boolean {
-    const needsRetry = this.#nodesToRetry.has(o.name);
-    if (isReadyToNotReadyTransition(o.obs.observedReady, ready) || (needsRetry && o.obs.observedReady.status !== 'True')) return false;
+    if (isReadyToNotReadyTransition(o.obs.observedReady, ready)) return false;
     if (this.#cfg.enableTaintManager) {
       const zone = getZoneKey(node.labels);
       if (ready.status === 'False') {
@@ -543,7 +542,6 @@ export class NodeLifecycleController {
     } else {
       this.#processNoTaintBaseEviction(node, ready);
     }
-    this.#nodesToRetry.delete(o.name);
     return true;
   }
 
@@ -563,14 +561,18 @@ export class NodeLifecycleController {
     } else this.#deadlines.cancel(name);
   }
 
-  async #markPodsNotReady(nodeName: string): Promise<boolean> {
-    const pods = this.#d.caches.pods.podsOnNode(nodeName).filter((p) => podNeedsNotReadyMark(p, nodeName));
-    const results = await Promise.allSettled(pods.map((p) => this.#markPodNotReady(p, nodeName)));
-    const failed = results.filter((r) => r.status === 'rejected');
-    if (failed.length > 0) {
-      this.#d.log.warn({ node: nodeName, failed: failed.length }, 'marking pods NotReady failed; will retry on the next pass');
+  /**
+   * Mirrors the `MarkPodsNotReady` call of `monitorNodeHealth`, with deliberate difference 11: the
+   * node's pods are handed to the pod queue (each re-checked by {@link #processPod}, retried on
+   * failure with per-pod backoff) instead of being written inside the node's health sync. Upstream
+   * holds its monitor loop (and we held a health worker) until all of a node's pods were patched,
+   * so in a failure wave later nodes were marked Unknown and tainted seconds late; upstream's
+   * per-node retry on the next pass (`nodesToRetry`) is replaced by the per-pod retry.
+   */
+  #queuePodsNotReady(nodeName: string): void {
+    for (const p of this.#d.caches.pods.podsOnNode(nodeName)) {
+      if (podNeedsNotReadyMark(p, nodeName)) this.#podQueue.add(podKey(p));
     }
-    return failed.length === 0;
   }
 
   async #markPodNotReady(pod: Pod, nodeName: string): Promise<WriteResult> {
@@ -729,13 +731,18 @@ export class NodeLifecycleController {
 
   /**
    * One pass over every zone queue. Mirrors `doNoExecuteTaintingPass` (taint mode) and 1.20's
-   * `doEvictionPass` (legacy mode). Zones are processed concurrently, each serially under its limiter.
+   * `doEvictionPass` (legacy mode). Zones are processed concurrently, each in queue order under its
+   * limiter; in taint mode up to {@link TAINT_WRITES_IN_FLIGHT} taint writes of a zone run at once
+   * (deliberate difference 12), legacy eviction stays serial as upstream's.
    */
   async doNoExecuteTaintingPass(): Promise<void> {
     await Promise.all(
       [...this.#zoneQueues.entries()].map(([zone, q]) =>
         q
-          .tryAsync((v) => (this.#cfg.enableTaintManager ? this.#taintOne(zone, v) : this.#evictOne(zone, v)))
+          .tryAsync(
+            (v) => (this.#cfg.enableTaintManager ? this.#taintOne(zone, v) : this.#evictOne(zone, v)),
+            this.#cfg.enableTaintManager ? TAINT_WRITES_IN_FLIGHT : 1,
+          )
           .catch((err: unknown) => this.#d.log.error({ zone: formatZoneKey(zone), err: describeError(err) }, 'tainting pass failed')),
       ),
     );

@@ -113,6 +113,18 @@ export class UniqueQueue {
   }
 
   /**
+   * Puts `v` back into the heap when its value is still in the set but no longer waiting (it was
+   * taken out with {@link removeFromQueue} while its action ran). Ours: upstream has no
+   * concurrent pass, so it needs no such step.
+   * @returns true if pushed; false when the value left the set or is already waiting.
+   */
+  restore(v: TimedValue): boolean {
+    if (!this.#set.has(v.value) || this.#pos.has(v.value)) return false;
+    this.#push(v);
+    return true;
+  }
+
+  /**
    * Removes `value` from the set and, if present, from the heap, so it can be added again.
    * Mirrors `UniqueQueue.Remove`.
    * @returns true if it was in the set, even when it was no longer in the heap.
@@ -232,6 +244,8 @@ export class RateLimitedTimedQueue {
   readonly #limiter: SwappableRateLimiter;
   #busy = false;
   #tail: Promise<void> = Promise.resolve();
+  /** Values whose action runs in a concurrent pass, and whether they were removed meanwhile. */
+  readonly #running = new Map<string, { removed: boolean }>();
 
   /**
    * @param clock time source for `addedAt`, `processAt` and the due check (epoch ms).
@@ -260,11 +274,14 @@ export class RateLimitedTimedQueue {
    * @returns true if it was in the dedup set (even if already processed).
    */
   remove(value: string): boolean {
+    const running = this.#running.get(value);
+    if (running) running.removed = true;
     return this.#queue.remove(value);
   }
 
   /** Empties the queue and the dedup set. Mirrors `RateLimitedTimedQueue.Clear`. */
   clear(): void {
+    for (const running of this.#running.values()) running.removed = true;
     this.#queue.clear();
   }
 
@@ -298,13 +315,24 @@ export class RateLimitedTimedQueue {
    * Deliberate difference from upstream: {@link swapLimiter} does not wait for a running pass.
    * The next token is taken from the new limiter, so entering all-zones disruption (rate 0)
    * stops a long pass at once.
+   *
+   * With `concurrency` > 1 (ours; deliberate difference 12 in docs/node-lifecycle.md), tokens are
+   * still taken one value at a time in queue order, but the pass does not wait for one action to
+   * finish before starting the next: up to `concurrency` run at once, each taken out of the heap
+   * (kept in the dedup set) while it runs and put back for a retry when it is not done. The rate
+   * limiter, not the API server's latency, then sets the tainting rate. The pass ends when the
+   * queue has no due value or no token and every action it started has finished.
    * @param fn the action; `waitMs` is in **milliseconds**.
+   * @param concurrency actions in flight at once; default 1 (upstream's serial pass).
    * @returns a promise that settles when this pass ends.
+   * @throws {RangeError} at once when `concurrency` is not a positive integer.
    * @throws (rejects) {RangeError} if `fn` returns a non-finite `waitMs`, or whatever `fn` rejects
-   *   with. The value stays queued unchanged, and later passes still run.
+   *   with (the first such error of a concurrent pass, after all its actions ended). The value
+   *   stays queued unchanged, and later passes still run.
    */
-  tryAsync(fn: (v: TimedValue) => Promise<TryResult>): Promise<void> {
-    const run = this.#tail.then(() => this.#runAsync(fn));
+  tryAsync(fn: (v: TimedValue) => Promise<TryResult>, concurrency = 1): Promise<void> {
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`RateLimitedTimedQueue: concurrency must be a positive integer, got ${concurrency}`);
+    const run = this.#tail.then(() => (concurrency === 1 ? this.#runAsync(fn) : this.#runConcurrent(fn, concurrency)));
     this.#tail = run.catch(() => undefined);
     return run;
   }
@@ -354,6 +382,52 @@ export class RateLimitedTimedQueue {
       }
     } finally {
       this.#busy = false;
+    }
+  }
+
+  async #runConcurrent(fn: (v: TimedValue) => Promise<TryResult>, concurrency: number): Promise<void> {
+    this.#busy = true;
+    const inFlight = new Set<Promise<void>>();
+    let firstError: { err: unknown } | undefined;
+    try {
+      for (;;) {
+        if (inFlight.size >= concurrency) {
+          await Promise.race(inFlight);
+          continue;
+        }
+        const head = this.#queue.head();
+        if (!head) break;
+        const now = this.#takeTokenIfDue(head);
+        if (now === undefined) break;
+        this.#queue.removeFromQueue(head.value);
+        const running = { removed: false };
+        this.#running.set(head.value, running);
+        const p: Promise<void> = this.#runOne(fn, head, now, running)
+          .catch((err: unknown) => {
+            firstError ??= { err };
+          })
+          .finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      }
+      await Promise.all(inFlight);
+    } finally {
+      this.#busy = false;
+    }
+    if (firstError) throw firstError.err;
+  }
+
+  /** One action of a concurrent pass; puts the value back for its retry unless it was removed meanwhile. */
+  async #runOne(fn: (v: TimedValue) => Promise<TryResult>, head: TimedValue, now: number, running: { removed: boolean }): Promise<void> {
+    let retry: TimedValue | undefined = head;
+    try {
+      const r = await fn(head);
+      if (r.done) retry = undefined;
+      else if (!Number.isFinite(r.waitMs)) throw new RangeError(`RateLimitedTimedQueue: waitMs must be finite, got ${r.waitMs}`);
+      else retry = { ...head, processAt: now + r.waitMs + 1 };
+    } finally {
+      if (this.#running.get(head.value) === running) this.#running.delete(head.value);
+      // Removed while the action ran: drop the retry, as the serial pass's Replace does.
+      if (retry && !running.removed) this.#queue.restore(retry);
     }
   }
 

@@ -63,6 +63,7 @@ const DEFAULTS: [flag: string, text: string, field: keyof ControllerConfig, valu
   ['log-format', 'json', 'logFormat', 'json'],
   ['controllers', '*', 'controllers', ['*']],
   ['node-selector', '""', 'nodeSelector', ''],
+  ['feature-gates', '""', 'featureGates', { PodDisruptionConditions: true }],
   ['kubeconfig', '""', 'kubeconfig', undefined],
   ['config', '""', 'configFile', undefined],
 ];
@@ -198,6 +199,9 @@ describe('validation errors: FlagError, exit code 2, one line naming the flag', 
     [['--leader-elect=maybe'], 'leader-elect'],
     [['--log-level=verbose'], 'log-level'],
     [['--log-format=xml'], 'log-format'],
+    [['--feature-gates=NoSuchGate=true'], 'feature-gates'],
+    [['--feature-gates=PodDisruptionConditions'], 'feature-gates'],
+    [['--feature-gates=PodDisruptionConditions=maybe'], 'feature-gates'],
     [['--metrics-bind-address=10267'], 'metrics-bind-address'],
     [['--metrics-bind-address=:70000'], 'metrics-bind-address'],
     [['--metrics-bind-address=::1:80'], 'metrics-bind-address'],
@@ -432,5 +436,19 @@ describe('label selectors (--node-selector)', () => {
     assert.equal(m('cores>4,cores<16'), true);
     assert.equal(m('cores>8'), false);
     assert.equal(m('excluded'), false);
+  });
+});
+
+describe('--feature-gates (component-base featuregate syntax)', () => {
+  test('PodDisruptionConditions=false turns the gate off; spaces and Go booleans are accepted', async () => {
+    assert.deepEqual((await parse(['--feature-gates=PodDisruptionConditions=false'])).featureGates, { PodDisruptionConditions: false });
+    assert.deepEqual((await parse(['--feature-gates= PodDisruptionConditions = F ,'])).featureGates, { PodDisruptionConditions: false });
+    assert.deepEqual((await parse([], { NLC_FEATURE_GATES: 'PodDisruptionConditions=true' })).featureGates, { PodDisruptionConditions: true });
+  });
+
+  test('an unknown gate is named in a one-line error with upstream\'s wording', async () => {
+    const err = await flagError(['--feature-gates=PodDisruptionConditions=true,Nope=false']);
+    assert.equal(err.flag, 'feature-gates');
+    assert.match(err.message, /^--feature-gates: unrecognized feature gate: Nope$/);
   });
 });

@@ -666,3 +666,30 @@ describe('sight, metrics, view and scale', () => {
     assert.equal(ctl.pendingCount, 0);
   });
 });
+
+describe('PodDisruptionConditions feature gate (options.disruptionConditions)', () => {
+  test('on (default): DisruptionTarget condition, then the delete', async (t) => {
+    const { w } = started(t);
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1');
+    await w.settle(1000);
+    assert.deepEqual(
+      w.writes.map((x) => x.kind),
+      ['condition', 'delete'],
+    );
+  });
+
+  test('off: one DELETE per eviction and no condition write (kube-controller-manager 1.20–1.25)', async (t) => {
+    const { w } = started(t, { disruptionConditions: false });
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1');
+    w.putPod('pod2', 'node1', [tol(1, 1)]);
+    await w.settle(5000);
+    assert.deepEqual(
+      w.writes.map((x) => `${x.kind} ${x.pod}`),
+      ['delete default/pod1', 'delete default/pod2'],
+    );
+    assert.deepEqual(w.deletionTimes('pod2'), [1000]);
+    assert.equal(w.events.filter((e) => e.reason === 'TaintManagerEviction').length, 2);
+  });
+});

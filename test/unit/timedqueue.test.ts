@@ -6,7 +6,7 @@ import type { Clock, TimerHandle } from '../../src/util/clock.js';
 import { SwappableTokenBucket } from '../../src/nodelifecycle/ratelimit.js';
 import type { SwappableRateLimiter } from '../../src/nodelifecycle/ratelimit.js';
 import { RateLimitedTimedQueue, UniqueQueue } from '../../src/nodelifecycle/timedqueue.js';
-import type { TimedValue } from '../../src/nodelifecycle/timedqueue.js';
+import type { TimedValue, TryResult } from '../../src/nodelifecycle/timedqueue.js';
 
 /** Upstream's FakeAlwaysRateLimiter. */
 function always(clock: Clock): SwappableTokenBucket {
@@ -51,6 +51,11 @@ function newQueue(clock: Clock = new FakeClock()): RateLimitedTimedQueue {
 }
 
 const names = (vs: readonly TimedValue[]): string[] => vs.map((v) => v.value);
+
+/** Lets every pending promise callback run (a few macrotask turns). */
+async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
 
 /** Runs one sync pass whose action always succeeds; returns the values processed, in order. */
 function processAll(q: RateLimitedTimedQueue): string[] {
@@ -330,6 +335,93 @@ describe('RateLimitedTimedQueue: rate limiting and timing', () => {
     });
     assert.deepEqual(seen, ['a']);
     assert.deepEqual(names(q.values()), ['b', 'c']);
+  });
+});
+
+describe('RateLimitedTimedQueue concurrent pass (deliberate difference 12)', () => {
+  test('up to `concurrency` actions run at once, started in queue order; the pass ends when all are done', async () => {
+    const clock = new FakeClock();
+    const q = new RateLimitedTimedQueue(clock, always(clock));
+    for (const n of ['a', 'b', 'c', 'd', 'e']) q.add(n, n);
+    const started: string[] = [];
+    let running = 0;
+    let maxRunning = 0;
+    const gates = new Map<string, () => void>();
+    const pass = q.tryAsync(async (v) => {
+      started.push(v.value);
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await new Promise<void>((resolve) => gates.set(v.value, resolve));
+      running--;
+      return { done: true, waitMs: 0 };
+    }, 2);
+    await flush();
+    assert.deepEqual(started, ['a', 'b']);
+    // Running values are out of the heap but still in the dedup set.
+    assert.deepEqual(names(q.values()), ['c', 'd', 'e']);
+    assert.equal(q.has('a'), true);
+    assert.equal(q.add('a', 'ua'), false);
+    gates.get('b')?.();
+    await flush();
+    assert.deepEqual(started, ['a', 'b', 'c']);
+    for (const n of ['a', 'c']) gates.get(n)?.();
+    await flush();
+    for (const n of ['d', 'e']) gates.get(n)?.();
+    await pass;
+    assert.deepEqual(started, ['a', 'b', 'c', 'd', 'e']);
+    assert.equal(maxRunning, 2);
+    assert.equal(q.length, 0);
+    assert.equal(q.has('e'), true, 'done values stay in the dedup set, as in the serial pass');
+  });
+
+  test('a not-done value is put back at now + waitMs + 1; one removed while running is dropped', async () => {
+    const clock = new FakeClock();
+    const q = new RateLimitedTimedQueue(clock, always(clock));
+    q.add('retry', 'u1');
+    q.add('gone', 'u2');
+    const t0 = clock.now();
+    await q.tryAsync(async (v) => {
+      if (v.value === 'gone') q.remove('gone');
+      return { done: false, waitMs: 500 };
+    }, 4);
+    assert.deepEqual(
+      q.values().map((v) => [v.value, v.processAt - t0]),
+      [['retry', 501]],
+    );
+    assert.equal(q.has('gone'), false);
+  });
+
+  test('a rejecting action keeps its value queued and rejects the pass after the others finished', async () => {
+    const clock = new FakeClock();
+    const q = new RateLimitedTimedQueue(clock, always(clock));
+    q.add('bad', 'u1');
+    q.add('good', 'u2');
+    const finished: string[] = [];
+    await assert.rejects(
+      q.tryAsync(async (v) => {
+        if (v.value === 'bad') throw new Error('boom');
+        await flush();
+        finished.push(v.value);
+        return { done: true, waitMs: 0 };
+      }, 4),
+      /boom/,
+    );
+    assert.deepEqual(finished, ['good']);
+    assert.deepEqual(names(q.values()), ['bad']);
+    assert.throws(() => q.tryAsync(async () => ({ done: true, waitMs: 0 }), 0), RangeError);
+  });
+
+  test('the token bucket still paces starts: rate 1/s with burst 1 starts one action per second', async () => {
+    const clock = new FakeClock();
+    const q = new RateLimitedTimedQueue(clock, new SwappableTokenBucket(clock, 1));
+    for (const n of ['a', 'b', 'c']) q.add(n, n);
+    const started: string[] = [];
+    const act = async (v: TimedValue): Promise<TryResult> => (started.push(v.value), { done: true, waitMs: 0 });
+    await q.tryAsync(act, 16);
+    assert.deepEqual(started, ['a']);
+    clock.advance(1000);
+    await q.tryAsync(act, 16);
+    assert.deepEqual(started, ['a', 'b']);
   });
 });
 
