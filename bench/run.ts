@@ -20,7 +20,7 @@ import { parseGoDuration } from '../src/util/duration.js';
 import { renderCdfChart, OURS_COLOR, UPSTREAM_COLOR } from './lib/chart.js';
 import { cleanupAll, type BenchContext } from './lib/harness.js';
 import type { ControllerKind, SharedControllerFlags } from './lib/procs.js';
-import { evaluateTargets, renderMarkdown, type BenchResults } from './lib/report.js';
+import { evaluateTargets, ONE_DELETE_GATE, renderMarkdown, type BenchResults } from './lib/report.js';
 import { runEviction } from './scenarios/eviction.js';
 import { runFailure } from './scenarios/failure.js';
 import { runScale } from './scenarios/scale.js';
@@ -127,6 +127,11 @@ async function main(): Promise<number> {
         'upstream-controllers': { type: 'string', default: 'nodelifecycle,podgc,attachdetach' },
         out: { type: 'string', default: join(REPO, 'bench/results'), describe: 'results directory' },
         'render-only': { type: 'boolean', default: false, describe: 'only re-render latest.md and latency.png from an existing latest.json' },
+        'eviction-one-delete': {
+          type: 'boolean',
+          default: true,
+          describe: `scenario 3: also run ours with ${'--feature-gates=PodDisruptionConditions=false'} (one DELETE per pod, as the 1.20 peer)`,
+        },
         merge: { type: 'boolean', default: false, describe: 'keep the other scenarios of an existing latest.json (replace only those run now)' },
       })
       .parseAsync();
@@ -305,11 +310,18 @@ async function main(): Promise<number> {
           results.failure ??= { upstream: [], ours: [] };
           if (r) results.failure[kind].push(r);
         } else {
-          const r = await attempt(`eviction ${kind} #${i + 1}`, () =>
-            runEviction(ctx, kind, { nodes: evictNodes, podsPerNode: ppn, zones: 1, podMix: { plain: 1 }, baselineMs: Math.min(baselineMs, 20_000), warmupMs, flags: base }, tag),
-          );
+          const evictionOptions = { nodes: evictNodes, podsPerNode: ppn, zones: 1, podMix: { plain: 1 }, baselineMs: Math.min(baselineMs, 20_000), warmupMs, flags: base };
+          const r = await attempt(`eviction ${kind} #${i + 1}`, () => runEviction(ctx, kind, evictionOptions, tag));
           results.eviction ??= { upstream: [], ours: [] };
           if (r) results.eviction[kind].push(r);
+          if (kind === 'ours' && argv['eviction-one-delete']) {
+            // Ours again with the DisruptionTarget write off: the same writes per pod as the 1.20 peer.
+            log(`--- ${scenario} #${i + 1}: ours ${ONE_DELETE_GATE}`);
+            const r1 = await attempt(`eviction ours ${ONE_DELETE_GATE} #${i + 1}`, () =>
+              runEviction(ctx, 'ours', { ...evictionOptions, oursArgs: [ONE_DELETE_GATE] }, `${tag}g`),
+            );
+            if (r1) (results.eviction.oursOneDelete ??= []).push(r1);
+          }
         }
         write();
       }

@@ -178,7 +178,7 @@ export async function launchSynced(
   kind: ControllerKind,
   flags: SharedControllerFlags,
   tag: string,
-  opts: { logLevel?: 'info' | 'debug'; timeoutMs?: number } = {},
+  opts: { logLevel?: 'info' | 'debug'; timeoutMs?: number; oursArgs?: readonly string[] } = {},
 ): Promise<SyncedController> {
   const [metricsPort] = (await freePorts(1)) as [number];
   const launch: ControllerLaunch = {
@@ -192,6 +192,7 @@ export async function launchSynced(
     metricsPort,
     logLevel: opts.logLevel ?? 'info',
     ...(ctx.cpuProfile && kind === 'ours' ? { cpuProfDir: join(ctx.workDir, 'profiles') } : {}),
+    ...(opts.oursArgs ? { oursArgs: opts.oursArgs } : {}),
   };
   const proc = new ControllerProcess(launch, join(ctx.workDir, `${tag}-${kind}.log`), ctx.repoRoot);
   const stop = (): Promise<void> => proc.stop();
@@ -320,6 +321,8 @@ export interface SessionSpec {
   waitForQuiet?: boolean;
   logLevel?: 'info' | 'debug';
   syncTimeoutMs?: number;
+  /** extra flags for ours only (ignored for upstream) */
+  oursArgs?: readonly string[];
 }
 
 /**
@@ -344,6 +347,7 @@ export async function runSession<T>(ctx: BenchContext, kind: ControllerKind, spe
       const c = await launchSynced(ctx, env, kind, spec.flags, spec.tag, {
         ...(spec.logLevel ? { logLevel: spec.logLevel } : {}),
         ...(spec.syncTimeoutMs ? { timeoutMs: spec.syncTimeoutMs } : {}),
+        ...(spec.oursArgs ? { oursArgs: spec.oursArgs } : {}),
       });
       try {
         await sleep(spec.warmupMs);

@@ -42,6 +42,8 @@ export interface ControllerLaunch {
   logLevel: 'info' | 'debug';
   /** ours: write a V8 CPU profile there on exit (`node --cpu-prof`) */
   cpuProfDir?: string;
+  /** ours: extra flags after the shared ones (e.g. `--feature-gates=PodDisruptionConditions=false`) */
+  oursArgs?: readonly string[];
 }
 
 /**
@@ -77,6 +79,7 @@ export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): 
       `--metrics-bind-address=127.0.0.1:${l.metricsPort}`,
       `--log-level=${l.logLevel}`,
       '--log-format=json',
+      ...(l.oursArgs ?? []),
     ],
   };
 }

@@ -26,11 +26,15 @@ export interface EvictionOptions {
   baselineMs: number;
   warmupMs: number;
   flags: SharedControllerFlags;
+  /** extra flags for ours (the `--feature-gates=PodDisruptionConditions=false` variant) */
+  oursArgs?: readonly string[];
 }
 
 /** One controller's mass-eviction run. */
 export interface EvictionRun {
   controller: ControllerKind;
+  /** ours' extra flags in this run, if any */
+  oursArgs?: readonly string[];
   nodes: number;
   pods: number;
   evicted: number;
@@ -87,6 +91,7 @@ export async function runEviction(ctx: BenchContext, kind: ControllerKind, o: Ev
     tag,
     shape: { nodes: o.nodes, zones: o.zones, podsPerNode: o.podsPerNode, podMix: o.podMix, statsWindowMs: 10 * 60_000 },
     flags: o.flags,
+    ...(o.oursArgs ? { oursArgs: o.oursArgs } : {}),
     observe: true,
     baselineMs: o.baselineMs,
     warmupMs: o.warmupMs,
@@ -129,6 +134,7 @@ export async function runEviction(ctx: BenchContext, kind: ControllerKind, o: Ev
     }
     const run: EvictionRun = {
       controller: kind,
+      ...(kind === 'ours' && o.oursArgs ? { oursArgs: o.oursArgs } : {}),
       nodes: names.length,
       pods,
       evicted: gone.length,

@@ -668,7 +668,11 @@ export class NodeLifecycleController {
       q.remove(node.name);
       return false;
     }
-    q.remove(node.name); // re-queue even if an earlier entry was processed (its taint was removed since)
+    // Upstream removes and re-adds, which re-queues a node whose earlier entry was processed (its
+    // taint was removed since). It runs once per 5 s pass; we re-evaluate on every Node/Lease
+    // event, so a node still waiting (or being tainted) keeps its place instead of going to the back.
+    if (q.isPending(node.name)) return false;
+    q.remove(node.name);
     const added = q.add(node.name, node.uid);
     if (added) this.#kickTaintPass();
     return added;

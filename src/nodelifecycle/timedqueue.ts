@@ -246,6 +246,8 @@ export class RateLimitedTimedQueue {
   #tail: Promise<void> = Promise.resolve();
   /** Values whose action runs in a concurrent pass, and whether they were removed meanwhile. */
   readonly #running = new Map<string, { removed: boolean }>();
+  /** Wakes a concurrent pass that waits for its actions, so a value added meanwhile starts at once. */
+  #wakeConcurrentPass: (() => void) | undefined;
 
   /**
    * @param clock time source for `addedAt`, `processAt` and the due check (epoch ms).
@@ -265,7 +267,18 @@ export class RateLimitedTimedQueue {
    */
   add(value: string, uid: string): boolean {
     const now = this.#clock.now();
-    return this.#queue.add({ value, uid, addedAt: now, processAt: now });
+    const added = this.#queue.add({ value, uid, addedAt: now, processAt: now });
+    if (added) this.#wakeConcurrentPass?.();
+    return added;
+  }
+
+  /**
+   * Whether `value` is waiting in the queue or its action is running in a concurrent pass, i.e. it
+   * will be processed (again) without being added. Ours: lets a caller that re-evaluates often
+   * avoid upstream's remove-and-add, which would move the value to the back of the queue.
+   */
+  isPending(value: string): boolean {
+    return this.#queue.inQueue(value) || this.#running.has(value);
   }
 
   /**
@@ -390,15 +403,26 @@ export class RateLimitedTimedQueue {
     const inFlight = new Set<Promise<void>>();
     let firstError: { err: unknown } | undefined;
     try {
+      // As in the serial pass, a value is processed at most once per pass (a retry waits for the next).
+      const seen = new Set<string>();
       for (;;) {
+        if (firstError !== undefined) break;
         if (inFlight.size >= concurrency) {
           await Promise.race(inFlight);
           continue;
         }
         const head = this.#queue.head();
-        if (!head) break;
-        const now = this.#takeTokenIfDue(head);
-        if (now === undefined) break;
+        const fresh = head !== undefined && !seen.has(head.value);
+        const now = head !== undefined && fresh ? this.#takeTokenIfDue(head) : undefined;
+        if (head === undefined || now === undefined) {
+          if (inFlight.size === 0) break;
+          // Wait for an action to end, or for a new value: one slow write must not hold up the
+          // values added while it runs until the next pass.
+          await Promise.race([...inFlight, new Promise<void>((resolve) => (this.#wakeConcurrentPass = resolve))]);
+          this.#wakeConcurrentPass = undefined;
+          continue;
+        }
+        seen.add(head.value);
         this.#queue.removeFromQueue(head.value);
         const running = { removed: false };
         this.#running.set(head.value, running);

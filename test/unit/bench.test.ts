@@ -135,6 +135,9 @@ describe('bench /proc parsing and launch commands', () => {
     assert.ok(ours.args.includes('--controllers=*'));
     assert.deepEqual(ours.args.slice(0, 3), ['--cpu-prof', '--cpu-prof-dir=/prof', '/d/main.js']);
     assert.ok(!up.args.some((a) => a.startsWith('--cpu-prof')));
+    const gated = controllerCommand({ ...launch, kind: 'ours', oursArgs: ['--feature-gates=PodDisruptionConditions=false'] }, '/node');
+    assert.equal(gated.args.at(-1), '--feature-gates=PodDisruptionConditions=false');
+    assert.ok(!controllerCommand({ ...launch, oursArgs: ['--feature-gates=PodDisruptionConditions=false'] }, '/node').args.some((a) => a.startsWith('--feature-gates')));
   });
 });
 
@@ -337,6 +340,47 @@ describe('bench report and options', () => {
     const md = renderMarkdown({ ...res, targets: t });
     assert.match(md, /\| peak RSS, VmHWM \(MiB\) \| 100 \| 200 \| 2\.00× \|/);
     assert.match(md, /FLAGGED/);
+  });
+
+  test('scenario 3: the one-DELETE variant gets its own table and target row', () => {
+    const interference = { machineBusyCores: 1, foreignCores: 0 };
+    const ev = (controller: 'upstream' | 'ours', perSecond: number) => ({
+      controller,
+      nodes: 10,
+      pods: 300,
+      evicted: 300,
+      durationS: 300 / perSecond,
+      deletionsPerSecond: perSecond,
+      firstDeletionS: 0.2,
+      sustainedPerSecond: perSecond,
+      perSecond: [],
+      requests: { DELETE: 300 },
+      requestsDetail: {},
+      timedOut: false,
+      interference,
+      sim: sim(false),
+    });
+    const res: BenchResults = {
+      date: 'd',
+      machine: { cpus: 2, model: 'm', memGiB: 1, node: 'v', loadavgStart: [], loadavgEnd: [] },
+      command: 'c',
+      durationS: 1,
+      options: {},
+      eviction: { upstream: [ev('upstream', 20)], ours: [ev('ours', 10)], oursOneDelete: [ev('ours', 19)] },
+      errors: [],
+    };
+    const t = evaluateTargets(res, 20);
+    assert.deepEqual(
+      t.map((x) => [x.measured.split(' ')[0], x.met]),
+      [
+        ['0.5', false],
+        ['0.95', false],
+      ],
+    );
+    assert.match(t[1]?.target ?? '', /PodDisruptionConditions=false/);
+    const md = renderMarkdown({ ...res, targets: t });
+    assert.match(md, /Same scenario, ours with `--feature-gates=PodDisruptionConditions=false`/);
+    assert.match(md, /\| deletions per second \(first taint → last pod\) \| 20 \| 19 \| 0\.95× \|/);
   });
 
   test('scenario, pod mix and order parsing', () => {

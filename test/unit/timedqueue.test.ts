@@ -557,3 +557,28 @@ describe('UniqueQueue', () => {
     );
   });
 });
+
+describe('RateLimitedTimedQueue concurrent pass: values added while actions run', () => {
+  test('a value added while a slow action runs starts at once, not after the pass; isPending covers waiting and running', async () => {
+    const clock = new FakeClock();
+    const q = new RateLimitedTimedQueue(clock, always(clock));
+    q.add('slow', 'u1');
+    let releaseSlow: () => void = () => undefined;
+    const started: string[] = [];
+    const pass = q.tryAsync(async (v) => {
+      started.push(v.value);
+      if (v.value === 'slow') await new Promise<void>((resolve) => (releaseSlow = resolve));
+      return { done: true, waitMs: 0 };
+    }, 4);
+    await flush();
+    assert.equal(q.isPending('slow'), true, 'running');
+    q.add('late', 'u2');
+    await flush();
+    assert.deepEqual(started, ['slow', 'late']);
+    assert.equal(q.isPending('late'), false, 'done: in the dedup set only');
+    assert.equal(q.has('late'), true);
+    releaseSlow();
+    await pass;
+    assert.equal(q.isPending('slow'), false);
+  });
+});
