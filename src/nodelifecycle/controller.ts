@@ -210,6 +210,8 @@ export class NodeLifecycleController {
   readonly #lastReady = new Map<string, string | undefined>();
   /** Nodes the health queue is processing now (the monitor pass defers to it). */
   readonly #inFlight = new Set<string>();
+  /** Nodes whose NoSchedule pass waits for their running health sync (see #doNoScheduleTaintingPass). */
+  readonly #noScheduleAfterHealth = new Set<string>();
   readonly #healthOpts: { nodeMonitorGracePeriodMs: number; nodeStartupGracePeriodMs: number };
   readonly #deadlines: DeadlineScheduler<string>;
   readonly #healthQueue: WorkQueue;
@@ -468,6 +470,7 @@ export class NodeLifecycleController {
       await this.#syncNodeHealthLocked(name);
     } finally {
       this.#inFlight.delete(name);
+      if (this.#noScheduleAfterHealth.delete(name)) this.#noScheduleQueue.add(name);
     }
   }
 
@@ -600,6 +603,13 @@ export class NodeLifecycleController {
 
   /** Mirrors `doNoScheduleTaintingPass` + `reconcileNodeLabels`. Throws to request a retry. */
   async #doNoScheduleTaintingPass(name: string): Promise<void> {
+    if (this.#inFlight.has(name)) {
+      // Our own status write's watch event often arrives before its response. Wait for the
+      // health sync: the NoExecute taint it queues carries the condition taints in the same
+      // patch (deliberate difference 12), and would otherwise queue behind this one's write.
+      this.#noScheduleAfterHealth.add(name);
+      return;
+    }
     const node = this.#d.caches.nodes.get(name);
     if (!node) return;
     const { toAdd, toRemove } = conditionTaintDiff(node);
@@ -776,7 +786,7 @@ export class NodeLifecycleController {
     }
     if (taintExists(node.taints, add) && !taintExists(node.taints, opposite)) return { done: true, waitMs: 0 };
     try {
-      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [opposite], node);
+      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [opposite], node, { conditionTaints: true });
       if (r !== 'gone') {
         this.#d.metrics.evictionsTotal.inc({ zone });
         this.#d.log.info({ node: node.name, zone: formatZoneKey(zone), taint: `${add.key}:${add.effect}` }, 'Tainted node with NoExecute');

@@ -249,15 +249,23 @@ export function observeNodeHealth(
   }
 
   const expired = nowMs > probeTimestamp + gracePeriodMs;
-  const finalConditions = expired ? markConditionsUnknown(node, nowMs) : copyConditions(node.conditions);
-  const currentReady = getCondition(finalConditions, NODE_READY);
+  // Only an expiry or a saved status needs the whole condition list; the steady state of a healthy
+  // node (every node, every pass) reads just its Ready condition. This keeps a 5,000-node pass
+  // from copying ~25,000 conditions it throws away.
+  const finalConditions = expired ? markConditionsUnknown(node, nowMs) : savesNodeStatus ? copyConditions(node.conditions) : undefined;
+  const currentReady = finalConditions ? getCondition(finalConditions, NODE_READY) : nodeReady;
 
-  const persisted: NodeHealth = {
-    probeTimestamp,
-    readyTransitionTimestamp: record.readyTransitionTimestamp,
-    conditions: savesNodeStatus ? copyConditions(finalConditions) : record.conditions,
-    ...(savedLeaseOut !== undefined ? { lease: savedLeaseOut } : {}),
-  };
+  // Nothing changed (no heartbeat, no newer Lease, status not saved): the previous record is still
+  // exact, so it is returned as is rather than rebuilt.
+  const unchanged = record === prev && !savesNodeStatus && probeTimestamp === record.probeTimestamp && savedLeaseOut === record.lease;
+  const persisted: NodeHealth = unchanged
+    ? record
+    : {
+        probeTimestamp,
+        readyTransitionTimestamp: record.readyTransitionTimestamp,
+        conditions: savesNodeStatus && finalConditions ? copyConditions(finalConditions) : record.conditions,
+        ...(savedLeaseOut !== undefined ? { lease: savedLeaseOut } : {}),
+      };
 
   const out: NodeHealthObservation = {
     health: persisted,
@@ -266,7 +274,7 @@ export function observeNodeHealth(
     needsStatusUpdate: false,
   };
   if (currentReady !== undefined) out.currentReady = { ...currentReady };
-  if (expired && !nodeConditionsEqual(currentReady, observedReady)) {
+  if (expired && finalConditions && !nodeConditionsEqual(currentReady, observedReady)) {
     out.needsStatusUpdate = true;
     out.unknownConditions = finalConditions;
     out.healthAfterStatusUpdate = {

@@ -6,7 +6,7 @@
  * `TimedQueue`, `UniqueQueue`, `RateLimitedTimedQueue`). All times are epoch **milliseconds**
  * read from the injected {@link Clock}.
  */
-import type { Clock } from '../util/clock.js';
+import type { Clock, TimerHandle } from '../util/clock.js';
 import type { SwappableRateLimiter } from './ratelimit.js';
 
 /**
@@ -413,12 +413,19 @@ export class RateLimitedTimedQueue {
         }
         const head = this.#queue.head();
         const fresh = head !== undefined && !seen.has(head.value);
-        const now = head !== undefined && fresh ? this.#takeTokenIfDue(head) : undefined;
-        if (head === undefined || now === undefined) {
+        const gotToken = fresh && this.#limiter.tryAccept();
+        const now = this.#clock.now();
+        if (head === undefined || !gotToken || now < head.processAt) {
           if (inFlight.size === 0) break;
-          // Wait for an action to end, or for a new value: one slow write must not hold up the
-          // values added while it runs until the next pass.
-          await Promise.race([...inFlight, new Promise<void>((resolve) => (this.#wakeConcurrentPass = resolve))]);
+          // Wait for an action to end, for a new value, or (when only the token was missing) for
+          // the next token: one slow write must not hold up values that are due meanwhile.
+          const waits: Promise<unknown>[] = [...inFlight, new Promise<void>((resolve) => (this.#wakeConcurrentPass = resolve))];
+          let tokenTimer: TimerHandle | undefined;
+          if (fresh && !gotToken && this.#limiter.qps > 0) {
+            waits.push(new Promise<void>((resolve) => (tokenTimer = this.#clock.setTimeout(resolve, Math.ceil(1000 / this.#limiter.qps)))));
+          }
+          await Promise.race(waits);
+          tokenTimer?.cancel();
           this.#wakeConcurrentPass = undefined;
           continue;
         }

@@ -27,7 +27,7 @@ import { readNode } from '../kube/reads.js';
 import { patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff, type WriteScheduler } from '../kube/writer.js';
 import type { Clock } from '../util/clock.js';
-import { applyTaintSwap } from './taints.js';
+import { applyTaintSwap, conditionTaintDiff } from './taints.js';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -76,12 +76,25 @@ export class NodeLifecycleWriter {
    * Deliberate difference from upstream: one patch carries both the additions and the removals
    * (upstream sends `AddOrUpdateTaintOnNode` and `RemoveTaintOffNode` as two patches), so no
    * observer ever sees a node with both or neither of the swapped taints.
+   * @param opts.conditionTaints also bring the NoSchedule condition taints in line with the
+   *   node's conditions as read (what `doNoScheduleTaintingPass` would write next), in the same
+   *   patch. Ours: the NoExecute taint of a node just marked Unknown then carries
+   *   `unreachable:NoSchedule` with it, one round trip instead of two (deliberate difference 12).
    * @returns `'written'`, `'unchanged'`, or `'gone'` when the node no longer exists.
    * @throws the last error after 5 conflicts (backoff 100 ms, jitter 1.0), or any other API error.
    */
-  async swapNodeTaints(name: string, toAdd: readonly Taint[], toRemove: readonly Taint[], cached?: Node): Promise<WriteResult> {
+  async swapNodeTaints(
+    name: string,
+    toAdd: readonly Taint[],
+    toRemove: readonly Taint[],
+    cached?: Node,
+    opts: { conditionTaints?: boolean } = {},
+  ): Promise<WriteResult> {
     const r = await this.#nodeWrite(name, cached, UPDATE_TAINT_BACKOFF, async (node) => {
-      const next = applyTaintSwap(node.taints, toAdd, toRemove, this.#clock.now());
+      const d = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
+      const next = d
+        ? applyTaintSwap(node.taints, [...toAdd, ...d.toAdd], [...toRemove, ...d.toRemove], this.#clock.now())
+        : applyTaintSwap(node.taints, toAdd, toRemove, this.#clock.now());
       if (next === undefined) return undefined;
       return this.#clients.core.patchNode(
         { name, body: { metadata: { resourceVersion: node.resourceVersion }, spec: { taints: next.map(taintToWire) } } },
@@ -210,7 +223,10 @@ export class NodeLifecycleWriter {
     this.#locks.set(name, chained);
     await prev;
     try {
-      let hint = newerNode(cached, this.#latest.get(name));
+      const latest = this.#latest.get(name);
+      let hint = newerNode(cached, latest);
+      // Once the cache has caught up with our own last write (or lost the node), the remembered response is dropped.
+      if (latest !== undefined && (hint !== latest || cached === undefined)) this.#latest.delete(name);
       return await retryOnConflict(
         async () => {
           const node = hint ?? (await this.getNode(name));
@@ -229,11 +245,10 @@ export class NodeLifecycleWriter {
       throw err;
     } finally {
       release();
-      if (this.#locks.get(name) === chained) {
-        this.#locks.delete(name);
-        // Once the cache has caught up, the remembered response is no longer needed.
-        this.#latest.delete(name);
-      }
+      // The remembered response outlives the lock: a write that follows before the watch delivers
+      // ours (under load, hundreds of ms) would otherwise start from the stale cached copy and pay
+      // a 409 and a GET; that made the NoExecute taint after an Unknown write three round trips.
+      if (this.#locks.get(name) === chained) this.#locks.delete(name);
     }
   }
 }
