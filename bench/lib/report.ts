@@ -189,12 +189,12 @@ export function scaleTable(runs: readonly (ScaleRun)[]): string {
   const lines = [
     '### 4. Scale — ours alone',
     '',
-    '| nodes | pods | health pass p50 (ms) | p99 (ms) | max (ms) | passes | peak RSS (MiB) | CPU (s per minute) | synced after (s) | sim lease lag p99 (ms) | machine busy / other work (cores) | valid |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| nodes | pods | health pass p50 (ms) | p99 (ms) | max (ms) | passes | peak RSS (MiB) | RSS / V8 heap total / heap used / external at end (MiB) | CPU (s per minute) | synced after (s) | sim lease lag p99 (ms) | machine busy / other work (cores) | valid |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const r of runs) {
     lines.push(
-      `| ${r.nodes} | ${r.pods} | ${r.healthPassMs.p50} | ${r.healthPassMs.p99} | ${r.healthPassMs.max} | ${r.healthPassMs.count} | ${r.peakRssMiB} | ${r.cpuSecondsPerMinute} | ${r.syncS} | ${r.sim.leaseLagP99Ms} | ${r.interference.machineBusyCores} / ${r.interference.foreignCores} | ${r.sim.flagged ? '⚠ flagged: simulator fell behind' : 'yes'} |`,
+      `| ${r.nodes} | ${r.pods} | ${r.healthPassMs.p50} | ${r.healthPassMs.p99} | ${r.healthPassMs.max} | ${r.healthPassMs.count} | ${r.peakRssMiB} | ${r.memoryMiB ? `${r.memoryMiB.rss} / ${r.memoryMiB.heapTotal} / ${r.memoryMiB.heapUsed} / ${r.memoryMiB.external}` : '—'} | ${r.cpuSecondsPerMinute} | ${r.syncS} | ${r.sim.leaseLagP99Ms} | ${r.interference.machineBusyCores} / ${r.interference.foreignCores} | ${r.sim.flagged ? '⚠ flagged: simulator fell behind' : 'yes'} |`,
     );
   }
   return lines.join('\n');

@@ -31,6 +31,8 @@ export interface ScaleRun {
   healthPassMs: PassStats;
   /** mean of the all-nodes histogram over the controller's life, ms */
   histogramMeanMs?: number;
+  /** where the memory is at the window's end (prom-client's default process metrics), MiB */
+  memoryMiB?: { rss: number; heapTotal: number; heapUsed: number; external: number };
   peakRssMiB: number;
   cpuSecondsPerMinute: number;
   windowS: number;
@@ -51,6 +53,24 @@ export function histogramMean(text: string, name: string): number | undefined {
   const sum = grab('sum');
   const count = grab('count');
   return sum !== undefined && count ? sum / count : undefined;
+}
+
+/**
+ * Reads RSS, V8 heap (total, used) and external memory from prom-client's default metrics
+ * (`process_resident_memory_bytes`, `nodejs_heap_size_total_bytes`, `nodejs_heap_size_used_bytes`,
+ * `nodejs_external_memory_bytes`) in a Prometheus text. Pure.
+ * @returns MiB, one decimal; undefined when any of them is missing.
+ */
+export function memoryBreakdown(text: string): { rss: number; heapTotal: number; heapUsed: number; external: number } | undefined {
+  const grab = (name: string): number | undefined => {
+    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)`, 'm').exec(text);
+    return m ? Math.round((Number(m[1]) / 2 ** 20) * 10) / 10 : undefined;
+  };
+  const rss = grab('process_resident_memory_bytes');
+  const heapTotal = grab('nodejs_heap_size_total_bytes');
+  const heapUsed = grab('nodejs_heap_size_used_bytes');
+  const external = grab('nodejs_external_memory_bytes');
+  return rss !== undefined && heapTotal !== undefined && heapUsed !== undefined && external !== undefined ? { rss, heapTotal, heapUsed, external } : undefined;
 }
 
 /**
@@ -82,12 +102,15 @@ export async function runScale(ctx: BenchContext, o: ScaleOptions, tag: string):
     const windowS = (Date.now() - t0) / 1000;
     const sim = simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs);
     let histogramMeanMs: number | undefined;
+    let memory: ScaleRun['memoryMiB'];
     try {
       const res = await fetch(`http://127.0.0.1:${c.metricsPort}/metrics`);
-      const mean = histogramMean(await res.text(), 'node_collector_update_all_nodes_health_duration_seconds');
+      const text = await res.text();
+      const mean = histogramMean(text, 'node_collector_update_all_nodes_health_duration_seconds');
       if (mean !== undefined) histogramMeanMs = round1(mean * 1000);
+      memory = memoryBreakdown(text);
     } catch {
-      // The cross-check is optional.
+      // The cross-check and the breakdown are optional.
     }
     const run: ScaleRun = {
       nodes: fleet.nodeNames().length,
@@ -101,6 +124,7 @@ export async function runScale(ctx: BenchContext, o: ScaleOptions, tag: string):
       interference,
       sim,
       ...(histogramMeanMs !== undefined ? { histogramMeanMs } : {}),
+      ...(memory ? { memoryMiB: memory } : {}),
     };
     ctx.log(
       `  ours at ${run.nodes} nodes: pass p50 ${run.healthPassMs.p50} ms p99 ${run.healthPassMs.p99} ms (${run.healthPassMs.count} passes), ` +

@@ -30,7 +30,7 @@
  *    and re-adds them with a new `timeAdded`; we keep them, so a restart neither delays nor hastens
  *    eviction (upstream #108268).
  */
-import type { Lease, Node, NodeCondition, Pod } from '../kube/objects.js';
+import type { Lease, Node, NodeCondition, Pod, Taint } from '../kube/objects.js';
 import { getCondition, podKey } from '../kube/objects.js';
 import type { Logger } from '../kube/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
@@ -612,12 +612,19 @@ export class NodeLifecycleController {
     }
     const node = this.#d.caches.nodes.get(name);
     if (!node) return;
-    const { toAdd, toRemove } = conditionTaintDiff(node);
-    if (toAdd.length > 0 || toRemove.length > 0) {
-      const r = await this.#d.writes.swapNodeTaints(name, toAdd, toRemove, node);
+    const cachedDiff = conditionTaintDiff(node);
+    if (cachedDiff.toAdd.length > 0 || cachedDiff.toRemove.length > 0) {
+      // The diff is recomputed on the copy the patch starts from (our own last write's response
+      // when the cache lags): a cache-based diff would re-add a taint that write already added,
+      // re-stamping its timeAdded in a second, useless patch.
+      let applied: { added: readonly Taint[]; removed: readonly Taint[] } = { added: [], removed: [] };
+      const r = await this.#d.writes.swapNodeTaints(name, [], [], node, {
+        conditionTaints: true,
+        onConditionTaints: (added, removed) => (applied = { added, removed }),
+      });
       if (r === 'written') {
         this.#d.log.info(
-          { node: name, added: toAdd.map((t) => t.key), removed: toRemove.map((t) => t.key) },
+          { node: name, added: applied.added.map((t) => t.key), removed: applied.removed.map((t) => t.key) },
           'Updated NoSchedule condition taints',
         );
       }

@@ -80,6 +80,8 @@ export class NodeLifecycleWriter {
    *   node's conditions as read (what `doNoScheduleTaintingPass` would write next), in the same
    *   patch. Ours: the NoExecute taint of a node just marked Unknown then carries
    *   `unreachable:NoSchedule` with it, one round trip instead of two (deliberate difference 12).
+   * @param opts.onConditionTaints called before the patch is sent with the condition taints that
+   *   `opts.conditionTaints` adds and removes (as computed on the copy the patch starts from).
    * @returns `'written'`, `'unchanged'`, or `'gone'` when the node no longer exists.
    * @throws the last error after 5 conflicts (backoff 100 ms, jitter 1.0), or any other API error.
    */
@@ -88,10 +90,11 @@ export class NodeLifecycleWriter {
     toAdd: readonly Taint[],
     toRemove: readonly Taint[],
     cached?: Node,
-    opts: { conditionTaints?: boolean } = {},
+    opts: { conditionTaints?: boolean; onConditionTaints?: (added: readonly Taint[], removed: readonly Taint[]) => void } = {},
   ): Promise<WriteResult> {
     const r = await this.#nodeWrite(name, cached, UPDATE_TAINT_BACKOFF, async (node) => {
       const d = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
+      if (d) opts.onConditionTaints?.(d.toAdd, d.toRemove);
       const next = d
         ? applyTaintSwap(node.taints, [...toAdd, ...d.toAdd], [...toRemove, ...d.toRemove], this.#clock.now())
         : applyTaintSwap(node.taints, toAdd, toRemove, this.#clock.now());

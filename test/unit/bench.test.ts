@@ -17,7 +17,7 @@ import { FailureTracker, failureLatencies } from '../../bench/lib/observe.js';
 import { dist, spreadPick } from '../../bench/scenarios/failure.js';
 import { passMsOf, passStats } from '../../bench/scenarios/steady.js';
 import { quietLimits } from '../../bench/lib/harness.js';
-import { histogramMean } from '../../bench/scenarios/scale.js';
+import { histogramMean, memoryBreakdown } from '../../bench/scenarios/scale.js';
 import { encodePng, Raster } from '../../bench/lib/png.js';
 import { niceTicks, renderCdfChart } from '../../bench/lib/chart.js';
 import { evaluateTargets, median, ratio, usable, renderMarkdown, type BenchResults } from '../../bench/lib/report.js';
@@ -381,6 +381,17 @@ describe('bench report and options', () => {
     const md = renderMarkdown({ ...res, targets: t });
     assert.match(md, /Same scenario, ours with `--feature-gates=PodDisruptionConditions=false`/);
     assert.match(md, /\| deletions per second \(first taint → last pod\) \| 20 \| 19 \| 0\.95× \|/);
+  });
+
+  test('memoryBreakdown reads prom-client default process metrics in MiB', () => {
+    const text = [
+      'process_resident_memory_bytes 524288000',
+      'nodejs_heap_size_total_bytes 209715200',
+      'nodejs_heap_size_used_bytes 157286400',
+      'nodejs_external_memory_bytes 10485760',
+    ].join('\n');
+    assert.deepEqual(memoryBreakdown(text), { rss: 500, heapTotal: 200, heapUsed: 150, external: 10 });
+    assert.equal(memoryBreakdown('process_resident_memory_bytes 1'), undefined);
   });
 
   test('scenario, pod mix and order parsing', () => {
