@@ -62,16 +62,15 @@ export class TaintEvictionWriter {
   /**
    * Adds `DisruptionTarget=True` (reason `DeletionByTaintManager`, message "Taint manager: deleting
    * due to NoExecute taint", lastTransitionTime now) to the pod's status with a strategic-merge
-   * patch of `pods/status` (conditions merge by `type`), guarded by the resourceVersion of a copy
-   * whose UID was checked: `cached` for the first try when given, otherwise (and after every
-   * 409 Conflict) a fresh GET.
+   * patch of `pods/status` (conditions merge by `type`) that carries the pod's UID, so a pod
+   * recreated under the same name answers 422 and counts as gone (src/kube/podstatus.ts).
    * Skips the patch when the condition is already True (upstream's `UpdatePodCondition` returns
    * "unchanged" for the same status, reason and message; we also leave a True condition written by
    * someone else, e.g. the kubelet's shutdown manager, as it is).
    * @param uid the UID the eviction was decided for.
    * @param cached the informer's copy of the pod, if any (ignored unless its UID is `uid`).
    * @returns `'written'`, `'unchanged'`, or `'gone'` when no pod with that name and UID exists.
-   * @throws after 5 conflicts (client-go `retry.DefaultRetry`), a `FencedError`, or any other API error.
+   * @throws a `FencedError`, or any other API error (the controller retries with backoff).
    * Mirrors the `UpdatePodCondition` + `PatchPodStatus` step of `addConditionAndDeletePod`.
    */
   async addDisruptionCondition(namespace: string, name: string, uid: string, cached?: Pod): Promise<ConditionWriteResult> {
