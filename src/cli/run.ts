@@ -81,6 +81,14 @@ export interface RunningController {
 }
 
 /**
+ * Writes one controller keeps in flight at once. Deliberate difference from kube-controller-manager
+ * (whose clients cap only the rate): in a failure wave the pod writes of dead nodes would otherwise
+ * pile up in the API server, and the node writes that the priority queue sends first would still
+ * wait behind all of them there (docs/node-lifecycle.md, difference 13).
+ */
+export const WRITES_IN_FLIGHT_PER_CONTROLLER = 16;
+
+/**
  * Starts the controller from parsed configuration. Returns once the server listens; controllers
  * start when the caches have synced (`started`).
  * @throws {Error} when the kubeconfig cannot be loaded or the metrics address cannot be bound.
@@ -103,6 +111,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       qps: config.kubeApiQps,
       burst: config.kubeApiBurst,
       canWrite: () => (config.leaderElect ? (elector?.isLeader() ?? false) : true),
+      maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER,
     });
     throttles.push(t);
     return t;

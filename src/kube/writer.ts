@@ -135,6 +135,12 @@ export interface ApiWriteThrottleOptions {
   burst: number;
   /** The fencing gate, checked immediately before each write runs. Default: always true. */
   canWrite?: () => boolean;
+  /**
+   * Writes in flight at once; default unlimited (client-go has no such cap). A cap keeps the API
+   * server's queue short, so a high-priority write admitted behind a burst of pod writes waits for
+   * a free slot rather than sharing the server with every write already sent.
+   */
+  maxInFlight?: number;
 }
 
 /** Counters of an {@link ApiWriteThrottle}. */
@@ -167,8 +173,11 @@ export class ApiWriteThrottle implements WriteScheduler {
   #fenced = 0;
   #running = 0;
 
-  /** @throws {RangeError} for an invalid qps/burst (see {@link throttleSettings}). */
+  /** @throws {RangeError} for an invalid qps/burst (see {@link throttleSettings}) or a `maxInFlight` that is not a positive integer. */
   constructor(opts: ApiWriteThrottleOptions) {
+    if (opts.maxInFlight !== undefined && !(Number.isInteger(opts.maxInFlight) && opts.maxInFlight > 0)) {
+      throw new RangeError(`ApiWriteThrottle: maxInFlight must be a positive integer, got ${opts.maxInFlight}`);
+    }
     this.settings = throttleSettings(opts.qps, opts.burst);
     this.#canWrite = opts.canWrite ?? (() => true);
     const s = this.settings;
@@ -182,10 +191,10 @@ export class ApiWriteThrottle implements WriteScheduler {
             reservoirIncreaseAmount: s.reservoirIncreaseAmount,
             reservoirIncreaseInterval: s.reservoirIncreaseInterval,
             reservoirIncreaseMaximum: s.reservoirIncreaseMaximum,
-            maxConcurrent: null,
+            maxConcurrent: opts.maxInFlight ?? null,
             minTime: 0,
           }
-        : { maxConcurrent: null, minTime: 0 },
+        : { maxConcurrent: opts.maxInFlight ?? null, minTime: 0 },
     );
   }
 

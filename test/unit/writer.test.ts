@@ -154,6 +154,36 @@ describe('ApiWriteThrottle', () => {
     await t.stop();
   });
 
+  test('maxInFlight caps writes in flight; a freed slot goes to the highest priority waiting (node before pod before event)', async () => {
+    const t = new ApiWriteThrottle({ qps: -1, burst: 0, maxInFlight: 2 });
+    let running = 0;
+    let maxRunning = 0;
+    const order: string[] = [];
+    const releases: (() => void)[] = [];
+    const write = (label: string) => async (): Promise<void> => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      order.push(label);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      running--;
+    };
+    const all = [t.schedule(write('pod1'), 'pod'), t.schedule(write('pod2'), 'pod'), t.schedule(write('event'), 'event'), t.schedule(write('pod3'), 'pod')];
+    await new Promise((r) => setTimeout(r, 30));
+    all.push(t.schedule(write('node'), 'node'));
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(order, ['pod1', 'pod2']);
+    while (order.length < 5) {
+      releases.shift()?.();
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    for (const r of releases) r();
+    await Promise.all(all);
+    assert.equal(maxRunning, 2);
+    assert.deepEqual(order, ['pod1', 'pod2', 'node', 'pod3', 'event']);
+    assert.throws(() => new ApiWriteThrottle({ qps: 1, burst: 1, maxInFlight: 0 }), RangeError);
+    await t.stop();
+  });
+
   test('a write that fails rejects with its own error', async () => {
     const t = new ApiWriteThrottle({ qps: 10, burst: 1 });
     await assert.rejects(
