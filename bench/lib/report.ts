@@ -148,39 +148,38 @@ export function failureTable(runs: ScenarioRuns<FailureRun>): string {
 /** Ours' flag for the one-DELETE-per-pod variant of scenario 3. */
 export const ONE_DELETE_GATE = '--feature-gates=PodDisruptionConditions=false';
 
-/** Markdown of scenario 3 (and of its one-DELETE variant, when it ran). */
-export function evictionTable(runs: NonNullable<BenchResults['eviction']>): string {
-  const first = runs.upstream[0] ?? runs.ours[0];
-  const variant = runs.oursOneDelete && runs.oursOneDelete.length > 0 ? { upstream: runs.upstream, ours: runs.oursOneDelete } : undefined;
-  const variantLines = variant
-    ? [
-        '',
-        `Same scenario, ours with \`${ONE_DELETE_GATE}\`: one DELETE per evicted pod, the writes kube-controller-manager 1.20 makes (by default ours, like upstream 1.26+, first adds the \`DisruptionTarget\` condition, a second write per pod in the same \`--kube-api-qps\` budget).`,
-        '',
-        HEADER,
-        row('deletions per second (first taint → last pod)', variant, (r) => r.deletionsPerSecond, 1),
-        row('sustained deletions per second (first → last deletion)', variant, (r) => r.sustainedPerSecond, 1),
-        row('first deletion after taint (s)', variant, (r) => r.firstDeletionS, 3),
-        row('all pods terminating after (s)', variant, (r) => r.durationS, 2),
-        ...verbs(variant, (r) => r.requests).map((v) => row(`API ${v}`, variant, (r) => r.requests[v] ?? 0, 0)),
-        '',
-        runsNote(variant),
-      ]
-    : [];
+/** The throughput rows of scenario 3, for one pair of run sets. */
+function evictionRows(runs: ScenarioRuns<EvictionRun>, withEvicted: boolean): string[] {
   return [
-    `### 3. Mass eviction — ${first?.nodes ?? '?'} nodes × ${first ? first.pods / Math.max(1, first.nodes) : '?'} pods tainted at once, no toleration`,
-    '',
     HEADER,
     row('deletions per second (first taint → last pod)', runs, (r) => r.deletionsPerSecond, 1),
     row('sustained deletions per second (first → last deletion)', runs, (r) => r.sustainedPerSecond, 1),
     row('first deletion after taint (s)', runs, (r) => r.firstDeletionS, 3),
     row('all pods terminating after (s)', runs, (r) => r.durationS, 2),
-    row('pods evicted', runs, (r) => r.evicted, 0),
+    ...(withEvicted ? [row('pods evicted', runs, (r) => r.evicted, 0)] : []),
     ...verbs(runs, (r) => r.requests).map((v) => row(`API ${v}`, runs, (r) => r.requests[v] ?? 0, 0)),
     row('simulator lease lag p99 (ms)', runs, (r) => r.sim.leaseLagP99Ms, 1),
     '',
     runsNote(runs),
-    ...variantLines,
+  ];
+}
+
+/** Markdown of scenario 3 (and of its one-DELETE variant, when it ran). */
+export function evictionTable(runs: NonNullable<BenchResults['eviction']>): string {
+  const first = runs.upstream[0] ?? runs.ours[0];
+  const variant = runs.oursOneDelete && runs.oursOneDelete.length > 0 ? { upstream: runs.upstream, ours: runs.oursOneDelete } : undefined;
+  return [
+    `### 3. Mass eviction — ${first?.nodes ?? '?'} nodes × ${first ? first.pods / Math.max(1, first.nodes) : '?'} pods tainted at once, no toleration`,
+    '',
+    ...evictionRows(runs, true),
+    ...(variant
+      ? [
+          '',
+          `Same scenario, ours with \`${ONE_DELETE_GATE}\`: one DELETE per evicted pod, the writes kube-controller-manager 1.20 makes (by default ours, like upstream 1.26+, first adds the \`DisruptionTarget\` condition, a second write per pod in the same \`--kube-api-qps\` budget).`,
+          '',
+          ...evictionRows(variant, false),
+        ]
+      : []),
   ].join('\n');
 }
 

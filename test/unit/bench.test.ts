@@ -289,6 +289,19 @@ describe('bench PNG and chart', () => {
   });
 });
 
+/** A {@link BenchResults} with placeholder run metadata and the given scenarios. */
+function benchResults(scenarios: Partial<BenchResults>): BenchResults {
+  return {
+    date: 'd',
+    machine: { cpus: 2, model: 'm', memGiB: 1, node: 'v', loadavgStart: [], loadavgEnd: [] },
+    command: 'c',
+    durationS: 1,
+    options: {},
+    errors: [],
+    ...scenarios,
+  };
+}
+
 describe('bench report and options', () => {
   const sim = (flagged: boolean) => ({ leaseLagP50Ms: 1, leaseLagP99Ms: flagged ? 5000 : 10, leaseLagMaxMs: 1, samples: 1, errors: 0, flagged });
 
@@ -325,15 +338,7 @@ describe('bench report and options', () => {
       interference,
       sim: sim(flagged),
     });
-    const res: BenchResults = {
-      date: 'd',
-      machine: { cpus: 2, model: 'm', memGiB: 1, node: 'v', loadavgStart: [], loadavgEnd: [] },
-      command: 'c',
-      durationS: 1,
-      options: {},
-      steady: { upstream: [steady('upstream', 2, 100)], ours: [steady('ours', 1, 200), steady('ours', 100, 1, true)] },
-      errors: [],
-    };
+    const res = benchResults({ steady: { upstream: [steady('upstream', 2, 100)], ours: [steady('ours', 1, 200), steady('ours', 100, 1, true)] } });
     const t = evaluateTargets(res, 20);
     assert.equal(t[0]?.met, true); // 0.5× CPU
     assert.equal(t[1]?.met, false); // 2× RSS
@@ -360,15 +365,7 @@ describe('bench report and options', () => {
       interference,
       sim: sim(false),
     });
-    const res: BenchResults = {
-      date: 'd',
-      machine: { cpus: 2, model: 'm', memGiB: 1, node: 'v', loadavgStart: [], loadavgEnd: [] },
-      command: 'c',
-      durationS: 1,
-      options: {},
-      eviction: { upstream: [ev('upstream', 20)], ours: [ev('ours', 10)], oursOneDelete: [ev('ours', 19)] },
-      errors: [],
-    };
+    const res = benchResults({ eviction: { upstream: [ev('upstream', 20)], ours: [ev('ours', 10)], oursOneDelete: [ev('ours', 19)] } });
     const t = evaluateTargets(res, 20);
     assert.deepEqual(
       t.map((x) => [x.measured.split(' ')[0], x.met]),
