@@ -191,7 +191,8 @@ export class ApiWriteThrottle implements WriteScheduler {
             reservoirIncreaseAmount: s.reservoirIncreaseAmount,
             reservoirIncreaseInterval: s.reservoirIncreaseInterval,
             reservoirIncreaseMaximum: s.reservoirIncreaseMaximum,
-            maxConcurrent: opts.maxInFlight ?? null,
+            // Bottleneck counts running jobs by weight, and each write weighs one token (TOKEN_UNITS).
+            maxConcurrent: opts.maxInFlight === undefined ? null : opts.maxInFlight * s.weight,
             minTime: 0,
           }
         : { maxConcurrent: opts.maxInFlight ?? null, minTime: 0 },

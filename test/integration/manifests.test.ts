@@ -126,7 +126,9 @@ describe('manifests/ and the Helm chart', () => {
   });
 
   test('the chart passes every controller flag, with upstream defaults the program parses back', async () => {
-    const docs = parseDocs(await helm('template', 'nlc', CHART, '--namespace', NAMESPACE, '--set', 'controller.managedNodeSelector=pool=a'));
+    const docs = parseDocs(
+      await helm('template', 'nlc', CHART, '--namespace', NAMESPACE, '--set', 'controller.managedNodeSelector=pool=a', '--set', 'controller.featureGates=PodDisruptionConditions=true'),
+    );
     const args = containerArgs(docs);
     const passed = new Set(args.map((a) => /^--([a-z-]+)=/.exec(a)?.[1]));
     for (const flag of helpFlags()) {

@@ -155,7 +155,7 @@ describe('ApiWriteThrottle', () => {
   });
 
   test('maxInFlight caps writes in flight; a freed slot goes to the highest priority waiting (node before pod before event)', async () => {
-    const t = new ApiWriteThrottle({ qps: -1, burst: 0, maxInFlight: 2 });
+    const t = new ApiWriteThrottle({ qps: 1000, burst: 1000, maxInFlight: 2 });
     let running = 0;
     let maxRunning = 0;
     const order: string[] = [];
@@ -182,6 +182,21 @@ describe('ApiWriteThrottle', () => {
     assert.deepEqual(order, ['pod1', 'pod2', 'node', 'pod3', 'event']);
     assert.throws(() => new ApiWriteThrottle({ qps: 1, burst: 1, maxInFlight: 0 }), RangeError);
     await t.stop();
+    // Without a rate limit (negative qps) the cap holds too.
+    const unlimited = new ApiWriteThrottle({ qps: -1, burst: 0, maxInFlight: 1 });
+    let inFlight = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 5 }, () =>
+        unlimited.schedule(async () => {
+          peak = Math.max(peak, ++inFlight);
+          await new Promise((r) => setTimeout(r, 5));
+          inFlight--;
+        }),
+      ),
+    );
+    assert.equal(peak, 1);
+    await unlimited.stop();
   });
 
   test('a write that fails rejects with its own error', async () => {
