@@ -122,6 +122,7 @@ async function main(): Promise<number> {
         'failure-kube-api-burst': { type: 'number', default: 200 },
         'max-sim-lag': { type: 'string', default: '2s', describe: 'simulator lease lag p99 above this flags a run' },
         ours: { choices: ['dist', 'tsx'] as const, default: 'dist' as const, describe: 'run ours compiled with tsc (plain node) or through tsx' },
+        'ours-node-options': { type: 'string', default: '', describe: 'extra node options for ours, space-separated (e.g. "--max-old-space-size=256")' },
         'cpu-profile': { type: 'boolean', default: false, describe: 'write a V8 CPU profile of ours (node --cpu-prof) per run into the work dir' },
         'upstream-binary': { type: 'string', default: join(homedir(), '.cache/node-lifecycle-controller/bin/kube-controller-manager') },
         'upstream-controllers': { type: 'string', default: 'nodelifecycle,podgc,attachdetach' },
@@ -204,6 +205,7 @@ async function main(): Promise<number> {
     oursMode: argv.ours,
     oursEntry,
     cpuProfile: argv['cpu-profile'],
+    oursNodeArgs: argv['ours-node-options'].split(/\s+/).filter((a) => a !== ''),
     maxSimLagMs,
     log,
   };
@@ -228,7 +230,7 @@ async function main(): Promise<number> {
     },
     command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
     durationS: 0,
-    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], nodes, podsPerNode: ppn, evictNodes, scaleSizes, repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], ours: argv.ours, upstreamControllers: argv['upstream-controllers'] },
+    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], oursNodeOptions: argv['ours-node-options'], nodes, podsPerNode: ppn, evictNodes, scaleSizes, repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], ours: argv.ours, upstreamControllers: argv['upstream-controllers'] },
     errors: [],
   };
   if (argv.merge && existsSync(join(argv.out, 'latest.json'))) {

@@ -24,6 +24,8 @@ export interface BenchContext {
   oursEntry: string;
   /** write a CPU profile of ours in these scenarios */
   cpuProfile: boolean;
+  /** extra `node` options for ours (e.g. `--max-old-space-size=256`) */
+  oursNodeArgs: readonly string[];
   /** p99 heartbeat lag of the simulator above this (ms) flags a run */
   maxSimLagMs: number;
   /** progress lines to the terminal */
@@ -193,6 +195,7 @@ export async function launchSynced(
     logLevel: opts.logLevel ?? 'info',
     ...(ctx.cpuProfile && kind === 'ours' ? { cpuProfDir: join(ctx.workDir, 'profiles') } : {}),
     ...(opts.oursArgs ? { oursArgs: opts.oursArgs } : {}),
+    ...(ctx.oursNodeArgs.length > 0 ? { oursNodeArgs: ctx.oursNodeArgs } : {}),
   };
   const proc = new ControllerProcess(launch, join(ctx.workDir, `${tag}-${kind}.log`), ctx.repoRoot);
   const stop = (): Promise<void> => proc.stop();

@@ -44,6 +44,8 @@ export interface ControllerLaunch {
   cpuProfDir?: string;
   /** ours: extra flags after the shared ones (e.g. `--feature-gates=PodDisruptionConditions=false`) */
   oursArgs?: readonly string[];
+  /** ours: extra `node` options before the entry script (e.g. `--max-old-space-size=256`) */
+  oursNodeArgs?: readonly string[];
 }
 
 /**
@@ -67,7 +69,11 @@ export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): 
   if (l.kind === 'upstream') {
     return { command: l.upstreamBinary, args: [...shared, `--controllers=${l.upstreamControllers}`, '--port=0', '--secure-port=0'] };
   }
-  const node = [...(l.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${l.cpuProfDir}`] : []), ...(l.oursMode === 'tsx' ? ['--import', 'tsx'] : [])];
+  const node = [
+    ...(l.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${l.cpuProfDir}`] : []),
+    ...(l.oursNodeArgs ?? []),
+    ...(l.oursMode === 'tsx' ? ['--import', 'tsx'] : []),
+  ];
   return {
     command: nodeExecutable,
     args: [
