@@ -14,7 +14,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { cpus, homedir, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import yargs from 'yargs';
 import type { PodMix } from '../sim/fleet.js';
 import { parseGoDuration } from '../src/util/duration.js';
 import { renderCdfChart, OURS_COLOR, UPSTREAM_COLOR } from './lib/chart.js';
@@ -25,7 +24,7 @@ import { runEviction } from './scenarios/eviction.js';
 import { runFailure } from './scenarios/failure.js';
 import { runScale } from './scenarios/scale.js';
 import { runSteady } from './scenarios/steady.js';
-import { orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
+import { benchParser, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 async function buildOurs(log: (m: string) => void): Promise<string> {
@@ -88,13 +87,7 @@ function render(results: BenchResults, outDir: string, flags: SharedControllerFl
 async function main(): Promise<number> {
   let argv;
   try {
-    argv = await yargs(process.argv.slice(2))
-      .strict()
-      .exitProcess(false)
-      .version(false)
-      .fail((msg: string | undefined, err: Error | undefined) => {
-        throw new Error(msg ?? err?.message ?? 'invalid arguments');
-      })
+    argv = await benchParser(process.argv.slice(2))
       .usage('Usage: bench/run.ts [flags]\n\nOurs vs upstream kube-controller-manager 1.20.2 on private control planes.')
       .options({
         scenario: { type: 'string', default: SCENARIOS.join(','), describe: 'comma-separated: steady, failure, eviction, scale (or 1–4)' },

@@ -10,9 +10,9 @@
  * Exit code 0 when the simulator kept up, 1 when it did not, 2 for bad flags.
  */
 import { cpus } from 'node:os';
+import { benchParser } from './lib/options.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import yargs from 'yargs';
 import { loadKubeConfig, makeClients, describeError } from '../src/kube/client.js';
 import { parseGoDuration } from '../src/util/duration.js';
 import { Fleet } from '../sim/fleet.js';
@@ -35,13 +35,7 @@ function machineCpuTimes(): { idle: number; total: number } {
 async function main(): Promise<number> {
   let argv;
   try {
-    argv = await yargs(process.argv.slice(2))
-      .strict()
-      .exitProcess(false)
-      .version(false)
-      .fail((msg: string | undefined, err: Error | undefined) => {
-        throw new Error(msg ?? err?.message ?? 'invalid arguments');
-      })
+    argv = await benchParser(process.argv.slice(2))
       .options({
         nodes: { type: 'number', default: 1000 },
         zones: { type: 'number', default: 4 },

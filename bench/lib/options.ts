@@ -1,6 +1,7 @@
 /**
  * Pure parsing helpers of the bench's command line.
  */
+import yargs, { type Argv } from 'yargs';
 import type { PodMix } from '../../sim/fleet.js';
 import type { ControllerKind } from './procs.js';
 
@@ -54,4 +55,22 @@ export function parseScaleSizes(text: string): { nodes: number; podsPerNode: num
     if (!m || Number(m[1]) < 1) throw new Error(`--scale-nodes: bad entry "${part}" (N or NxP)`);
     return { nodes: Number(m[1]), podsPerNode: m[2] === undefined ? undefined : Number(m[2]) };
   });
+}
+
+/**
+ * The yargs parser every bench script starts from: strict, no process exit (the script returns
+ * its own exit code), no `--version`, and usage errors thrown as one-line `Error`s.
+ * Callers must check `argv.help` after parsing: with `exitProcess(false)`, yargs prints the help
+ * and returns instead of exiting.
+ * @param args the command line without `node` and the script (`process.argv.slice(2)`).
+ * @returns the parser, ready for `.options(...)`.
+ */
+export function benchParser(args: readonly string[]): Argv {
+  return yargs([...args])
+    .strict()
+    .exitProcess(false)
+    .version(false)
+    .fail((msg: string | undefined, err: Error | undefined) => {
+      throw new Error(msg ?? err?.message ?? 'invalid arguments');
+    });
 }

@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { inflateSync, crc32 } from 'node:zlib';
+import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import {
   byVerb,
@@ -432,5 +433,23 @@ describe('bench CPU profile summary', () => {
     assert.deepEqual(r.byOrigin[0], ['(idle)', 5]);
     assert.deepEqual(r.byOrigin[1], ['pino', 4]);
     assert.equal(r.byFunction.find(([k]) => k.startsWith('parse'))?.[1], 4);
+  });
+});
+
+describe('bench command lines', () => {
+  // yargs with exitProcess(false) prints --help and returns; the scripts must then stop, not run.
+  for (const script of ['bench/run.ts', 'bench/sim-scale.ts']) {
+    test(`${script} --help prints the flags and exits 0 without starting anything`, () => {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', script, '--help'], { encoding: 'utf8', timeout: 30_000 });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /--help/);
+      assert.doesNotMatch(r.stdout + r.stderr, /=== scenario|private control plane up|sim: registered|built ours/);
+    });
+  }
+
+  test('bench/run.ts rejects an unknown flag with exit 2 and one line', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--bogus'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 2);
+    assert.equal(r.stderr.trim(), 'bench: Unknown argument: bogus');
   });
 });
