@@ -64,6 +64,7 @@ export async function measureHealthPass(nodeCount: number, passes: number): Prom
     markPodNotReady: unchanged,
     evictPodLegacy: unchanged,
     patchNodeLabels: unchanged,
+    forgetNode: () => undefined,
   };
   const silent = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
   const nlc = new NodeLifecycleController({

@@ -119,7 +119,7 @@ export interface EventSink {
 /** The writes the controller makes (implemented by {@link NodeLifecycleWriter}). */
 export type NodeLifecycleWrites = Pick<
   NodeLifecycleWriter,
-  'swapNodeTaints' | 'updateNodeConditions' | 'markPodNotReady' | 'evictPodLegacy' | 'patchNodeLabels'
+  'swapNodeTaints' | 'updateNodeConditions' | 'markPodNotReady' | 'evictPodLegacy' | 'patchNodeLabels' | 'forgetNode'
 >;
 
 /** Everything the controller needs, injected. */
@@ -297,6 +297,7 @@ export class NodeLifecycleController {
   /** A Node was deleted. */
   nodeDeleted(name: string): void {
     this.#deadlines.cancel(name);
+    this.#d.writes.forgetNode(name);
     if (!this.#stopped) this.#scheduleMonitor(0);
   }
 

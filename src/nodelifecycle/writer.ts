@@ -62,6 +62,15 @@ export class NodeLifecycleWriter {
     this.#clock = clock;
   }
 
+  /**
+   * Drops what the writer remembers about a deleted node (its last write's response), so node
+   * churn does not grow memory: the remembered copy outlives each write until the cache catches up.
+   * Never throws.
+   */
+  forgetNode(name: string): void {
+    this.#latest.delete(name);
+  }
+
   /** Quorum GET of a node as a slim object; `undefined` when it is gone. @throws on other API errors. */
   getNode(name: string): Promise<Node | undefined> {
     return readNode(this.#clients, name);
