@@ -17,7 +17,8 @@
  * We read `NLC_*` ourselves rather than with yargs `.env('NLC')` so that tests can inject the
  * environment and so that an error can name the variable that carried the bad value.
  *
- * Upstream sources: `cmd/kube-controller-manager/app/options/*.go` (flags and defaults),
+ * Checked against k8s.io/kubernetes v1.37.2 (see docs/upstream-1.37.md). Upstream sources:
+ * `cmd/kube-controller-manager/app/options/*.go` (flags and defaults),
  * `pkg/controller/nodelifecycle/config/v1alpha1/defaults.go`,
  * `staging/src/k8s.io/controller-manager/options/generic.go` (`--controllers`, aliases, validation),
  * `staging/src/k8s.io/component-base/config/validation` and client-go `leaderelection.NewLeaderElector`
@@ -310,7 +311,9 @@ const FLAGS = [
     kind: 'duration',
     default: '50s',
     unit: DURATION_UNIT,
-    help: 'How long a running node may be unresponsive before it is marked unhealthy (Ready=Unknown). Must be at least --node-monitor-period, and several times the kubelet heartbeat interval.',
+    help:
+      'How long a running node may be unresponsive before it is marked unhealthy (Ready=Unknown). Must be at least --node-monitor-period, and several times the kubelet heartbeat interval. ' +
+      'Upstream default 50s since 1.32 (40s before): it should exceed HTTP2_PING_TIMEOUT_SECONDS (30s) + HTTP2_READ_IDLE_TIMEOUT_SECONDS (15s).',
   },
   {
     name: 'node-startup-grace-period',
@@ -352,14 +355,14 @@ const FLAGS = [
     kind: 'boolean',
     default: 'true',
     unit: 'true or false',
-    help: 'Evict pods through NoExecute taints and tolerations. false selects the legacy (Kubernetes 1.20 --enable-taint-manager=false) direct-eviction mode, which deletes all pods of a failed node after --pod-eviction-timeout. Removed upstream in 1.27.',
+    help: 'Evict pods through NoExecute taints and tolerations. false selects the legacy (Kubernetes 1.20 --enable-taint-manager=false) direct-eviction mode, which deletes all pods of a failed node after --pod-eviction-timeout. Removed upstream in 1.27 (kubernetes #115840); kept here.',
   },
   {
     name: 'pod-eviction-timeout',
     kind: 'duration',
     default: '5m',
     unit: DURATION_UNIT,
-    help: 'Legacy mode only (--enable-taint-manager=false): grace period before the pods of a failed node are deleted. Removed upstream in 1.27.',
+    help: 'Legacy mode only (--enable-taint-manager=false): grace period before the pods of a failed node are deleted. Removed upstream in 1.27 (kubernetes #115840); kept here.',
   },
   {
     name: 'kube-api-qps',
@@ -461,7 +464,8 @@ const FLAGS = [
     unit: 'comma-separated Name=true|false pairs',
     help:
       'A set of key=value pairs that describe feature gates. Known gates: ' +
-      'PodDisruptionConditions=true|false (default true: the taint eviction controller adds the DisruptionTarget pod condition before each deletion, as kube-controller-manager 1.26+ does; false: one DELETE per pod, as 1.20–1.25). Unknown gates are an error.',
+      'PodDisruptionConditions=true|false (default true: the taint eviction controller adds the DisruptionTarget pod condition before each deletion, as kube-controller-manager 1.26+ does; false: one DELETE per pod, as 1.20–1.25). ' +
+      'The gate went GA in 1.31 and 1.37.2 no longer has it (its kube-controller-manager rejects it as unrecognized); we keep it. Unknown gates are an error.',
   },
   {
     name: 'node-selector',
@@ -684,6 +688,10 @@ export function controllerFlagsHelp(): string {
  *   lease rules (all three durations > 0, lease duration > renew deadline > 1.2 × retry period) and
  *   a valid Lease name and namespace; an unreadable or malformed `--config` file.
  * @throws {HelpRequested} for `--help` / `-h`.
+ * Deliberate difference from upstream: validation is stricter. In 1.37.2
+ * `NodeLifecycleControllerOptions.Validate` (`cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go`)
+ * checks nothing, so kube-controller-manager starts with, say, a grace period below the monitor period or
+ * a zone threshold of 0; we refuse to start instead (exit 2), which can only prevent actions.
  * Upstream: `NewControllerManagerCommand` / `KubeControllerManagerOptions.Validate` (kube-controller-manager).
  */
 export async function parseControllerFlags(

@@ -6,9 +6,12 @@
  * - `pkg/controller/nodelifecycle/metrics.go` (subsystem `node_collector`);
  * - `pkg/controller/tainteviction/metrics/metrics.go` (subsystem `taint_eviction_controller`);
  * - `pkg/controller/podgc/metrics/metrics.go` (subsystem `pod_gc_collector`);
- * - `pkg/controller/volume/attachdetach/metrics/metrics.go` (`attachdetach_controller_forced_detaches`);
+ * - `pkg/controller/volume/attachdetach/metrics/metrics.go`: the forced-detach counter, under both
+ *   the name 1.37.2 registers (`attach_detach_controller_attachdetach_controller_forced_detaches{reason}`)
+ *   and the pre-1.28 name (`attachdetach_controller_forced_detaches`), see {@link AttachDetachMetrics};
  * - client-go `tools/leaderelection/metrics.go` via component-base (`leader_election_master_status`).
- * Metrics that upstream does not have are marked "our own" below.
+ * Metrics that upstream does not have are marked "our own" below. Checked against the
+ * k8s.io/kubernetes v1.37.2 sources; docs/upstream-1.37.md lists what changed since 1.20.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, exponentialBuckets } from 'prom-client';
 
@@ -30,6 +33,15 @@ export type PodGCReason = (typeof POD_GC_REASONS)[number];
 export const FORCED_DETACH_REASONS = ['timeout', 'out-of-service'] as const;
 /** A forced-detach `reason` label value. */
 export type ForcedDetachReason = (typeof FORCED_DETACH_REASONS)[number];
+
+/**
+ * The forced-detach counter's full name in kube-controller-manager 1.37.2: upstream's subsystem
+ * `attach_detach_controller` is prefixed to a name that already starts with `attachdetach_controller_`.
+ */
+export const FORCED_DETACHES_METRIC = 'attach_detach_controller_attachdetach_controller_forced_detaches';
+/** The forced-detach counter's name before 1.28 (1.20: no labels); ours since the first release. */
+export const LEGACY_FORCED_DETACHES_METRIC = 'attachdetach_controller_forced_detaches';
+const FORCED_DETACH_LABELS = ['reason'] as const;
 
 /**
  * `reason` label values of our own `node_collector_zone_eviction_paused{zone,reason}`:
@@ -60,6 +72,11 @@ export interface NodeCollectorMetrics {
   zoneTaintingRate: Gauge<'zone'>;
   /** Our own `node_collector_zone_eviction_paused{zone,reason}` gauge: 1 while tainting in the zone is paused for `reason`, else 0. */
   zoneEvictionPaused: Gauge<'zone' | 'reason'>;
+  /**
+   * Our own `node_collector_pod_marking_held_nodes` gauge: not-Ready nodes whose pods are left Ready
+   * (not marked NotReady) because every zone is FullDisruption, the all-zones stop (issue 14).
+   */
+  podMarkingHeldNodes: Gauge<never>;
 }
 
 /** Taint eviction controller metrics (subsystem `taint_eviction_controller`). */
@@ -83,16 +100,32 @@ export interface PodGCMetrics {
   forceDeletePodsTotal: Counter<'namespace' | 'reason'>;
   /** `pod_gc_collector_force_delete_pod_errors_total{namespace,reason}` counter: force deletions that failed. */
   forceDeletePodErrorsTotal: Counter<'namespace' | 'reason'>;
+  /**
+   * Our own `pod_gc_collector_live_read_failures_total{resource,reason}` counter: live GETs before a
+   * force delete (`resource` node or pod) that answered neither with a parsable object nor with 404
+   * (`reason` `unparsable` or `error`); the force delete waited and was retried (src/kube/reads.ts).
+   */
+  liveReadFailuresTotal: Counter<'resource' | 'reason'>;
 }
 
 /** Attach/detach (force detach) metrics. */
 export interface AttachDetachMetrics {
   /**
-   * `attachdetach_controller_forced_detaches{reason}` counter, reason `timeout` or `out-of-service`.
-   * Upstream 1.28+ actually exports this as `attachdetach_controller_attachdetach_controller_forced_detaches`
-   * (the subsystem is prefixed twice); we expose the documented, pre-1.28 name with the 1.28 label.
+   * `attachdetach_controller_forced_detaches{reason}` counter, reason `timeout` or `out-of-service`:
+   * VolumeAttachments force-detached. Increment this one; every scrape also shows the same values
+   * under {@link FORCED_DETACHES_METRIC}, the name kube-controller-manager 1.37.2 registers
+   * (`Subsystem: "attach_detach_controller"`, `Name: "attachdetach_controller_forced_detaches"`
+   * in `pkg/controller/volume/attachdetach/metrics/metrics.go`). The short name is 1.20's (a
+   * counter without labels there; summing over `reason` gives 1.20's value) and is kept so that
+   * dashboards written for it and for our earlier releases keep working.
    */
   forcedDetaches: Counter<'reason'>;
+  /**
+   * Our own `attachdetach_controller_live_read_failures_total{resource,reason}` counter: live GETs
+   * before a force detach (`resource` node or volumeattachment) that answered neither with a
+   * parsable object nor with 404 (`reason` `unparsable` or `error`); the detach waited and was retried.
+   */
+  liveReadFailuresTotal: Counter<'resource' | 'reason'>;
 }
 
 /** Leader election metrics. */
@@ -124,8 +157,12 @@ export interface CreateMetricsOptions {
 /**
  * Creates a fresh registry with every metric registered.
  *
- * Deliberate difference from upstream: the deprecated `node_collector_evictions_number` is not
- * registered. Upstream registers it but never increments it, so it never appears in its output either.
+ * `node_collector_evictions_number{zone}` (1.20's name for what `node_collector_evictions_total`
+ * counts; the two ran side by side until the old one was removed) is not registered: 1.37.2's
+ * `pkg/controller/nodelifecycle/metrics.go` has only `node_collector_evictions_total`.
+ * Upstream's `leader_election_slowpath_total{name}` (component-base
+ * `metrics/prometheus/clientgo/leaderelection`) is not registered yet: our elector only logs its
+ * fallbacks from the fast path (src/kube/leaderelection.ts).
  *
  * @param opts see {@link CreateMetricsOptions}.
  * @returns typed metric handles and their registry.
@@ -172,6 +209,10 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       'Whether NoExecute tainting in the zone is paused (1) or not (0), by reason.',
       ['zone', 'reason'],
     ),
+    podMarkingHeldNodes: gauge(
+      'node_collector_pod_marking_held_nodes',
+      'Number of not Ready Nodes whose Pods are not marked NotReady because every zone is FullDisruption.',
+    ),
   };
 
   const taintEviction: TaintEvictionMetrics = {
@@ -198,11 +239,34 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       'Number of errors encountered when forcefully deleting the pods since the Pod GC Controller started.',
       ['namespace', 'reason'],
     ),
+    liveReadFailuresTotal: counter(
+      'pod_gc_collector_live_read_failures_total',
+      'Number of live reads before a force delete that returned neither a parsable object nor 404; the force delete was retried later.',
+      ['resource', 'reason'],
+    ),
   };
 
+  const forcedDetachesHelp = 'Number of times the A/D Controller performed a forced detach';
   const attachDetach: AttachDetachMetrics = {
-    forcedDetaches: counter('attachdetach_controller_forced_detaches', 'Number of times the A/D Controller performed a forced detach', ['reason']),
+    forcedDetaches: counter(LEGACY_FORCED_DETACHES_METRIC, forcedDetachesHelp, FORCED_DETACH_LABELS),
+    liveReadFailuresTotal: counter(
+      'attachdetach_controller_live_read_failures_total',
+      'Number of live reads before a forced detach that returned neither a parsable object nor 404; the detach was retried later.',
+      ['resource', 'reason'],
+    ),
   };
+  // Upstream 1.37.2's name, filled from the handle above at scrape time, so callers increment one
+  // counter and the two names can never disagree.
+  new Counter<'reason'>({
+    name: FORCED_DETACHES_METRIC,
+    help: forcedDetachesHelp,
+    labelNames: FORCED_DETACH_LABELS,
+    registers,
+    async collect() {
+      this.reset();
+      for (const { labels, value } of (await attachDetach.forcedDetaches.get()).values) this.inc(labels, value);
+    },
+  });
 
   const leaderElection: LeaderElectionMetrics = {
     masterStatus: gauge(

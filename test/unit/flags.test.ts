@@ -452,3 +452,72 @@ describe('--feature-gates (component-base featuregate syntax)', () => {
     assert.match(err.message, /^--feature-gates: unrecognized feature gate: Nope$/);
   });
 });
+
+// Values copied from the k8s.io/kubernetes v1.37.2 module source (and its staging modules at
+// v0.37.2); each row names the file. docs/upstream-1.37.md lists what changed since 1.20.
+describe('kube-controller-manager 1.37.2 flags we share', () => {
+  const upstream137: [file: string, flag: string, goDefault: string, field: keyof ControllerConfig, value: unknown][] = [
+    ['pkg/controller/nodelifecycle/config/v1alpha1/defaults.go', 'node-monitor-period', '5s', 'nodeMonitorPeriod', 5_000],
+    ['pkg/controller/nodelifecycle/config/v1alpha1/defaults.go (50s since 1.32; 1.20: 40s)', 'node-monitor-grace-period', '50s', 'nodeMonitorGracePeriod', 50_000],
+    ['pkg/controller/nodelifecycle/config/v1alpha1/defaults.go', 'node-startup-grace-period', '1m0s', 'nodeStartupGracePeriod', 60_000],
+    ['cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (Float32Var)', 'node-eviction-rate', '0.1', 'nodeEvictionRate', 0.1],
+    ['cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (Float32Var)', 'secondary-node-eviction-rate', '0.01', 'secondaryNodeEvictionRate', 0.01],
+    ['cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (Int32Var)', 'large-cluster-size-threshold', '50', 'largeClusterSizeThreshold', 50],
+    ['cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (Float32Var)', 'unhealthy-zone-threshold', '0.55', 'unhealthyZoneThreshold', 0.55],
+    ['pkg/controller/apis/config/v1alpha1/defaults.go', 'kube-api-qps', '20', 'kubeApiQps', 20],
+    ['pkg/controller/apis/config/v1alpha1/defaults.go', 'kube-api-burst', '30', 'kubeApiBurst', 30],
+    ['component-base config/v1alpha1/defaults.go', 'leader-elect', 'true', 'leaderElect', true],
+    ['component-base config/v1alpha1/defaults.go', 'leader-elect-lease-duration', '15s', 'leaderElectLeaseDuration', 15_000],
+    ['component-base config/v1alpha1/defaults.go', 'leader-elect-renew-deadline', '10s', 'leaderElectRenewDeadline', 10_000],
+    ['component-base config/v1alpha1/defaults.go', 'leader-elect-retry-period', '2s', 'leaderElectRetryPeriod', 2_000],
+    ['cmd/kube-controller-manager/app/options/options.go', 'leader-elect-resource-namespace', 'kube-system', 'leaderElectResourceNamespace', 'kube-system'],
+    ['cmd/kube-controller-manager/app/options/attachdetachcontroller.go (since 1.30)', 'disable-force-detach-on-timeout', 'false', 'disableForceDetachOnTimeout', false],
+    ['controller-manager config/v1alpha1/defaults.go', 'controllers', '*', 'controllers', ['*']],
+  ];
+
+  test('same names and defaults (Go duration text parsed to the same milliseconds)', async () => {
+    const defaults = await parse([]);
+    for (const [file, flag, goDefault, field, value] of upstream137) {
+      assert.deepEqual(defaults[field], value, `--${flag} default (${file})`);
+      // Passing upstream's printed default (pflag's "(default 1m0s)") changes nothing.
+      assert.deepEqual((await parse([`--${flag}=${goDefault}`]))[field], value, `--${flag}=${goDefault} (${file})`);
+    }
+  });
+
+  test('controller names and aliases: cmd/kube-controller-manager/names/controller_names.go and app/core.go descriptors', () => {
+    const upstream = new Map<string, string[]>([
+      ['node-lifecycle-controller', ['nodelifecycle']],
+      ['taint-eviction-controller', []],
+      ['pod-garbage-collector-controller', ['podgc']],
+      ['persistentvolume-attach-detach-controller', ['attachdetach']],
+    ]);
+    for (const c of KNOWN_CONTROLLERS) {
+      const aliases = upstream.get(c.name);
+      assert.ok(aliases, `${c.name} is an upstream name`);
+      // Ours may add aliases (attach-detach-controller), never drop upstream's.
+      for (const a of aliases) assert.ok((c.aliases as readonly string[]).includes(a), `${c.name} accepts ${a}`);
+      assert.equal(c.disabledByDefault, false, `${c.name} is on by default upstream`);
+    }
+    assert.equal(KNOWN_CONTROLLERS.length, upstream.size);
+  });
+
+  test('an unknown controller is rejected with upstream\'s wording (controller-manager options/generic.go Validate)', async () => {
+    const err = await flagError(['--controllers=*,-bogus']);
+    assert.match(err.message, /"bogus" is not in the list of known controllers/);
+  });
+
+  test('flags removed upstream in 1.27 (#115840) are still accepted: legacy direct eviction is ours', async () => {
+    const c = await parse(['--enable-taint-manager=false', '--pod-eviction-timeout=2m']);
+    assert.equal(c.enableTaintManager, false);
+    assert.equal(c.podEvictionTimeout, 120_000);
+    const help = controllerFlagsHelp().replace(/\s+/g, ' ');
+    assert.match(help, /--enable-taint-manager .*Removed upstream in 1\.27 \(kubernetes #115840\)/);
+  });
+
+  test('stricter than upstream\'s (empty) NodeLifecycleControllerOptions.Validate: bad values refuse to start', async () => {
+    // kube-controller-manager 1.37.2 accepts each of these; we exit 2, which can only prevent actions.
+    for (const argv of [['--node-monitor-grace-period=1s'], ['--unhealthy-zone-threshold=0'], ['--large-cluster-size-threshold=-1']]) {
+      assert.equal((await flagError(argv)).exitCode, 2, argv.join(' '));
+    }
+  });
+});

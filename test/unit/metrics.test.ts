@@ -4,7 +4,11 @@ import { request } from 'node:http';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log/logger.js';
 import {
+  FORCED_DETACHES_METRIC,
+  FORCED_DETACH_REASONS,
+  LEGACY_FORCED_DETACHES_METRIC,
   POD_DELETION_DURATION_BUCKETS_SECONDS,
+  POD_GC_REASONS,
   createMetrics,
   type Metrics,
 } from '../../src/metrics/registry.js';
@@ -59,6 +63,9 @@ function touchAll(m: Metrics): void {
   m.podGC.forceDeletePodErrorsTotal.inc({ namespace: 'default', reason: 'out-of-service' });
   m.attachDetach.forcedDetaches.inc({ reason: 'timeout' });
   m.leaderElection.masterStatus.set({ name: 'node-lifecycle-controller' }, 1);
+  nc.podMarkingHeldNodes.set(0);
+  m.podGC.liveReadFailuresTotal.inc({ resource: 'node', reason: 'error' }, 0);
+  m.attachDetach.liveReadFailuresTotal.inc({ resource: 'volumeattachment', reason: 'unparsable' }, 0);
 }
 
 describe('metric names, types, labels and buckets match upstream', () => {
@@ -71,12 +78,16 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['node_collector_update_all_nodes_health_duration_seconds', 'histogram', []],
     ['node_collector_zone_tainting_rate', 'gauge', ['zone']],
     ['node_collector_zone_eviction_paused', 'gauge', ['zone', 'reason']],
+    ['node_collector_pod_marking_held_nodes', 'gauge', []],
     ['taint_eviction_controller_pod_deletions_total', 'counter', []],
     ['taint_eviction_controller_pod_deletion_duration_seconds', 'histogram', []],
     ['taint_eviction_controller_pending_pod_deletions', 'gauge', []],
     ['pod_gc_collector_force_delete_pods_total', 'counter', ['namespace', 'reason']],
     ['pod_gc_collector_force_delete_pod_errors_total', 'counter', ['namespace', 'reason']],
+    ['pod_gc_collector_live_read_failures_total', 'counter', ['resource', 'reason']],
     ['attachdetach_controller_forced_detaches', 'counter', ['reason']],
+    ['attachdetach_controller_live_read_failures_total', 'counter', ['resource', 'reason']],
+    ['attach_detach_controller_attachdetach_controller_forced_detaches', 'counter', ['reason']],
     ['leader_election_master_status', 'gauge', ['name']],
   ];
 
@@ -151,6 +162,120 @@ describe('metric names, types, labels and buckets match upstream', () => {
     assert.ok(textA.includes('process_start_time_seconds'));
     assert.ok(!(await b.registry.metrics()).includes('pod_gc_collector_force_delete_pods_total{'));
     assert.ok(!(await createMetrics({ defaultMetrics: false }).registry.metrics()).includes('process_'));
+  });
+});
+
+// Every value below is copied from the k8s.io/kubernetes v1.37.2 module source (the file is named
+// with each group); docs/upstream-1.37.md lists how they differ from 1.20.
+describe('kube-controller-manager 1.37.2 metric names, labels and help texts', () => {
+  const upstream137: [file: string, name: string, labels: string[], help: string][] = [
+    ['pkg/controller/nodelifecycle/metrics.go', 'node_collector_zone_health', ['zone'], 'Gauge measuring percentage of healthy nodes per zone.'],
+    ['pkg/controller/nodelifecycle/metrics.go', 'node_collector_zone_size', ['zone'], 'Gauge measuring number of registered Nodes per zones.'],
+    ['pkg/controller/nodelifecycle/metrics.go', 'node_collector_unhealthy_nodes_in_zone', ['zone'], 'Gauge measuring number of not Ready Nodes per zones.'],
+    [
+      'pkg/controller/nodelifecycle/metrics.go',
+      'node_collector_evictions_total',
+      ['zone'],
+      'Number of Node evictions that happened since current instance of NodeController started.',
+    ],
+    [
+      'pkg/controller/nodelifecycle/metrics.go',
+      'node_collector_update_node_health_duration_seconds',
+      [],
+      'Duration in seconds for NodeController to update the health of a single node.',
+    ],
+    [
+      'pkg/controller/nodelifecycle/metrics.go',
+      'node_collector_update_all_nodes_health_duration_seconds',
+      [],
+      'Duration in seconds for NodeController to update the health of all nodes.',
+    ],
+    [
+      'pkg/controller/tainteviction/metrics/metrics.go',
+      'taint_eviction_controller_pod_deletions_total',
+      [],
+      'Total number of Pods deleted by TaintEvictionController since its start.',
+    ],
+    [
+      'pkg/controller/tainteviction/metrics/metrics.go',
+      'taint_eviction_controller_pod_deletion_duration_seconds',
+      [],
+      'Latency, in seconds, between the time when a taint effect has been activated for the Pod and its deletion via TaintEvictionController.',
+    ],
+    [
+      'pkg/controller/podgc/metrics/metrics.go',
+      'pod_gc_collector_force_delete_pods_total',
+      ['namespace', 'reason'],
+      'Number of pods that are being forcefully deleted since the Pod GC Controller started.',
+    ],
+    [
+      'pkg/controller/podgc/metrics/metrics.go',
+      'pod_gc_collector_force_delete_pod_errors_total',
+      ['namespace', 'reason'],
+      'Number of errors encountered when forcefully deleting the pods since the Pod GC Controller started.',
+    ],
+    [
+      'pkg/controller/volume/attachdetach/metrics/metrics.go (Subsystem attach_detach_controller + Name attachdetach_controller_forced_detaches)',
+      'attach_detach_controller_attachdetach_controller_forced_detaches',
+      ['reason'],
+      'Number of times the A/D Controller performed a forced detach',
+    ],
+    [
+      'k8s.io/component-base@v0.37.2 metrics/prometheus/clientgo/leaderelection/metrics.go',
+      'leader_election_master_status',
+      ['name'],
+      "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    ],
+  ];
+
+  test('each upstream metric is exposed under its 1.37.2 name with its labels and help, verbatim', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    touchAll(m);
+    const families = parseExposition(await m.registry.metrics());
+    for (const [file, name, labels, help] of upstream137) {
+      const f = families.get(name);
+      assert.ok(f, `${name} (${file}) missing`);
+      assert.equal(f.help, help, `${name} help (${file})`);
+      const sample = f.samples.find((s) => !s.name.endsWith('_bucket')) ?? f.samples[0];
+      assert.ok(sample, `${name} has a sample`);
+      assert.deepEqual(Object.keys(sample.labels).sort(), [...labels].sort(), `${name} labels (${file})`);
+    }
+  });
+
+  test('reason label values are the 1.37.2 constants', () => {
+    // pkg/controller/podgc/metrics/metrics.go: PodGCReasonTerminated, …TerminatingOutOfService, …Orphaned, …TerminatingUnscheduled
+    assert.deepEqual([...POD_GC_REASONS], ['terminated', 'out-of-service', 'orphaned', 'unscheduled']);
+    // pkg/controller/volume/attachdetach/metrics/metrics.go: ForceDetachReasonTimeout, ForceDetachReasonOutOfService
+    assert.deepEqual([...FORCED_DETACH_REASONS], ['timeout', 'out-of-service']);
+  });
+
+  test('node_collector_evictions_number (1.20) is gone, as from 1.37.2 pkg/controller/nodelifecycle/metrics.go', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    touchAll(m);
+    assert.ok(!(await m.registry.metrics()).includes('node_collector_evictions_number'));
+  });
+
+  test('forced detaches: one increment shows under the 1.37.2 name and the pre-1.28 name, equal per reason', async () => {
+    assert.equal(FORCED_DETACHES_METRIC, 'attach_detach_controller_attachdetach_controller_forced_detaches');
+    assert.equal(LEGACY_FORCED_DETACHES_METRIC, 'attachdetach_controller_forced_detaches');
+    const m = createMetrics({ defaultMetrics: false });
+    const valuesOf = async (name: string): Promise<Record<string, number>> => {
+      const f = parseExposition(await m.registry.metrics()).get(name);
+      return Object.fromEntries((f?.samples ?? []).map((s) => [s.labels['reason'] ?? '', s.value]));
+    };
+    assert.deepEqual(await valuesOf(FORCED_DETACHES_METRIC), {});
+    m.attachDetach.forcedDetaches.inc({ reason: 'out-of-service' });
+    m.attachDetach.forcedDetaches.inc({ reason: 'out-of-service' });
+    m.attachDetach.forcedDetaches.inc({ reason: 'timeout' });
+    assert.deepEqual(await valuesOf(FORCED_DETACHES_METRIC), { 'out-of-service': 2, timeout: 1 });
+    assert.deepEqual(await valuesOf(LEGACY_FORCED_DETACHES_METRIC), { 'out-of-service': 2, timeout: 1 });
+    // Scraping twice must not double the mirrored values.
+    m.attachDetach.forcedDetaches.inc({ reason: 'timeout' });
+    assert.deepEqual(await valuesOf(FORCED_DETACHES_METRIC), { 'out-of-service': 2, timeout: 2 });
+    // A reason seen only at zero still appears under both names.
+    const z = createMetrics({ defaultMetrics: false });
+    z.attachDetach.forcedDetaches.inc({ reason: 'timeout' }, 0);
+    assert.ok((await z.registry.metrics()).includes(`${FORCED_DETACHES_METRIC}{reason="timeout"} 0`));
   });
 });
 
