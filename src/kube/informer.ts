@@ -134,12 +134,14 @@ type AddHandler<T> = (obj: T) => void;
 type UpdateHandler<T> = (oldObj: T, newObj: T) => void;
 type DeleteHandler<T> = (obj: T) => void;
 type ResyncHandler = () => void;
+type WatchingHandler = (watching: boolean) => void;
 
 interface Handlers<T> {
   add: Set<AddHandler<T>>;
   update: Set<UpdateHandler<T>>;
   delete: Set<DeleteHandler<T>>;
   resync: Set<ResyncHandler>;
+  watching: Set<WatchingHandler>;
 }
 
 interface Entry<T> {
@@ -212,7 +214,7 @@ export class Informer<T> {
   readonly #backoffInitialMs: number;
   readonly #backoffMaxMs: number;
   readonly #random: () => number;
-  readonly #handlers: Handlers<T> = { add: new Set(), update: new Set(), delete: new Set(), resync: new Set() };
+  readonly #handlers: Handlers<T> = { add: new Set(), update: new Set(), delete: new Set(), resync: new Set(), watching: new Set() };
   #store = new Map<string, Entry<T>>();
   readonly #indices = new Map<string, Map<string, Set<string>>>();
 
@@ -309,6 +311,8 @@ export class Informer<T> {
     if (on === this.#watching) return;
     this.#watching = on;
     this.#notWatchingSince = on ? undefined : this.#o.clock.now();
+    // Synchronously, so a listener records the transition before anything reads isWatching() again.
+    this.#emit('watching', on);
   }
 
   /** True once a complete initial list was applied (a failed list does not count). Stays true. */
@@ -376,14 +380,17 @@ export class Informer<T> {
 
   /**
    * Registers a handler. `add(obj)`, `update(oldObj, newObj)`, `delete(lastKnownObj)`,
-   * `resync()` after each completed full list.
+   * `resync()` after each completed full list, `watching(on)` synchronously whenever
+   * {@link isWatching} changes (a watch stream connected, or ended / the informer stopped) — the
+   * sight signal controllers use to know exactly when they lost and regained sight.
    * @returns a function that unregisters the handler.
    */
   on(event: 'add', handler: AddHandler<T>): () => void;
   on(event: 'update', handler: UpdateHandler<T>): () => void;
   on(event: 'delete', handler: DeleteHandler<T>): () => void;
   on(event: 'resync', handler: ResyncHandler): () => void;
-  on(event: keyof Handlers<T>, handler: AddHandler<T> | UpdateHandler<T> | ResyncHandler): () => void {
+  on(event: 'watching', handler: WatchingHandler): () => void;
+  on(event: keyof Handlers<T>, handler: AddHandler<T> | UpdateHandler<T> | ResyncHandler | WatchingHandler): () => void {
     const set = this.#handlers[event] as Set<typeof handler>;
     set.add(handler);
     return () => void set.delete(handler);
@@ -747,11 +754,13 @@ export class Informer<T> {
   #emit(event: 'add' | 'delete', obj: T): void;
   #emit(event: 'update', oldObj: T, newObj: T): void;
   #emit(event: 'resync'): void;
-  #emit(event: keyof Handlers<T>, a?: T, b?: T): void {
+  #emit(event: 'watching', on: boolean): void;
+  #emit(event: keyof Handlers<T>, a?: T | boolean, b?: T): void {
     for (const h of this.#handlers[event]) {
       try {
         if (event === 'update') (h as UpdateHandler<T>)(a as T, b as T);
         else if (event === 'resync') (h as ResyncHandler)();
+        else if (event === 'watching') (h as WatchingHandler)(a as boolean);
         else (h as AddHandler<T>)(a as T);
       } catch (err) {
         this.#o.log.error({ informer: this.name, event, err: describeError(err) }, 'informer handler threw');

@@ -32,6 +32,9 @@
  *    wait for sight.
  * 7. Pending entries remember the pod UID and the node: a pod recreated under the same name, or
  *    bound to another node, never inherits the old pod's schedule.
+ * 8. No eviction decided on time the controller could not see (issue 14 item 4): a deletion due at
+ *    or before the end of a blind interval (an API outage; see sight.ts) is held until sight has
+ *    been back for `--node-monitor-grace-period`, then decided again on the taints present then.
  */
 import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
@@ -45,6 +48,7 @@ import type { Clock, TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
 import { decidePodEviction, planEviction, type Decision, type PendingEviction } from './decision.js';
 import { cancelPodDeletionEvent, podDeletionEvent, type PodEvent } from './events.js';
+import { DEFAULT_MIN_BLIND_MS, SightTracker, sightHoldUntilMs, type SightInput } from './sight.js';
 import { noExecuteTaints } from './tolerations.js';
 import { hasDisruptionTarget, type TaintEvictionWriter } from './writer.js';
 
@@ -75,6 +79,14 @@ export interface TaintEvictionOptions {
    * DELETE, as kube-controller-manager 1.20–1.25), which matters at a low `--kube-api-qps`.
    */
   disruptionConditions?: boolean;
+  /**
+   * `--node-monitor-grace-period`, ms (default 50 000, upstream's default since 1.32): how long a
+   * deletion due during (or before the end of) a blind interval waits after sight returned, so the
+   * node lifecycle controller can re-judge the node first (deliberate difference 8).
+   */
+  nodeMonitorGracePeriodMs?: number;
+  /** Shortest loss of sight that counts as blind, ms (default 2000; see sight.ts `SightTracker`). */
+  minBlindMs?: number;
 }
 
 /** Everything the controller needs, injected. */
@@ -85,7 +97,10 @@ export interface TaintEvictionDeps {
   writes: TaintEvictionWrites;
   events: EventSink;
   metrics: TaintEvictionMetrics;
-  /** True while the node and pod caches reflect the cluster (synced, watches connected). */
+  /**
+   * True while the node and pod caches reflect the cluster (synced, watches connected). Call
+   * {@link TaintEvictionController.sightChanged} whenever its value may have changed.
+   */
   canSeeCluster: () => boolean;
   options?: TaintEvictionOptions;
 }
@@ -126,10 +141,13 @@ interface RunningDeletion extends Payload {
   announced: boolean;
 }
 
-type AttemptResult = 'deleted' | 'gone' | 'not-needed' | 'already-evicted' | 'aborted';
+type AttemptResult = 'deleted' | 'gone' | 'not-needed' | 'already-evicted' | 'aborted' | 'held';
 
 /** Default deletion concurrency (see {@link TaintEvictionOptions.deletionConcurrency}). */
 export const DEFAULT_DELETION_CONCURRENCY = 32;
+
+/** Upstream's `--node-monitor-grace-period` default since 1.32, ms (see {@link TaintEvictionOptions.nodeMonitorGracePeriodMs}). */
+export const DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS = 50_000;
 
 /** Upstream `(*Taint).ToString()`: `key=value:effect`, or `key:effect` without a value. */
 function taintString(t: Taint): string {
@@ -169,10 +187,13 @@ export class TaintEvictionController {
   readonly #taintStrings = new WeakMap<readonly Taint[], readonly string[]>();
   #pumpTimer: TimerHandle | undefined;
   #stopped = true;
+  /** Blind intervals (deliberate difference 8); fed by {@link sightChanged}. */
+  readonly #sight: SightTracker;
 
   /**
    * @param deps injected caches, writes, events, metrics, clock, logger and sight check.
-   * @throws {RangeError} when `options.deletionConcurrency` is not a positive integer.
+   * @throws {RangeError} when `options.deletionConcurrency` is not a positive integer, or
+   *   `options.minBlindMs` is negative.
    */
   constructor(deps: TaintEvictionDeps) {
     this.#d = deps;
@@ -184,7 +205,10 @@ export class TaintEvictionController {
       sightPollMs: o.sightPollMs ?? 500,
       pumpBatchSize: o.pumpBatchSize ?? 500,
       disruptionConditions: o.disruptionConditions ?? true,
+      nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs ?? DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
+      minBlindMs: o.minBlindMs ?? DEFAULT_MIN_BLIND_MS,
     };
+    this.#sight = new SightTracker(this.#opts.minBlindMs);
     const c = this.#opts.deletionConcurrency;
     if (!Number.isInteger(c) || c < 1) throw new RangeError(`taint eviction: deletion concurrency must be a positive integer, got ${c}`);
     this.#deletions = new PQueue({ concurrency: c });
@@ -198,6 +222,7 @@ export class TaintEvictionController {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
+    this.sightChanged();
     for (const n of this.#d.caches.nodes.list()) this.#dirtyNodes.add(n.name);
     this.#kick();
     this.#d.log.info({ nodes: this.#dirtyNodes.size }, 'taint eviction controller started');
@@ -224,6 +249,27 @@ export class TaintEvictionController {
   // ---------------------------------------------------------------------------------------------
   // Informer handlers: record keys only.
   // ---------------------------------------------------------------------------------------------
+
+  /**
+   * The node or pod informer gained or lost its watch stream (`Informer.on('watching')`): records
+   * the transition of `canSeeCluster()` at the current clock time, so a blind interval is known to
+   * the millisecond (deliberate difference 8). Must be called synchronously on each transition,
+   * before anything else reads `canSeeCluster()`; extra calls are harmless. Works while stopped.
+   */
+  sightChanged(): void {
+    const ended = this.#sight.observe(this.#d.canSeeCluster(), this.#d.clock.now());
+    if (ended) {
+      const holdUntil = new Date(ended.toMs + this.#opts.nodeMonitorGracePeriodMs).toISOString();
+      this.#d.log.warn(
+        { blindMs: ended.toMs - ended.fromMs, holdUntil },
+        'taint eviction: sight of the cluster regained; deletions due while blind wait until the node lifecycle controller has re-judged the nodes',
+      );
+    }
+  }
+
+  #sightInput(): SightInput {
+    return { lastBlind: this.#sight.lastBlind(), holdMs: this.#opts.nodeMonitorGracePeriodMs };
+  }
 
   /**
    * A Node was added (`old` undefined) or updated. Ignored when its NoExecute taints are
@@ -374,7 +420,7 @@ export class TaintEvictionController {
     // Upstream reads `taintedNodes`, not the node cache: the taints as of the node's last handling,
     // which the nodes-first pump keeps current.
     const taints = this.#taintedNodes.get(pod.nodeName) ?? [];
-    const decision = decidePodEviction(pod, taints, now, { firstSeen: (t) => this.#firstSeenOf(pod.nodeName, t) });
+    const decision = decidePodEviction(pod, taints, now, { firstSeen: (t) => this.#firstSeenOf(pod.nodeName, t), sight: this.#sightInput() });
     this.#apply(key, decision, { pod, taints }, now);
   }
 
@@ -404,16 +450,15 @@ export class TaintEvictionController {
         const { pod, taints } = subject;
         const running = this.#running.get(key);
         if (running && running.uid !== pod.uid) running.abort.abort(); // the old pod is gone
-        this.#pending.schedule(key, pod.uid, plan.atMs, {
-          namespace: pod.namespace,
-          name: pod.name,
-          node: pod.nodeName,
-          taints: this.#formatTaints(taints),
-          reason: decision.reason,
-        });
-        this.#d.log.debug({ pod: key, node: pod.nodeName, at: new Date(plan.atMs).toISOString(), reason: decision.reason }, 'Pod deletion scheduled');
+        this.#schedule(pod, taints, plan.atMs, decision.reason);
       }
     }
+  }
+
+  #schedule(pod: Pod, taints: readonly Taint[], atMs: number, reason: string): void {
+    const key = podKey(pod);
+    this.#pending.schedule(key, pod.uid, atMs, { namespace: pod.namespace, name: pod.name, node: pod.nodeName, taints: this.#formatTaints(taints), reason });
+    this.#d.log.debug({ pod: key, node: pod.nodeName, at: new Date(atMs).toISOString(), reason }, 'Pod deletion scheduled');
   }
 
   #formatTaints(taints: readonly Taint[]): readonly string[] {
@@ -525,6 +570,9 @@ export class TaintEvictionController {
       case 'already-evicted':
         log.debug({ pod: r.key }, 'taint eviction: pod already terminating with DisruptionTarget; nothing to do');
         return;
+      case 'held':
+        log.info({ pod: r.key, node: r.node }, 'taint eviction: due while the controller could not see the cluster; held until the node has been re-judged');
+        return;
       case 'aborted':
         return;
     }
@@ -546,8 +594,18 @@ export class TaintEvictionController {
     if (pod.nodeName !== r.node || !node) return 'not-needed';
     // Only "is an eviction still called for" is re-checked, not the deadline: upstream keeps a
     // finite schedule when a toleration is lengthened ("lengthening toleration shouldn't work").
-    const decision = decidePodEviction(pod, node.taints, clock.now(), { firstSeen: (t) => this.#firstSeenOf(r.node, t) });
+    const sight = this.#sightInput();
+    const decision = decidePodEviction(pod, node.taints, clock.now(), { firstSeen: (t) => this.#firstSeenOf(r.node, t), sight });
     if (decision.kind === 'none') return 'not-needed';
+    // Deliberate difference 8. A deletion that became due at or before the end of the last blind
+    // interval was decided on a view of the cluster older than the outage: it is decided again, and
+    // a `delete-at` (a sight hold, or a later deadline from taints that changed meanwhile) goes back
+    // to the heap instead of running now. Sight was regained synchronously before canSeeCluster()
+    // turned true (sightChanged), so `sight` already includes the interval that just ended.
+    if (decision.kind === 'delete-at' && (decision.heldForSightFromMs !== undefined || sightHoldUntilMs(r.dueAtMs, sight) !== undefined)) {
+      this.#schedule(pod, noExecuteTaints(node.taints), decision.atMs, decision.reason);
+      return 'held';
+    }
     if (pod.deletionTimestamp !== undefined && hasDisruptionTarget(pod)) return 'already-evicted';
     if (!r.announced) {
       // Upstream emits this once, before its retries.

@@ -8,6 +8,7 @@
  */
 import type { Pod, Taint } from '../kube/objects.js';
 import { FOREVER, firstToleratingToleration, noExecuteTaints, tolerationTimeMs } from './tolerations.js';
+import { sightHoldUntilMs, type SightInput } from './sight.js';
 
 /**
  * The outcome for one pod.
@@ -17,11 +18,14 @@ import { FOREVER, firstToleratingToleration, noExecuteTaints, tolerationTimeMs }
  * - `delete-at`: delete at `atMs` (epoch **milliseconds**) unless something changes first.
  *
  * `taint` is the taint that drives the outcome; `reason` is a human-readable sentence for logs.
+ * `heldForSightFromMs` is set on a `delete-at` that is a sight hold (see {@link DecideOptions.sight}):
+ * the deletion was due then (epoch ms), during or before the last blind interval, and waits until
+ * `atMs`, a full node monitor grace period after sight returned.
  */
 export type Decision =
   | { kind: 'none' }
   | { kind: 'delete-now'; reason: string; taint: Taint }
-  | { kind: 'delete-at'; atMs: number; reason: string; taint: Taint };
+  | { kind: 'delete-at'; atMs: number; reason: string; taint: Taint; heldForSightFromMs?: number };
 
 /** Options for {@link decidePodEviction}. */
 export interface DecideOptions {
@@ -30,6 +34,12 @@ export interface DecideOptions {
    * in epoch **milliseconds**, or `undefined` if unknown (then "now" is used).
    */
   firstSeen?: (taint: Taint) => number | undefined;
+  /**
+   * The controller's last blind interval and the hold after it (sight.ts). A deletion due at or
+   * before the end of that interval becomes a `delete-at` the hold's end (deliberate difference:
+   * no eviction decided on time the controller could not see). `undefined`: no hold.
+   */
+  sight?: SightInput;
 }
 
 /** Upstream `(*Taint).ToString()`: `key=value:effect`, or `key:effect` without a value. */
@@ -85,6 +95,14 @@ function podExposureStartMs(pod: Pod): number {
  * `timeAdded` has whole-second precision on the wire, so a deadline may come up to 1 s earlier
  * than upstream's.
  *
+ * Deliberate difference from upstream (no eviction decided on time the controller could not see,
+ * issue 14 item 4): with `opts.sight`, a `delete-now` whose due time — the deadline, or for an
+ * untolerated taint the moment the pod was first exposed to it — is at or before the end of the
+ * controller's last blind interval becomes a `delete-at` the end of the hold (sight.ts
+ * `sightHoldUntilMs`: sight regained + `--node-monitor-grace-period`), marked with
+ * `heldForSightFromMs`. It can only delay: the outcome at the hold's end is decided again on the
+ * taints then present, and a deadline after the blind interval is untouched.
+ *
  * Following upstream, a pod that is already terminating (`deletionTimestamp` set) is decided like
  * any other: `processPodOnNode` does not look at it, and a repeated graceful delete is harmless.
  * An unscheduled pod (`nodeName` empty) gets `none`, as `handlePodUpdate` ignores it. An empty
@@ -98,19 +116,21 @@ export function decidePodEviction(pod: Pod, taints: readonly Taint[], nowMs: num
 
   // Upstream checks "all tolerated" before looking at any duration, so an untolerated taint wins
   // over an expired toleration.
+  const exposureStart = podExposureStartMs(pod);
+  const anchorOf = (taint: Taint): number => Math.min(nowMs, Math.max(taint.timeAdded ?? opts.firstSeen?.(taint) ?? nowMs, exposureStart));
   const untolerated = matched.find((m) => m.toleration === undefined);
   if (untolerated) {
-    return { kind: 'delete-now', reason: `NoExecute taint ${formatTaint(untolerated.taint)} is not tolerated`, taint: untolerated.taint };
+    // Due since the pod was first exposed to an untolerated taint: what the sight hold compares.
+    const dueMs = Math.min(...matched.filter((m) => m.toleration === undefined).map((m) => anchorOf(m.taint)));
+    const { taint } = untolerated;
+    return holdForSight({ kind: 'delete-now', reason: `NoExecute taint ${formatTaint(taint)} is not tolerated`, taint }, dueMs, nowMs, opts.sight);
   }
 
-  const exposureStart = podExposureStartMs(pod);
   let earliest: { atMs: number; taint: Taint } | undefined;
   for (const { taint, toleration } of matched) {
     const budgetMs = toleration === undefined ? 0 : tolerationTimeMs(toleration);
     if (budgetMs === FOREVER) continue;
-    const taintStart = taint.timeAdded ?? opts.firstSeen?.(taint) ?? nowMs;
-    const anchor = Math.min(nowMs, Math.max(taintStart, exposureStart));
-    const atMs = anchor + budgetMs;
+    const atMs = anchorOf(taint) + budgetMs;
     if (earliest === undefined || atMs < earliest.atMs) earliest = { atMs, taint };
   }
   if (earliest === undefined) return { kind: 'none' };
@@ -118,9 +138,28 @@ export function decidePodEviction(pod: Pod, taints: readonly Taint[], nowMs: num
   const { atMs, taint } = earliest;
   const when = new Date(atMs).toISOString();
   if (atMs <= nowMs) {
-    return { kind: 'delete-now', reason: `toleration of NoExecute taint ${formatTaint(taint)} ran out at ${when}`, taint };
+    return holdForSight({ kind: 'delete-now', reason: `toleration of NoExecute taint ${formatTaint(taint)} ran out at ${when}`, taint }, atMs, nowMs, opts.sight);
   }
   return { kind: 'delete-at', atMs, reason: `toleration of NoExecute taint ${formatTaint(taint)} runs out at ${when}`, taint };
+}
+
+/**
+ * Turns a `delete-now` that became due at `dueMs` (epoch ms) into a sight hold when
+ * {@link sightHoldUntilMs} says so and the hold has not ended by `nowMs`; else returns it as is.
+ * A `delete-at` never needs this: its deadline is after `nowMs`, so after any ended blind interval.
+ */
+function holdForSight(d: Extract<Decision, { kind: 'delete-now' }>, dueMs: number, nowMs: number, sight: SightInput | undefined): Decision {
+  const untilMs = sightHoldUntilMs(dueMs, sight);
+  if (untilMs === undefined || untilMs <= nowMs) return d;
+  const blind = sight?.lastBlind;
+  const gap = blind ? `${new Date(blind.fromMs).toISOString()}–${new Date(blind.toMs).toISOString()}` : '';
+  return {
+    kind: 'delete-at',
+    atMs: untilMs,
+    reason: `${d.reason}; due ${new Date(dueMs).toISOString()}, at or before the end of the controller's blind interval ${gap}: held until the node's health has been re-judged for a full grace period after sight returned`,
+    taint: d.taint,
+    heldForSightFromMs: dueMs,
+  };
 }
 
 /**

@@ -3,7 +3,8 @@
  * in-memory caches and a recording writes double. Covers upstream's taint_eviction_test.go cases
  * (reference §10.2) end to end through the shell, plus what the shell adds: nodes-before-pods
  * ordering, cancellation events, rescheduling, retry until done, restart-safe anchoring, the
- * sight gate, metrics, view() and the one-timer scale property.
+ * sight gate, the sight hold after a blind interval (issue 14 item 4), metrics, view() and the
+ * one-timer scale property.
  */
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -143,6 +144,15 @@ class World {
     this.pods.set(key, pod);
     for (const c of this.#controllers) c.podChanged(pod, old);
     return pod;
+  }
+
+  /**
+   * The informers lose or regain their watch streams: `canSeeCluster()` flips, and each controller
+   * hears of it synchronously, as the `watching` informer event delivers it in src/cli/run.ts.
+   */
+  setSight(on: boolean): void {
+    this.sight = on;
+    for (const c of this.#controllers) c.sightChanged();
   }
 
   removePod(name: string): void {
@@ -527,6 +537,121 @@ describe('restart-safe deadlines (deliberate fix of upstream #108268)', () => {
     w.putNode('node1', [untimedTaint(1), taint(2)]); // an unrelated update of the NoExecute taints
     await w.settle(60_000);
     assert.deepEqual(w.deletionTimes('pod1'), [22_000]);
+  });
+});
+
+describe('no eviction decided on time the controller could not see (issue 14 item 4, deliberate difference 8)', () => {
+  // The scenario of the issue: node1 was tainted at START, its pods tolerate 15 s, the API server
+  // is gone from +5 s to +25 s, so every deadline (+15 s) passes while the controller is blind.
+  const GRACE_MS = 10_000;
+  const sightOptions: TaintEvictionOptions = { nodeMonitorGracePeriodMs: GRACE_MS, sightPollMs: 500 };
+
+  async function outage(w: World, fromMs: number, toMs: number): Promise<void> {
+    await w.settle(START + fromMs - w.clock.now());
+    w.setSight(false);
+    await w.settle(toMs - fromMs);
+    w.setSight(true);
+  }
+
+  test('a deadline that passes while blind deletes nothing when sight returns; held a grace period, then deleted if still tainted', async (t) => {
+    const { w, ctl } = started(t, sightOptions);
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    w.putPod('pod2', 'node1', [tol(1, 15)]);
+    await outage(w, 5000, 25_000);
+    await w.settle(9_999); // sight polls of the due deletions, the pump: nothing may be written
+    assert.deepEqual(w.writes, [], 'nothing written in the grace period after sight returned');
+    assert.deepEqual(
+      ctl.view().map((v) => [v.pod, v.state, v.deadlineMs - START]),
+      [
+        [`${NS}/pod1`, 'scheduled', 35_000],
+        [`${NS}/pod2`, 'scheduled', 35_000],
+      ],
+    );
+    assert.match(ctl.view()[0]?.reason ?? '', /blind interval/);
+    assert.deepEqual(w.messages(), [], 'no "Marking for deletion" while held');
+    await w.settle(1);
+    // The node lifecycle controller had a full grace period to re-judge the node; the taint is still
+    // there, so the node stays dead: now they go.
+    assert.deepEqual(w.deletionTimes('pod1'), [35_000]);
+    assert.deepEqual(w.deletionTimes('pod2'), [35_000]);
+    assert.equal(await metricValue(w.metrics.podDeletionsTotal), 2);
+  });
+
+  test('the taint is removed during the hold (the node heartbeats again): never deleted, with the cancel event', async (t) => {
+    const { w, ctl } = started(t, sightOptions);
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    await outage(w, 5000, 25_000);
+    await w.settle(3000);
+    w.putNode('node1', []); // the node lifecycle controller saw the heartbeat and removed the taint
+    await w.settle(120_000);
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(ctl.view(), []);
+    assert.deepEqual(w.messages(), [`Cancelling deletion of Pod ${NS}/pod1`]);
+  });
+
+  test('a deadline after sight returned is unchanged (deleted on time, no hold)', async (t) => {
+    const { w } = started(t, sightOptions);
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    await outage(w, 3000, 8000);
+    await w.settle(60_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [15_000]);
+  });
+
+  test('a reconnect shorter than 2 s is not a blind interval: a deadline inside it waits only for the stream', async (t) => {
+    const { w } = started(t, sightOptions);
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    await outage(w, 14_500, 16_000);
+    await w.settle(60_000);
+    // The sight poll (every 500 ms from +15 s) that ran at +16 s saw the stream still down.
+    assert.deepEqual(w.deletionTimes('pod1'), [16_500]);
+  });
+
+  test('a taint first seen after sight returned whose toleration ran out while blind is held too', async (t) => {
+    const { w } = started(t, sightOptions);
+    w.putNode('node1', []);
+    w.putPod('tolerates', 'node1', [tol(1, 5)]);
+    w.putPod('untolerated', 'node1');
+    await w.settle(5000);
+    w.setSight(false);
+    await w.settle(20_000);
+    // The relist after the outage delivers the taint (added at +10 s) before the watch reconnects.
+    w.putNode('node1', [taint(1, START + 10_000)]);
+    await w.settle(100);
+    w.setSight(true);
+    await w.settle(9_000);
+    assert.deepEqual(w.writes, []);
+    await w.settle(60_000);
+    assert.deepEqual(w.deletionTimes('tolerates'), [35_100]);
+    assert.deepEqual(w.deletionTimes('untolerated'), [35_100]);
+  });
+
+  test('a second outage during the hold extends it to a grace period after the second one', async (t) => {
+    const { w } = started(t, sightOptions);
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    await outage(w, 5000, 25_000);
+    await outage(w, 30_000, 33_000);
+    await w.settle(9_999);
+    assert.deepEqual(w.writes, []);
+    await w.settle(60_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [43_000]);
+  });
+
+  test('a deletion already failing before the outage is held after it too', async (t) => {
+    const { w } = started(t, sightOptions, (world) => {
+      world.failures = Array.from({ length: 3 }, serverError);
+    });
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1'); // untolerated: due at once; the first three writes fail
+    await outage(w, 500, 20_000);
+    await w.settle(9_999);
+    assert.deepEqual(w.writes, []);
+    await w.settle(60_000);
+    assert.deepEqual(w.deletionTimes('pod1'), [30_000]);
   });
 });
 
