@@ -1,22 +1,47 @@
 #!/usr/bin/env bash
-# A real local Kubernetes control plane (etcd + kube-apiserver 1.20.2) on loopback,
-# built from Debian's packages. See docs/control-plane.md.
+# A real local Kubernetes control plane (etcd + kube-apiserver) on loopback. See docs/control-plane.md.
 #
-#   control-plane.sh install [--with-kcm]   apt packages + build binaries (cached)
+#   control-plane.sh install [--with-kcm]   build (or reuse the cached) binaries of the lane
 #   control-plane.sh up                     install if needed, start etcd + apiserver, write kubeconfig
 #   control-plane.sh down                   stop both, remove the throwaway data
 #   control-plane.sh status                 exit 0 when the apiserver is ready
 #   control-plane.sh env                    print `export KUBECONFIG=...`
+#   control-plane.sh version                print the lane's Kubernetes version (v1.37.2 / v1.20.2)
+#   control-plane.sh bin NAME               print the path of the lane's cached binary NAME
+#
+# NLC_K8S_VERSION picks the lane:
+#   1.37 (default)  kube-apiserver / kube-controller-manager v1.37.2 from the k8s.io/kubernetes Go
+#                   module (build module: scripts/k8s-1.37), etcd 3.7.0 from its own Go module,
+#                   built with the machine's Go toolchain;
+#   1.20            kube-apiserver / kube-controller-manager v1.20.2 from Debian bookworm's source
+#                   package (pinned), built with Debian's Go 1.19; Debian's etcd 3.4.
 #
 # Every step is idempotent. A failure names the step and the log to read.
 set -euo pipefail
 
+REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_DIR="${NLC_CACHE_DIR:-$HOME/.cache/node-lifecycle-controller}"
-STATE_DIR="${NLC_STATE_DIR:-$CACHE_DIR/cluster}"
-BIN_DIR="$CACHE_DIR/bin"
+K8S_LANE="${NLC_K8S_VERSION:-1.37}"
+case "$K8S_LANE" in
+  1.37 | v1.37 | 1.37.2 | v1.37.2) K8S_LANE=1.37; K8S_VERSION=v1.37.2 ;;
+  1.20 | v1.20 | 1.20.2 | v1.20.2) K8S_LANE=1.20; K8S_VERSION=v1.20.2 ;;
+  *) printf '[control-plane] NLC_K8S_VERSION=%s: unknown lane (use 1.37 or 1.20)\n' "$K8S_LANE" >&2; exit 2 ;;
+esac
+# One state directory per lane, so a 1.20 cluster is never mistaken for the 1.37 one (or back).
+STATE_DIR="${NLC_STATE_DIR:-$CACHE_DIR/cluster-$K8S_LANE}"
+BIN_DIR="$CACHE_DIR/bin/$K8S_VERSION"
 SRC_DIR="$CACHE_DIR/src"
 LOG_DIR="$STATE_DIR/logs"
+BUILD_LOG_DIR="$CACHE_DIR/logs/$K8S_VERSION"
 K8S_VERSION_DIR="kubernetes-1.20.2"
+# Debian's source package for the 1.20 lane, pinned: `apt-get source kubernetes` alone takes the
+# newest version of any configured suite, and a newer one would not build with this recipe.
+DEBIAN_K8S_SOURCE_VERSION="${NLC_DEBIAN_K8S_SOURCE_VERSION:-1.20.5+really1.20.2-1.1+deb12u1}"
+# Debian's Go 1.19, by its full path: the machine's own Go (first on PATH) is too new for 1.20's
+# vendored code.
+GO119_DIR=/usr/lib/go-1.19/bin
+K8S_MODULE_DIR="$REPO_DIR/scripts/k8s-1.37"
+GO="${NLC_GO:-go}"   # the 1.37 lane's Go toolchain (the machine's own, first on PATH)
 APISERVER_PORT="${NLC_APISERVER_PORT:-6443}"
 ETCD_PORT="${NLC_ETCD_PORT:-2379}"
 ETCD_PEER_PORT="${NLC_ETCD_PEER_PORT:-2380}"
@@ -55,8 +80,10 @@ need_root_or_sudo() {
 }
 
 apt_packages() {
+  local wanted=(openssl curl ca-certificates)
+  if [ "$K8S_LANE" = 1.20 ]; then wanted+=(golang-go etcd-server rsync golang-github-modern-go-reflect2-dev); fi
   local missing=()
-  for p in golang-go etcd-server rsync openssl curl ca-certificates golang-github-modern-go-reflect2-dev; do
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then return 0; fi
@@ -66,6 +93,9 @@ apt_packages() {
   run "apt-get install ${missing[*]}" "$CACHE_DIR/logs/apt-install.log" \
     env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 }
+
+# ---------------------------------------------------------------------------------------------
+# The 1.20 lane: Debian bookworm's kubernetes source package, Debian's Go 1.19.
 
 enable_deb_src() {
   if grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then return 0; fi
@@ -77,22 +107,20 @@ enable_deb_src() {
 }
 
 fetch_source() {
-  if [ -d "$SRC_DIR/$K8S_VERSION_DIR" ] && [ -f "$SRC_DIR/.unpacked" ]; then return 0; fi
+  if [ -d "$SRC_DIR/$K8S_VERSION_DIR" ] && [ "$(cat "$SRC_DIR/.unpacked" 2>/dev/null)" = "$DEBIAN_K8S_SOURCE_VERSION" ]; then return 0; fi
   enable_deb_src
   mkdir -p "$SRC_DIR"
-  run "apt-get source kubernetes" "$CACHE_DIR/logs/apt-source.log" \
-    bash -c "cd '$SRC_DIR' && apt-get source --download-only kubernetes"
+  rm -f "$SRC_DIR"/kubernetes_*
+  run "apt-get source kubernetes=$DEBIAN_K8S_SOURCE_VERSION" "$CACHE_DIR/logs/apt-source.log" \
+    bash -c "cd '$SRC_DIR' && apt-get source --download-only 'kubernetes=$DEBIAN_K8S_SOURCE_VERSION'"
   local orig
   orig="$(ls "$SRC_DIR"/kubernetes_*.orig.tar.* 2>/dev/null | head -n1)"
   [ -n "$orig" ] || fail "find kubernetes orig tarball" "$CACHE_DIR/logs/apt-source.log"
-  rm -rf "${SRC_DIR:?}/$K8S_VERSION_DIR"
+  rm -rf "${SRC_DIR:?}/$K8S_VERSION_DIR" "$SRC_DIR/.generated"
   run "unpack $(basename "$orig")" "$CACHE_DIR/logs/unpack.log" tar -C "$SRC_DIR" -xf "$orig"
   [ -d "$SRC_DIR/$K8S_VERSION_DIR" ] || fail "unpack kubernetes source (no $K8S_VERSION_DIR)" "$CACHE_DIR/logs/unpack.log"
-  touch "$SRC_DIR/.unpacked"
+  echo "$DEBIAN_K8S_SOURCE_VERSION" >"$SRC_DIR/.unpacked"
 }
-
-# Bumped whenever the way we build changes, so a cached binary from an older recipe is rebuilt.
-BUILD_ID="1.20.2+reflect2-1.0.2"
 
 # Kubernetes 1.20 vendors github.com/modern-go/reflect2 v1.0.1, whose unsafe map iteration is
 # broken under Go >= 1.18 (Debian bookworm ships Go 1.19): kube-apiserver dies with SIGSEGV in
@@ -108,27 +136,108 @@ patch_vendored_reflect2() {
   cp "$src"/*.go "$src"/*.s "$dst"/
 }
 
-build_binary() { # build_binary NAME
+build_binary_120() { # build_binary_120 NAME
   local name="$1"
-  if [ -x "$BIN_DIR/$name" ] && [ "$(cat "$BIN_DIR/$name.build-id" 2>/dev/null)" = "$BUILD_ID" ]; then return 0; fi
   apt_packages
+  [ -x "$GO119_DIR/go" ] || fail "find Debian's Go 1.19 at $GO119_DIR/go (apt package golang-go)" ""
   fetch_source
   local tree="$SRC_DIR/$K8S_VERSION_DIR"
   patch_vendored_reflect2 "$tree"
   if [ ! -f "$SRC_DIR/.generated" ]; then
-    run "make generated_files (about 1 min)" "$CACHE_DIR/logs/make-generated.log" make -C "$tree" generated_files
+    run "make generated_files (about 1 min)" "$BUILD_LOG_DIR/make-generated.log" env PATH="$GO119_DIR:$PATH" make -C "$tree" generated_files
     touch "$SRC_DIR/.generated"
   fi
-  run "make WHAT=cmd/$name (first time: about 5 min on 2 cores)" "$CACHE_DIR/logs/make-$name.log" make -C "$tree" WHAT="cmd/$name"
+  run "make WHAT=cmd/$name (first time: about 5 min on 2 cores)" "$BUILD_LOG_DIR/make-$name.log" env PATH="$GO119_DIR:$PATH" make -C "$tree" WHAT="cmd/$name"
+  install_binary "$tree/_output/bin/$name" "$name"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The 1.37 lane: k8s.io/kubernetes v1.37.2 and etcd 3.7.0 as Go modules (scripts/k8s-1.37).
+
+# ldflags as upstream's hack/lib/version.sh sets them, so /version answers v1.37.2.
+version_ldflags() {
+  local ld="-s -w" p
+  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    ld+=" -X '$p.gitVersion=$K8S_VERSION' -X '$p.gitMajor=1' -X '$p.gitMinor=37'"
+    ld+=" -X '$p.gitTreeState=clean' -X '$p.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)'"
+  done
+  printf '%s' "$ld"
+}
+
+go_modules_137() {
+  command -v "$GO" >/dev/null || fail "find the Go toolchain ($GO on PATH; the 1.37 lane needs Go >= 1.21, which fetches the 1.26 toolchain the module asks for)" ""
+  local gov; gov="$("$GO" env GOVERSION 2>/dev/null || true)"
+  case "$gov" in
+    go1.2[1-9]* | go1.[3-9][0-9]* | go[2-9]*) ;;
+    *) fail "check the Go toolchain ($GO is ${gov:-unknown}; the 1.37 lane needs Go >= 1.21)" "" ;;
+  esac
+  [ -f "$K8S_MODULE_DIR/go.mod" ] || fail "find the build module $K8S_MODULE_DIR/go.mod" ""
+  # Downloads k8s.io/kubernetes, the staging modules and every dependency, checked against the
+  # committed go.sum. GOTOOLCHAIN stays as the machine has it (auto): a module asking for a newer
+  # Go than the machine's makes go fetch that toolchain from the module proxy.
+  run "go mod download (k8s.io/kubernetes $K8S_VERSION, etcd and dependencies, from the Go module proxy)" \
+    "$BUILD_LOG_DIR/go-mod-download.log" "$GO" -C "$K8S_MODULE_DIR" mod download -x
+}
+
+build_binary_137() { # build_binary_137 NAME
+  local name="$1" pkg ld=""
+  case "$name" in
+    kube-apiserver | kube-controller-manager) pkg="k8s.io/kubernetes/cmd/$name"; ld="$(version_ldflags)" ;;
+    etcd) pkg="./etcd"; ld="-s -w" ;;
+    *) fail "build $name (unknown binary)" "" ;;
+  esac
+  apt_packages
+  go_modules_137
   mkdir -p "$BIN_DIR"
-  cp "$tree/_output/bin/$name" "$BIN_DIR/$name.tmp" && mv "$BIN_DIR/$name.tmp" "$BIN_DIR/$name"
-  echo "$BUILD_ID" >"$BIN_DIR/$name.build-id"
-  log "cached $BIN_DIR/$name ($BUILD_ID)"
+  # -v prints each package as it compiles, which is the heartbeat's "last:" line.
+  run "go build $name $K8S_VERSION (first time: several minutes on 2 cores)" "$BUILD_LOG_DIR/go-build-$name.log" \
+    "$GO" -C "$K8S_MODULE_DIR" build -v -trimpath -ldflags "$ld" -o "$BIN_DIR/.$name.building" "$pkg"
+  install_binary "$BIN_DIR/.$name.building" "$name"
+}
+
+# ---------------------------------------------------------------------------------------------
+
+# Bumped whenever the way we build changes, so a cached binary from an older recipe is rebuilt.
+build_id() {
+  case "$K8S_LANE" in
+    1.20) echo "v1.20.2+reflect2-1.0.2+deb-$DEBIAN_K8S_SOURCE_VERSION" ;;
+    # The build module's files are part of the recipe: a changed go.sum rebuilds.
+    1.37) echo "$K8S_VERSION+gomod-1+$(cat "$K8S_MODULE_DIR/go.mod" "$K8S_MODULE_DIR/go.sum" "$K8S_MODULE_DIR/etcd/main.go" | sha256sum | cut -c1-12)" ;;
+  esac
+}
+
+# install_binary FILE NAME: copy under a temporary name and rename, so the cache never holds a
+# half-written binary (a failed or interrupted build leaves only the temporary file, which the next
+# build overwrites).
+install_binary() {
+  local file="$1" name="$2"
+  mkdir -p "$BIN_DIR"
+  if [ "$file" != "$BIN_DIR/.$name.building" ]; then cp "$file" "$BIN_DIR/.$name.building"; fi
+  mv "$BIN_DIR/.$name.building" "$BIN_DIR/$name"
+  build_id >"$BIN_DIR/$name.build-id"
+  log "cached $BIN_DIR/$name ($(build_id))"
+}
+
+binary_cached() { [ -x "$BIN_DIR/$1" ] && [ "$(cat "$BIN_DIR/$1.build-id" 2>/dev/null)" = "$(build_id)" ]; }
+
+build_binary() { # build_binary NAME
+  binary_cached "$1" && return 0
+  case "$K8S_LANE" in
+    1.20) build_binary_120 "$1" ;;
+    1.37) build_binary_137 "$1" ;;
+  esac
+}
+
+# etcd: the 1.37 lane builds 3.7.0 (Kubernetes 1.37's tested version, build/dependencies.yaml);
+# the 1.20 lane uses Debian's 3.4.
+etcd_bin() {
+  if [ "$K8S_LANE" = 1.37 ]; then echo "$BIN_DIR/etcd"; else command -v etcd || echo etcd; fi
 }
 
 cmd_install() {
   apt_packages
   build_binary kube-apiserver
+  if [ "$K8S_LANE" = 1.37 ]; then build_binary etcd; fi
   if [ "${1:-}" = "--with-kcm" ]; then build_binary kube-controller-manager; fi
 }
 
@@ -183,7 +292,7 @@ start_etcd() {
   rm -rf "$STATE_DIR/etcd-data"
   log "starting etcd on 127.0.0.1:$ETCD_PORT"
   # Throwaway data: unsafe-no-fsync trades durability we don't need for speed on a shared 2-core box.
-  setsid etcd --name nlc --data-dir "$STATE_DIR/etcd-data" \
+  setsid "$(etcd_bin)" --name nlc --data-dir "$STATE_DIR/etcd-data" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "nlc=http://127.0.0.1:$ETCD_PEER_PORT" \
@@ -203,13 +312,19 @@ start_apiserver() {
   if port_in_use "$APISERVER_PORT"; then fail "start kube-apiserver: port $APISERVER_PORT is in use by another process (set NLC_APISERVER_PORT)" ""; fi
   log "starting kube-apiserver on https://127.0.0.1:$APISERVER_PORT"
   mkdir -p "$STATE_DIR/certs"
+  local lane_flags=()
+  # --insecure-port was removed in 1.24; 1.20 needs it set to 0 to serve only the secure port.
+  if [ "$K8S_LANE" = 1.20 ]; then lane_flags+=(--insecure-port=0); fi
+  # Since 1.3x the lease endpoint reconciler refuses a loopback advertise address ("may not be in
+  # the loopback range"). Nothing here uses the `kubernetes` Service's endpoints, so switch it off.
+  if [ "$K8S_LANE" = 1.37 ]; then lane_flags+=(--endpoint-reconciler-type=none); fi
   # Supervised: kube-apiserver 1.20 built with Debian's Go 1.19 has been seen to die of a SIGSEGV in
   # the Go runtime's map iteration after hours under load. A crash becomes a short outage (clients
   # reconnect) instead of a dead cluster for the rest of a test run. `down` stops the whole group.
   setsid bash -c 'while :; do "$@"; echo "[control-plane] kube-apiserver exited with status $?; restarting in 1 s" >&2; sleep 1; done' \
     supervise "$BIN_DIR/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-    --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" --insecure-port=0 \
+    --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" "${lane_flags[@]}" \
     --advertise-address=127.0.0.1 \
     --cert-dir="$STATE_DIR/certs" \
     --token-auth-file="$STATE_DIR/tokens.csv" \
@@ -253,7 +368,7 @@ cmd_up() {
     log "already up: export KUBECONFIG=$STATE_DIR/kubeconfig"
     return 0
   fi
-  command -v etcd >/dev/null || fail "find etcd (apt package etcd-server)" ""
+  [ -x "$(command -v "$(etcd_bin)")" ] || fail "find etcd ($(etcd_bin))" ""
   command -v kubectl >/dev/null || fail "find kubectl on PATH" ""
   gen_credentials
   start_etcd
@@ -293,7 +408,8 @@ cmd_status() {
   if pid_alive "$STATE_DIR/apiserver.pid"; then
     if apiserver_ready; then echo "kube-apiserver: ready (https://127.0.0.1:$APISERVER_PORT)"; else echo "kube-apiserver: running, not ready"; ok=1; fi
   else echo "kube-apiserver: stopped"; ok=1; fi
-  if [ -x "$BIN_DIR/kube-apiserver" ]; then echo "binary: $BIN_DIR/kube-apiserver (cached)"; else echo "binary: not built yet"; fi
+  echo "lane: $K8S_VERSION (NLC_K8S_VERSION=$K8S_LANE)"
+  if binary_cached kube-apiserver; then echo "binary: $BIN_DIR/kube-apiserver (cached)"; else echo "binary: not built yet"; fi
   [ -f "$STATE_DIR/kubeconfig" ] && echo "kubeconfig: $STATE_DIR/kubeconfig"
   return $ok
 }
@@ -307,9 +423,11 @@ main() {
     status) cmd_status ;;
     env) echo "export KUBECONFIG=$STATE_DIR/kubeconfig" ;;
     kubeconfig) echo "$STATE_DIR/kubeconfig" ;;
+    version) echo "$K8S_VERSION" ;;
+    bin) echo "$BIN_DIR/${1:?usage: $0 bin NAME}" ;;
     stop-apiserver) cmd_stop_apiserver ;;
     start-apiserver) cmd_start_apiserver ;;
-    *) echo "usage: $0 {install [--with-kcm]|up|down|status|env|kubeconfig|stop-apiserver|start-apiserver}" >&2; exit 2 ;;
+    *) echo "usage: $0 {install [--with-kcm]|up|down|status|env|kubeconfig|version|bin NAME|stop-apiserver|start-apiserver} (lane: NLC_K8S_VERSION=1.37|1.20)" >&2; exit 2 ;;
   esac
 }
 
