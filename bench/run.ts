@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: our controller side by side with upstream kube-controller-manager 1.20.2, each
- * run on a fresh private control plane and a freshly created simulated fleet.
+ * `npm run bench`: our controller side by side with upstream kube-controller-manager (1.37.2 by default,
+ * 1.20.2 with `--upstream-version 1.20`), each run on a fresh private control plane of the same
+ * Kubernetes version and a freshly created simulated fleet.
  *
  *   node --import tsx bench/run.ts [--scenario steady,failure,eviction,scale] [--nodes 1000]
  *       [--pods-per-node 30] [--evict-nodes 100] [--scale-nodes 5000] [--repeat 1] [--quick] …
@@ -9,17 +10,17 @@
  * Exit code 0 when every scenario ran (targets are reported, not enforced), 1 when one failed,
  * 2 for bad flags.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { cpus, homedir, loadavg, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PodMix } from '../sim/fleet.js';
 import { parseGoDuration } from '../src/util/duration.js';
 import { renderCdfChart, OURS_COLOR, UPSTREAM_COLOR } from './lib/chart.js';
 import { cleanupAll, type BenchContext } from './lib/harness.js';
-import type { ControllerKind, SharedControllerFlags } from './lib/procs.js';
-import { evaluateTargets, ONE_DELETE_GATE, renderMarkdown, type BenchResults } from './lib/report.js';
+import { UPSTREAM_CONTROLLERS, UPSTREAM_FULL_VERSION, type ControllerKind, type SharedControllerFlags } from './lib/procs.js';
+import { evaluateTargets, ONE_DELETE_GATE, renderMarkdown, upstreamVersionOf, type BenchResults } from './lib/report.js';
 import { runEviction } from './scenarios/eviction.js';
 import { runFailure } from './scenarios/failure.js';
 import { runScale } from './scenarios/scale.js';
@@ -63,7 +64,7 @@ function render(results: BenchResults, outDir: string, flags: SharedControllerFl
           title: 'Detection: heartbeat -> Ready=Unknown (CDF)',
           xLabel: 'seconds',
           series: [
-            { label: 'upstream 1.20.2', color: UPSTREAM_COLOR, values: samples('upstream', 'detectionS') },
+            { label: `upstream ${upstreamVersionOf(results).replace(/^v/, '')}`, color: UPSTREAM_COLOR, values: samples('upstream', 'detectionS') },
             { label: 'ours', color: OURS_COLOR, values: samples('ours', 'detectionS') },
           ],
           markers: [{ x: graceS + 1, label: 'grace+1s' }],
@@ -72,7 +73,7 @@ function render(results: BenchResults, outDir: string, flags: SharedControllerFl
           title: 'Taint: Unknown -> NoExecute taint (CDF)',
           xLabel: 'seconds',
           series: [
-            { label: 'upstream 1.20.2', color: UPSTREAM_COLOR, values: samples('upstream', 'taintS') },
+            { label: `upstream ${upstreamVersionOf(results).replace(/^v/, '')}`, color: UPSTREAM_COLOR, values: samples('upstream', 'taintS') },
             { label: 'ours', color: OURS_COLOR, values: samples('ours', 'taintS') },
           ],
           markers: [{ x: 0.5, label: '0.5s' }],
@@ -88,7 +89,7 @@ async function main(): Promise<number> {
   let argv;
   try {
     argv = await benchParser(process.argv.slice(2))
-      .usage('Usage: bench/run.ts [flags]\n\nOurs vs upstream kube-controller-manager 1.20.2 on private control planes.')
+      .usage('Usage: bench/run.ts [flags]\n\nOurs vs upstream kube-controller-manager (1.37.2 by default, 1.20.2 with --upstream-version 1.20) on private control planes of the same Kubernetes version.')
       .options({
         scenario: { type: 'string', default: SCENARIOS.join(','), describe: 'comma-separated: steady, failure, eviction, scale (or 1–4)' },
         quick: { type: 'boolean', default: false, describe: 'small sizes and short windows (a few minutes); explicit size flags still win' },
@@ -117,14 +118,18 @@ async function main(): Promise<number> {
         ours: { choices: ['dist', 'tsx'] as const, default: 'dist' as const, describe: 'run ours compiled with tsc (plain node) or through tsx' },
         'ours-node-options': { type: 'string', default: '', describe: 'extra node options for ours, space-separated (e.g. "--max-old-space-size=256")' },
         'cpu-profile': { type: 'boolean', default: false, describe: 'write a V8 CPU profile of ours (node --cpu-prof) per run into the work dir' },
-        'upstream-binary': { type: 'string', default: join(homedir(), '.cache/node-lifecycle-controller/bin/kube-controller-manager') },
-        'upstream-controllers': { type: 'string', default: 'nodelifecycle,podgc,attachdetach' },
+        'upstream-version': {
+          choices: ['1.37', '1.20'] as const,
+          default: (process.env['NLC_K8S_VERSION'] === '1.20' ? '1.20' : '1.37') as '1.37' | '1.20',
+          describe: 'the peer: kube-controller-manager of this version, on a control plane of the same version (default $NLC_K8S_VERSION, else 1.37)',
+        },
+        'upstream-binary': { type: 'string', describe: "kube-controller-manager binary (default: the lane's cached build, `control-plane.sh bin kube-controller-manager`)" },
+        'upstream-controllers': { type: 'string', describe: `upstream's --controllers (default for 1.37: ${UPSTREAM_CONTROLLERS['1.37']}; for 1.20: ${UPSTREAM_CONTROLLERS['1.20']})` },
         out: { type: 'string', default: join(REPO, 'bench/results'), describe: 'results directory' },
         'render-only': { type: 'boolean', default: false, describe: 'only re-render latest.md and latency.png from an existing latest.json' },
         'eviction-one-delete': {
           type: 'boolean',
-          default: true,
-          describe: `scenario 3: also run ours with ${'--feature-gates=PodDisruptionConditions=false'} (one DELETE per pod, as the 1.20 peer)`,
+          describe: `scenario 3: also run ours with ${'--feature-gates=PodDisruptionConditions=false'} (one DELETE per pod, as kube-controller-manager 1.20–1.25; default: only with --upstream-version 1.20)`,
         },
         merge: { type: 'boolean', default: false, describe: 'keep the other scenarios of an existing latest.json (replace only those run now)' },
       })
@@ -168,8 +173,15 @@ async function main(): Promise<number> {
   const nodes = argv.nodes ?? (q ? 100 : 1000);
   const evictNodes = argv['evict-nodes'] ?? (q ? 20 : 100);
   const ppn = argv['pods-per-node'];
-  if (!existsSync(argv['upstream-binary']) && scenarios.some((s) => s !== 'scale')) {
-    process.stderr.write(`bench: ${argv['upstream-binary']} not found; build it with: bash scripts/control-plane.sh install --with-kcm\n`);
+  const upstreamVersion = argv['upstream-version'];
+  // Every private control plane of this run (scripts/control-plane.sh) is of the peer's version.
+  process.env['NLC_K8S_VERSION'] = upstreamVersion;
+  const upstreamBinary =
+    argv['upstream-binary'] ?? execFileSync('bash', [join(REPO, 'scripts/control-plane.sh'), 'bin', 'kube-controller-manager'], { encoding: 'utf8' }).trim();
+  const upstreamControllers = argv['upstream-controllers'] ?? UPSTREAM_CONTROLLERS[upstreamVersion];
+  const evictionOneDelete = argv['eviction-one-delete'] ?? upstreamVersion === '1.20';
+  if (!existsSync(upstreamBinary) && scenarios.some((s) => s !== 'scale')) {
+    process.stderr.write(`bench: ${upstreamBinary} not found; build it with: NLC_K8S_VERSION=${upstreamVersion} bash scripts/control-plane.sh install --with-kcm\n`);
     return 2;
   }
 
@@ -193,8 +205,9 @@ async function main(): Promise<number> {
   const ctx: BenchContext = {
     repoRoot: REPO,
     workDir,
-    upstreamBinary: argv['upstream-binary'],
-    upstreamControllers: argv['upstream-controllers'],
+    upstreamBinary,
+    upstreamControllers,
+    upstreamVersion,
     oursMode: argv.ours,
     oursEntry,
     cpuProfile: argv['cpu-profile'],
@@ -223,7 +236,7 @@ async function main(): Promise<number> {
     },
     command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
     durationS: 0,
-    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], oursNodeOptions: argv['ours-node-options'], nodes, podsPerNode: ppn, evictNodes, scaleSizes, repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], ours: argv.ours, upstreamControllers: argv['upstream-controllers'] },
+    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], oursNodeOptions: argv['ours-node-options'], nodes, podsPerNode: ppn, evictNodes, scaleSizes, repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], ours: argv.ours, upstreamControllers, upstreamVersion: UPSTREAM_FULL_VERSION[upstreamVersion] },
     errors: [],
   };
   if (argv.merge && existsSync(join(argv.out, 'latest.json'))) {
@@ -309,7 +322,7 @@ async function main(): Promise<number> {
           const r = await attempt(`eviction ${kind} #${i + 1}`, () => runEviction(ctx, kind, evictionOptions, tag));
           results.eviction ??= { upstream: [], ours: [] };
           if (r) results.eviction[kind].push(r);
-          if (kind === 'ours' && argv['eviction-one-delete']) {
+          if (kind === 'ours' && evictionOneDelete) {
             // Ours again with the DisruptionTarget write off: the same writes per pod as the 1.20 peer.
             log(`--- ${scenario} #${i + 1}: ours ${ONE_DELETE_GATE}`);
             const r1 = await attempt(`eviction ours ${ONE_DELETE_GATE} #${i + 1}`, () =>

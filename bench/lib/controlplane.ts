@@ -1,5 +1,6 @@
 /**
- * A private, throwaway control plane (etcd + kube-apiserver 1.20.2) per benchmark run, started with
+ * A private, throwaway control plane (etcd + kube-apiserver of the lane in `NLC_K8S_VERSION`: 1.37.2 by
+ * default, or 1.20.2) per benchmark run, started with
  * the project's own `scripts/control-plane.sh` on free loopback ports and a fresh state directory,
  * so a benchmark never shares an API server with other engineers' tests and every run starts from
  * an empty etcd.

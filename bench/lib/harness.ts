@@ -10,7 +10,7 @@ import { loadKubeConfig, makeClients, type KubeClients } from '../../src/kube/cl
 import { Fleet, POD_KIND_LABEL, type PodMix, type FleetStats } from '../../sim/fleet.js';
 import { startPrivateControlPlane, freePorts, type PrivateControlPlane } from './controlplane.js';
 import { scrapeRequestTotals, diffCounts, subtractBaseline, totalWrites, withoutSimulatorOnly, type RequestCounts } from './apimetrics.js';
-import { ControllerProcess, procUsage, type ControllerKind, type ControllerLaunch, type SharedControllerFlags } from './procs.js';
+import { ControllerProcess, procUsage, type ControllerKind, type ControllerLaunch, type SharedControllerFlags, type UpstreamVersion } from './procs.js';
 import { observeCluster, type ClusterObserver } from './observe.js';
 
 /** Settings every scenario shares (from the command line). */
@@ -20,6 +20,7 @@ export interface BenchContext {
   workDir: string;
   upstreamBinary: string;
   upstreamControllers: string;
+  upstreamVersion: UpstreamVersion;
   oursMode: 'dist' | 'tsx';
   oursEntry: string;
   /** write a CPU profile of ours in these scenarios */
@@ -189,6 +190,7 @@ export async function launchSynced(
     flags,
     upstreamBinary: ctx.upstreamBinary,
     upstreamControllers: ctx.upstreamControllers,
+    upstreamVersion: ctx.upstreamVersion,
     oursMode: ctx.oursMode,
     oursEntry: ctx.oursEntry,
     metricsPort,

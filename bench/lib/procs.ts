@@ -1,10 +1,27 @@
 /**
- * Controller processes under test: how to launch upstream kube-controller-manager 1.20.2 and ours
- * with the same flags, their log lines as they arrive, and their CPU and memory from /proc.
+ * Controller processes under test: how to launch upstream kube-controller-manager (1.37.2, or 1.20.2)
+ * and ours with the same flags, their log lines as they arrive, and their CPU and memory from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+
+/** The peer's Kubernetes minor version: one of the control-plane lanes (scripts/control-plane.sh). */
+export type UpstreamVersion = '1.37' | '1.20';
+
+/** The full version each lane builds. */
+export const UPSTREAM_FULL_VERSION: Readonly<Record<UpstreamVersion, string>> = { '1.37': 'v1.37.2', '1.20': 'v1.20.2' };
+
+/**
+ * Upstream's `--controllers` for the peer: the controllers ours replaces. 1.37 names them as
+ * `cmd/kube-controller-manager/names/controller_names.go` does (the taint eviction controller is its
+ * own controller since 1.29); in 1.20 the taint manager runs inside `nodelifecycle`, and the forced
+ * detach after 6 minutes lives in `attachdetach`.
+ */
+export const UPSTREAM_CONTROLLERS: Readonly<Record<UpstreamVersion, string>> = {
+  '1.37': 'node-lifecycle-controller,taint-eviction-controller,pod-garbage-collector-controller',
+  '1.20': 'nodelifecycle,podgc,attachdetach',
+};
 
 /** The two implementations under test. */
 export type ControllerKind = 'upstream' | 'ours';
@@ -32,6 +49,8 @@ export interface ControllerLaunch {
   upstreamBinary: string;
   /** upstream's `--controllers` value */
   upstreamControllers: string;
+  /** the peer's version: decides which serving flags it takes */
+  upstreamVersion: UpstreamVersion;
   /** ours: `dist` runs the compiled JS entry with plain node; `tsx` runs src/cli/main.ts through tsx */
   oursMode: 'dist' | 'tsx';
   /** ours: the entry script (compiled main.js, or src/cli/main.ts for tsx) */
@@ -67,7 +86,9 @@ export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): 
     `--kube-api-burst=${f.kubeApiBurst}`,
   ];
   if (l.kind === 'upstream') {
-    return { command: l.upstreamBinary, args: [...shared, `--controllers=${l.upstreamControllers}`, '--port=0', '--secure-port=0'] };
+    // No serving: `--secure-port=0`; 1.20 also serves insecurely unless `--port=0` (removed in 1.24).
+    const serving = l.upstreamVersion === '1.20' ? ['--port=0', '--secure-port=0'] : ['--secure-port=0'];
+    return { command: l.upstreamBinary, args: [...shared, `--controllers=${l.upstreamControllers}`, ...serving] };
   }
   const node = [
     ...(l.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${l.cpuProfDir}`] : []),

@@ -78,7 +78,18 @@ function row<R extends { sim: { flagged: boolean } }>(label: string, runs: Scena
   return `| ${label} | ${flag(u.flagged, cell(mu, digits))} | ${flag(o.flagged, cell(mo, digits))} | ${ratio(mo, mu)} |`;
 }
 
-const HEADER = '| metric | upstream 1.20.2 | ours | ours / upstream |\n| --- | --- | --- | --- |';
+/**
+ * The peer's Kubernetes version recorded in a results file (`options.upstreamVersion`, e.g.
+ * `v1.37.2`); files written before the 1.37 lane have none and were all measured against v1.20.2.
+ */
+export function upstreamVersionOf(res: Pick<BenchResults, 'options'>): string {
+  const v = res.options['upstreamVersion'];
+  return typeof v === 'string' ? v : 'v1.20.2';
+}
+
+function header(peer: string): string {
+  return `| metric | upstream ${peer.replace(/^v/, '')} | ours | ours / upstream |\n| --- | --- | --- | --- |`;
+}
 
 function verbs<R>(runs: ScenarioRuns<R>, get: (r: R) => Record<string, number>): string[] {
   const all = new Set<string>();
@@ -99,12 +110,12 @@ function runsNote<R extends { sim: { flagged: boolean; leaseLagP99Ms: number }; 
 }
 
 /** Markdown of scenario 1. */
-export function steadyTable(runs: ScenarioRuns<SteadyRun>): string {
+export function steadyTable(runs: ScenarioRuns<SteadyRun>, peer = 'v1.20.2'): string {
   const first = runs.upstream[0] ?? runs.ours[0];
   const lines = [
     `### 1. Steady state — ${first?.nodes ?? '?'} nodes × ${first ? first.pods / Math.max(1, first.nodes) : '?'} pods, window ${first?.windowS ?? '?'} s once start-up writes were over${[...runs.upstream, ...runs.ours].some((x) => !x.startupQuiet) ? ' (⚠ in some runs they were not: the window includes start-up work)' : ''}`,
     '',
-    HEADER,
+    header(peer),
     row('time to caches synced (s)', runs, (r) => r.syncS),
     row('CPU in window (s per minute)', runs, (r) => r.cpuSecondsPerMinute, 3),
     row('start-up writes over, after sync (s)', runs, (r) => r.startupWritesS, 0),
@@ -125,12 +136,12 @@ export function steadyTable(runs: ScenarioRuns<SteadyRun>): string {
 }
 
 /** Markdown of scenario 2. */
-export function failureTable(runs: ScenarioRuns<FailureRun>): string {
+export function failureTable(runs: ScenarioRuns<FailureRun>, peer = 'v1.20.2'): string {
   const first = runs.upstream[0] ?? runs.ours[0];
   return [
     `### 2. Failure wave — ${first?.failedNodes ?? '?'} of ${first?.nodes ?? '?'} nodes die (10 % of one zone), ${first?.trackedPods ?? '?'} pods to evict`,
     '',
-    HEADER,
+    header(peer),
     row('detection p50, last heartbeat → Ready=Unknown (s)', runs, (r) => r.detectionS.p50, 3),
     row('detection p99 (s)', runs, (r) => r.detectionS.p99, 3),
     row('taint latency p50, Unknown → NoExecute taint (s)', runs, (r) => r.taintS.p50, 3),
@@ -149,9 +160,9 @@ export function failureTable(runs: ScenarioRuns<FailureRun>): string {
 export const ONE_DELETE_GATE = '--feature-gates=PodDisruptionConditions=false';
 
 /** The throughput rows of scenario 3, for one pair of run sets. */
-function evictionRows(runs: ScenarioRuns<EvictionRun>, withEvicted: boolean): string[] {
+function evictionRows(runs: ScenarioRuns<EvictionRun>, withEvicted: boolean, peer: string): string[] {
   return [
-    HEADER,
+    header(peer),
     row('deletions per second (first taint → last pod)', runs, (r) => r.deletionsPerSecond, 1),
     row('sustained deletions per second (first → last deletion)', runs, (r) => r.sustainedPerSecond, 1),
     row('first deletion after taint (s)', runs, (r) => r.firstDeletionS, 3),
@@ -165,19 +176,19 @@ function evictionRows(runs: ScenarioRuns<EvictionRun>, withEvicted: boolean): st
 }
 
 /** Markdown of scenario 3 (and of its one-DELETE variant, when it ran). */
-export function evictionTable(runs: NonNullable<BenchResults['eviction']>): string {
+export function evictionTable(runs: NonNullable<BenchResults['eviction']>, peer = 'v1.20.2'): string {
   const first = runs.upstream[0] ?? runs.ours[0];
   const variant = runs.oursOneDelete && runs.oursOneDelete.length > 0 ? { upstream: runs.upstream, ours: runs.oursOneDelete } : undefined;
   return [
     `### 3. Mass eviction — ${first?.nodes ?? '?'} nodes × ${first ? first.pods / Math.max(1, first.nodes) : '?'} pods tainted at once, no toleration`,
     '',
-    ...evictionRows(runs, true),
+    ...evictionRows(runs, true, peer),
     ...(variant
       ? [
           '',
-          `Same scenario, ours with \`${ONE_DELETE_GATE}\`: one DELETE per evicted pod, the writes kube-controller-manager 1.20 makes (by default ours, like upstream 1.26+, first adds the \`DisruptionTarget\` condition, a second write per pod in the same \`--kube-api-qps\` budget).`,
+          `Same scenario, ours with \`${ONE_DELETE_GATE}\`: one DELETE per evicted pod, the writes kube-controller-manager 1.20–1.25 makes (by default ours, like upstream 1.26+, first adds the \`DisruptionTarget\` condition, a second write per pod in the same \`--kube-api-qps\` budget).`,
           '',
-          ...evictionRows(variant, false),
+          ...evictionRows(variant, false, peer),
         ]
       : []),
   ].join('\n');
@@ -226,7 +237,7 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
     cmp('eviction throughput ≥ 1.0× upstream at the same QPS', eo !== undefined && eu ? eo / eu : undefined, 1.0, '×', (v, l) => v >= l);
     if (res.eviction.oursOneDelete && res.eviction.oursOneDelete.length > 0) {
       const e1 = med(res.eviction.oursOneDelete, (r) => r.deletionsPerSecond);
-      cmp(`eviction throughput ≥ 1.0× upstream, ours with ${ONE_DELETE_GATE} (the same writes per pod as 1.20)`, e1 !== undefined && eu ? e1 / eu : undefined, 1.0, '×', (v, l) => v >= l);
+      cmp(`eviction throughput ≥ 1.0× upstream, ours with ${ONE_DELETE_GATE} (the same writes per pod as 1.20–1.25)`, e1 !== undefined && eu ? e1 / eu : undefined, 1.0, '×', (v, l) => v >= l);
     }
   }
   if (res.scale && res.scale.length > 0) {
@@ -248,19 +259,20 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
 /** The whole `latest.md`. */
 export function renderMarkdown(res: BenchResults): string {
   const parts = [
-    `# Benchmark: ours vs kube-controller-manager 1.20.2`,
+    `# Benchmark: ours vs kube-controller-manager ${upstreamVersionOf(res).replace(/^v/, '')}`,
     '',
     `- Date: ${res.date}; duration ${Math.round(res.durationS / 60)} min`,
     `- Machine: ${res.machine.cpus} × ${res.machine.model}, ${res.machine.memGiB} GiB RAM, Node ${res.machine.node}; load average at start ${res.machine.loadavgStart.join(' / ')}, at end ${res.machine.loadavgEnd.join(' / ')}`,
     `- Command: \`${res.command}\``,
     ...(res.mergedFrom ?? []).map((m) => `- Other scenarios from the run of ${m.date} (${Math.round(m.durationS / 60)} min): \`${m.command}\``),
-    '- Each run: a fresh private control plane (etcd + kube-apiserver 1.20.2), a freshly created fleet, one controller. Medians over runs the simulator kept up with; a run whose simulator lease lag p99 exceeded the limit is flagged and left out.',
+    `- Each run: a fresh private control plane (etcd + kube-apiserver ${upstreamVersionOf(res).replace(/^v/, '')}), a freshly created fleet, one controller. Medians over runs the simulator kept up with; a run whose simulator lease lag p99 exceeded the limit is flagged and left out.`,
     '- API requests: deltas of `apiserver_request_total` minus the simulator\'s own traffic, measured in a no-controller baseline window and scaled to the phase length; Lease writes are never counted (neither controller writes Leases without leader election).',
     '',
   ];
-  if (res.steady) parts.push(steadyTable(res.steady), '');
-  if (res.failure) parts.push(failureTable(res.failure), '', '![detection and taint latency](latency.png)', '');
-  if (res.eviction) parts.push(evictionTable(res.eviction), '');
+  const peer = upstreamVersionOf(res);
+  if (res.steady) parts.push(steadyTable(res.steady, peer), '');
+  if (res.failure) parts.push(failureTable(res.failure, peer), '', '![detection and taint latency](latency.png)', '');
+  if (res.eviction) parts.push(evictionTable(res.eviction, peer), '');
   if (res.scale && res.scale.length > 0) parts.push(scaleTable(res.scale), '');
   if (res.targets && res.targets.length > 0) {
     parts.push('### Targets (issue 9)', '', '| target | measured | met |', '| --- | --- | --- |');

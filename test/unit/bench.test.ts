@@ -13,7 +13,7 @@ import {
   totalWrites,
   withoutSimulatorOnly,
 } from '../../bench/lib/apimetrics.js';
-import { controllerCommand, parseProcStatCpuSeconds, parseProcStatusKiB, type ControllerLaunch } from '../../bench/lib/procs.js';
+import { controllerCommand, parseProcStatCpuSeconds, parseProcStatusKiB, UPSTREAM_CONTROLLERS, type ControllerLaunch } from '../../bench/lib/procs.js';
 import { FailureTracker, failureLatencies } from '../../bench/lib/observe.js';
 import { dist, spreadPick } from '../../bench/scenarios/failure.js';
 import { passMsOf, passStats } from '../../bench/scenarios/steady.js';
@@ -116,7 +116,8 @@ describe('bench /proc parsing and launch commands', () => {
       kubeconfig: '/k',
       flags: { nodeMonitorPeriod: '5s', nodeMonitorGracePeriod: '20s', nodeStartupGracePeriod: '1m', nodeEvictionRate: 100, secondaryNodeEvictionRate: 50, kubeApiQps: 20, kubeApiBurst: 30 },
       upstreamBinary: '/bin/kcm',
-      upstreamControllers: 'nodelifecycle,podgc,attachdetach',
+      upstreamControllers: UPSTREAM_CONTROLLERS['1.37'],
+      upstreamVersion: '1.37',
       oursMode: 'dist',
       oursEntry: '/d/main.js',
       metricsPort: 9999,
@@ -131,8 +132,13 @@ describe('bench /proc parsing and launch commands', () => {
     for (const f of ['--node-monitor-grace-period=20s', '--secondary-node-eviction-rate=50', '--kube-api-qps=20', '--leader-elect=false', '--kubeconfig=/k']) {
       assert.ok(shared.includes(f), f);
     }
-    assert.ok(up.args.includes('--controllers=nodelifecycle,podgc,attachdetach'));
+    assert.ok(up.args.includes('--controllers=node-lifecycle-controller,taint-eviction-controller,pod-garbage-collector-controller'));
     assert.ok(up.args.includes('--secure-port=0'));
+    // --port was removed from kube-controller-manager in 1.24: only the 1.20 peer gets it.
+    assert.ok(!up.args.includes('--port=0'));
+    const up120 = controllerCommand({ ...launch, upstreamVersion: '1.20', upstreamControllers: UPSTREAM_CONTROLLERS['1.20'] }, '/node');
+    assert.ok(up120.args.includes('--port=0') && up120.args.includes('--secure-port=0'));
+    assert.ok(up120.args.includes('--controllers=nodelifecycle,podgc,attachdetach'));
     assert.ok(ours.args.includes('--controllers=*'));
     assert.deepEqual(ours.args.slice(0, 3), ['--cpu-prof', '--cpu-prof-dir=/prof', '/d/main.js']);
     assert.ok(!up.args.some((a) => a.startsWith('--cpu-prof')));
