@@ -95,6 +95,13 @@ export interface Pod {
   /** Names of the PersistentVolumeClaims the pod mounts. */
   pvcNames: readonly string[];
   finalizers: readonly string[];
+  /**
+   * True when no container, init container or ephemeral container status is running: each one is
+   * `terminated` or `waiting`, or there are none. Upstream `notRunning` over the three lists
+   * (`pkg/volume/util/util.go`, used by `IsPodTerminated`). {@link toPod} always sets it; a pod
+   * built without it counts as "containers may be running" (the safe reading for volume decisions).
+   */
+  containersNotRunning?: boolean;
 }
 
 /** What the controller keeps of a node heartbeat Lease (`coordination.k8s.io/v1`). */
@@ -339,6 +346,16 @@ function toOwnerRef(v: unknown): OwnerRef | undefined {
 }
 
 /**
+ * Upstream `notRunning` for one container status: its state is `terminated` or `waiting`. A status
+ * without a state, or with `running` or an empty state, counts as running (Go's zero `State` has
+ * neither pointer set).
+ */
+function containerNotRunning(v: unknown): boolean {
+  const state = obj(obj(v)?.['state']);
+  return state !== undefined && (obj(state['terminated']) !== undefined || obj(state['waiting']) !== undefined);
+}
+
+/**
  * Converts a Pod (wire JSON or client-node `V1Pod`) to the slim model.
  * @returns `undefined` when namespace, name, uid, resourceVersion or creationTimestamp is missing.
  */
@@ -374,6 +391,9 @@ export function toPod(raw: unknown): Pod | undefined {
       .map((v) => str(obj(obj(v)?.['persistentVolumeClaim'])?.['claimName']))
       .filter((n): n is string => n !== undefined),
     finalizers: arr(m['finalizers']).filter((f): f is string => typeof f === 'string'),
+    containersNotRunning: ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses'].every((list) =>
+      arr(status[list]).every(containerNotRunning),
+    ),
   };
   const del = toMillis(m['deletionTimestamp']);
   if (del !== undefined) pod.deletionTimestamp = del;

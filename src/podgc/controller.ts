@@ -25,6 +25,9 @@
  *    longer eligible on the live re-check are not counted (upstream counts before the attempt).
  * 6. Events on the pod and on the node say what was force-deleted and why (upstream PodGC records
  *    none).
+ * 7. Fail closed: a live read that is neither a parsable object nor a 404 proves nothing, so nothing
+ *    is deleted; it is counted (`pod_gc_collector_live_read_failures_total`, not as a force delete)
+ *    and retried with backoff. Upstream does the same for a failed node GET (`discoverDeletedNodes`).
  */
 import type { Node, Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
@@ -32,6 +35,7 @@ import type { Logger } from '../kube/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { describeError } from '../kube/client.js';
 import { isFenced } from '../kube/writer.js';
+import { noteLiveReadFailure } from '../kube/reads.js';
 import type { PodGCMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../nodelifecycle/controller.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
@@ -85,6 +89,8 @@ export interface PodGCView {
   missingNodes: { node: string; missingSince: number; quarantineEndsAt: number }[];
   queuedPods: number;
   queuedNodes: number;
+  /** Nodes the controller keeps state for (seen in the cache, or with orphans pending). */
+  trackedNodes: number;
 }
 
 const POD_WORKERS = 8; // upstream deletes gcTerminating candidates in parallel goroutines
@@ -102,7 +108,11 @@ export class PodGCController {
   readonly #d: PodGCDeps;
   readonly #podQueue: WorkQueue;
   readonly #orphanQueue: WorkQueue;
-  /** Node name → uid of every node seen in the cache (scoping rule, and the uid for node events). */
+  /**
+   * Node name → uid of every node seen in the cache (scoping rule, and the uid for node events). A
+   * deleted node leaves it at once when no pod is bound to it, else once its orphans are resolved;
+   * the sweep drops any other leftover, so node churn does not grow it.
+   */
   readonly #seen = new Map<string, string>();
   /** Node name → epoch ms when it was first noticed missing while pods were bound to it. */
   readonly #missingSince = new Map<string, number>();
@@ -162,10 +172,13 @@ export class PodGCController {
     }
   }
 
-  /** A Node was deleted: its pods, if any, enter the orphan quarantine. */
+  /** A Node was deleted: its pods, if any, enter the orphan quarantine; without pods it is forgotten. */
   nodeDeleted(node: Node): void {
-    if (this.#stopped) return;
-    if (this.#d.caches.pods.podsOnNode(node.name).length > 0) this.#noteMissing(node.name);
+    if (this.#d.caches.pods.podsOnNode(node.name).length === 0) {
+      this.#forgetMissing(node.name, false);
+      return;
+    }
+    if (!this.#stopped) this.#noteMissing(node.name);
   }
 
   /** A pod was added or updated (for example it just became terminating). */
@@ -187,6 +200,9 @@ export class PodGCController {
   sweep(): void {
     if (this.#stopped || !this.#d.canSeeCluster()) return;
     for (const pod of this.#d.caches.pods.list()) this.podChanged(pod);
+    for (const name of [...this.#seen.keys()]) {
+      if (!this.#missingSince.has(name) && !this.#d.caches.nodes.get(name) && this.#d.caches.pods.podsOnNode(name).length === 0) this.#seen.delete(name);
+    }
   }
 
   #scheduleSweep(): void {
@@ -262,8 +278,15 @@ export class PodGCController {
       case 'confirm':
         break;
     }
-    // Upstream's discoverDeletedNodes: only a live 404 proves the node is gone.
-    const live = await this.#d.writes.getNode(name);
+    // Upstream's discoverDeletedNodes: only a live 404 proves the node is gone. Any other answer
+    // (deliberate difference 7: also an object we cannot parse) throws, and the queue retries.
+    let live: Node | undefined;
+    try {
+      live = await this.#d.writes.getNode(name);
+    } catch (err) {
+      noteLiveReadFailure(err, this.#d.metrics.liveReadFailuresTotal, this.#d.log, 'force-deleting orphans');
+      throw err;
+    }
     if (live) {
       this.#d.log.info({ node: name }, 'Node is missing from the cache but exists in the API: its pods are not orphans');
       this.#missingSince.delete(name);
@@ -309,6 +332,8 @@ export class PodGCController {
         return podGCCondition(message, live.conditions, this.#d.clock.now());
       });
     } catch (err) {
+      // A failed live read (of the pod, or of the node in the re-check) wrote nothing: not an attempt.
+      if (noteLiveReadFailure(err, metrics.liveReadFailuresTotal, log, 'force-deleting')) throw err;
       if (!isFenced(err)) {
         metrics.forceDeletePodsTotal.inc(labels);
         metrics.forceDeletePodErrorsTotal.inc(labels);
@@ -351,6 +376,7 @@ export class PodGCController {
       missingNodes: [...this.#missingSince.entries()].map(([node, since]) => ({ node, missingSince: since, quarantineEndsAt: since + q })),
       queuedPods: this.#podQueue.len,
       queuedNodes: this.#orphanQueue.len + this.#orphanQueue.stats().delayed,
+      trackedNodes: new Set([...this.#seen.keys(), ...this.#missingSince.keys()]).size,
     };
   }
 }

@@ -1,13 +1,13 @@
 /**
- * The pure decisions of the pod garbage collector's out-of-service and orphan passes, and of the
- * force-detach controller's notion of "out of service": no I/O, no clock reads.
+ * The pure decisions of the pod garbage collector's out-of-service and orphan passes: no I/O, no
+ * clock reads. The node and pod predicates it shares with the force-detach controller live in
+ * src/kube/predicates.ts.
  *
  * Mirrors upstream `pkg/controller/podgc/gc_controller.go` (`gcTerminating`, `gcOrphaned`,
- * `markFailedAndDeletePodWithCondition`) and the helpers it calls (`IsNodeReady` in
- * `pkg/controller/util/node`, `TaintKeyExists` in `pkg/util/taints`).
+ * `markFailedAndDeletePodWithCondition`).
  */
 import { getCondition, type Node, type Pod, type PodCondition } from '../kube/objects.js';
-import { NODE_READY, TAINT_NODE_OUT_OF_SERVICE, taintKeyExists } from '../nodelifecycle/taints.js';
+import { isNodeOutOfService, isPodTerminal } from '../kube/predicates.js';
 
 /** Pod condition type added before a force deletion (upstream `v1.DisruptionTarget`). */
 export const DISRUPTION_TARGET = 'DisruptionTarget';
@@ -49,29 +49,6 @@ export const POD_GC_EVENT_REASONS = {
   nodeOutOfService: 'ForceDeletedPodOutOfService',
   nodeOrphan: 'ForceDeletedOrphanPod',
 } as const;
-
-/**
- * Whether the node's Ready condition exists with status `True`; a missing condition is not Ready.
- * Mirrors `IsNodeReady` (`pkg/controller/util/node/controller_utils.go`'s use in podgc).
- */
-export function isNodeReady(node: Pick<Node, 'conditions'>): boolean {
-  return getCondition(node.conditions, NODE_READY)?.status === 'True';
-}
-
-/**
- * A node is out of service when it is not Ready (a missing Ready condition counts as not Ready)
- * and carries a taint with key `node.kubernetes.io/out-of-service`, whatever its effect or value.
- * Mirrors the node test of `gcTerminating` (`!IsNodeReady(node) && TaintKeyExists(...)`).
- * @returns false for `undefined` (an unknown node is never out of service).
- */
-export function isNodeOutOfService(node: Pick<Node, 'conditions' | 'taints'> | undefined): boolean {
-  return node !== undefined && !isNodeReady(node) && taintKeyExists(node.taints, TAINT_NODE_OUT_OF_SERVICE);
-}
-
-/** True for the terminal phases Succeeded and Failed. */
-export function isPodTerminal(pod: Pick<Pod, 'phase'>): boolean {
-  return pod.phase === 'Succeeded' || pod.phase === 'Failed';
-}
 
 /**
  * True when a force delete can do nothing more for this pod: it was already deleted with grace 0,

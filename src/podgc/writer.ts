@@ -13,7 +13,7 @@ import { toRfc3339, type Node, type Pod, type PodCondition } from '../kube/objec
 import { retryOnConflict, type WriteScheduler } from '../kube/writer.js';
 import { readNode, readPod } from '../kube/reads.js';
 import type { Clock } from '../util/clock.js';
-import { isPodTerminal } from './decision.js';
+import { isPodTerminal } from '../kube/predicates.js';
 
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
@@ -52,19 +52,20 @@ export class PodGCWriter {
     this.#clock = clock;
   }
 
-  /** Quorum GET of a node; `undefined` when it is gone (404). @throws on other API errors. */
+  /** Quorum GET of a node; `undefined` only on 404. @throws {LiveReadError} on any other answer, including an unparsable object. */
   getNode(name: string): Promise<Node | undefined> {
     return readNode(this.#clients, name);
   }
 
-  /** Quorum GET of a pod; `undefined` when it is gone (404). @throws on other API errors. */
+  /** Quorum GET of a pod; `undefined` only on 404. @throws {LiveReadError} on any other answer, including an unparsable object. */
   getPod(namespace: string, name: string): Promise<Pod | undefined> {
     return readPod(this.#clients, namespace, name);
   }
 
   /**
    * Force-deletes one pod after re-deciding on live state:
-   * 1. GET the pod (quorum read); a missing pod or another UID → `'gone'`;
+   * 1. GET the pod (quorum read); a 404 or another UID → `'gone'` (any other answer throws a
+   *    `LiveReadError`: nothing is written);
    * 2. `recheck(live)`; `undefined` → `'skipped'`;
    * 3. unless the phase is already Succeeded/Failed: strategic-merge patch of `pods/status` with
    *    phase `Failed` and the condition, guarded by the resourceVersion just read (409 → back to 1);
@@ -72,8 +73,8 @@ export class PodGCWriter {
    * Mirrors `markFailedAndDeletePodWithCondition` (which patches with a UID precondition and
    * deletes with `NewDeleteOptions(0)`); upstream skips step 1–2 and acts on its cache (#142331).
    * @returns see {@link ForceDeleteResult}.
-   * @throws after 5 conflicts (10 ms apart), whatever `recheck` throws, or any other API error
-   *   (including {@link FencedError} from the write path).
+   * @throws after 5 conflicts (10 ms apart), a `LiveReadError` from step 1, whatever `recheck`
+   *   throws, or any other API error (including {@link FencedError} from the write path).
    */
   async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
     return retryOnConflict(

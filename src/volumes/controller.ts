@@ -1,9 +1,10 @@
 /**
  * The force-detach controller: the force-detach half of upstream's attach/detach reconciler, as a
  * thin I/O shell around src/volumes/decision.ts. It deletes a VolumeAttachment (which makes the
- * CSI external-attacher detach the volume) when the node is out of service and no running pod
- * uses the volume, or when the node has been not Ready and the volume unused by running pods for
- * `--force-detach-timeout`.
+ * CSI external-attacher detach the volume) once no pod on the node holds the volume any more (every
+ * user pod is gone or terminated: terminal, or deleted with no container still running), and then
+ * either the node is out of service or it is not Ready and `--force-detach-timeout` has passed
+ * since the last holder let go.
  *
  * Mirrors upstream `pkg/controller/volume/attachdetach/reconciler/reconciler.go` (`reconcile`,
  * detach half) and the metric of `attachdetach/metrics/metrics.go` (`RecordForcedDetachMetric`).
@@ -16,27 +17,23 @@
  * Deliberate differences from upstream (each is also commented where it happens):
  * 1. Re-check before acting: the node and the VolumeAttachment are read from the API right before
  *    the delete, and the decision is taken again on them.
- * 2. The timeout clock starts when the last user pod began terminating (its deletionTimestamp minus
- *    its grace period), or when the controller saw the volume without users; upstream starts it
- *    when the pod leaves the desired state of the world.
+ * 2. The timeout clock starts when this controller sees the last holder terminated or gone (like
+ *    upstream's first reconcile after the pod left the desired state of the world); after a
+ *    restart it starts again from then (later, never earlier).
  * 3. Node status (`volumesAttached`) is left to kube-controller-manager (see writer.ts).
  * 4. Under `--node-selector`, only attachments on nodes this process has seen are considered.
  * 5. A Warning event on the node names the volume and the attachment (upstream only logs).
+ * 6. Fail closed: a live read that is neither a parsable object nor a 404 stops the detach; it is
+ *    counted (`attachdetach_controller_live_read_failures_total`) and retried with backoff.
  */
 import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from '../kube/objects.js';
 import type { Logger } from '../kube/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import type { AttachDetachMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../nodelifecycle/controller.js';
+import { noteLiveReadFailure } from '../kube/reads.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
-import {
-  decideForceDetach,
-  FORCE_DETACH_EVENT_REASONS,
-  nextReleasedAt,
-  volumeUsers,
-  type ForceDetachDecision,
-  type VolumeUsers,
-} from './decision.js';
+import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders, type ForceDetachDecision } from './decision.js';
 import type { ForceDetachWriter } from './writer.js';
 
 /** Configuration. Durations in **milliseconds**. */
@@ -78,9 +75,11 @@ export interface ForceDetachDeps {
 
 /** Read-only view for `/debug/state`. Times are epoch ms. */
 export interface ForceDetachView {
-  /** Attachments whose volume no running pod uses, with the time the timeout path would act. */
+  /** Attachments whose volume no pod holds any more, with the time the timeout path would act. */
   released: { volumeAttachment: string; node: string; persistentVolume: string; releasedAt: number; timeoutAt?: number }[];
   queued: number;
+  /** Nodes the controller remembers (scoping rule); attachments with a timeout clock are in `released`. */
+  trackedNodes: number;
 }
 
 const WORKERS = 4;
@@ -95,9 +94,12 @@ const BLIND_RETRY_MS = 1000;
 export class ForceDetachController {
   readonly #d: ForceDetachDeps;
   readonly #queue: WorkQueue;
-  /** VolumeAttachment name → epoch ms since when no running pod has used its volume (see {@link nextReleasedAt}). */
+  /** VolumeAttachment name → epoch ms since when no pod has held its volume (see {@link nextReleasedAt}). */
   readonly #releasedAt = new Map<string, number>();
-  /** Nodes seen in the cache (scoping rule for attachments whose node is gone). */
+  /**
+   * Nodes seen in the cache (scoping rule for attachments whose node is gone). A node leaves the set
+   * once it is out of the cache and no attachment on it remains, so node churn does not grow it.
+   */
   readonly #seen = new Set<string>();
   #resyncTimer: TimerHandle | undefined;
   #stopped = true;
@@ -129,10 +131,16 @@ export class ForceDetachController {
     await this.#queue.shutDown();
   }
 
-  /** Queues every cached attachment now and schedules the next resync. */
+  /**
+   * Queues every cached attachment now and schedules the next resync. Also drops per-attachment and
+   * per-node state whose object is gone (in case a delete event was missed).
+   */
   resync(): void {
     if (this.#stopped) return;
-    for (const va of this.#d.caches.volumeAttachments.list()) this.#queue.add(va.name);
+    const vas = this.#d.caches.volumeAttachments;
+    for (const name of [...this.#releasedAt.keys()]) if (!vas.get(name)) this.#releasedAt.delete(name);
+    for (const node of [...this.#seen]) this.#forgetNodeIfUnused(node);
+    for (const va of vas.list()) this.#queue.add(va.name);
     this.#resyncTimer?.cancel();
     this.#resyncTimer = this.#d.clock.setTimeout(() => this.resync(), this.#d.config.resyncPeriodMs);
   }
@@ -145,6 +153,7 @@ export class ForceDetachController {
   nodeChanged(node: Pick<Node, 'name'>): void {
     this.#seen.add(node.name);
     this.#queueNode(node.name);
+    this.#forgetNodeIfUnused(node.name); // deleted (the cache no longer has it) with no attachment left
   }
 
   /** A pod was added, updated or deleted: if it mounts claims, the attachments on its node are looked at again. */
@@ -157,9 +166,14 @@ export class ForceDetachController {
     if (!this.#stopped) this.#queue.add(va.name);
   }
 
-  /** A VolumeAttachment was deleted: forget it. */
-  volumeAttachmentDeleted(va: Pick<VolumeAttachment, 'name'>): void {
+  /** A VolumeAttachment was deleted: forget it (and its node, if that is gone with nothing left on it). */
+  volumeAttachmentDeleted(va: Pick<VolumeAttachment, 'name' | 'nodeName'>): void {
     this.#releasedAt.delete(va.name);
+    this.#forgetNodeIfUnused(va.nodeName);
+  }
+
+  #forgetNodeIfUnused(nodeName: string): void {
+    if (!this.#d.caches.nodes.get(nodeName) && this.#d.caches.volumeAttachments.onNode(nodeName).length === 0) this.#seen.delete(nodeName);
   }
 
   #queueNode(nodeName: string): void {
@@ -178,19 +192,15 @@ export class ForceDetachController {
     return this.#d.caches.pvs.list().find((pv) => pv.claimRef?.namespace === namespace && pv.claimRef.name === claim)?.name;
   };
 
-  #users(va: VolumeAttachment, pvName: string): VolumeUsers {
-    return volumeUsers(this.#d.caches.pods.podsOnNode(va.nodeName), va.nodeName, pvName, this.#resolveClaim);
-  }
-
   #decide(va: VolumeAttachment, pvName: string, node: Node | undefined): ForceDetachDecision {
     const now = this.#d.clock.now();
-    const users = this.#users(va, pvName);
-    const releasedAt = nextReleasedAt(this.#releasedAt.get(va.name), users, now);
+    const holders = volumeHolders(this.#d.caches.pods.podsOnNode(va.nodeName), va.nodeName, pvName, this.#resolveClaim);
+    const releasedAt = nextReleasedAt(this.#releasedAt.get(va.name), holders, now);
     if (releasedAt === undefined) this.#releasedAt.delete(va.name);
     else this.#releasedAt.set(va.name, releasedAt);
     return decideForceDetach({
       node,
-      users,
+      holders,
       releasedAt,
       nowMs: now,
       timeoutMs: this.#d.config.forceDetachTimeoutMs,
@@ -220,7 +230,16 @@ export class ForceDetachController {
       return;
     }
     // Deliberate difference 1: decide again on the node and the attachment as the API has them now.
-    const [liveNode, liveVa] = await Promise.all([this.#d.writes.getNode(va.nodeName), this.#d.writes.getVolumeAttachment(name)]);
+    // Deliberate difference 6: only a 404 is "gone"; any other answer throws, is counted, and the
+    // work queue retries with backoff (a node read as gone would otherwise allow the timeout path).
+    let liveNode: Node | undefined;
+    let liveVa: VolumeAttachment | undefined;
+    try {
+      [liveNode, liveVa] = await Promise.all([this.#d.writes.getNode(va.nodeName), this.#d.writes.getVolumeAttachment(name)]);
+    } catch (err) {
+      noteLiveReadFailure(err, this.#d.metrics.liveReadFailuresTotal, this.#d.log, 'force-detaching');
+      throw err;
+    }
     if (!liveVa || liveVa.uid !== va.uid || liveVa.deletionTimestamp !== undefined) return;
     const second = this.#decide(liveVa, pvName, liveNode);
     if (second.action === 'keep') {
@@ -242,8 +261,8 @@ export class ForceDetachController {
     const timeout = this.#d.config.forceDetachTimeoutMs;
     const why =
       reason === 'out-of-service'
-        ? 'node is out of service (not Ready and tainted node.kubernetes.io/out-of-service) and no running pod uses the volume'
-        : `node is not Ready and no running pod has used the volume for ${timeout / 1000}s (--force-detach-timeout)`;
+        ? 'node is out of service (not Ready and tainted node.kubernetes.io/out-of-service) and no pod holds the volume (every user pod is gone or terminated)'
+        : `node is not Ready and no pod has held the volume for ${timeout / 1000}s (--force-detach-timeout; every user pod is gone or terminated)`;
     this.#d.events.record(
       { kind: 'Node', name: va.nodeName, uid: nodeUid },
       'Warning',
@@ -272,10 +291,10 @@ export class ForceDetachController {
         persistentVolume: va.persistentVolumeName ?? '',
         releasedAt,
       };
-      if (!this.#d.config.disableForceDetachOnTimeout) entry.timeoutAt = releasedAt + this.#d.config.forceDetachTimeoutMs;
+      if (!this.#d.config.disableForceDetachOnTimeout) entry.timeoutAt = releasedAt + this.#d.config.forceDetachTimeoutMs + 1;
       released.push(entry);
     }
-    return { released, queued: this.#queue.len + this.#queue.stats().delayed };
+    return { released, queued: this.#queue.len + this.#queue.stats().delayed, trackedNodes: this.#seen.size };
   }
 }
 

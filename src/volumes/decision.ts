@@ -1,17 +1,17 @@
 /**
- * The pure decisions of the force-detach controller: which pods on a node use a
- * VolumeAttachment's PersistentVolume, since when the volume has been released by running pods,
- * and whether to force-detach it now (out of service), later (timeout) or never. No I/O, no clock
- * reads.
+ * The pure decisions of the force-detach controller: which pods on a node still hold a
+ * VolumeAttachment's PersistentVolume, since when none has, and whether to force-detach it now
+ * (out of service), later (timeout) or never. No I/O, no clock reads.
  *
  * Mirrors the detach half of upstream `pkg/controller/volume/attachdetach/reconciler/reconciler.go`
  * (`reconcile`: `maxWaitForUnmountDuration`, `forceDetach`, `hasOutOfServiceTaint`), with the
- * desired state of the world (`desired_state_of_world_populator.go`) reduced to "a non-terminal,
- * non-terminating pod on the node uses the volume".
+ * desired state of the world (`desired_state_of_world_populator.go`, the pod handlers of
+ * `attach_detach_controller.go`) reduced to "a pod on the node that uses the volume and is not
+ * terminated" (`DetermineVolumeAction` → `IsPodTerminated`).
  */
 import type { ForcedDetachReason } from '../metrics/registry.js';
 import type { Node, Pod } from '../kube/objects.js';
-import { isNodeOutOfService, isNodeReady, isPodTerminal } from '../podgc/decision.js';
+import { isNodeOutOfService, isNodeReady, isPodTerminated } from '../kube/predicates.js';
 
 /** Event source component, as upstream's attach/detach controller records it (`attach_detach_controller.go`). */
 export const ATTACH_DETACH_EVENT_SOURCE = 'attachdetach-controller';
@@ -37,74 +37,49 @@ export const FORCE_DETACH_EVENT_REASONS: Readonly<Record<ForcedDetachReason, str
  */
 export type ClaimResolver = (namespace: string, claimName: string) => string | undefined;
 
-/** The pods on a node that use (or may use) one volume. */
-export interface VolumeUsers {
-  /** Pods that are neither terminating nor terminal: they hold the volume. */
-  running: Pod[];
-  /** Pods that are terminating (deletionTimestamp set) and not yet terminal. */
-  terminating: Pod[];
-}
-
-/** Precision of `metadata.deletionTimestamp` on the wire (RFC 3339, whole seconds), milliseconds. */
-export const DELETION_TIMESTAMP_PRECISION_MS = 1000;
-
 /**
- * The latest time a terminating pod can have begun terminating, epoch ms. The API server sets
- * `deletionTimestamp = request time + grace period`, truncated to whole seconds, so the request
- * lies in `[deletionTimestamp − grace, deletionTimestamp − grace + 1 s)`; taking the upper end means
- * a force detach on timeout never fires before the timeout (at most 1 s after it).
- * @returns `undefined` for a pod that is not terminating.
- */
-export function terminatingSinceMs(pod: Pick<Pod, 'deletionTimestamp' | 'deletionGracePeriodSeconds'>): number | undefined {
-  if (pod.deletionTimestamp === undefined) return undefined;
-  return pod.deletionTimestamp - (pod.deletionGracePeriodSeconds ?? 0) * 1000 + DELETION_TIMESTAMP_PRECISION_MS;
-}
-
-/**
- * The pods among `podsOnNode` that use the PersistentVolume `pvName` through a claim. Terminal
- * pods (Succeeded/Failed) use nothing. A claim that cannot be resolved counts as using the volume:
- * when in doubt, a pod holds on to it (it can only delay a detach, never cause one).
- * Mirrors the DSW populator's pod → PVC → PV walk (`util.CreateVolumeSpec`).
+ * The pods among `podsOnNode` that keep the PersistentVolume `pvName` in the attach/detach
+ * controller's desired state of the world: bound to `nodeName`, using the volume through a claim,
+ * and not terminated (`isPodTerminated`: not Succeeded/Failed, and not "deleted with no container
+ * still running"). A pod stuck Terminating on a partitioned node whose containers are still reported
+ * running holds the volume: they may still be writing to it. A claim that cannot be resolved counts
+ * as using the volume: when in doubt, a pod holds on to it (that can only delay a detach).
+ * Mirrors `DetermineVolumeAction` + `ProcessPodVolumes` (pod → PVC → PV, `util.CreateVolumeSpec`).
  * @param nodeName pods bound elsewhere are ignored.
+ * @returns the holding pods, in `podsOnNode` order.
  */
-export function volumeUsers(podsOnNode: readonly Pod[], nodeName: string, pvName: string, resolve: ClaimResolver): VolumeUsers {
-  const out: VolumeUsers = { running: [], terminating: [] };
-  for (const pod of podsOnNode) {
-    if (pod.nodeName !== nodeName || isPodTerminal(pod)) continue;
-    const uses = pod.pvcNames.some((claim) => {
-      const pv = resolve(pod.namespace, claim);
-      return pv === undefined || pv === pvName;
-    });
-    if (!uses) continue;
-    (pod.deletionTimestamp === undefined ? out.running : out.terminating).push(pod);
-  }
-  return out;
+export function volumeHolders(podsOnNode: readonly Pod[], nodeName: string, pvName: string, resolve: ClaimResolver): Pod[] {
+  return podsOnNode.filter(
+    (pod) =>
+      pod.nodeName === nodeName &&
+      !isPodTerminated(pod) &&
+      pod.pvcNames.some((claim) => {
+        const pv = resolve(pod.namespace, claim);
+        return pv === undefined || pv === pvName;
+      }),
+  );
 }
 
 /**
- * Since when (epoch ms) no running pod has used the volume: `undefined` while one does. On first
- * sight of a released volume this is the latest time a still-terminating user began terminating,
- * or `nowMs` when no user is left (the time we saw it vanish); afterwards it only moves later.
- * Mirrors `SetDetachRequestTime` / `ResetDetachRequestTime` of the actual state of the world,
- * except that the clock starts when the pod began terminating rather than when it was deleted.
+ * Since when (epoch ms) no pod has held the volume: `undefined` while one does; otherwise the
+ * previous value, or `nowMs` when there is none (the moment this controller saw the last holder
+ * terminate or vanish). Restarting the controller restarts the clock (later, never earlier).
+ * Mirrors the actual state of the world's `SetDetachRequestTime` (set on the first reconcile that
+ * finds the volume attached but no longer desired) and `ResetDetachRequestTime` (desired again).
  * @param prev the previous value (undefined: none recorded).
+ * @param holders from {@link volumeHolders}.
  */
-export function nextReleasedAt(prev: number | undefined, users: VolumeUsers, nowMs: number): number | undefined {
-  if (users.running.length > 0) return undefined;
-  let latest: number | undefined;
-  for (const p of users.terminating) {
-    const t = terminatingSinceMs(p);
-    if (t !== undefined && (latest === undefined || t > latest)) latest = t;
-  }
-  if (prev === undefined) return latest ?? nowMs;
-  return latest !== undefined && latest > prev ? latest : prev;
+export function nextReleasedAt(prev: number | undefined, holders: readonly Pod[], nowMs: number): number | undefined {
+  if (holders.length > 0) return undefined;
+  return prev ?? nowMs;
 }
 
 /** Inputs of {@link decideForceDetach}. Times are epoch ms, durations ms. */
 export interface ForceDetachInput {
   /** The VolumeAttachment's node; `undefined` when it does not exist (any more). */
   node: Pick<Node, 'conditions' | 'taints'> | undefined;
-  users: VolumeUsers;
+  /** From {@link volumeHolders}. */
+  holders: readonly Pod[];
   /** From {@link nextReleasedAt}. */
   releasedAt: number | undefined;
   nowMs: number;
@@ -122,26 +97,30 @@ export type ForceDetachDecision =
 
 /**
  * The force-detach decision for one VolumeAttachment:
- * 1. a running pod on the node uses the volume → keep (never detach a volume in use);
+ * 1. a pod on the node still holds the volume ({@link volumeHolders}) → keep, whatever the node;
  * 2. the node is Ready → keep (a normal detach is kube-controller-manager's job);
  * 3. the node is out of service (not Ready + `node.kubernetes.io/out-of-service`) → detach now,
  *    reason `out-of-service`;
- * 4. the node is not Ready (or gone): after `timeoutMs` since `releasedAt` → detach, reason
- *    `timeout`, unless `disableTimeout`.
- * Mirrors `reconcile`'s `forceDetach = !isHealthy && maxWaitExpired && !disableForceDetachOnTimeout`
- * and `hasOutOfServiceTaint`.
- * Deliberate differences from upstream: "out of service" also requires the node to be not Ready
- * (issue 6; upstream's reconciler looks at the taint alone), and a Ready node is never
- * force-detached (upstream's timeout path also skips the safety check on a healthy node whose
+ * 4. the node is not Ready (or gone): once more than `timeoutMs` has passed since `releasedAt` →
+ *    detach, reason `timeout`, unless `disableTimeout`.
+ * Mirrors `reconcile`: only volumes no longer in the desired state of the world are detached at
+ * all; then `forceDetach = !isHealthy && maxWaitExpired && !disableForceDetachOnTimeout`, or
+ * `hasOutOfServiceTaint`. So the out-of-service path, like upstream's, needs every user pod
+ * terminated or gone too (PodGC force-deletes the terminating ones on such a node).
+ * Deliberate differences from upstream, both acting less: "out of service" also requires the node
+ * to be not Ready (issue 6; upstream's reconciler looks at the taint alone), and a Ready node is
+ * never force-detached (upstream's timeout path also skips the safety check on a healthy node whose
  * volume is not in `volumesInUse`; that is a normal detach, left to kube-controller-manager).
+ * @returns see {@link ForceDetachDecision}.
  */
 export function decideForceDetach(i: ForceDetachInput): ForceDetachDecision {
-  if (i.users.running.length > 0) return { action: 'keep', why: `in use by running pod ${describePods(i.users.running)}` };
+  if (i.holders.length > 0) return { action: 'keep', why: `held by pod ${describePods(i.holders)} (not terminated: running, or terminating with containers still running)` };
   if (i.node && isNodeReady(i.node)) return { action: 'keep', why: 'node is Ready' };
   if (isNodeOutOfService(i.node)) return { action: 'detach', reason: 'out-of-service' };
   if (i.disableTimeout) return { action: 'keep', why: 'node is not Ready; force detach on timeout is disabled' };
   const since = i.releasedAt ?? i.nowMs;
-  const due = since + i.timeoutMs;
+  // Upstream: `elapsedTime > maxWaitForUnmountDuration`, strictly; so the earliest moment is 1 ms past the timeout.
+  const due = since + i.timeoutMs + 1;
   if (i.nowMs >= due) return { action: 'detach', reason: 'timeout' };
   return { action: 'keep', why: 'node is not Ready; waiting for the force-detach timeout', recheckAtMs: due };
 }

@@ -31,12 +31,12 @@ export class ForceDetachWriter {
     this.#writes = writes;
   }
 
-  /** Quorum GET of a node; `undefined` when it is gone (404). @throws on other API errors. */
+  /** Quorum GET of a node; `undefined` only on 404. @throws {LiveReadError} on any other answer, including an unparsable object. */
   getNode(name: string): Promise<Node | undefined> {
     return readNode(this.#clients, name);
   }
 
-  /** Quorum GET of a VolumeAttachment; `undefined` when it is gone (404). @throws on other API errors. */
+  /** Quorum GET of a VolumeAttachment; `undefined` only on 404. @throws {LiveReadError} on any other answer, including an unparsable object. */
   getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
     return readVolumeAttachment(this.#clients, name);
   }

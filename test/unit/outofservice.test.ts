@@ -4,6 +4,8 @@
  * recording doubles driven by FakeClock, and PodGCWriter over a recording client stub.
  * Cases follow upstream `gc_controller_test.go` (TestGCTerminating, TestGCOrphaned,
  * TestGCInspectingPatchedPodBeforeDeletion) and `reconciler_test.go` (§10.4–10.5 of the reference).
+ * Issue 14: a pod holds its volumes until `IsPodTerminated` (terminal, or deleted with no container
+ * still running), live reads fail closed, and per-node state is pruned on node churn.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,14 +13,15 @@ import fc from 'fast-check';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import type { KubeClients } from '../../src/kube/client.js';
-import type { Node, PersistentVolumeClaim, Pod, PodCondition, Taint, VolumeAttachment } from '../../src/kube/objects.js';
+import { toNode, toPod, type Node, type PersistentVolumeClaim, type Pod, type PodCondition, type Taint, type VolumeAttachment } from '../../src/kube/objects.js';
 import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
 import type { EventObjectRef, EventSink } from '../../src/nodelifecycle/controller.js';
+import { isNodeOutOfService, isPodTerminated } from '../../src/kube/predicates.js';
+import { LiveReadError, readNode, readOrUndefined } from '../../src/kube/reads.js';
 import {
   decideOrphanNode,
   DELETION_BY_POD_GC_REASON,
   DISRUPTION_TARGET,
-  isNodeOutOfService,
   ORPHAN_MESSAGE,
   ORPHAN_QUARANTINE_MS,
   OUT_OF_SERVICE_MESSAGE,
@@ -28,15 +31,9 @@ import {
 } from '../../src/podgc/decision.js';
 import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
 import { PodGCWriter, type ForceDeleteRecheck, type ForceDeleteResult } from '../../src/podgc/writer.js';
-import {
-  decideForceDetach,
-  FORCE_DETACH_EVENT_REASONS,
-  nextReleasedAt,
-  terminatingSinceMs,
-  volumeUsers,
-  type VolumeUsers,
-} from '../../src/volumes/decision.js';
+import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders } from '../../src/volumes/decision.js';
 import { ForceDetachController, type ForceDetachWrites } from '../../src/volumes/controller.js';
+import { ForceDetachWriter } from '../../src/volumes/writer.js';
 import type { WriteScheduler } from '../../src/kube/writer.js';
 import { silentLogger } from '../../src/kube/logger.js';
 
@@ -85,7 +82,11 @@ function pod(name: string, nodeName: string, o: Partial<Pod> = {}): Pod {
 const terminating = (requestMs: number): Partial<Pod> => ({
   deletionTimestamp: Math.floor((requestMs + 30_000) / 1000) * 1000,
   deletionGracePeriodSeconds: 30,
+  containersNotRunning: false,
 });
+
+/** A pod deleted at `requestMs` whose containers have all been reported terminated (upstream `IsPodTerminated`). */
+const terminated = (requestMs: number): Partial<Pod> => ({ ...terminating(requestMs), containersNotRunning: true });
 
 class Store<T extends { name: string; namespace?: string }> {
   readonly m = new Map<string, T>();
@@ -550,30 +551,62 @@ describe('PodGCWriter.forceDeletePod (TestGCInspectingPatchedPodBeforeDeletion)'
 // Force detach: pure decisions
 // -------------------------------------------------------------------------------------------------
 
-const NONE: VolumeUsers = { running: [], terminating: [] };
 const TIMEOUT = 360_000;
+
+describe('IsPodTerminated (pkg/volume/util/util.go) and the container states it reads', () => {
+  test('terminal phases, or deleted with every container, init container and ephemeral container terminated or waiting', () => {
+    const cases: [string, Partial<Pod>, boolean][] = [
+      ['running', {}, false],
+      ['pending', { phase: 'Pending' }, false],
+      ['succeeded', { phase: 'Succeeded' }, true],
+      ['failed', { phase: 'Failed' }, true],
+      ['deleted, containers running', terminating(T0), false],
+      ['deleted, no container running', terminated(T0), true],
+      ['not deleted, no container running', { containersNotRunning: true }, false],
+      ['deleted, container state unknown (not built by toPod)', { deletionTimestamp: T0 }, false],
+    ];
+    for (const [name, o, want] of cases) assert.equal(isPodTerminated(pod('p', 'w', o)), want, name);
+  });
+
+  test('toPod: notRunning over containerStatuses, initContainerStatuses and ephemeralContainerStatuses', () => {
+    const wire = (status: Record<string, unknown>): Pod | undefined =>
+      toPod({ metadata: { namespace: 'default', name: 'p', uid: 'u', resourceVersion: '1', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: {}, status });
+    const running = { name: 'c', state: { running: { startedAt: '2026-01-01T00:00:00Z' } } };
+    const done = { name: 'c', state: { terminated: { exitCode: 0 } } };
+    const waiting = { name: 'c', state: { waiting: { reason: 'ContainerCreating' } } };
+    const cases: [string, Record<string, unknown>, boolean][] = [
+      ['no statuses at all (upstream: empty lists are not running)', {}, true],
+      ['all terminated or waiting', { containerStatuses: [done, waiting], initContainerStatuses: [done] }, true],
+      ['a running container', { containerStatuses: [done, running] }, false],
+      ['a running init container', { containerStatuses: [waiting], initContainerStatuses: [running] }, false],
+      ['a running ephemeral container', { containerStatuses: [done], ephemeralContainerStatuses: [running] }, false],
+      ['an empty state counts as running (Go zero value)', { containerStatuses: [{ name: 'c', state: {} }] }, false],
+      ['a missing state counts as running', { containerStatuses: [{ name: 'c' }] }, false],
+    ];
+    for (const [name, status, want] of cases) assert.equal(wire(status)?.containersNotRunning, want, name);
+  });
+});
 
 describe('force-detach decisions', () => {
   const oos = node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]);
   const notReady = node('w', 'Unknown');
-  const base = { users: NONE, releasedAt: T0, nowMs: T0, timeoutMs: TIMEOUT, disableTimeout: false };
+  const base = { holders: [] as Pod[], releasedAt: T0, nowMs: T0, timeoutMs: TIMEOUT, disableTimeout: false };
 
-  test('Test_Run_OneVolumeDetachOnOutOfServiceTaintedNode: out of service and unused → detach at once', () => {
+  test('Test_Run_OneVolumeDetachOnOutOfServiceTaintedNode: out of service and no pod holds the volume → detach at once', () => {
     assert.deepEqual(decideForceDetach({ ...base, node: oos }), { action: 'detach', reason: 'out-of-service' });
   });
 
-  test('a terminating user on an out-of-service node does not hold the volume; a running one does', () => {
-    const t = pod('t', 'w', terminating(T0));
-    const r = pod('r', 'w');
-    assert.equal(decideForceDetach({ ...base, node: oos, users: { running: [], terminating: [t] } }).action, 'detach');
-    assert.equal(decideForceDetach({ ...base, node: oos, users: { running: [r], terminating: [t] } }).action, 'keep');
+  test('a holder keeps the volume on an out-of-service node too (upstream detaches only volumes out of the desired state of the world)', () => {
+    const d = decideForceDetach({ ...base, node: oos, holders: [pod('t', 'w', terminating(T0))], nowMs: T0 + 10 * TIMEOUT });
+    assert.equal(d.action, 'keep');
+    assert.match(d.action === 'keep' ? d.why : '', /default\/t/);
   });
 
-  test('Test_Run_OneVolumeDetachOnNoOutOfServiceTaintedNode: not Ready, no taint, long timeout → keep until the deadline', () => {
-    const d = decideForceDetach({ ...base, node: notReady, nowMs: T0 + TIMEOUT - 1 });
+  test('Test_Run_OneVolumeDetachOnNoOutOfServiceTaintedNode: not Ready, no taint, long timeout → keep until the timeout has passed (upstream: elapsed > max, strictly)', () => {
+    const d = decideForceDetach({ ...base, node: notReady, nowMs: T0 + TIMEOUT });
     assert.equal(d.action, 'keep');
-    assert.equal(d.action === 'keep' ? d.recheckAtMs : undefined, T0 + TIMEOUT);
-    assert.deepEqual(decideForceDetach({ ...base, node: notReady, nowMs: T0 + TIMEOUT }), { action: 'detach', reason: 'timeout' });
+    assert.equal(d.action === 'keep' ? d.recheckAtMs : undefined, T0 + TIMEOUT + 1);
+    assert.deepEqual(decideForceDetach({ ...base, node: notReady, nowMs: T0 + TIMEOUT + 1 }), { action: 'detach', reason: 'timeout' });
   });
 
   test('Test_Run_OneVolumeDetachOnUnhealthyNodeWithForceDetachOnUnmountDisabled: never on timeout, still on the taint', () => {
@@ -584,58 +617,44 @@ describe('force-detach decisions', () => {
   });
 
   test('a deleted node is judged like a not-Ready one (timeout path)', () => {
-    assert.deepEqual(decideForceDetach({ ...base, node: undefined, nowMs: T0 + TIMEOUT }), { action: 'detach', reason: 'timeout' });
+    assert.deepEqual(decideForceDetach({ ...base, node: undefined, nowMs: T0 + TIMEOUT + 1 }), { action: 'detach', reason: 'timeout' });
   });
 
-  test('property: never detach while a running pod uses the volume, nor on a Ready node', () => {
+  test('property: never detach while a pod holds the volume, nor on a Ready node', () => {
     const readiness = fc.constantFrom<'True' | 'False' | 'Unknown' | undefined>('True', 'False', 'Unknown', undefined);
+    const holder = fc.constantFrom<Partial<Pod> | undefined>(undefined, {}, terminating(T0), { phase: 'Pending' });
     fc.assert(
-      fc.property(readiness, fc.boolean(), fc.boolean(), fc.integer({ min: 0, max: 10 * TIMEOUT }), fc.boolean(), (r, tainted, running, elapsed, disable) => {
+      fc.property(readiness, fc.boolean(), holder, fc.integer({ min: 0, max: 10 * TIMEOUT }), fc.boolean(), (r, tainted, h, elapsed, disable) => {
         const n = node('w', r, tainted ? [{ key: OOS, effect: 'NoExecute' }] : []);
-        const users: VolumeUsers = { running: running ? [pod('r', 'w')] : [], terminating: [] };
-        const d = decideForceDetach({ node: n, users, releasedAt: T0, nowMs: T0 + elapsed, timeoutMs: TIMEOUT, disableTimeout: disable });
-        if (running || r === 'True') assert.equal(d.action, 'keep');
+        const holders = h === undefined ? [] : [pod('h', 'w', h)];
+        const d = decideForceDetach({ node: n, holders, releasedAt: T0, nowMs: T0 + elapsed, timeoutMs: TIMEOUT, disableTimeout: disable });
+        if (holders.length > 0 || r === 'True') assert.equal(d.action, 'keep');
         if (d.action === 'detach') assert.equal(d.reason, tainted ? 'out-of-service' : 'timeout');
       }),
     );
   });
 
-  test('volume users: PVC → PV mapping, terminal pods ignored, other volumes ignored, unresolvable claims count', () => {
+  test('volume holders: PVC → PV mapping, terminated pods let go, a terminating pod with running containers holds, unresolvable claims count', () => {
     const claims = new Map([['default/data-a', 'pv-a'], ['default/data-b', 'pv-b']]);
     const resolve = (ns: string, c: string): string | undefined => claims.get(`${ns}/${c}`);
     const pods = [
       pod('a-running', 'w', { pvcNames: ['data-a'] }),
       pod('a-terminating', 'w', { pvcNames: ['data-a'], ...terminating(T0) }),
+      pod('a-terminated', 'w', { pvcNames: ['data-a'], ...terminated(T0) }),
       pod('a-done', 'w', { pvcNames: ['data-a'], phase: 'Succeeded' }),
       pod('b', 'w', { pvcNames: ['data-b'] }),
       pod('a-elsewhere', 'x', { pvcNames: ['data-a'] }),
       pod('unknown-claim', 'w', { pvcNames: ['missing'] }),
       pod('no-claims', 'w'),
     ];
-    const u = volumeUsers(pods, 'w', 'pv-a', resolve);
-    assert.deepEqual(u.running.map((p) => p.name), ['a-running', 'unknown-claim']);
-    assert.deepEqual(u.terminating.map((p) => p.name), ['a-terminating']);
+    assert.deepEqual(volumeHolders(pods, 'w', 'pv-a', resolve).map((p) => p.name), ['a-running', 'a-terminating', 'unknown-claim']);
   });
 
-  test('property: the terminating-since estimate is never before the delete request and at most 1 s after it', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 3600 }), (offset, grace) => {
-        const request = T0 + offset;
-        const p = { deletionTimestamp: Math.floor((request + grace * 1000) / 1000) * 1000, deletionGracePeriodSeconds: grace };
-        const since = terminatingSinceMs(p) ?? NaN;
-        assert.ok(since >= request && since <= request + 1000, `${since - request}`);
-      }),
-    );
-  });
-
-  test('released-at: from when the last user began terminating, or when it was first seen unused; reset by a running user', () => {
-    const t1 = pod('t1', 'w', terminating(T0 - 5000));
-    const t2 = pod('t2', 'w', terminating(T0 - 1000));
-    assert.equal(terminatingSinceMs(t1), T0 - 4000, 'the latest the request can have been (whole-second deletionTimestamp)');
-    assert.equal(nextReleasedAt(undefined, { running: [], terminating: [t1, t2] }, T0), T0);
-    assert.equal(nextReleasedAt(undefined, NONE, T0), T0, 'the pods vanished: the time we saw it');
-    assert.equal(nextReleasedAt(T0 - 1000, NONE, T0 + 5000), T0 - 1000, 'a vanished pod keeps the earlier time');
-    assert.equal(nextReleasedAt(T0 - 1000, { running: [pod('r', 'w')], terminating: [t1] }, T0), undefined);
+  test('released-at (SetDetachRequestTime / ResetDetachRequestTime): set when the last holder lets go, kept, reset by a holder', () => {
+    assert.equal(nextReleasedAt(undefined, [], T0), T0, 'first seen without holders: now');
+    assert.equal(nextReleasedAt(T0 - 1000, [], T0 + 5000), T0 - 1000, 'kept while no pod holds it');
+    assert.equal(nextReleasedAt(T0 - 1000, [pod('t', 'w', terminating(T0 - 60_000))], T0), undefined, 'a terminating pod with running containers holds it');
+    assert.equal(nextReleasedAt(undefined, [pod('t', 'w', terminating(T0 - 60_000))], T0), undefined, 'the clock does not start when termination begins');
   });
 });
 
@@ -723,13 +742,16 @@ class DetachHarness {
 }
 
 describe('ForceDetachController', () => {
-  test('out of service: the pod is force-deleted → the VolumeAttachment is deleted at once, with metric and a Warning event naming it', async () => {
+  test('out of service: once PodGC has force-deleted the terminating pod, the VolumeAttachment is deleted at once, with metric and a Warning event naming it', async () => {
     const h = new DetachHarness();
     h.setup('Unknown', terminating(T0 - 10_000));
     h.fd.start();
     await settle(h.clock);
     assert.equal(h.api.deleted.length, 0, 'no taint yet, timeout far away');
     h.setNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]));
+    await settle(h.clock);
+    assert.equal(h.api.deleted.length, 0, 'its container is still reported running: the pod holds the volume (upstream: still in the desired state)');
+    h.deletePod(pod('p', 'w', { pvcNames: ['data-p'] })); // PodGC force-deletes it
     await settle(h.clock);
     assert.deepEqual(h.api.deleted, ['va-1']);
     assert.equal(await h.forced('out-of-service'), 1);
@@ -740,6 +762,26 @@ describe('ForceDetachController', () => {
     assert.equal(e?.type, 'Warning');
     assert.equal(e?.reason, FORCE_DETACH_EVENT_REASONS['out-of-service']);
     assert.match(e?.message ?? '', /pv-1.*VolumeAttachment va-1/);
+  });
+
+  test('out of service: a terminating pod whose containers are reported terminated lets go of the volume at once', async () => {
+    const h = new DetachHarness();
+    h.setup('Unknown', terminated(T0 - 10_000));
+    h.fd.start();
+    h.setNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoSchedule' }]));
+    await settle(h.clock);
+    assert.deepEqual(h.api.deleted, ['va-1']);
+  });
+
+  test('issue 14: out of service with the terminating pod\'s containers still running → never detached while it holds the volume', async () => {
+    const h = new DetachHarness({ timeoutMs: 5000 });
+    h.setup('Unknown', terminating(T0));
+    h.fd.start();
+    h.setNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]));
+    await settle(h.clock, 100 * 5000);
+    assert.equal(h.api.deleted.length, 0);
+    assert.equal(await h.forced('out-of-service'), 0);
+    assert.equal(await h.forced('timeout'), 0);
   });
 
   test('out of service but a running pod still uses the volume → never detached; detached once that pod is gone', async () => {
@@ -764,22 +806,54 @@ describe('ForceDetachController', () => {
     assert.equal(h.api.deleted.length, 0);
   });
 
-  test('timeout: deleted by timer `timeout` after the pod began terminating on a not-Ready node (never early; ≤ 1 s late from whole-second timestamps)', async () => {
-    const h = new DetachHarness({ timeoutMs: 10_000 });
+  test('issue 14 repro: --force-detach-timeout=5s, dead node, pod left Terminating with its container reported running → the VolumeAttachment stays', async () => {
+    const h = new DetachHarness({ timeoutMs: 5000 });
     h.setup('Unknown');
     h.fd.start();
     await settle(h.clock, 1500);
+    h.setPod(pod('p', 'w', { pvcNames: ['data-p'], ...terminating(h.clock.now()) }));
+    await settle(h.clock, 100 * 5000);
+    assert.equal(h.api.deleted.length, 0, 'its containers may still be writing: upstream keeps the pod in the desired state of the world');
+    assert.deepEqual(h.fd.view().released, [], 'no timeout clock runs');
+    assert.equal(await h.forced('timeout'), 0);
+  });
+
+  test('timeout: the clock starts when the containers are reported terminated, and the detach comes `timeout` later, not before', async () => {
+    const h = new DetachHarness({ timeoutMs: 5000 });
+    h.setup('Unknown');
+    h.fd.start();
     const began = h.clock.now();
     h.setPod(pod('p', 'w', { pvcNames: ['data-p'], ...terminating(began) }));
-    await settle(h.clock, 10_000 - 1);
-    assert.equal(h.api.deleted.length, 0, 'not before the timeout');
-    await settle(h.clock, 500);
-    assert.equal(h.api.deleted.length, 0, 'the request may have been as late as the next whole second');
+    await settle(h.clock, 60_000);
+    assert.equal(h.api.deleted.length, 0);
+    const stopped = h.clock.now();
+    h.setPod(pod('p', 'w', { pvcNames: ['data-p'], ...terminated(began) }));
+    await settle(h.clock, 5000);
+    assert.equal(h.api.deleted.length, 0, 'not before the timeout has passed');
     await settle(h.clock, 1);
     assert.deepEqual(h.api.deleted, ['va-1']);
-    assert.equal(h.clock.now() - began, 10_500, 'deletionTimestamp − grace + 1 s + timeout');
+    assert.equal(h.clock.now() - stopped, 5001);
     assert.equal(await h.forced('timeout'), 1);
     assert.equal(h.events.list[0]?.reason, FORCE_DETACH_EVENT_REASONS.timeout);
+  });
+
+  test('Test_Run_Positive_OneDesiredVolumeAttachThenDetachWithMountedVolume: the pod is deleted → detached `timeout` after, node unknown to the cache (not healthy)', async () => {
+    const h = new DetachHarness({ timeoutMs: 5000 });
+    h.setup('Unknown', terminating(T0));
+    h.nodes.del(node('w', 'Unknown'));
+    h.api.nodes.delete('w');
+    h.fd.start();
+    await settle(h.clock, 20_000);
+    assert.equal(h.api.deleted.length, 0, 'still in the desired state of the world');
+    const gone = h.clock.now();
+    h.deletePod(pod('p', 'w', { pvcNames: ['data-p'] }));
+    await settle(h.clock, 5000);
+    assert.equal(h.api.deleted.length, 0);
+    await settle(h.clock, 1);
+    assert.deepEqual(h.api.deleted, ['va-1']);
+    assert.equal(h.clock.now() - gone, 5001);
+    assert.equal(await h.forced('timeout'), 1);
+    assert.equal(await h.forced('out-of-service'), 0);
   });
 
   test('Test_Run_OneVolumeDetachOnUnhealthyNode: released on a healthy node → kept past the timeout; node turns unhealthy → detached (timeout)', async () => {
@@ -797,7 +871,7 @@ describe('ForceDetachController', () => {
 
   test('--disable-force-detach-on-timeout: never on timeout; the out-of-service taint still detaches', async () => {
     const h = new DetachHarness({ timeoutMs: 10_000, disable: true });
-    h.setup('Unknown', terminating(T0));
+    h.setup('Unknown', terminated(T0));
     h.fd.start();
     await settle(h.clock, 120_000);
     assert.equal(h.api.deleted.length, 0);
@@ -809,7 +883,7 @@ describe('ForceDetachController', () => {
 
   test('a pod that comes back to running (new pod using the claim) resets the timeout clock', async () => {
     const h = new DetachHarness({ timeoutMs: 10_000 });
-    h.setup('Unknown', terminating(T0));
+    h.setup('Unknown', terminated(T0));
     h.fd.start();
     await settle(h.clock, 5000);
     h.deletePod(pod('p', 'w'));
@@ -820,7 +894,7 @@ describe('ForceDetachController', () => {
 
   test('live re-check: the cache says out of service, the API says the node is Ready → not deleted', async () => {
     const h = new DetachHarness();
-    h.setup('Unknown', terminating(T0));
+    h.setup('Unknown', terminated(T0));
     h.fd.start();
     const tainted = node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]);
     h.nodes.put(tainted);
@@ -833,7 +907,7 @@ describe('ForceDetachController', () => {
 
   test('live re-check: an attachment already being deleted (deletionTimestamp) is left to the attacher', async () => {
     const h = new DetachHarness();
-    h.setup('Unknown', terminating(T0));
+    h.setup('Unknown', terminated(T0));
     const va = h.api.vas.get('va-1');
     assert.ok(va);
     h.api.vas.set('va-1', { ...va, deletionTimestamp: T0 });
@@ -851,5 +925,147 @@ describe('ForceDetachController', () => {
     h.fd.start();
     await settle(h.clock, 120_000);
     assert.equal(h.api.deleted.length, 0);
+  });
+});
+
+// -------------------------------------------------------------------------------------------------
+// Issue 14: live reads fail closed; per-node state does not grow with node churn
+// -------------------------------------------------------------------------------------------------
+
+const writeThrough: WriteScheduler = { schedule: (fn) => fn() };
+const apiError = (code: number): ApiException<string> => new ApiException(code, `HTTP ${code}`, `{"code":${code}}`, {});
+/** A wire Node as the API returns it. */
+const wireNode = (name: string, ready: 'True' | 'Unknown'): Record<string, unknown> => ({
+  metadata: { name, uid: `uid-${name}`, resourceVersion: '9', creationTimestamp: '2025-12-31T00:00:00Z' },
+  spec: {},
+  status: { conditions: [{ type: 'Ready', status: ready }] },
+});
+/** A node object the converters reject (no uid, resourceVersion or creationTimestamp). */
+const unparsableNode = (name: string): Record<string, unknown> => ({ metadata: { name } });
+
+describe('issue 14: live reads (src/kube/reads.ts) — only a 404 proves absence', () => {
+  test('404 → undefined; an unparsable object → LiveReadError "unparsable"; any other error → LiveReadError "error" with its status', async () => {
+    assert.equal(await readOrUndefined('node', 'n', () => Promise.reject(apiError(404)), toNode), undefined);
+    await assert.rejects(readOrUndefined('node', 'n', async () => unparsableNode('n'), toNode), (e: unknown) => e instanceof LiveReadError && e.reason === 'unparsable' && e.resource === 'node');
+    await assert.rejects(readOrUndefined('node', 'n', () => Promise.reject(apiError(500)), toNode), (e: unknown) => e instanceof LiveReadError && e.reason === 'error' && e.code === 500);
+    await assert.rejects(readOrUndefined('node', 'n', () => Promise.reject(new TypeError('fetch failed')), toNode), (e: unknown) => e instanceof LiveReadError && e.reason === 'error' && e.code === undefined);
+    assert.equal((await readOrUndefined('node', 'n', async () => wireNode('n', 'True'), toNode))?.uid, 'uid-n');
+  });
+
+  test('readNode over the client: an unparsable answer is not "gone"', async () => {
+    const clients = { core: { readNode: async () => unparsableNode('w') } } as unknown as KubeClients;
+    await assert.rejects(readNode(clients, 'w'), LiveReadError);
+  });
+});
+
+describe('issue 14: PodGC orphans fail closed (TestGCOrphaned, confirming GET)', () => {
+  test('the confirming node GET answers 500, then an unparsable object: nothing is force-deleted, each failure is counted and retried; a real 404 lets the orphans go', async () => {
+    const h = new PodGCHarness();
+    let answer: () => Promise<unknown> = () => Promise.reject(apiError(500));
+    const live = new PodGCWriter({ core: { readNode: () => answer() } } as unknown as KubeClients, writeThrough, h.clock);
+    h.api.getNode = (name) => live.getNode(name);
+    const n = node('gone', 'True');
+    h.addNode(n);
+    h.addPod(pod('a', 'gone'));
+    h.addPod(pod('b', 'gone', { phase: 'Succeeded' }));
+    h.gc.start();
+    h.nodes.del(n);
+    h.gc.nodeDeleted(n);
+    await settle(h.clock, ORPHAN_QUARANTINE_MS + 500);
+    assert.equal(h.api.deleted.length, 0, 'a 500 proves nothing');
+    const failures = (reason: string): Promise<number> => counter(h.metrics, 'pod_gc_collector_live_read_failures_total', { resource: 'node', reason });
+    assert.ok((await failures('error')) >= 1);
+    answer = async () => unparsableNode('gone');
+    await settle(h.clock, 20_000);
+    assert.equal(h.api.deleted.length, 0, 'an object we cannot parse is not a 404 (the old code force-deleted every pod here)');
+    assert.ok((await failures('unparsable')) >= 1);
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', { reason: 'orphaned' }), 0, 'a failed read is not a force-delete attempt');
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pod_errors_total', { reason: 'orphaned' }), 0);
+    answer = () => Promise.reject(apiError(404));
+    await settle(h.clock, 60_000);
+    assert.deepEqual(h.deletedNames(), ['a', 'b']);
+  });
+
+  test('out-of-service: the live node GET answers with an unparsable object → the pod is not force-deleted, the failure is counted', async () => {
+    const h = new PodGCHarness();
+    const live = new PodGCWriter({ core: { readNode: async () => unparsableNode('w') } } as unknown as KubeClients, writeThrough, h.clock);
+    h.api.getNode = (name) => live.getNode(name);
+    h.addNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]));
+    h.addPod(pod('p', 'w', terminating(T0)));
+    h.gc.start();
+    await settle(h.clock, 5000);
+    assert.equal(h.api.deleted.length, 0);
+    assert.ok((await counter(h.metrics, 'pod_gc_collector_live_read_failures_total', { resource: 'node', reason: 'unparsable' })) >= 1);
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', { reason: 'out-of-service' }), 0);
+  });
+});
+
+describe('issue 14: force detach fails closed', () => {
+  test('the live node GET answers with an unparsable object → not "node deleted": no timeout detach, counted, retried; the real answer decides', async () => {
+    const h = new DetachHarness({ timeoutMs: 5000 });
+    h.setup('Unknown', terminated(T0)); // the cache: node not Ready, the pod let go of the volume
+    let answer: () => Promise<unknown> = async () => unparsableNode('w');
+    const live = new ForceDetachWriter({ core: { readNode: () => answer() } } as unknown as KubeClients, writeThrough);
+    h.api.getNode = (name) => live.getNode(name);
+    h.fd.start();
+    await settle(h.clock, 30_000);
+    assert.equal(h.api.deleted.length, 0, 'the old code read this as "node gone" and force-detached on timeout');
+    assert.ok((await counter(h.metrics, 'attachdetach_controller_live_read_failures_total', { resource: 'node', reason: 'unparsable' })) >= 1);
+    answer = async () => wireNode('w', 'True'); // the kubelet is back: the cache lagged
+    await settle(h.clock, 60_000);
+    assert.equal(h.api.deleted.length, 0);
+    answer = () => Promise.reject(apiError(404)); // now really gone
+    h.fd.resync();
+    await settle(h.clock, 1000);
+    assert.deepEqual(h.api.deleted, ['va-1']);
+    assert.equal(await h.forced('timeout'), 1);
+  });
+});
+
+describe('issue 14: per-node state is pruned on node churn', () => {
+  test('PodGC: nodes deleted without pods, or missing from the cache, leave no state; orphans leave none once resolved', async () => {
+    const h = new PodGCHarness({ quarantineMs: 1000 });
+    h.gc.start();
+    for (let i = 0; i < 50; i++) {
+      const n = node(`n${i}`, 'True');
+      h.updateNode(n);
+      h.nodes.del(n);
+      h.api.nodes.delete(n.name);
+      if (i % 2 === 0) h.gc.nodeDeleted(n); // the odd ones: a missed delete event, left to the sweep
+    }
+    await settle(h.clock, 20_000);
+    assert.equal(h.gc.view().trackedNodes, 0);
+    const x = node('x', 'True');
+    h.updateNode(x);
+    h.addPod(pod('orphan', 'x'));
+    h.nodes.del(x);
+    h.api.nodes.delete('x');
+    h.gc.nodeDeleted(x);
+    assert.equal(h.gc.view().trackedNodes, 1, 'kept while its orphan is pending');
+    await settle(h.clock, 2000);
+    assert.deepEqual(h.deletedNames(), ['orphan']);
+    assert.equal(h.gc.view().trackedNodes, 0);
+  });
+
+  test('force detach (scoped): deleted nodes leave no state; one with an attachment left is kept until the attachment goes', async () => {
+    const h = new DetachHarness({ scoped: true, timeoutMs: 1000 });
+    h.fd.start();
+    for (let i = 0; i < 50; i++) {
+      const n = node(`n${i}`, 'True');
+      h.setNode(n);
+      h.nodes.del(n);
+      h.fd.nodeChanged(n); // run.ts delivers node deletions to nodeChanged
+    }
+    assert.equal(h.fd.view().trackedNodes, 0);
+    h.setup('True');
+    const w = node('w', 'True');
+    h.nodes.del(w);
+    h.fd.nodeChanged(w);
+    assert.equal(h.fd.view().trackedNodes, 1, 'still needed: the attachment on the deleted node is this shard\'s');
+    const va = h.vas.get('va-1');
+    assert.ok(va);
+    h.vas.del(va);
+    h.fd.volumeAttachmentDeleted(va);
+    assert.equal(h.fd.view().trackedNodes, 0);
   });
 });
