@@ -32,7 +32,7 @@
  *    wait for sight.
  * 7. Pending entries remember the pod UID and the node: a pod recreated under the same name, or
  *    bound to another node, never inherits the old pod's schedule.
- * 8. No eviction decided on time the controller could not see (issue 14 item 4): a deletion due at
+ * 8. (docs: 10) No eviction decided on time the controller could not see (issue 14 item 4): a deletion due at
  *    or before the end of a blind interval (an API outage; see sight.ts) is held until sight has
  *    been back for `--node-monitor-grace-period`, then decided again on the taints present then.
  */
@@ -82,7 +82,8 @@ export interface TaintEvictionOptions {
   /**
    * `--node-monitor-grace-period`, ms (default 50 000, upstream's default since 1.32): how long a
    * deletion due during (or before the end of) a blind interval waits after sight returned, so the
-   * node lifecycle controller can re-judge the node first (deliberate difference 8).
+   * node lifecycle controller can re-judge the node first (the sight hold; docs/taint-eviction.md
+   * difference 10).
    */
   nodeMonitorGracePeriodMs?: number;
   /** Shortest loss of sight that counts as blind, ms (default 2000; see sight.ts `SightTracker`). */
@@ -187,7 +188,7 @@ export class TaintEvictionController {
   readonly #taintStrings = new WeakMap<readonly Taint[], readonly string[]>();
   #pumpTimer: TimerHandle | undefined;
   #stopped = true;
-  /** Blind intervals (deliberate difference 8); fed by {@link sightChanged}. */
+  /** Blind intervals (the sight hold, docs/taint-eviction.md difference 10); fed by {@link sightChanged}. */
   readonly #sight: SightTracker;
 
   /**
@@ -253,8 +254,9 @@ export class TaintEvictionController {
   /**
    * The node or pod informer gained or lost its watch stream (`Informer.on('watching')`): records
    * the transition of `canSeeCluster()` at the current clock time, so a blind interval is known to
-   * the millisecond (deliberate difference 8). Must be called synchronously on each transition,
-   * before anything else reads `canSeeCluster()`; extra calls are harmless. Works while stopped.
+   * the millisecond (the sight hold; docs/taint-eviction.md difference 10). Must be called
+   * synchronously on each transition, before anything else reads `canSeeCluster()`; extra calls are
+   * harmless. Works while stopped.
    */
   sightChanged(): void {
     const ended = this.#sight.observe(this.#d.canSeeCluster(), this.#d.clock.now());
@@ -597,11 +599,12 @@ export class TaintEvictionController {
     const sight = this.#sightInput();
     const decision = decidePodEviction(pod, node.taints, clock.now(), { firstSeen: (t) => this.#firstSeenOf(r.node, t), sight });
     if (decision.kind === 'none') return 'not-needed';
-    // Deliberate difference 8. A deletion that became due at or before the end of the last blind
-    // interval was decided on a view of the cluster older than the outage: it is decided again, and
-    // a `delete-at` (a sight hold, or a later deadline from taints that changed meanwhile) goes back
-    // to the heap instead of running now. Sight was regained synchronously before canSeeCluster()
-    // turned true (sightChanged), so `sight` already includes the interval that just ended.
+    // The sight hold (docs/taint-eviction.md difference 10). A deletion that became due at or before
+    // the end of the last blind interval was decided on a view of the cluster older than the outage:
+    // it is decided again, and a `delete-at` (a sight hold, or a later deadline from taints that
+    // changed meanwhile) goes back to the heap instead of running now. Sight was regained
+    // synchronously before canSeeCluster() turned true (sightChanged), so `sight` already includes
+    // the interval that just ended.
     if (decision.kind === 'delete-at' && (decision.heldForSightFromMs !== undefined || sightHoldUntilMs(r.dueAtMs, sight) !== undefined)) {
       this.#schedule(pod, noExecuteTaints(node.taints), decision.atMs, decision.reason);
       return 'held';

@@ -540,11 +540,19 @@ describe('restart-safe deadlines (deliberate fix of upstream #108268)', () => {
   });
 });
 
-describe('no eviction decided on time the controller could not see (issue 14 item 4, deliberate difference 8)', () => {
+describe('no eviction decided on time the controller could not see (issue 14 item 4, the sight hold, docs/taint-eviction.md difference 10)', () => {
   // The scenario of the issue: node1 was tainted at START, its pods tolerate 15 s, the API server
   // is gone from +5 s to +25 s, so every deadline (+15 s) passes while the controller is blind.
   const GRACE_MS = 10_000;
   const sightOptions: TaintEvictionOptions = { nodeMonitorGracePeriodMs: GRACE_MS, sightPollMs: 500 };
+
+  /** node1 tainted at START, `pods` on it tolerating that for 15 s. */
+  function scenario(t: TestContext, pods = ['pod1']): { w: World; ctl: TaintEvictionController } {
+    const s = started(t, sightOptions);
+    s.w.putNode('node1', [taint(1)]);
+    for (const name of pods) s.w.putPod(name, 'node1', [tol(1, 15)]);
+    return s;
+  }
 
   async function outage(w: World, fromMs: number, toMs: number): Promise<void> {
     await w.settle(START + fromMs - w.clock.now());
@@ -554,10 +562,7 @@ describe('no eviction decided on time the controller could not see (issue 14 ite
   }
 
   test('a deadline that passes while blind deletes nothing when sight returns; held a grace period, then deleted if still tainted', async (t) => {
-    const { w, ctl } = started(t, sightOptions);
-    w.putNode('node1', [taint(1)]);
-    w.putPod('pod1', 'node1', [tol(1, 15)]);
-    w.putPod('pod2', 'node1', [tol(1, 15)]);
+    const { w, ctl } = scenario(t, ['pod1', 'pod2']);
     await outage(w, 5000, 25_000);
     await w.settle(9_999); // sight polls of the due deletions, the pump: nothing may be written
     assert.deepEqual(w.writes, [], 'nothing written in the grace period after sight returned');
@@ -579,9 +584,7 @@ describe('no eviction decided on time the controller could not see (issue 14 ite
   });
 
   test('the taint is removed during the hold (the node heartbeats again): never deleted, with the cancel event', async (t) => {
-    const { w, ctl } = started(t, sightOptions);
-    w.putNode('node1', [taint(1)]);
-    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    const { w, ctl } = scenario(t);
     await outage(w, 5000, 25_000);
     await w.settle(3000);
     w.putNode('node1', []); // the node lifecycle controller saw the heartbeat and removed the taint
@@ -592,18 +595,14 @@ describe('no eviction decided on time the controller could not see (issue 14 ite
   });
 
   test('a deadline after sight returned is unchanged (deleted on time, no hold)', async (t) => {
-    const { w } = started(t, sightOptions);
-    w.putNode('node1', [taint(1)]);
-    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    const { w } = scenario(t);
     await outage(w, 3000, 8000);
     await w.settle(60_000);
     assert.deepEqual(w.deletionTimes('pod1'), [15_000]);
   });
 
   test('a reconnect shorter than 2 s is not a blind interval: a deadline inside it waits only for the stream', async (t) => {
-    const { w } = started(t, sightOptions);
-    w.putNode('node1', [taint(1)]);
-    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    const { w } = scenario(t);
     await outage(w, 14_500, 16_000);
     await w.settle(60_000);
     // The sight poll (every 500 ms from +15 s) that ran at +16 s saw the stream still down.
@@ -630,9 +629,7 @@ describe('no eviction decided on time the controller could not see (issue 14 ite
   });
 
   test('a second outage during the hold extends it to a grace period after the second one', async (t) => {
-    const { w } = started(t, sightOptions);
-    w.putNode('node1', [taint(1)]);
-    w.putPod('pod1', 'node1', [tol(1, 15)]);
+    const { w } = scenario(t);
     await outage(w, 5000, 25_000);
     await outage(w, 30_000, 33_000);
     await w.settle(9_999);

@@ -1,5 +1,5 @@
 /**
- * The sight hold of the taint eviction controller (issue 14 item 4, deliberate difference 8):
+ * The sight hold of the taint eviction controller (issue 14 item 4; docs/taint-eviction.md difference 10):
  * the pure rule (sight.ts `sightHoldUntilMs`, decision.ts `decidePodEviction` with `sight`), the
  * blind-interval tracker, and the informer's `watching` signal that feeds it. The controller shell
  * is covered in tainteviction-controller.test.ts.

@@ -1,0 +1,116 @@
+/**
+ * Issue 14 item 4: no eviction decided on time the controller could not see. Reproduces the
+ * reported scenario on a private control plane (the API server is stopped and started, so never
+ * the shared cluster):
+ *
+ * a node dies and the node lifecycle controller taints it `node.kubernetes.io/unreachable:NoExecute`;
+ * its two pods tolerate that for 15 s; the API server is then gone for 25 s, so both deadlines pass
+ * while the controller is blind; the node comes back and reports Ready as soon as the API server
+ * (and our watch streams) are back. kube-controller-manager keeps the pods and removes the taint; so
+ * must we. Before the sight hold (src/tainteviction/sight.ts) the taint manager deleted both pods
+ * within one sight poll (500 ms) of regaining sight, before the heartbeat could be seen.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Fleet } from '../../sim/fleet.js';
+import type { RunningController } from '../../src/cli/run.js';
+import type { KubeClients } from '../../src/kube/client.js';
+import { toNode, toPod, type Pod } from '../../src/kube/objects.js';
+import { createTestNamespace, uniquePrefix, waitFor } from '../support/cluster.js';
+import { startTestController } from '../support/controller.js';
+import { PrivateControlPlane } from '../support/private-cluster.js';
+
+const GRACE_MS = 8000;
+const TOLERATION_S = 15;
+const OUTAGE_MS = 25_000;
+const UNREACHABLE = 'node.kubernetes.io/unreachable';
+
+let cp: PrivateControlPlane | undefined;
+let fleet: Fleet | undefined;
+let controller: RunningController | undefined;
+
+after(async () => {
+  await controller?.stop();
+  await fleet?.stop();
+  await cp?.run('down').catch(() => undefined);
+  await cp?.remove();
+});
+
+async function podsOn(clients: KubeClients, namespace: string, node: string): Promise<Pod[]> {
+  const list = await clients.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${node}` });
+  return list.items.map(toPod).filter((p): p is Pod => p !== undefined);
+}
+
+async function unreachableTaint(clients: KubeClients, node: string): Promise<{ timeAdded?: number } | undefined> {
+  const n = toNode(await clients.core.readNode({ name: node }));
+  return n?.taints.find((t) => t.key === UNREACHABLE && t.effect === 'NoExecute');
+}
+
+test('pods whose toleration ran out during an API outage are kept when their node is back; the taint is removed', { timeout: 300_000 }, async () => {
+  cp = await PrivateControlPlane.create();
+  await cp.run('up');
+  const clients = await cp.clients();
+  const prefix = uniquePrefix('blind');
+  await createTestNamespace(clients, prefix);
+  fleet = new Fleet({
+    clients,
+    prefix,
+    namespace: prefix,
+    zones: 1,
+    nodesPerZone: 3,
+    podsPerNode: 2,
+    podMix: { tolerationSeconds: 1 },
+    tolerationSeconds: TOLERATION_S,
+    leaseRenewIntervalMs: 1000,
+    nodeStatusUpdateFrequencyMs: 10_000,
+  });
+  await fleet.start();
+  controller = await startTestController(
+    prefix,
+    [`--node-monitor-grace-period=${GRACE_MS / 1000}s`, '--node-monitor-period=1s', '--node-eviction-rate=10'],
+    { kubeconfig: cp.kubeconfig },
+  );
+  assert.ok(controller.taintEviction && controller.nodeLifecycle, 'both controllers run');
+  await waitFor('nodes registered', () => controller?.nodeLifecycle?.view().nodes.length === 3, 15_000);
+
+  const victim = fleet.nodeNames()[0] as string;
+  const pods = await podsOn(clients, prefix, victim);
+  assert.equal(pods.length, 2);
+  for (const p of pods) assert.ok(p.tolerations.some((t) => t.key === UNREACHABLE && t.tolerationSeconds === TOLERATION_S), `${p.name} tolerates unreachable for ${TOLERATION_S} s`);
+
+  fleet.killNode(victim);
+  const taint = await waitFor('the dead node is tainted unreachable:NoExecute', () => unreachableTaint(clients, victim), GRACE_MS + 30_000, 200);
+  assert.ok(taint.timeAdded !== undefined);
+  await waitFor('the taint manager scheduled both deletions', () => controller?.taintEviction?.view().filter((v) => v.node === victim).length === 2, 10_000, 100);
+
+  await cp.run('stop-apiserver');
+  const stoppedAt = Date.now();
+  const deadline = taint.timeAdded + TOLERATION_S * 1000;
+  // The scenario needs the deadline inside the outage (timeAdded has whole seconds: up to 1 s early).
+  assert.ok(stoppedAt < deadline - 1000, `API server stopped ${deadline - stoppedAt} ms before the deadline`);
+  await new Promise((r) => setTimeout(r, OUTAGE_MS));
+  await cp.run('start-apiserver');
+  assert.ok(Date.now() > deadline + 5000, 'the deadline passed while the API server was down');
+  // Our informers reconnect on their own backoff (up to 30 s after the API server is back). The
+  // node's first heartbeat lands a second after they did — a kubelet retries every few seconds —
+  // so the race is the reported one: the overdue deletions are due the moment sight returns, and
+  // the node lifecycle controller can only remove the taint once it has seen that heartbeat.
+  await waitFor('the controller sees the cluster again', () => controller?.nodeLifecycle?.view().canSeeCluster, 90_000, 50);
+  await new Promise((r) => setTimeout(r, 1000));
+  await fleet.reviveNode(victim);
+
+  await waitFor('the node lifecycle controller removed the taint', async () => (await unreachableTaint(clients, victim)) === undefined, 60_000, 200);
+  // Well past the hold (a grace period after sight returned): nothing may still be pending.
+  await waitFor('no deletion pending on the revived node', () => !controller?.taintEviction?.view().some((v) => v.node === victim), 30_000, 200);
+  await new Promise((r) => setTimeout(r, GRACE_MS + 2000));
+
+  const after = await podsOn(clients, prefix, victim);
+  assert.deepEqual(
+    after.map((p) => [p.name, p.deletionTimestamp]),
+    pods.map((p) => [p.name, undefined]),
+    'both pods kept, neither terminating',
+  );
+  const events = await clients.core.listNamespacedEvent({ namespace: prefix, fieldSelector: 'reason=TaintManagerEviction' });
+  const marked = events.items.filter((e) => (e.message ?? '').startsWith('Marking for deletion'));
+  assert.deepEqual(marked.map((e) => e.message), [], 'no pod was marked for deletion');
+});
