@@ -32,9 +32,10 @@
  *    wait for sight.
  * 7. Pending entries remember the pod UID and the node: a pod recreated under the same name, or
  *    bound to another node, never inherits the old pod's schedule.
- * 8. (docs: 10) No eviction decided on time the controller could not see (issue 14 item 4): a deletion due at
- *    or before the end of a blind interval (an API outage; see sight.ts) is held until sight has
- *    been back for `--node-monitor-grace-period`, then decided again on the taints present then.
+ * 8. No eviction decided on time the controller could not see (issue 14 item 4; difference 10 in
+ *    docs/taint-eviction.md): a deletion due at or before the end of a blind interval (an API
+ *    outage; see sight.ts) is held until sight has been back for `--node-monitor-grace-period`,
+ *    then decided again on the taints present then.
  */
 import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
@@ -99,8 +100,10 @@ export interface TaintEvictionDeps {
   events: EventSink;
   metrics: TaintEvictionMetrics;
   /**
-   * True while the node and pod caches reflect the cluster (synced, watches connected). Call
-   * {@link TaintEvictionController.sightChanged} whenever its value may have changed.
+   * True while the node and pod caches reflect the cluster (synced, watches connected); src/cli/run.ts
+   * also requires the Lease cache, so sight counts as regained only once the node lifecycle
+   * controller can re-judge nodes too. Call {@link TaintEvictionController.sightChanged} whenever
+   * its value may have changed.
    */
   canSeeCluster: () => boolean;
   options?: TaintEvictionOptions;
@@ -252,7 +255,7 @@ export class TaintEvictionController {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * The node or pod informer gained or lost its watch stream (`Informer.on('watching')`): records
+   * An informer behind `canSeeCluster()` gained or lost its watch stream (`Informer.on('watching')`): records
    * the transition of `canSeeCluster()` at the current clock time, so a blind interval is known to
    * the millisecond (the sight hold; docs/taint-eviction.md difference 10). Must be called
    * synchronously on each transition, before anything else reads `canSeeCluster()`; extra calls are
