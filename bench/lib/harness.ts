@@ -151,14 +151,20 @@ export async function measureBaseline(env: RunEnv, ms: number): Promise<Baseline
   return { counts: diffCounts(after, before), ms: Date.now() - t0, controlPlaneCpuSeconds: controlPlaneCpu(env) - cpu0 };
 }
 
-/** Log lines that mark "caches synced". */
-export const SYNCED_LINE: Readonly<Record<ControllerKind, RegExp>> = {
-  // client-go `WaitForNamedCacheSync("taint", lease, node, pod, daemonset informers)` in the node
-  // lifecycle controller's Run: the last cache the controller waits for before it acts.
-  upstream: /Caches are synced for taint/,
-  // src/cli/run.ts logs this once every informer's waitForSync resolved, before starting controllers.
-  ours: /"msg":"caches synced(; starting controllers)?"/,
-};
+/**
+ * The log line that marks "caches synced", and how many of them: the moment every controller of the
+ * process can act. Pure.
+ * - upstream 1.20: client-go `WaitForNamedCacheSync("taint", …)` in the node lifecycle controller's
+ *   Run, the last cache it waits for (the taint manager runs inside it);
+ * - upstream 1.37: `cache.WaitForNamedCacheSyncWithContext` logs a bare structured "Caches are
+ *   synced" once per controller (node lifecycle, taint eviction, pod GC), so the last of them;
+ * - ours: src/cli/run.ts logs it once every informer's waitForSync resolved, before starting controllers.
+ */
+export function syncedLine(kind: ControllerKind, upstreamVersion: UpstreamVersion, upstreamControllers: string): { re: RegExp; count: number } {
+  if (kind === 'ours') return { re: /"msg":"caches synced(; starting controllers)?"/, count: 1 };
+  if (upstreamVersion === '1.20') return { re: /Caches are synced for taint/, count: 1 };
+  return { re: /"Caches are synced"/, count: upstreamControllers.split(',').filter((c) => c.trim() !== '').length };
+}
 
 /** A controller that has synced. */
 export interface SyncedController {
@@ -204,7 +210,8 @@ export async function launchSynced(
   cleanups.add(stop);
   void proc.exited.then(() => cleanups.delete(stop));
   try {
-    const line = await proc.waitForLine(SYNCED_LINE[kind], opts.timeoutMs ?? 180_000);
+    const synced = syncedLine(kind, ctx.upstreamVersion, ctx.upstreamControllers);
+    const line = await proc.waitForLine(synced.re, opts.timeoutMs ?? 180_000, synced.count);
     const syncMs = line.atMs - proc.startedAtMs;
     ctx.log(`  ${kind} (pid ${proc.pid}) caches synced after ${(syncMs / 1000).toFixed(2)} s`);
     return { proc, syncMs, syncedAtMs: line.atMs, metricsPort: kind === 'ours' ? metricsPort : 0 };

@@ -218,17 +218,18 @@ export class ControllerProcess {
   }
 
   /**
-   * Waits for the first log line matching `re` from now on.
+   * Waits for the `count`-th log line matching `re` from now on (the first by default).
    * @returns that line. @throws {Error} on timeout (ms) or when the process exits first.
    */
-  async waitForLine(re: RegExp, timeoutMs: number): Promise<LogLine> {
+  async waitForLine(re: RegExp, timeoutMs: number, count = 1): Promise<LogLine> {
+    let seen = 0;
     return await new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         off();
-        reject(new Error(`${this.kind} controller: no log line matching ${re} within ${timeoutMs} ms`));
+        reject(new Error(`${this.kind} controller: ${seen} of ${count} log line(s) matching ${re} within ${timeoutMs} ms`));
       }, timeoutMs);
       const off = this.onLine((l) => {
-        if (!re.test(l.text)) return;
+        if (!re.test(l.text) || ++seen < count) return;
         clearTimeout(timer);
         off();
         resolve(l);

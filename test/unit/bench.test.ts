@@ -17,7 +17,7 @@ import { controllerCommand, parseProcStatCpuSeconds, parseProcStatusKiB, UPSTREA
 import { FailureTracker, failureLatencies } from '../../bench/lib/observe.js';
 import { dist, spreadPick } from '../../bench/scenarios/failure.js';
 import { passMsOf, passStats } from '../../bench/scenarios/steady.js';
-import { quietLimits } from '../../bench/lib/harness.js';
+import { quietLimits, syncedLine } from '../../bench/lib/harness.js';
 import { histogramMean, memoryBreakdown } from '../../bench/scenarios/scale.js';
 import { encodePng, Raster } from '../../bench/lib/png.js';
 import { niceTicks, renderCdfChart } from '../../bench/lib/chart.js';
@@ -241,6 +241,19 @@ describe('bench log and metrics parsing', () => {
     assert.deepEqual(passStats([5, 1, 9, 3]), { p50: 3, p99: 9, max: 9, count: 4 });
     assert.deepEqual(quietLimits(1000, 20), { maxWrites: 5, maxMs: 480_000 });
     assert.equal(quietLimits(10, 100).maxWrites, 2);
+  });
+
+  test('caches-synced line per peer version: 1.37 logs one bare "Caches are synced" per controller', () => {
+    // Lines as kube-controller-manager 1.37.2 and 1.20.2 print them (klog text format).
+    const v137 = 'I1124 01:32:46.464076   16189 shared_informer.go:531] "Caches are synced"';
+    const v120 = 'I1121 09:58:01.000000   1 shared_informer.go:247] Caches are synced for taint';
+    const s137 = syncedLine('upstream', '1.37', UPSTREAM_CONTROLLERS['1.37']);
+    assert.equal(s137.count, 3);
+    assert.ok(s137.re.test(v137));
+    const s120 = syncedLine('upstream', '1.20', UPSTREAM_CONTROLLERS['1.20']);
+    assert.equal(s120.count, 1);
+    assert.ok(s120.re.test(v120) && !s120.re.test(v137));
+    assert.ok(syncedLine('ours', '1.37', '').re.test('{"level":30,"msg":"caches synced; starting controllers"}'));
   });
 
   test('histogram mean from sum and count', () => {
