@@ -3,8 +3,14 @@
  * health, and handles signals. This is the I/O shell; every decision lives in the controllers'
  * pure cores.
  *
- * Startup order mirrors kube-controller-manager: parse flags, connect, start informers, wait until
- * every cache has synced (no action before that), then start the enabled controllers.
+ * Startup order mirrors kube-controller-manager: parse flags, load the kubeconfig, bind the metrics
+ * server, and only then campaign for the Lease (`Run` serves before `leaderElectAndRun`). So any
+ * start-up failure (bad flags, an unreadable kubeconfig, a port in use) exits non-zero before this
+ * process could hold the Lease. Then start informers, wait until every cache has synced (no action
+ * before that), and start the enabled controllers once leading. A leader whose controllers fail to
+ * start, or that hits an uncaught error, releases the Lease and exits 1 (kube-controller-manager
+ * 1.37 with `ControllerManagerReleaseLeaderElectionLockOnExit`: `startedLeading` cancels the
+ * context, the lock is released, and the process exits 1).
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -25,7 +31,7 @@ import {
 import type { Logger as IoLogger } from '../kube/logger.js';
 import type { Lease, Node, Pod } from '../kube/objects.js';
 import { ApiWriteThrottle } from '../kube/writer.js';
-import { coordinationLeaseApi, defaultLeaderIdentity, LeaseElector } from '../kube/leaderelection.js';
+import { coordinationLeaseApi, defaultLeaderIdentity, leaseRequestTimeoutMs, LeaseElector } from '../kube/leaderelection.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { startMetricsServer } from '../metrics/server.js';
@@ -76,6 +82,11 @@ export interface RunningController {
   identity: string;
   /** Resolves if leadership is lost after being held; the program then exits non-zero. */
   lost: Promise<void>;
+  /**
+   * Resolves with the error if the controllers could not be started; the program then stops
+   * (releasing the Lease) and exits 1.
+   */
+  failed: Promise<unknown>;
   /** Stops controllers, informers and the server. Idempotent. */
   stop(): Promise<void>;
 }
@@ -88,16 +99,32 @@ export interface RunningController {
  */
 export const WRITES_IN_FLIGHT_PER_CONTROLLER = 16;
 
+/** How long shutdown waits for the controllers' in-flight work before it releases the Lease, milliseconds. */
+const CONTROLLER_STOP_BOUND_MS = 3000;
+
 /**
- * Starts the controller from parsed configuration. Returns once the server listens; controllers
- * start when the caches have synced (`started`).
- * @throws {Error} when the kubeconfig cannot be loaded or the metrics address cannot be bound.
+ * Starts the controller from parsed configuration. Returns once the server listens and (with
+ * `--leader-elect`) the campaign has begun; controllers start when the caches have synced and this
+ * process leads (`started`). Everything that can fail at start-up (kubeconfig, the elector's
+ * settings, the metrics address) is done before the campaign, so a throw means this process never
+ * wrote the Lease and left nothing running.
+ * @throws {Error} when the kubeconfig cannot be loaded, the election durations are invalid
+ *   (RangeError), or the metrics address cannot be bound (e.g. EADDRINUSE).
  */
 export async function startController(config: ControllerConfig, opts: { log?: Logger; clock?: Clock } = {}): Promise<RunningController> {
   const log = opts.log ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const ioLog: IoLogger = log;
   const clock = opts.clock ?? realClock;
   const clients = makeClients(loadKubeConfig(config.kubeconfig));
+  // Like kube-controller-manager's separate leader-election client (resourcelock.NewFromKubeconfig):
+  // its own KubeConfig, hence its own connection, so renewals never queue behind the controllers'
+  // traffic on a busy shared (HTTP/2-multiplexed) connection; and a timeout of renewDeadline / 2
+  // (at least 1 s) on each request, so a hung renewal cannot outlast the renew deadline. Loaded here,
+  // before anything runs: an unreadable kubeconfig fails the start-up, not the campaign.
+  const electionTimeoutMs = leaseRequestTimeoutMs(config.leaderElectRenewDeadline);
+  const electionClients = config.leaderElect
+    ? makeClients(loadKubeConfig(config.kubeconfig), { writeTimeoutMs: electionTimeoutMs, readTimeoutMs: electionTimeoutMs })
+    : undefined;
   const metrics = createMetrics();
   const identity = config.leaderElect ? defaultLeaderIdentity() : `${hostname()}_${randomUUID()}`;
   // Fencing: every controller write passes this gate just before it is sent. With election on, a
@@ -112,6 +139,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       burst: config.kubeApiBurst,
       canWrite: () => (config.leaderElect ? (elector?.isLeader() ?? false) : true),
       maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER,
+      clock,
     });
     throttles.push(t);
     return t;
@@ -193,11 +221,13 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       writes: new TaintEvictionWriter(clients, throttle, clock),
       events: eventSink(recorder),
       metrics: metrics.taintEviction,
-      // A pod is only deleted while both its node's taints and the pod itself are known to be current.
-      canSeeCluster: () => nodes.hasSynced() && nodes.isWatching() && pods.hasSynced() && pods.isWatching(),
-      options: { disruptionConditions: config.featureGates.PodDisruptionConditions },
+      // A pod is only deleted while its node's taints, the pod itself and the node heartbeats (the
+      // node lifecycle controller's view; see the sight hold in src/tainteviction/sight.ts) are current.
+      canSeeCluster: () => ([nodes, pods, leases] as Informer<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
+      options: { disruptionConditions: config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod },
     });
     taintEviction = te;
+    for (const i of [nodes, pods, leases] as Informer<unknown>[]) i.on('watching', () => te.sightChanged());
     nodes.on('add', (n: Node) => te.nodeChanged(n));
     nodes.on('update', (o: Node, n: Node) => te.nodeChanged(n, o));
     nodes.on('delete', (n: Node) => te.nodeDeleted(n));
@@ -283,20 +313,17 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   void lost.then(() => {
     lostLeadership = true;
   });
-  if (config.leaderElect) {
+  if (electionClients) {
     // Election events bypass the fence: "stopped leading" must be recorded after the fence closed.
     const leaseEvents = new EventRecorder({
       clients,
-      throttle: new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst }),
+      throttle: new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst, clock }),
       component: config.leaderElectResourceName,
       host: identity,
       clock,
       log: ioLog,
     });
-    // Like kube-controller-manager's separate leader-election client: the elector gets its own
-    // KubeConfig, hence its own connection, so renewals never queue behind the controllers' traffic
-    // on a busy shared (HTTP/2-multiplexed) connection.
-    const electionClients = makeClients(loadKubeConfig(config.kubeconfig));
+    // Built (and its settings checked) before the metrics server binds; it campaigns only after.
     const e: LeaseElector = new LeaseElector({
       api: coordinationLeaseApi(electionClients.coordination, { kubeConfig: electionClients.kubeConfig, clock }),
       name: config.leaderElectResourceName,
@@ -326,12 +353,13 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       },
     });
     elector = e;
-    void e.run();
   } else {
     resolveLeading();
   }
 
   let synced = false;
+  // Binding the port is the last thing that can fail at start-up: a replica that cannot serve
+  // (EADDRINUSE: a second replica on the same host) throws here, before it ever campaigns.
   const server = await startMetricsServer({
     bindAddress: config.metricsBindAddress,
     metrics,
@@ -342,8 +370,12 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   });
   log.info({ identity, metrics: `${config.metricsBindAddress} (port ${server.port})` }, 'node-lifecycle-controller starting');
 
+  // A standby keeps its caches warm and takes no action until it leads.
+  void elector?.run();
   for (const i of all) void i.start();
   const abort = new AbortController();
+  let resolveFailed: (err: unknown) => void = () => undefined;
+  const failed = new Promise<unknown>((r) => (resolveFailed = r));
   const started = (async () => {
     await Promise.all(all.map((i) => i.waitForSync(abort.signal)));
     synced = true;
@@ -357,7 +389,11 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     podGC?.start();
     forceDetach?.start();
   })();
-  started.catch((err: unknown) => log.error({ err: String(err) }, 'controller did not start'));
+  started.catch((err: unknown) => {
+    if (abort.signal.aborted) return; // stopped while waiting for the caches: not a failure
+    log.error({ err: String(err) }, 'controllers did not start: releasing the lease and exiting');
+    resolveFailed(err);
+  });
 
   let stopping: Promise<void> | undefined;
   return {
@@ -371,19 +407,27 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     started,
     identity,
     lost,
+    failed,
     stop() {
       stopping ??= (async () => {
         abort.abort();
         resolveLeading();
-        await nodeLifecycle?.stop();
-        await taintEviction?.stop();
-        // <<stop: other controllers>>
-        await podGC?.stop();
-        await forceDetach?.stop();
+        // Fence first: no write starts after this point, whatever the controllers still do.
+        elector?.stop();
+        const stopControllers = async (): Promise<void> => {
+          for (const c of [nodeLifecycle, taintEviction, /* <<stop: other controllers>> */ podGC, forceDetach]) {
+            try {
+              await c?.stop();
+            } catch (err) {
+              log.error({ err: String(err) }, 'a controller failed to stop');
+            }
+          }
+        };
+        // Bounded: a write still in flight must not keep the Lease from being released.
+        await Promise.race([stopControllers(), new Promise((r) => setTimeout(r, CONTROLLER_STOP_BOUND_MS).unref())]);
         // Release the lease so a standby takes over in about one retry period (client-go's
         // ReleaseOnCancel). Skipped when leadership was lost: the lease is no longer ours.
         if (elector && !lostLeadership) await elector.release();
-        elector?.stop();
         for (const i of all) i.stop();
         await server.close();
         await Promise.all(throttles.map((t) => t.stop()));
@@ -393,23 +437,79 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   };
 }
 
+/** Why `run` ends, and its exit code: 0 after a signal, 1 after lost leadership or a failure. */
+type RunEnd = { why: 'signal' } | { why: 'lost' } | { why: 'failed'; err: unknown };
+
+/** What {@link superviseController} needs of a started controller (tests pass a stub). */
+export type Supervised = Pick<RunningController, 'lost' | 'failed' | 'stop'>;
+
+/** Options of {@link superviseController}. */
+export interface SuperviseOptions {
+  log: Pick<Logger, 'error' | 'info'>;
+  /** Where signals and uncaught errors are heard. Default `process`; tests pass an EventEmitter. */
+  events?: NodeJS.EventEmitter;
+  /** How long shutdown may take, milliseconds. Default {@link SHUTDOWN_BOUND_MS}. */
+  shutdownBoundMs?: number;
+}
+
 /**
- * The `run` command: parse flags, start, and run until SIGTERM/SIGINT.
- * @returns exit code 0 after a clean shutdown.
- * @throws {FlagError} / {HelpRequested} from flag parsing (the caller maps them to exit codes).
+ * Starts the controller and runs it until it must end, then stops it within a bound.
+ *
+ * Exit rules: a start-up failure rejects before this process campaigns (`start` throws; nothing was
+ * started, so nothing is stopped). SIGTERM/SIGINT stops the controllers, releases the Lease and
+ * returns 0. Lost leadership returns 1 without touching the Lease. Controllers that fail to start
+ * (`failed`), and any uncaught exception or unhandled rejection while running, stop everything,
+ * release the Lease (when still held) and return 1, so a standby takes over in about one retry
+ * period rather than a whole lease duration. Listeners are installed before `start` runs, so a
+ * signal that arrives during start-up still ends in an orderly stop.
+ * @param start starts the controller (production: {@link startController}).
+ * @returns the exit code: 0 after a signal, 1 after lost leadership or a failure.
+ * @throws whatever `start` throws.
+ * Upstream analogue: kube-controller-manager `Run` (`startedLeading` cancels the context on a
+ * controller error; the lock is released and the process exits 1).
+ */
+export async function superviseController(start: () => Promise<Supervised>, opts: SuperviseOptions): Promise<number> {
+  const events = opts.events ?? process;
+  const { log } = opts;
+  let end: (e: RunEnd) => void = () => undefined;
+  const ended = new Promise<RunEnd>((resolve) => (end = resolve));
+  const onSignal = (): void => end({ why: 'signal' });
+  const onFatal = (err: unknown): void => {
+    log.error({ err: err instanceof Error ? (err.stack ?? err.message) : String(err) }, 'uncaught error: releasing the lease and exiting');
+    end({ why: 'failed', err });
+  };
+  events.once('SIGTERM', onSignal);
+  events.once('SIGINT', onSignal);
+  events.on('uncaughtException', onFatal);
+  events.on('unhandledRejection', onFatal);
+  try {
+    const running = await start();
+    void running.lost.then(() => end({ why: 'lost' }));
+    void running.failed.then((err) => end({ why: 'failed', err }));
+    const e = await ended;
+    log.info({ reason: e.why }, 'shutting down');
+    // Finish or abandon in-flight work within a bound; a hung write must not block the exit.
+    await Promise.race([running.stop(), new Promise((r) => setTimeout(r, opts.shutdownBoundMs ?? SHUTDOWN_BOUND_MS).unref())]);
+    return e.why === 'signal' ? 0 : 1;
+  } finally {
+    events.off('SIGTERM', onSignal);
+    events.off('SIGINT', onSignal);
+    events.off('uncaughtException', onFatal);
+    events.off('unhandledRejection', onFatal);
+  }
+}
+
+/**
+ * The `run` command: parse flags, start, and run until SIGTERM/SIGINT ({@link superviseController}
+ * gives the exit rules).
+ * @returns the exit code: 0 after a signal, 1 after lost leadership or a failure.
+ * @throws {FlagError} / {HelpRequested} from flag parsing (the caller maps them to exit codes);
+ *   any start-up error of {@link startController} (mapped to 1), always before the campaign.
  */
 export async function runController(argv: string[]): Promise<number> {
   const config = await parseControllerFlags(argv);
-  const running = await startController(config);
-  const why = await new Promise<'signal' | 'lost'>((resolve) => {
-    const onSignal = (): void => resolve('signal');
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-    void running.lost.then(() => resolve('lost'));
-  });
-  // Finish or abandon in-flight work within a bound; a hung write must not block the exit.
-  await Promise.race([running.stop(), new Promise((r) => setTimeout(r, SHUTDOWN_BOUND_MS).unref())]);
-  return why === 'lost' ? 1 : 0;
+  const log = createLogger({ level: config.logLevel, format: config.logFormat });
+  return superviseController(() => startController(config, { log }), { log });
 }
 
 /** How long shutdown may wait for in-flight writes and the lease release, milliseconds. */

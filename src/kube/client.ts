@@ -12,12 +12,19 @@ import {
   ApiException,
   AppsV1Api,
   HttpMethod,
+  Observable,
   RequestContext,
   CoordinationV1Api,
   CoreV1Api,
+  createConfiguration,
   EventsV1Api,
   KubeConfig,
+  ServerConfiguration,
+  setHeaderMiddleware,
   StorageV1Api,
+  type Configuration,
+  type ObservableMiddleware,
+  type ResponseContext,
 } from '@kubernetes/client-node';
 
 /** Typed API clients sharing one KubeConfig. */
@@ -84,16 +91,118 @@ export function reuseConnections(kc: KubeConfig): void {
 
 const patchedConfigs = new WeakSet<KubeConfig>();
 
-/** Builds the typed API clients for a KubeConfig, with connection reuse ({@link reuseConnections}). Never throws. */
-export function makeClients(kubeConfig: KubeConfig): KubeClients {
+/**
+ * Default timeout of one write request (POST, PUT, PATCH, DELETE), **milliseconds**.
+ *
+ * client-go's `rest.Config.Timeout` is 0 for kube-controller-manager's controller clients: a request
+ * waits for the API server, which ends a non-long-running request itself after `--request-timeout`
+ * (60 s by default) with a 504. undici, which client-node uses, waits up to 300 s for the headers,
+ * so one hung write would hold one of a controller's in-flight write slots (run.ts
+ * `WRITES_IN_FLIGHT_PER_CONTROLLER`) for five minutes. 30 s is half the server's own limit: a
+ * healthy API server answers a single-object write in milliseconds, and under APF pressure it
+ * answers 429 at once rather than queueing a write for 30 s. A timed-out write rejects with
+ * {@link RequestTimeoutError}: an error like any other (retried by the caller), never a success
+ * and never "gone" (only a 404 proves that).
+ */
+export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
+/**
+ * Default timeout of one read request (GET), **milliseconds**: kube-apiserver's default
+ * `--request-timeout` (60 s), past which the server has given up on it anyway.
+ */
+export const DEFAULT_READ_TIMEOUT_MS = 60_000;
+
+/** Per-request timeouts of {@link makeClients}, **milliseconds**; 0 means none. */
+export interface RequestTimeouts {
+  /** POST, PUT, PATCH, DELETE. Default {@link DEFAULT_WRITE_TIMEOUT_MS}. */
+  writeTimeoutMs?: number;
+  /** GET and HEAD. Default {@link DEFAULT_READ_TIMEOUT_MS}. */
+  readTimeoutMs?: number;
+}
+
+/**
+ * A request that got no complete answer within its timeout (see {@link DEFAULT_WRITE_TIMEOUT_MS}).
+ * The write may or may not have been applied by the server: callers treat it as a failure and try
+ * again, deciding afresh from the current object.
+ */
+export class RequestTimeoutError extends Error {
+  constructor(
+    /** HTTP method, e.g. `PATCH`. */
+    readonly method: string,
+    /** The request URL. */
+    readonly url: string,
+    /** The timeout that passed, milliseconds. */
+    readonly timeoutMs: number,
+  ) {
+    super(`${method} ${url}: no answer within ${timeoutMs} ms`);
+    this.name = 'RequestTimeoutError';
+  }
+}
+
+/** True when `err` is a {@link RequestTimeoutError}. */
+export const isRequestTimeout = (err: unknown): boolean => err instanceof RequestTimeoutError;
+
+/**
+ * client-node middleware that aborts each request after its method's timeout with a
+ * {@link RequestTimeoutError} (undici's fetch rejects with the abort reason; the body read is
+ * covered too). A signal set before it (none today: it runs first) still aborts the request.
+ */
+function requestTimeoutMiddleware(timeouts: Required<RequestTimeouts>): ObservableMiddleware {
+  return {
+    pre(ctx: RequestContext) {
+      const method = ctx.getHttpMethod();
+      const ms = method === HttpMethod.GET || method === HttpMethod.HEAD ? timeouts.readTimeoutMs : timeouts.writeTimeoutMs;
+      if (ms > 0) {
+        const controller = new AbortController();
+        const url = ctx.getUrl();
+        // unref: a pending timer of a finished request must not keep the process alive.
+        setTimeout(() => controller.abort(new RequestTimeoutError(method, url, ms)), ms).unref();
+        const prior = ctx.getSignal();
+        ctx.setSignal(prior ? AbortSignal.any([prior, controller.signal]) : controller.signal);
+      }
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
+  };
+}
+
+/** User-Agent of the typed clients (client-node's own is `kubernetes-client-javascript/<version>`). */
+const USER_AGENT = 'node-lifecycle-controller (kubernetes-client-javascript)';
+
+/**
+ * `KubeConfig.makeApiClient` with one more middleware: the per-request timeout.
+ * @throws {Error} when the KubeConfig has no current cluster.
+ */
+function apiClient<T>(kc: KubeConfig, Api: new (configuration: Configuration) => T, timeouts: Required<RequestTimeouts>): T {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  return new Api(
+    createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      middleware: [setHeaderMiddleware('User-Agent', USER_AGENT), requestTimeoutMiddleware(timeouts)],
+    }),
+  );
+}
+
+/**
+ * Builds the typed API clients for a KubeConfig, with connection reuse ({@link reuseConnections})
+ * and a timeout on every request.
+ * @param timeouts per-request timeouts in milliseconds (defaults: writes 30 s, reads 60 s).
+ * @throws {Error} when the KubeConfig has no current cluster ({@link loadKubeConfig} checks that first).
+ */
+export function makeClients(kubeConfig: KubeConfig, timeouts: RequestTimeouts = {}): KubeClients {
   reuseConnections(kubeConfig);
+  const t: Required<RequestTimeouts> = {
+    writeTimeoutMs: timeouts.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS,
+    readTimeoutMs: timeouts.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS,
+  };
   return {
     kubeConfig,
-    core: kubeConfig.makeApiClient(CoreV1Api),
-    apps: kubeConfig.makeApiClient(AppsV1Api),
-    coordination: kubeConfig.makeApiClient(CoordinationV1Api),
-    storage: kubeConfig.makeApiClient(StorageV1Api),
-    events: kubeConfig.makeApiClient(EventsV1Api),
+    core: apiClient(kubeConfig, CoreV1Api, t),
+    apps: apiClient(kubeConfig, AppsV1Api, t),
+    coordination: apiClient(kubeConfig, CoordinationV1Api, t),
+    storage: apiClient(kubeConfig, StorageV1Api, t),
+    events: apiClient(kubeConfig, EventsV1Api, t),
   };
 }
 

@@ -227,6 +227,17 @@ export const DEFAULT_LEASE_DURATION_MS = 15_000;
 export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 /** Default retry period, **milliseconds** (`--leader-elect-retry-period` 2s). */
 export const DEFAULT_RETRY_PERIOD_MS = 2_000;
+/**
+ * Timeout of each request of the leader-election client, **milliseconds**: half the renew deadline,
+ * at least 1 s, so a hung renewal fails in time for a retry within the deadline. Mirrors client-go
+ * `resourcelock.NewFromKubeconfig` (`config.Timeout = renewDeadline / 2`, minimum 1 s), which
+ * kube-controller-manager's `leaderElectAndRun` uses.
+ * @param renewDeadlineMs `--leader-elect-renew-deadline`, milliseconds.
+ */
+export function leaseRequestTimeoutMs(renewDeadlineMs: number): number {
+  return Math.max(1000, Math.floor(renewDeadlineMs / 2));
+}
+
 /** Event reason client-go uses for "became leader" / "stopped leading" (`LeaseLock.RecordEvent`). */
 export const LEADER_ELECTION_EVENT_REASON = 'LeaderElection';
 

@@ -9,12 +9,17 @@
  *   over `wait.Backoff`.
  * - {@link retryWithBackoff}: "retry until success or until it no longer matters" (for example until
  *   the pod is gone), `wait.ExponentialBackoffWithContext` with a cap and no step limit.
+ * - `Retry-After`: a write answered 429 or 5xx with a `Retry-After` header is sent again after that
+ *   many seconds, up to 10 times, as client-go's REST client does (`rest/with_retry.go`); each
+ *   retry takes a new token and passes the fencing gate again ({@link ApiWriteThrottle.schedule}).
+ *   Every write of the controller goes through that one method, so this is the one place for it.
  *
  * Every sleep uses the injected {@link Clock}, so unit tests drive retries with `FakeClock`.
  */
 import Bottleneck from 'bottleneck';
 import { realClock, type Clock } from '../util/clock.js';
-import { isConflict } from './client.js';
+import { apiStatusCode, isConflict } from './client.js';
+import { ApiException } from '@kubernetes/client-node';
 
 // ---------------------------------------------------------------------------
 // Fencing
@@ -141,6 +146,34 @@ export interface ApiWriteThrottleOptions {
    * a free slot rather than sharing the server with every write already sent.
    */
   maxInFlight?: number;
+  /** Clock for the `Retry-After` waits (default: the real clock). */
+  clock?: Clock;
+  /**
+   * How many times one write is sent again after a 429/5xx answer with `Retry-After`; default
+   * {@link MAX_RETRY_AFTER_RETRIES} (client-go `rest.Request.maxRetries`). 0 turns retries off.
+   */
+  maxRetryAfterRetries?: number;
+}
+
+/** client-go `rest.Request.maxRetries`: a request is sent again at most 10 times on `Retry-After`. */
+export const MAX_RETRY_AFTER_RETRIES = 10;
+
+/**
+ * The wait a failed request asks for: the `Retry-After` header in whole seconds, when the status is
+ * 429 or any 5xx. Mirrors client-go `rest.checkWait` + `retryAfterSeconds` (only the integer form:
+ * an HTTP-date or a malformed value means "no wait", as `strconv.Atoi` fails on them).
+ * @param err anything thrown by a client-node call (an `ApiException` carries status and headers).
+ * @returns the wait in **milliseconds** (0 for `Retry-After: 0`), or `undefined` when the answer
+ *   does not ask for a retry (other statuses, no header, a network error, a timeout).
+ */
+export function retryAfterMs(err: unknown): number | undefined {
+  if (!(err instanceof ApiException)) return undefined;
+  const code = apiStatusCode(err);
+  if (code === undefined || (code !== 429 && code < 500)) return undefined;
+  const headers = (err.headers ?? {}) as Record<string, string | undefined>;
+  const value = headers['retry-after'] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === 'retry-after')?.[1];
+  if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Number(value.trim()) * 1000;
 }
 
 /** Counters of an {@link ApiWriteThrottle}. */
@@ -153,6 +186,8 @@ export interface ApiWriteThrottleStats {
   executed: number;
   /** Writes refused by the fencing gate. */
   fenced: number;
+  /** Writes sent again after a 429/5xx answer with `Retry-After`. */
+  retriedAfter: number;
 }
 
 /**
@@ -161,6 +196,14 @@ export interface ApiWriteThrottleStats {
  * Mirrors client-go `rest.Config{QPS, Burst}` → `flowcontrol.NewTokenBucketRateLimiter` (a bucket
  * that starts full with `burst` tokens and refills `qps` tokens per second; callers wait for a
  * token). Writes run in FIFO order and concurrently once admitted.
+ *
+ * A write answered 429 or 5xx with `Retry-After: N` is sent again after N seconds (client-go
+ * `rest/with_retry.go`: `checkWait`, then `Before` throttles the retry through the same limiter).
+ * During the wait the write holds neither a token nor an in-flight slot; the retry waits for a new
+ * token and a free slot, and passes the fencing gate again, so a process that lost its lease while
+ * waiting never sends it. A write that times out (src/kube/client.ts `RequestTimeoutError`) or
+ * fails any other way rejects at once: the caller's own retry (work queue, `retryWithBackoff`)
+ * handles it, and no caller counts it as success or as "gone" (only a 404 or 409 is).
  *
  * Deliberate difference from upstream: client-go throttles reads too; here informers' list/watch
  * calls are not throttled (they are few, and backoff already bounds them).
@@ -172,14 +215,27 @@ export class ApiWriteThrottle implements WriteScheduler {
   #executed = 0;
   #fenced = 0;
   #running = 0;
+  #retriedAfter = 0;
+  readonly #clock: Clock;
+  readonly #maxRetryAfterRetries: number;
+  /** Aborted by {@link stop}: ends `Retry-After` waits. */
+  readonly #stopping = new AbortController();
 
-  /** @throws {RangeError} for an invalid qps/burst (see {@link throttleSettings}) or a `maxInFlight` that is not a positive integer. */
+  /**
+   * @throws {RangeError} for an invalid qps/burst (see {@link throttleSettings}), a `maxInFlight` that
+   *   is not a positive integer, or a `maxRetryAfterRetries` that is not an integer ≥ 0.
+   */
   constructor(opts: ApiWriteThrottleOptions) {
     if (opts.maxInFlight !== undefined && !(Number.isInteger(opts.maxInFlight) && opts.maxInFlight > 0)) {
       throw new RangeError(`ApiWriteThrottle: maxInFlight must be a positive integer, got ${opts.maxInFlight}`);
     }
+    if (opts.maxRetryAfterRetries !== undefined && !(Number.isInteger(opts.maxRetryAfterRetries) && opts.maxRetryAfterRetries >= 0)) {
+      throw new RangeError(`ApiWriteThrottle: maxRetryAfterRetries must be an integer >= 0, got ${opts.maxRetryAfterRetries}`);
+    }
     this.settings = throttleSettings(opts.qps, opts.burst);
     this.#canWrite = opts.canWrite ?? (() => true);
+    this.#clock = opts.clock ?? realClock;
+    this.#maxRetryAfterRetries = opts.maxRetryAfterRetries ?? MAX_RETRY_AFTER_RETRIES;
     const s = this.settings;
     // Workaround for bottleneck#185 ("updateSettings clobbers reservoir increment logic",
     // typescript-notes.md §2.2): `updateSettings` kills the refill heartbeat for good. This class
@@ -210,11 +266,29 @@ export class ApiWriteThrottle implements WriteScheduler {
   /**
    * Runs `fn` once a token is available and the fencing gate allows it. Queued writes wait in
    * `priority` order (node, then pod, then event), first come first served within a priority.
+   * When `fn` fails with 429 or 5xx and a `Retry-After` header ({@link retryAfterMs}), it is called
+   * again after that wait, at most `maxRetryAfterRetries` times, each time through the token bucket,
+   * the in-flight cap and the fencing gate (client-go `rest.Request` with `withRetry`).
    * @returns what `fn` resolves to.
-   * @throws {FencedError} (rejection) when the gate refuses the write; `fn` is not called.
-   * @throws whatever `fn` rejects with; a bottleneck error when the throttle was stopped.
+   * @throws {FencedError} (rejection) when the gate refuses the write (also before a retry); `fn` is not called.
+   * @throws whatever `fn` rejects with (the last answer once the `Retry-After` retries run out);
+   *   a bottleneck error when the throttle was stopped.
    */
-  schedule<T>(fn: () => Promise<T>, priority: WritePriority = 'pod'): Promise<T> {
+  async schedule<T>(fn: () => Promise<T>, priority: WritePriority = 'pod'): Promise<T> {
+    for (let retries = 0; ; retries++) {
+      try {
+        return await this.#scheduleOnce(fn, priority);
+      } catch (err) {
+        const waitMs = retries < this.#maxRetryAfterRetries && !isFenced(err) ? retryAfterMs(err) : undefined;
+        if (waitMs === undefined) throw err;
+        // Waits outside the limiter: no token and no in-flight slot is held meanwhile.
+        if (!(await sleepUnlessAborted(this.#clock, waitMs, this.#stopping.signal))) throw err;
+        this.#retriedAfter++;
+      }
+    }
+  }
+
+  #scheduleOnce<T>(fn: () => Promise<T>, priority: WritePriority): Promise<T> {
     const run = async (): Promise<T> => {
       if (!this.#canWrite()) {
         this.#fenced++;
@@ -240,6 +314,7 @@ export class ApiWriteThrottle implements WriteScheduler {
       running: this.#running,
       executed: this.#executed,
       fenced: this.#fenced,
+      retriedAfter: this.#retriedAfter,
     };
   }
 
@@ -250,8 +325,12 @@ export class ApiWriteThrottle implements WriteScheduler {
     return r === null ? null : r / this.settings.weight;
   }
 
-  /** Stops the throttle: writes still waiting for a token are rejected; running writes finish. */
+  /**
+   * Stops the throttle: writes still waiting for a token or a `Retry-After` wait are rejected;
+   * running writes finish.
+   */
   async stop(): Promise<void> {
+    this.#stopping.abort();
     await this.#limiter.stop({ dropWaitingJobs: true });
   }
 }

@@ -2,7 +2,9 @@
  * Issue 7 acceptance 1–3, with the real program as child processes against the real API server:
  * leader election (exactly one acts; SIGKILL and SIGTERM handovers), fencing (a leader that loses
  * its Lease access stops writing before the new leader's first write) and the chart's RBAC (enough
- * for failure, recovery and out-of-service, and nothing more).
+ * for failure, recovery and out-of-service, and nothing more). Issue 14 item 8: two replicas hand
+ * over through SIGKILL and SIGTERM with a node death in between, and a replica that cannot bind its
+ * metrics port exits non-zero without ever writing the Lease.
  *
  * Write order is judged by etcd revision: every object's `metadata.resourceVersion` is the etcd
  * revision of its last write (a single etcd, shared by every resource, on the local control plane),
@@ -11,6 +13,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo } from 'node:net';
 import { Fleet, type FleetOptions } from '../../sim/fleet.js';
 import { isForbidden, isNotFound, loadKubeConfig, makeClients } from '../../src/kube/client.js';
 import { getCondition, toNode, toPod, type Node } from '../../src/kube/objects.js';
@@ -143,23 +146,55 @@ async function withChartServiceAccount(name: string, body: (s: ChartServiceAccou
   }
 }
 
+/** What {@link withReplicas} sets up. */
+interface Replicas {
+  /** Namespace and fleet prefix. */
+  prefix: string;
+  leaseName: string;
+  fleet: Fleet;
+  tracker: LeaseTracker;
+  /** Starts a replica `<prefix>-<suffix>` on the Lease (with {@link NODE_FLAGS}); stopped at the end. */
+  spawn(suffix: string): Promise<ControllerProcess>;
+  /** Every replica spawned so far. */
+  procs: ControllerProcess[];
+}
+
+/**
+ * Runs `body` with a fresh namespace, a started fleet, the election Lease held by the placeholder
+ * (release it once the replicas are ready) and a Lease tracker; then stops every replica and
+ * deletes the fleet and the Lease.
+ */
+async function withReplicas(name: string, fleetOpts: Partial<FleetOptions>, body: (r: Replicas) => Promise<void>): Promise<void> {
+  const prefix = uniquePrefix(name);
+  await createTestNamespace(clients, prefix);
+  const leaseName = `${prefix}-lock`;
+  const f = fleet(prefix, prefix, fleetOpts);
+  const tracker = new LeaseTracker(clients.kubeConfig, prefix, leaseName);
+  const procs: ControllerProcess[] = [];
+  const spawn = async (suffix: string): Promise<ControllerProcess> => {
+    const p = await ControllerProcess.spawn({ name: `${prefix}-${suffix}`, fleetPrefix: prefix, leaseName, leaseNamespace: prefix, flags: NODE_FLAGS });
+    procs.push(p);
+    return p;
+  };
+  try {
+    await f.start();
+    await holdPlaceholderLease(clients, prefix, leaseName);
+    await tracker.start();
+    await body({ prefix, leaseName, fleet: f, tracker, spawn, procs });
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    tracker.stop();
+    await f.cleanup();
+    await deleteLease(prefix, leaseName);
+  }
+}
+
 describe('leader election, fencing and RBAC with the real program (issue 7)', { concurrency: false }, () => {
   test('election: exactly one of three acts; SIGKILL → takeover within lease + retry, pending work done; SIGTERM → exit 0, lease released, standby leads within 3 s', async (t) => {
-    const prefix = uniquePrefix('el');
-    await createTestNamespace(clients, prefix);
-    const leaseName = `${prefix}-lock`;
     // tolerationSeconds pods (1 s) are evicted soon after their node is tainted: the taint eviction
     // controller acts too, and its Events carry its process's identity.
-    const f = fleet(prefix, prefix, { podsPerNode: 1, podMix: { tolerationSeconds: 1 }, tolerationSeconds: 1 });
-    const tracker = new LeaseTracker(clients.kubeConfig, prefix, leaseName);
-    const procs: ControllerProcess[] = [];
-    try {
-      await f.start();
-      await holdPlaceholderLease(clients, prefix, leaseName);
-      await tracker.start();
-      for (const s of ['a', 'b', 'c']) {
-        procs.push(await ControllerProcess.spawn({ name: `${prefix}-${s}`, fleetPrefix: prefix, leaseName, leaseNamespace: prefix, flags: NODE_FLAGS }));
-      }
+    await withReplicas('el', { podsPerNode: 1, podMix: { tolerationSeconds: 1 }, tolerationSeconds: 1 }, async ({ prefix, leaseName, fleet: f, tracker, spawn, procs }) => {
+      for (const s of ['a', 'b', 'c']) await spawn(s);
       await Promise.all(procs.map((p) => p.waitReady()));
       await releasePlaceholderLease(clients, prefix, leaseName);
       const first = await waitFor('a leader', () => procs.find((p) => tracker.holder() === p.identity), 15_000, 50);
@@ -234,12 +269,7 @@ describe('leader election, fencing and RBAC with the real program (issue 7)', { 
       }
       const stop = await third.stop();
       assert.equal(stop.code, 0);
-    } finally {
-      await Promise.all(procs.map((p) => p.stop()));
-      tracker.stop();
-      await f.cleanup();
-      await deleteLease(prefix, leaseName);
-    }
+    });
   });
 
   test('fencing: a leader whose Lease RBAC is revoked stops every write before the new leader\'s first write, and exits non-zero', async (t) => {
@@ -443,5 +473,86 @@ describe('leader election, fencing and RBAC with the real program (issue 7)', { 
         await f.cleanup();
       }
     });
+  });
+});
+
+describe('a replica that cannot run never holds the Lease (issue 14 item 8)', { concurrency: false }, () => {
+  test('two replicas: SIGKILL of the leader → the standby takes over and handles a node death; SIGTERM of the new leader → the restarted replica leads within --leader-elect-retry-period + 1 s', async (t) => {
+    await withReplicas('two', {}, async ({ prefix, leaseName, fleet: f, tracker, spawn }) => {
+      const a = await spawn('a');
+      const b = await spawn('b');
+      await Promise.all([a.waitReady(), b.waitReady()]);
+      await releasePlaceholderLease(clients, prefix, leaseName);
+      const first = await waitFor('a leader', () => [a, b].find((p) => tracker.holder() === p.identity), 15_000, 50);
+      const standby = first === a ? b : a;
+
+      // 1. SIGKILL: no release, so the standby takes over once the lease has expired.
+      const killedAt = first.signal('SIGKILL');
+      assert.equal((await first.exited).signal, 'SIGKILL');
+      const taken = await waitFor('the standby takes over', () => tracker.firstAfter(killedAt, (h) => h === standby.identity), LEASE_MS + 10_000, 20);
+      const takeoverMs = taken.atMs - killedAt;
+      t.diagnostic(`takeover ${takeoverMs} ms after SIGKILL`);
+      assert.ok(takeoverMs <= LEASE_MS + RETRY_MS, `takeover ${takeoverMs} ms after SIGKILL (bound ${LEASE_MS + RETRY_MS} ms)`);
+      await waitFor('the new leader reports itself leading', async () => (await standby.masterStatus(leaseName)) === 1, 5000, 100);
+
+      // 2. A node dies after the takeover: only the new leader can handle it.
+      const victim = f.nodeNames()[1] as string;
+      f.killNode(victim);
+      await waitFor('the new leader marks the dead node Unknown and taints it NoExecute', async () => {
+        const n = await readNode(victim);
+        return readyOf(n) === 'Unknown' && hasNoExecute(n, UNREACHABLE);
+      }, GRACE_S * 1000 + 15_000, 100);
+      const notReady = (await eventsAbout(['default'], prefix)).filter((e) => e.reason === 'NodeNotReady' && e.involved === victim);
+      assert.ok(notReady.length > 0 && notReady.every((e) => e.host === standby.identity), 'NodeNotReady on the dead node comes from the new leader');
+
+      // 3. The killed replica is replaced (as its Deployment would), then SIGTERM the leader: it
+      // releases the Lease and the replacement leads within one retry period plus 1 s.
+      const replacement = await spawn('c');
+      await replacement.waitReady();
+      assert.equal(tracker.holder(), standby.identity, 'the replacement stands by');
+      const termAt = standby.signal('SIGTERM');
+      const handed = await waitFor('the replacement leads', () => tracker.firstAfter(termAt, (h) => h === replacement.identity), 10_000, 20);
+      const handoverMs = handed.atMs - termAt;
+      t.diagnostic(`replacement leads ${handoverMs} ms after SIGTERM`);
+      assert.ok(handoverMs <= RETRY_MS + 1000, `replacement leads ${handoverMs} ms after SIGTERM (bound --leader-elect-retry-period + 1 s = ${RETRY_MS + 1000} ms)`);
+      const exit = await standby.exited;
+      assert.equal(exit.code, 0, 'the leader exits 0 on SIGTERM');
+      assert.ok(tracker.versions.some((v) => v.atMs >= termAt && v.holder === '' && v.rv < handed.rv), `released before the takeover: ${JSON.stringify(tracker.holders())}`);
+      assert.deepEqual(tracker.terms().map((x) => x.holder), [first.identity, standby.identity, replacement.identity]);
+      await waitFor('the replacement reports itself leading', async () => (await replacement.masterStatus(leaseName)) === 1, 5000, 100);
+      assert.equal((await replacement.stop()).code, 0);
+    });
+  });
+
+  test('a second replica whose metrics port is taken (EADDRINUSE) exits non-zero and never writes the Lease', async (t) => {
+    const prefix = uniquePrefix('port');
+    await createTestNamespace(clients, prefix);
+    const leaseName = `${prefix}-lock`;
+    // The first replica on this host, as far as the second can tell: something listens on the port.
+    const first = createServer();
+    await new Promise<void>((r) => first.listen(0, '127.0.0.1', r));
+    const port = (first.address() as AddressInfo).port;
+    // No Lease exists: a candidate that campaigned at all would create it at once.
+    const tracker = new LeaseTracker(clients.kubeConfig, prefix, leaseName);
+    let second: ControllerProcess | undefined;
+    try {
+      await tracker.start();
+      const spawnedAt = Date.now();
+      second = await ControllerProcess.spawn({ name: `${prefix}-second`, fleetPrefix: prefix, leaseName, leaseNamespace: prefix, metricsPort: port });
+      const exit = await Promise.race([second.exited, sleep(30_000).then(() => undefined)]);
+      assert.ok(exit, `the second replica is still running 30 s after start:\n${second.output().slice(-2000)}`);
+      t.diagnostic(`exited ${exit.code} after ${exit.atMs - spawnedAt} ms`);
+      assert.equal(exit.code, 1, 'exits 1');
+      assert.match(second.output(), /EADDRINUSE/, 'says why');
+      // Give a stray write time to show up on the watch (none can: the process is gone).
+      await sleep(1000);
+      assert.deepEqual(tracker.versions, [], 'the Lease was never written');
+      await assert.rejects(clients.coordination.readNamespacedLease({ name: leaseName, namespace: prefix }), isNotFound, 'the Lease does not exist');
+    } finally {
+      await second?.stop();
+      tracker.stop();
+      await new Promise<void>((r) => first.close(() => r()));
+      await deleteLease(prefix, leaseName);
+    }
   });
 });

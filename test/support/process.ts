@@ -38,6 +38,8 @@ export interface ControllerProcessOptions {
   leaseNamespace: string;
   /** Extra flags (upstream syntax), appended last. */
   flags?: string[];
+  /** Port of `--metrics-bind-address=127.0.0.1:<port>`. Default: a free port. */
+  metricsPort?: number;
 }
 
 /** The parts of `/debug/state` these tests read. */
@@ -90,7 +92,7 @@ export class ControllerProcess {
    * here configure the child (the program also reads `NLC_<FLAG>` variables).
    */
   static async spawn(opts: ControllerProcessOptions): Promise<ControllerProcess> {
-    const port = await freePort();
+    const port = opts.metricsPort ?? (await freePort());
     const args = [
       '--import',
       'tsx',

@@ -13,6 +13,7 @@ import {
   UPDATE_TAINT_BACKOFF,
   backoffDelays,
   retryOnConflict,
+  retryAfterMs,
   retryWithBackoff,
   throttleSettings,
   type RetryOutcome,
@@ -368,4 +369,136 @@ test('queued writes run in priority order: node, then pod, then event (FIFO with
   await Promise.all([first, ...queued]);
   await throttle.stop();
   assert.deepEqual(order, ['first', 'node-1', 'node-2', 'pod-1', 'pod-2', 'event-1']);
+});
+
+describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retry.go)', () => {
+  const answer = (code: number, retryAfter?: string): ApiException<string> =>
+    new ApiException(code, `HTTP-Code: ${code}`, '{}', retryAfter === undefined ? {} : { 'retry-after': retryAfter });
+
+  /** A write that fails with the given errors in turn, then resolves `'ok'`; `calls` counts its calls. */
+  function scripted(...failures: unknown[]): { fn: () => Promise<string>; calls: () => number } {
+    let n = 0;
+    return {
+      fn: async () => {
+        const err = failures[n++];
+        if (err !== undefined) throw err;
+        return 'ok';
+      },
+      calls: () => n,
+    };
+  }
+
+  /** Lets bottleneck (real timers) and the promise chain run without moving the fake clock. */
+  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
+
+  for (const code of [429, 503]) {
+    test(`${code} with Retry-After: 2 is sent again after 2 s (not before), and the second answer is returned`, async () => {
+      const clock = new FakeClock();
+      const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock });
+      const w = scripted(answer(code, '2'));
+      let result: string | undefined;
+      const p = t.schedule(w.fn).then((v) => (result = v));
+      await settle();
+      assert.equal(w.calls(), 1);
+      await clock.advanceAsync(1999);
+      await settle();
+      assert.equal(w.calls(), 1, 'not sent again before Retry-After has passed');
+      await clock.advanceAsync(1);
+      await p;
+      assert.equal(w.calls(), 2);
+      assert.equal(result, 'ok');
+      assert.equal(t.stats().retriedAfter, 1);
+      await t.stop();
+    });
+  }
+
+  test('Retry-After: 0 retries at once; 500 with Retry-After is retried too (any 5xx)', async () => {
+    const clock = new FakeClock();
+    const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock });
+    const w = scripted(answer(429, '0'), answer(500, '1'));
+    const p = t.schedule(w.fn);
+    await settle();
+    await clock.advanceAsync(0);
+    await settle();
+    assert.equal(w.calls(), 2);
+    await clock.advanceAsync(1000);
+    assert.equal(await p, 'ok');
+    assert.equal(w.calls(), 3);
+    await t.stop();
+  });
+
+  test('no retry without a usable Retry-After, or for other statuses: 429 without it, an HTTP-date, 409, 404, 400 with it', async () => {
+    for (const err of [answer(429), answer(503, 'Wed, 21 Oct 2026 07:28:00 GMT'), answer(409, '1'), answer(404, '1'), answer(400, '1')]) {
+      const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock: new FakeClock() });
+      const w = scripted(err);
+      await assert.rejects(t.schedule(w.fn), (e: unknown) => e === err);
+      assert.equal(w.calls(), 1, `${err.code} ${JSON.stringify(err.headers)} is not retried here`);
+      await t.stop();
+    }
+  });
+
+  test('gives up after 10 retries (11 calls) with the last answer', async () => {
+    const clock = new FakeClock();
+    const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock });
+    const errs = Array.from({ length: 12 }, () => answer(429, '1'));
+    const w = scripted(...errs);
+    let outcome: unknown;
+    const p = t.schedule(w.fn).catch((e: unknown) => (outcome = e));
+    for (let i = 0; i < 12 && outcome === undefined; i++) {
+      await settle();
+      await clock.advanceAsync(1000);
+    }
+    await p;
+    assert.equal(w.calls(), 11);
+    assert.equal(outcome, errs[10]);
+    await t.stop();
+  });
+
+  test('the retry passes the fencing gate again: a lease lost during the wait means it is never sent', async () => {
+    const clock = new FakeClock();
+    let leader = true;
+    const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock, canWrite: () => leader });
+    const w = scripted(answer(429, '1'));
+    const p = t.schedule(w.fn);
+    await settle();
+    leader = false;
+    await clock.advanceAsync(1000);
+    await assert.rejects(p, FencedError);
+    assert.equal(w.calls(), 1);
+    await t.stop();
+  });
+
+  test('the wait holds no in-flight slot: with maxInFlight 1 another write runs while the first waits', async () => {
+    const clock = new FakeClock();
+    const t = new ApiWriteThrottle({ qps: 1000, burst: 1000, maxInFlight: 1, clock });
+    const first = scripted(answer(503, '30'));
+    const second = scripted();
+    const p1 = t.schedule(first.fn);
+    await settle();
+    assert.equal(await t.schedule(second.fn), 'ok', 'the second write ran during the first one\'s Retry-After wait');
+    assert.equal(first.calls(), 1);
+    await clock.advanceAsync(30_000);
+    assert.equal(await p1, 'ok');
+    await t.stop();
+  });
+
+  test('stop() ends a Retry-After wait: the write rejects with its last answer', async () => {
+    const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock: new FakeClock() });
+    const err = answer(429, '60');
+    const w = scripted(err);
+    const p = t.schedule(w.fn);
+    await settle();
+    await t.stop();
+    await assert.rejects(p, (e: unknown) => e === err);
+    assert.equal(w.calls(), 1);
+  });
+
+  test('retryAfterMs reads whole seconds on 429/5xx only', () => {
+    assert.equal(retryAfterMs(answer(429, '3')), 3000);
+    assert.equal(retryAfterMs(answer(504, ' 1 ')), 1000);
+    assert.equal(retryAfterMs(answer(429, '1.5')), undefined);
+    assert.equal(retryAfterMs(answer(429)), undefined);
+    assert.equal(retryAfterMs(answer(403, '1')), undefined);
+    assert.equal(retryAfterMs(new Error('socket hang up')), undefined);
+  });
 });
