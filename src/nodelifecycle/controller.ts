@@ -19,8 +19,9 @@
  * 3. For the tainting gate only, a Ready node that has been silent for more than half its grace
  *    period counts as not Ready when zone states are computed. Nodes that die together are detected
  *    up to one heartbeat interval apart; without this the first of them would be tainted before the
- *    zone is seen to be disrupted. It can only pause eviction earlier, never cause one. Zone metrics
- *    keep upstream's meaning (real Ready conditions).
+ *    zone is seen to be disrupted. Per zone the stricter of the two counts (lower rate) is used, so
+ *    it can only pause or slow tainting, never restart it (a small PartialDisruption zone must not
+ *    become FullDisruption at full rate). Zone metrics keep upstream's meaning (real Ready conditions).
  * 4. Zone pauses (rate 0 or the secondary rate, and the all-zones stop) are explained with Warning
  *    events, log lines and the `node_collector_zone_eviction_paused` gauge.
  * 5. While the controller cannot see the cluster (node or lease informer not synced), it judges no
@@ -29,6 +30,10 @@
  * 6. Existing NoExecute taints are never re-stamped: on first sight (a restart) upstream strips them
  *    and re-adds them with a new `timeAdded`; we keep them, so a restart neither delays nor hastens
  *    eviction (upstream #108268).
+ * 7. Pods are marked NotReady level-based (every monitor pass, every pod of a not-Ready node), except
+ *    during the all-zones stop and one grace period after it, when pod readiness is left alone
+ *    (issue 14; kubernetes #125618, #112733, #135205, #77864, #125824).
+ * docs/node-lifecycle.md lists every difference and whether it can only delay or reduce an action.
  */
 import type { Lease, Node, NodeCondition, Pod, Taint } from '../kube/objects.js';
 import { getCondition, podKey } from '../kube/objects.js';
@@ -49,6 +54,7 @@ import {
   registeredNodeEvent,
   removingNodeEvent,
   savedReadyCondition,
+  EVENT_POD_MARKING_HELD,
   type NodeHealth,
   type NodeHealthObservation,
   type NodeLifecycleEvent,
@@ -69,6 +75,7 @@ import {
   getZoneKey,
   isExcludedFromDisruption,
   planDisruption,
+  stricterZoneStatuses,
   type DisruptionPause,
   type ZoneState,
 } from './zones.js';
@@ -99,8 +106,14 @@ export interface NodeLifecycleCaches {
   nodes: ReadStore<Node>;
   leases: ReadStore<Lease>;
   pods: ReadStore<Pod> & { podsOnNode(nodeName: string): readonly Pod[] };
-  /** DaemonSet existence by `ns/name`; legacy eviction skips pods owned by an existing DaemonSet. */
-  daemonSets: { has(key: string): boolean };
+  /**
+   * DaemonSets, for legacy eviction, which never deletes a DaemonSet pod. `has`: a DaemonSet exists
+   * by `ns/name` (a pod whose controller owner reference names an existing DaemonSet is skipped).
+   * `selectsPod`: 1.20's `GetPodDaemonSets` — some DaemonSet in the pod's namespace has a non-empty
+   * selector matching the pod's labels, whatever its owner references (see
+   * `podSelectedByDaemonSet` in daemonsets.ts); when absent only `has` is used.
+   */
+  daemonSets: { has(key: string): boolean; selectsPod?(pod: Pod): boolean };
 }
 
 /** A reference to the object an Event is about. */
@@ -210,6 +223,20 @@ export class NodeLifecycleController {
   readonly #lastReady = new Map<string, string | undefined>();
   /** Nodes the health queue is processing now (the monitor pass defers to it). */
   readonly #inFlight = new Set<string>();
+  /** Per node, monitor passes waiting for its next health sync to finish (see #awaitHealthSyncs). */
+  readonly #healthWaiters = new Map<string, (() => void)[]>();
+  /** Not-Ready nodes whose held pod readiness was explained with an Event in the current all-zones stop. */
+  readonly #podMarkingHeldExplained = new Set<string>();
+  /**
+   * Legacy mode: nodes whose pods were evicted by the zone queue and that have not been Ready since
+   * (1.20's `nodeEvictionMap` state `evicted`); pods that land on them are deleted at once.
+   */
+  readonly #evicted = new Set<string>();
+  /**
+   * Epoch ms before which no pod is marked NotReady (or, in legacy mode, deleted) after the
+   * all-zones stop ended: the full grace period every node gets on the way out (see #resyncPodReadiness).
+   */
+  #podMarkingResumesAt = 0;
   /** Nodes whose NoSchedule pass waits for their running health sync (see #doNoScheduleTaintingPass). */
   readonly #noScheduleAfterHealth = new Set<string>();
   readonly #healthOpts: { nodeMonitorGracePeriodMs: number; nodeStartupGracePeriodMs: number };
@@ -279,6 +306,8 @@ export class NodeLifecycleController {
     this.#monitorTimer?.cancel();
     this.#taintTimer?.cancel();
     this.#deadlines.clear();
+    // A monitor pass waiting for health syncs that shutDown drops must not hold stop() up.
+    for (const name of [...this.#healthWaiters.keys()]) this.#resolveHealthWaiters(name);
     await Promise.all([this.#healthQueue.shutDown(), this.#noScheduleQueue.shutDown(), this.#podQueue.shutDown()]);
     await this.#monitorRunning;
   }
@@ -297,6 +326,7 @@ export class NodeLifecycleController {
   /** A Node was deleted. */
   nodeDeleted(name: string): void {
     this.#deadlines.cancel(name);
+    this.#evicted.delete(name); // 1.20: nodeEvictionMap.unregister
     this.#d.writes.forgetNode(name);
     if (!this.#stopped) this.#scheduleMonitor(0);
   }
@@ -352,6 +382,7 @@ export class NodeLifecycleController {
       }
       for (const [name, info] of this.#known) {
         if (present.has(name)) continue;
+        this.#evicted.delete(name);
         this.#known.delete(name);
         this.#health.delete(name);
         this.#lastReady.delete(name);
@@ -360,9 +391,11 @@ export class NodeLifecycleController {
         this.#emit({ kind: 'Node', name, uid: info.uid }, removingNodeEvent(name));
         this.#d.log.info({ node: name, zone: formatZoneKey(info.zone) }, 'Removing node from controller');
       }
-      for (const node of nodes) this.#monitorOne(node.name);
-      await this.#healthQueue.onIdle();
+      const syncs: Promise<void>[] = [];
+      for (const node of nodes) if (this.#monitorOne(node.name)) syncs.push(this.#nextHealthSync(node.name));
+      await this.#awaitHealthSyncs(syncs);
       this.#handleDisruption();
+      this.#resyncPodReadiness();
     } finally {
       endTimer();
       this.#d.log.debug({ ms: this.#d.clock.now() - startMs }, 'monitor pass done');
@@ -444,23 +477,62 @@ export class NodeLifecycleController {
    * handed to the health queue, which observes it again (idempotent) and acts. This keeps a pass
    * over 5,000 healthy nodes free of per-node promise and queue overhead.
    */
-  #monitorOne(name: string): void {
+  #monitorOne(name: string): boolean {
     if (this.#inFlight.has(name)) {
       this.#healthQueue.add(name);
-      return;
+      return true;
     }
     const endTimer = this.#d.metrics.updateNodeHealthDuration.startTimer();
     try {
       const o = this.#observe(name);
-      if (!o) return;
+      if (!o) return false;
       if (o.obs.needsStatusUpdate) {
         this.#healthQueue.add(name);
-        return;
+        return true;
       }
       this.#afterObservation(o);
-      if (o.obs.currentReady && !this.#actSync(o, o.node, o.obs.currentReady)) this.#healthQueue.add(name);
+      if (o.obs.currentReady && !this.#actSync(o, o.node, o.obs.currentReady)) {
+        this.#healthQueue.add(name);
+        return true;
+      }
+      return false;
     } finally {
       endTimer();
+    }
+  }
+
+  /** Resolves when the next health sync of `name` (queued or running) has finished, or on stop. */
+  #nextHealthSync(name: string): Promise<void> {
+    return new Promise((resolve) => {
+      const list = this.#healthWaiters.get(name);
+      if (list) list.push(resolve);
+      else this.#healthWaiters.set(name, [resolve]);
+    });
+  }
+
+  #resolveHealthWaiters(name: string): void {
+    const list = this.#healthWaiters.get(name);
+    if (!list) return;
+    this.#healthWaiters.delete(name);
+    for (const resolve of list) resolve();
+  }
+
+  /**
+   * The monitor pass waits for the health syncs it queued, as upstream's pass waits for each node's
+   * update, so that zone states are computed on this pass's writes. It waits for those syncs only,
+   * not for the health queue to idle (issue 14 item 7: Lease events keep a busy queue from ever
+   * idling, which starved the pass, its zone states and its pod resync), and at most one monitor
+   * period (a status write that hangs must not stop the passes; zone states are recomputed on every
+   * Ready flip anyway).
+   */
+  async #awaitHealthSyncs(syncs: readonly Promise<void>[]): Promise<void> {
+    if (syncs.length === 0) return;
+    let timer: TimerHandle | undefined;
+    const bound = new Promise<void>((resolve) => (timer = this.#d.clock.setTimeout(resolve, this.#cfg.nodeMonitorPeriodMs)));
+    try {
+      await Promise.race([Promise.all(syncs), bound]);
+    } finally {
+      timer?.cancel();
     }
   }
 
@@ -471,6 +543,7 @@ export class NodeLifecycleController {
       await this.#syncNodeHealthLocked(name);
     } finally {
       this.#inFlight.delete(name);
+      this.#resolveHealthWaiters(name);
       if (this.#noScheduleAfterHealth.delete(name)) this.#noScheduleQueue.add(name);
     }
   }
@@ -588,14 +661,85 @@ export class NodeLifecycleController {
     return result;
   }
 
-  /** Mirrors `processPod`: a pod bound to a node whose saved Ready condition is not True is marked NotReady. */
+  /**
+   * Mirrors `processPod`: a pod bound to a node whose saved Ready condition is not True is marked
+   * NotReady; in legacy mode, a pod on a node already evicted (1.20's `evicted` state) that is still
+   * past its pod eviction timeout is deleted, as 1.20's `evictPods` does on every monitor pass.
+   * Deliberate difference (issue 14, kubernetes #77864/#125824): nothing is done during the
+   * all-zones stop; {@link #resyncPodReadiness} explains it and queues the pods again when it ends.
+   */
   async #processPod(key: string): Promise<void> {
     const pod = this.#d.caches.pods.get(key);
     if (!pod || pod.nodeName === '') return;
     const health = this.#health.get(pod.nodeName);
     if (!health) return; // the node's first pass will handle it
     if (!this.#d.caches.nodes.get(pod.nodeName)) return;
+    if (this.#podMarkingHeld()) return;
+    const ready = savedReadyCondition(health)?.status;
+    if (!this.#cfg.enableTaintManager && this.#evicted.has(pod.nodeName) && this.#pastPodEvictionTimeout(health, ready)) {
+      await this.#evictPod(pod, pod.nodeName);
+      return;
+    }
     if (podNeedsNotReadyOnNode(health, pod)) await this.#markPodNotReady(pod, pod.nodeName);
+  }
+
+  /** True during the all-zones stop and the grace period after it (see {@link #resyncPodReadiness}). */
+  #podMarkingHeld(): boolean {
+    return this.#allZonesStopped() || this.#d.clock.now() < this.#podMarkingResumesAt;
+  }
+
+  /**
+   * True while the all-zones stop holds: there are zones and every one is FullDisruption (no Ready
+   * node anywhere). Mirrors the `allAreFullyDisrupted` state of `handleDisruption`.
+   */
+  #allZonesStopped(): boolean {
+    if (this.#zoneStates.size === 0) return false;
+    for (const state of this.#zoneStates.values()) if (state !== 'FullDisruption') return false;
+    return true;
+  }
+
+  /**
+   * Level-based NotReady marking, run on every monitor pass (and when the all-zones stop ends).
+   * Deliberate difference (issue 14): upstream marks a node's pods only when its own pass turns a
+   * Ready node not-Ready (plus a retry), so pods stay Ready forever on a node whose kubelet reports
+   * Ready=False while renewing its Lease (kubernetes #125618), after a False→Unknown flip (#112733)
+   * or after a restart in the middle of the marking (#135205). Here every pod on a node whose Ready
+   * is not True is handed to the pod queue until it is Ready=False, whatever the transitions were.
+   * During the all-zones stop (no Ready node anywhere: a control-plane or network partition) pod
+   * readiness is left alone, where upstream marks every pod NotReady and every Service loses every
+   * endpoint (#77864, #125824); a Warning event per node and `node_collector_pod_marking_held_nodes`
+   * say so. When the stop ends every node gets a full grace period (upstream resets every probe
+   * timestamp); the pods of nodes still not Ready after it are marked then, so a node whose
+   * recovery we have not seen yet does not get its pods marked on the way out.
+   */
+  #resyncPodReadiness(): void {
+    const stopped = this.#allZonesStopped();
+    if (!stopped) this.#podMarkingHeldExplained.clear();
+    const afterStop = !stopped && this.#d.clock.now() < this.#podMarkingResumesAt;
+    let held = 0;
+    for (const [name, info] of this.#known) {
+      const ready = savedReadyCondition(this.#health.get(name))?.status;
+      if (ready === undefined || ready === 'True' || !this.#d.caches.nodes.get(name)) continue;
+      const pods = this.#d.caches.pods.podsOnNode(name).filter((p) => podNeedsNotReadyMark(p, name));
+      if (pods.length === 0 || afterStop) continue;
+      if (!stopped) {
+        for (const p of pods) this.#podQueue.add(podKey(p));
+        continue;
+      }
+      held++;
+      if (this.#podMarkingHeldExplained.has(name)) continue;
+      this.#podMarkingHeldExplained.add(name);
+      this.#d.events.record(
+        { kind: 'Node', name, uid: info.uid },
+        'Warning',
+        EVENT_POD_MARKING_HELD,
+        `Node ${name} is ${ready === 'False' ? 'NotReady' : 'unreachable'}, but every zone is FullDisruption (no Ready node anywhere), ` +
+          `which looks like a control-plane or network partition: its ${pods.length} pod(s) keep their Ready condition, so Services keep ` +
+          `their endpoints, until some node is Ready again.`,
+      );
+      this.#d.log.warn({ node: name, pods: pods.length }, 'All zones are FullDisruption: leaving pod readiness alone');
+    }
+    this.#d.metrics.podMarkingHeldNodes.set(held);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -710,13 +854,21 @@ export class NodeLifecycleController {
     if (!h) return;
     const zone = getZoneKey(node.labels);
     const q = this.#ensureZone(zone);
-    const now = this.#d.clock.now();
     if (ready.status === 'True') {
+      this.#evicted.delete(node.name); // 1.20 cancelPodEviction: nodeEvictionMap status unmarked
       if (q.remove(node.name)) this.#d.log.info({ node: node.name }, 'Node is Ready again: cancelled pod eviction');
       return;
     }
-    const since = ready.status === 'False' ? h.readyTransitionTimestamp : h.probeTimestamp;
-    if (now > since + this.#cfg.podEvictionTimeoutMs && q.add(node.name, node.uid)) {
+    if (!this.#pastPodEvictionTimeout(h, ready.status)) return;
+    if (this.#evicted.has(node.name)) {
+      // 1.20 `evictPods`: the node was evicted already, so pods that landed on it since are deleted
+      // at once (through the pod queue, each re-checked), not queued behind the zone's rate.
+      if (!this.#podMarkingHeld()) {
+        for (const p of this.#d.caches.pods.podsOnNode(node.name)) if (p.deletionTimestamp === undefined) this.#podQueue.add(podKey(p));
+      }
+      return;
+    }
+    if (q.add(node.name, node.uid)) {
       this.#d.log.info({ node: node.name, zone: formatZoneKey(zone), status: ready.status }, 'Node has been not Ready past the pod eviction timeout. Adding it to the eviction queue');
       this.#kickTaintPass();
     }
@@ -806,12 +958,27 @@ export class NodeLifecycleController {
     }
   }
 
-  /** Legacy mode: delete every non-DaemonSet pod on the node (1.20 `DeletePods`). */
+  /**
+   * Whether a not-Ready node has been so for longer than `--pod-eviction-timeout`: Ready=False since
+   * its ready transition, Unknown since its last heartbeat (1.20 `processNoTaintBaseEviction`).
+   */
+  #pastPodEvictionTimeout(h: NodeHealth, status: string | undefined): boolean {
+    if (status !== 'False' && status !== 'Unknown') return false;
+    const since = status === 'False' ? h.readyTransitionTimestamp : h.probeTimestamp;
+    return this.#d.clock.now() > since + this.#cfg.podEvictionTimeoutMs;
+  }
+
+  /**
+   * Legacy mode: delete every non-DaemonSet pod on the node (1.20 `doEvictionPass` + `DeletePods`).
+   * Once done, the node is `evicted` (1.20's `nodeEvictionMap`): pods that land on it later are
+   * deleted by {@link #processPod} without waiting for the zone's rate.
+   */
   async #evictOne(zone: string, v: TimedValue): Promise<TryResult> {
     const node = this.#d.caches.nodes.get(v.value);
     if (!this.#d.canSeeCluster()) return { done: false, waitMs: 1000 };
-    const pods = this.#d.caches.pods.podsOnNode(v.value);
-    if (node) {
+    const pods = this.#d.caches.pods.podsOnNode(v.value).filter((p) => p.nodeName === v.value);
+    // 1.20 `DeletePods` records DeletingAllPods only when the node has pods.
+    if (node && pods.length > 0) {
       this.#emit({ kind: 'Node', name: node.name, uid: v.uid }, {
         type: 'Normal',
         reason: 'DeletingAllPods',
@@ -821,21 +988,8 @@ export class NodeLifecycleController {
     let failed = 0;
     let remaining = 0;
     for (const pod of pods) {
-      if (pod.nodeName !== v.value) continue;
-      if (pod.deletionTimestamp !== undefined) continue; // already being deleted
-      const ds = pod.ownerReferences.find((r) => r.kind === 'DaemonSet' && r.controller);
-      if (ds && this.#d.caches.daemonSets.has(`${pod.namespace}/${ds.name}`)) continue;
       try {
-        const r = await this.#d.writes.evictPodLegacy(pod, v.value);
-        if (r === 'written') {
-          remaining++;
-          this.#emit({ kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid }, {
-            type: 'Normal',
-            reason: 'NodeControllerEviction',
-            message: `Marking for deletion Pod ${pod.name} from Node ${v.value}`,
-          });
-          this.#d.log.info({ node: v.value, pod: podKey(pod) }, 'Deleted pod (legacy eviction)');
-        }
+        if ((await this.#evictPod(pod, v.value)) === 'written') remaining++;
       } catch (err) {
         failed++;
         this.#d.log.warn({ node: v.value, pod: podKey(pod), err: describeError(err) }, 'legacy pod eviction failed; retrying');
@@ -844,14 +998,46 @@ export class NodeLifecycleController {
     if (node) this.#d.metrics.evictionsTotal.inc({ zone });
     if (remaining > 0) this.#d.log.info({ node: v.value, remaining }, 'Pods awaiting deletion due to Controller eviction');
     // Keep retrying while pods could not be deleted (upstream retries only on list errors).
-    return failed > 0 ? { done: false, waitMs: 1000 } : { done: true, waitMs: 0 };
+    if (failed > 0) return { done: false, waitMs: 1000 };
+    this.#evicted.add(v.value);
+    return { done: true, waitMs: 0 };
+  }
+
+  /**
+   * Deletes one pod of an evicted node (1.20 `DeletePods` for one pod), unless it is already being
+   * deleted or belongs to a DaemonSet: a controller owner reference to an existing DaemonSet, or,
+   * as 1.20's `GetPodDaemonSets`, a DaemonSet of its namespace selecting it (`selectsPod`). Either
+   * rule alone skips the pod, so we never delete a pod 1.20 would keep.
+   * @returns `'written'` when the delete was accepted, `'gone'` (the pod, with that UID, no longer
+   *   exists), `'unchanged'` when skipped.
+   * @throws API errors (the caller retries).
+   */
+  async #evictPod(pod: Pod, nodeName: string): Promise<WriteResult> {
+    if (pod.nodeName !== nodeName || pod.deletionTimestamp !== undefined) return 'unchanged';
+    const owner = pod.ownerReferences.find((r) => r.kind === 'DaemonSet' && r.controller);
+    if (owner && this.#d.caches.daemonSets.has(`${pod.namespace}/${owner.name}`)) return 'unchanged';
+    if (this.#d.caches.daemonSets.selectsPod?.(pod)) return 'unchanged';
+    const r = await this.#d.writes.evictPodLegacy(pod, nodeName);
+    if (r === 'written') {
+      this.#emit({ kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid }, {
+        type: 'Normal',
+        reason: 'NodeControllerEviction',
+        message: `Marking for deletion Pod ${pod.name} from Node ${nodeName}`,
+      });
+      this.#d.log.info({ node: nodeName, pod: podKey(pod) }, 'Deleted pod (legacy eviction)');
+    }
+    return r;
   }
 
   // ---------------------------------------------------------------------------------------------
   // Zones.
   // ---------------------------------------------------------------------------------------------
 
-  /** Ready status used for zone decisions: real, but a long-silent Ready node counts as not Ready (difference 3). */
+  /**
+   * Ready status that may only make zone decisions stricter: real, but a long-silent Ready node
+   * counts as not Ready (difference 3). {@link #handleDisruption} uses it only where it lowers a
+   * zone's rate or pauses it ({@link stricterZoneStatuses}).
+   */
   #effectiveReady(name: string, now: number): string | undefined {
     const h = this.#health.get(name);
     const ready = savedReadyCondition(h)?.status ?? getCondition(this.#d.caches.nodes.get(name)?.conditions ?? [], NODE_READY)?.status;
@@ -874,7 +1060,9 @@ export class NodeLifecycleController {
       push(nodesByZone, zone, node.name);
     }
     for (const zone of effective.keys()) this.#ensureZone(zone);
-    const plan = planDisruption(this.#zoneStates, effective, this.#cfg);
+    // Difference 3 may only make a zone stricter: per zone, the statuses with the lower rate (a
+    // small zone must not go from PartialDisruption, rate 0, to FullDisruption, full rate).
+    const plan = planDisruption(this.#zoneStates, stricterZoneStatuses(real, effective, this.#cfg), this.#cfg);
     this.#zoneStates.clear();
     for (const [z, s] of plan.zoneStates) this.#zoneStates.set(z, s);
     // Upstream's metrics, from the real conditions.
@@ -903,6 +1091,7 @@ export class NodeLifecycleController {
     for (const pause of plan.pauses) this.#explainPause(pause, nodesByZone);
     if (plan.mode === 'enter-all-disrupted') {
       this.#d.log.warn({}, 'Controller detected that all Nodes are not-Ready. Entering master disruption mode');
+      this.#evicted.clear(); // 1.20 cancelPodEviction on every node: nodeEvictionMap status unmarked
       for (const node of this.#d.caches.nodes.list()) {
         void this.#markNodeAsReachable(node).catch((err: unknown) =>
           this.#d.log.warn({ node: node.name, err: describeError(err) }, 'removing NoExecute taints failed'),
@@ -912,6 +1101,10 @@ export class NodeLifecycleController {
       this.#d.log.warn({}, 'Controller detected that some Nodes are Ready. Exiting master disruption mode');
       for (const [name, h] of this.#health) this.#health.set(name, { ...h, probeTimestamp: now, readyTransitionTimestamp: now });
       for (const zone of this.#zoneQueues.keys()) this.#clearPause(zone, 'all-zones-fully-disrupted');
+      // Pods left alone during the stop are marked once this fresh grace period has passed, if
+      // their node is still not Ready (#resyncPodReadiness).
+      this.#podMarkingResumesAt = now + this.#cfg.nodeMonitorGracePeriodMs;
+      this.#resyncPodReadiness();
     }
   }
 

@@ -435,6 +435,11 @@ export const EVENT_REGISTERED_NODE = 'RegisteredNode';
 export const EVENT_REMOVING_NODE = 'RemovingNode';
 /** Event reason on a node the controller turned not-Ready, and on each pod it marked NotReady. */
 export const EVENT_NODE_NOT_READY = 'NodeNotReady';
+/**
+ * Ours: Warning event reason on a not-Ready node whose pods are left Ready because every zone is
+ * FullDisruption (the all-zones stop; upstream marks them NotReady, kubernetes #77864/#125824).
+ */
+export const EVENT_POD_MARKING_HELD = 'PodReadinessKept';
 
 /**
  * The Node event for a newly seen node: Normal `RegisteredNode`,

@@ -24,7 +24,7 @@ import {
   type Taint,
 } from '../kube/objects.js';
 import { readNode } from '../kube/reads.js';
-import { patchPodConditionsByUid } from '../kube/podstatus.js';
+import { isUidMismatch, patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff, type WriteScheduler } from '../kube/writer.js';
 import type { Clock } from '../util/clock.js';
 import { applyTaintSwap, conditionTaintDiff } from './taints.js';
@@ -166,8 +166,10 @@ export class NodeLifecycleWriter {
    * `NodeLost` with upstream's message, then deletes the pod gracefully with a UID precondition, so
    * a recreated pod of the same name is never hit.
    * Mirrors `DeletePods` and `SetPodTerminationReason` in 1.20's `pkg/controller/util/node/controller_utils.go`.
-   * @returns `'written'` when the delete was accepted, `'gone'` when the pod (with that UID) no longer exists.
-   * @throws on API errors other than 404/409-precondition.
+   * @returns `'written'` when the delete was accepted, `'gone'` when the pod (with that UID) no longer
+   *   exists: 404, or the UID precondition failed — 409 from the delete, 422 "metadata.uid" from the
+   *   status patch (a pod recreated under the same name; retrying would fail forever).
+   * @throws on other API errors.
    */
   async evictPodLegacy(pod: Pod, nodeName: string): Promise<WriteResult> {
     try {
@@ -189,7 +191,7 @@ export class NodeLifecycleWriter {
       );
       return 'written';
     } catch (err) {
-      if (isNotFound(err) || isConflict(err)) return 'gone';
+      if (isNotFound(err) || isConflict(err) || isUidMismatch(err)) return 'gone';
       throw err;
     }
   }

@@ -380,3 +380,42 @@ export function planDisruption(
   }
   return plan;
 }
+
+/**
+ * Per zone, the Ready statuses that give the zone the stricter tainting decision: the lower
+ * {@link zoneRate}, and on a tie the `effective` statuses (which count more nodes not Ready, so a
+ * zone is FullDisruption sooner and the all-zones stop, rate 0 everywhere, starts sooner).
+ *
+ * Ours, not upstream: the controller counts a Ready node that has been silent for more than half its
+ * grace period as not Ready (`effective`), so that nodes that died together are counted together.
+ * Counting more nodes not Ready can also move a small zone from PartialDisruption (rate 0) to
+ * FullDisruption (full rate), which would restart tainting that upstream keeps paused. Taking the
+ * stricter of the two per zone means the effective count can only lower a zone's rate or pause it,
+ * never raise it: every zone's rate is at most upstream's (computed from `real`), the all-zones stop
+ * starts whenever upstream's would (a zone FullDisruption by `real` is FullDisruption by `effective`
+ * too) and ends only when upstream's would.
+ *
+ * @param real per zone, the Ready status of each node as upstream sees it (undefined = no Ready condition).
+ * @param effective per zone, the same nodes with long-silent Ready nodes counted as not Ready; same
+ *   zones and sizes as `real` (a zone missing from `effective` keeps its `real` statuses).
+ * @param cfg flag values; rates in nodes per **second**.
+ * @returns a new map, per zone of `real`, the chosen list (one of the two inputs, not copied).
+ */
+export function stricterZoneStatuses(
+  real: ReadonlyMap<string, readonly (string | undefined)[]>,
+  effective: ReadonlyMap<string, readonly (string | undefined)[]>,
+  cfg: DisruptionConfig,
+): Map<string, readonly (string | undefined)[]> {
+  const out = new Map<string, readonly (string | undefined)[]>();
+  for (const [zone, realStatuses] of real) {
+    const eff = effective.get(zone);
+    if (eff === undefined) {
+      out.set(zone, realStatuses);
+      continue;
+    }
+    const rateOf = (statuses: readonly (string | undefined)[]): number =>
+      zoneRate(computeZoneState(statuses, cfg.unhealthyZoneThreshold).state, statuses.length, cfg) ?? cfg.nodeEvictionRate;
+    out.set(zone, rateOf(eff) <= rateOf(realStatuses) ? eff : realStatuses);
+  }
+  return out;
+}

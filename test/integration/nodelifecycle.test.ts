@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fleet } from '../../sim/fleet.js';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { toLease, toNode, toPod, getCondition, taintToWire, type Node } from '../../src/kube/objects.js';
+import { toLease, toNode, toPod, toRfc3339, getCondition, taintToWire, type Node } from '../../src/kube/objects.js';
 import { retryOnConflict } from '../../src/kube/writer.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
@@ -35,6 +35,12 @@ async function getNode(name: string): Promise<Node> {
 }
 const readyOf = (n: Node): string | undefined => getCondition(n.conditions, 'Ready')?.status;
 const hasTaint = (n: Node, key: string, effect: string): boolean => n.taints.some((t) => t.key === key && t.effect === effect);
+
+/** The Ready condition status of each pod bound to `node`. */
+async function podReadyOn(node: string): Promise<(string | undefined)[]> {
+  const pods = await clients.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${node}` });
+  return pods.items.map((p) => getCondition(toPod(p)?.conditions ?? [], 'Ready')?.status);
+}
 
 async function nodeEvents(name: string, reason: string): Promise<number> {
   const list = await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name},reason=${reason}` });
@@ -188,22 +194,71 @@ describe('node lifecycle (issue 3)', { concurrency: false }, () => {
     await clients.core.createNode({ body: { metadata: { name, labels: { 'nlc.sim/fleet': prefix } } } });
     const created = (await getNode(name)).creationTimestamp; // whole seconds
     try {
-      // Past the normal grace (4 s), the node must not be marked yet.
-      await new Promise((r) => setTimeout(r, Math.max(0, created + GRACE_MS + 1500 - Date.now())));
-      assert.equal(getCondition((await getNode(name)).conditions, 'Ready'), undefined, 'not marked within the normal grace');
-      const markedAt = await waitFor(
-        'Ready=Unknown after startup grace',
-        async () => (readyOf(await getNode(name)) === 'Unknown' ? Date.now() : undefined),
-        STARTUP_GRACE_MS + 5000,
-        100,
-      );
-      assert.ok(markedAt - created >= STARTUP_GRACE_MS - 1000, `marked ${markedAt - created} ms after creation`);
-      assert.ok(markedAt - created <= STARTUP_GRACE_MS + 2000, `marked ${markedAt - created} ms after creation`);
-      const ready = getCondition((await getNode(name)).conditions, 'Ready');
-      assert.equal(ready?.reason, 'NodeStatusNeverUpdated');
-      assert.equal(ready?.message, 'Kubelet never posted node status.');
+        // Past the normal grace (4 s), the node must not be marked yet.
+        await new Promise((r) => setTimeout(r, Math.max(0, created + GRACE_MS + 1500 - Date.now())));
+        assert.equal(getCondition((await getNode(name)).conditions, 'Ready'), undefined, 'not marked within the normal grace');
+        const markedAt = await waitFor(
+          'Ready=Unknown after startup grace',
+          async () => (readyOf(await getNode(name)) === 'Unknown' ? Date.now() : undefined),
+          STARTUP_GRACE_MS + 5000,
+          100,
+        );
+        assert.ok(markedAt - created >= STARTUP_GRACE_MS - 1000, `marked ${markedAt - created} ms after creation`);
+        assert.ok(markedAt - created <= STARTUP_GRACE_MS + 2000, `marked ${markedAt - created} ms after creation`);
+        const ready = getCondition((await getNode(name)).conditions, 'Ready');
+        assert.equal(ready?.reason, 'NodeStatusNeverUpdated');
+        assert.equal(ready?.message, 'Kubelet never posted node status.');
     } finally {
       await clients.core.deleteNode({ name });
+    }
+  });
+
+  test('issue 14 (kubernetes #125618): a node that reports Ready=False while renewing its Lease gets its pods marked NotReady', async () => {
+    const node = fleet.nodesInZone(fleet.zones()[2] as string)[1];
+    assert.ok(node);
+    // The kubelet keeps renewing its Lease but reports NotReady; upstream never marks these pods.
+    await fleet.setHeartbeatMode(node, 'lease-only');
+    try {
+      const now = toRfc3339(Date.now());
+      await clients.core.patchNodeStatus(
+        { name: node, body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'test', lastHeartbeatTime: now, lastTransitionTime: now }] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+      const podReady = (): Promise<(string | undefined)[]> => podReadyOn(node);
+      assert.ok((await podReady()).length >= 1, 'the node has pods');
+      // Level-based: the next monitor pass (every 5 s) queues them.
+      await waitFor('pods Ready=False', async () => (await podReady()).every((s) => s === 'False'), 3 * 5000 + 5000, 250);
+      const other = fleet.nodesInZone(fleet.zones()[2] as string)[2] as string;
+      assert.ok((await podReadyOn(other)).every((st) => st === 'True'), 'pods of Ready nodes are untouched');
+    } finally {
+      // Back to normal for the tests that follow.
+      await fleet.setHeartbeatMode(node, 'both');
+      await fleet.reviveNode(node);
+    }
+  });
+
+  test('issue 14 (kubernetes #135205): a restart after the Unknown write but before the marking still marks the pods', async () => {
+    const node = fleet.nodesInZone(fleet.zones()[2] as string)[2];
+    assert.ok(node);
+    await controller.stop();
+    // What the previous leader left behind: the node silent and Unknown, its pods still Ready.
+    fleet.killNode(node);
+    let restarted = false;
+    try {
+      const now = toRfc3339(Date.now());
+      await clients.core.patchNodeStatus(
+        { name: node, body: { status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: now, lastTransitionTime: now }] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+      const podReady = (): Promise<(string | undefined)[]> => podReadyOn(node);
+      assert.ok((await podReady()).every((s) => s === 'True'), 'pods still Ready when the new leader starts');
+      controller = await startTestController(prefix, CONTROLLER_FLAGS);
+      restarted = true;
+      await waitFor('pods Ready=False', async () => (await podReady()).every((s) => s === 'False'), 3 * 5000 + 10_000, 250);
+    } finally {
+      if (!restarted) controller = await startTestController(prefix, CONTROLLER_FLAGS);
+      await fleet.reviveNode(node);
+      await waitFor('node Ready again', async () => readyOf(await getNode(node)) === 'True', 10_000);
     }
   });
 

@@ -13,7 +13,7 @@ import { metricValue, scrapeMetrics, startTestController } from '../support/cont
 import { NodeObserver } from '../support/observe.js';
 
 const GRACE_MS = 4000;
-const BASE_FLAGS = [`--node-monitor-grace-period=${GRACE_MS / 1000}s`, '--node-monitor-period=1s'];
+const baseFlags = (graceMs: number): string[] => [`--node-monitor-grace-period=${graceMs / 1000}s`, '--node-monitor-period=1s'];
 const UNREACHABLE = 'node.kubernetes.io/unreachable';
 const NOT_READY = 'node.kubernetes.io/not-ready';
 const clients = testClients();
@@ -33,6 +33,7 @@ async function withScenario(
   opts: Partial<FleetOptions>,
   flags: string[],
   body: (s: Scenario) => Promise<void>,
+  graceMs = GRACE_MS,
 ): Promise<void> {
   const prefix = uniquePrefix(name);
   await createTestNamespace(clients, prefix);
@@ -49,7 +50,7 @@ async function withScenario(
     ...opts,
   });
   await fleet.start();
-  const controller = await startTestController(prefix, [...BASE_FLAGS, ...flags]);
+  const controller = await startTestController(prefix, [...baseFlags(graceMs), ...flags]);
   const observer = new NodeObserver(clients, `nlc.sim/fleet=${prefix}`, 100);
   await observer.start();
   try {
@@ -117,6 +118,32 @@ describe('zones and NoExecute tainting (issue 4)', { concurrency: false }, () =>
     });
   });
 
+  test('issue 14: a partial zone whose live nodes lag past half the grace period (not past it) stays paused: no NoExecute taint', async () => {
+    // The reproduction from issue 14 (--node-eviction-rate=2): 7 of 10 nodes dead, the 3 live ones
+    // silent for longer than half the grace period but less than it. They stay Ready, so upstream
+    // keeps the zone PartialDisruption (rate 0). A longer grace (8 s) gives the 1 s monitor pass a
+    // window of at least 1.5 s in which the live nodes are silent past half of it.
+    const grace = 8000;
+    await withScenario('z3b', {}, ['--node-eviction-rate=2'], async ({ fleet, controller, observer, zone }) => {
+      const victims = zone(0).slice(0, 7);
+      const live = zone(0).slice(7);
+      for (const v of victims) fleet.killNode(v);
+      await waitFor('victims Unknown', () => victims.every((v) => unknownAt(observer, v) !== undefined), grace + 10_000);
+      await waitFor('zone PartialDisruption', () => controller.nodeLifecycle?.view().zones.some((z) => z.state === 'PartialDisruption'), 5000);
+      // Silence of the live nodes: 5.5 s since the kill plus up to 1 s since their last renewal,
+      // over half the grace (4 s) and under it (8 s).
+      for (const n of live) fleet.killNode(n);
+      await sleep(5500);
+      await Promise.all(live.map((n) => fleet.reviveNode(n)));
+      // Observe for 2 × grace after the pause: had the zone left PartialDisruption, the 7 queued
+      // nodes would be tainted at 2 nodes/s, the first at once.
+      await sleep(2 * grace);
+      assert.deepEqual([...observer.taintedWith(UNREACHABLE).keys(), ...observer.taintedWith(NOT_READY).keys()], [], 'no NoExecute taint');
+      assert.ok(live.every((n) => unknownAt(observer, n) === undefined), 'the live nodes never went Unknown (the test stayed within the grace period)');
+      assert.equal(controller.nodeLifecycle?.view().zones.find((z) => z.state !== 'Normal')?.state, 'PartialDisruption');
+    }, grace);
+  });
+
   test('partial disruption of a large zone (threshold lowered) is tainted at the secondary rate', async () => {
     await withScenario('z4', {}, ['--large-cluster-size-threshold=5', '--secondary-node-eviction-rate=0.5', '--node-eviction-rate=10'], async ({ fleet, observer, zone }) => {
       const victims = zone(0).slice(0, 7);
@@ -170,6 +197,42 @@ describe('zones and NoExecute tainting (issue 4)', { concurrency: false }, () =>
       assert.ok(probe >= revivedAt - 100, 'probe timestamps were reset on the way out (a full grace period for every node)');
       // Normal operation: the node that stayed dead is tainted again.
       await waitFor('dead node tainted after the stop', () => (observer.node(keepDead)?.taints ?? []).some((t) => t.key === UNREACHABLE && t.effect === 'NoExecute'), GRACE_MS + 10_000);
+    });
+  });
+
+  test('issue 14 (kubernetes #77864/#125824): during the all-zones stop no pod is marked NotReady (event, metric); marked when it ends', async () => {
+    await withScenario('z6b', { nodesPerZone: 2, podsPerNode: 1 }, ['--node-eviction-rate=10'], async ({ fleet, controller, prefix }) => {
+      const all = fleet.nodeNames();
+      const podReady = async (): Promise<Map<string, string | undefined>> =>
+        new Map(
+          (await clients.core.listNamespacedPod({ namespace: prefix })).items
+            .map((p) => toPod(p))
+            .filter((p) => p !== undefined && p.nodeName !== '')
+            .map((p) => [p!.nodeName, getCondition(p!.conditions, 'Ready')?.status] as const),
+        );
+      await waitFor('pods Ready', async () => [...(await podReady()).values()].filter((s) => s === 'True').length === all.length, 20_000, 250);
+      // A partition: every kubelet goes silent at once.
+      for (const n of all) fleet.killNode(n);
+      await waitFor('all-zones stop', () => controller.nodeLifecycle?.view().allZonesDisrupted === true, GRACE_MS + 8000);
+      await waitFor('every node Unknown', () => controller.nodeLifecycle?.view().nodes.every((n) => n.ready === 'Unknown'), GRACE_MS + 8000);
+      // Upstream marks every pod NotReady at each node's Unknown write; observe for 2 × grace
+      // (eight 1 s monitor passes) after the last one.
+      await sleep(2 * GRACE_MS);
+      assert.ok([...(await podReady()).values()].every((s) => s === 'True'), 'every pod is still Ready');
+      const events = await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=PodReadinessKept' });
+      const ours = events.items.filter((e) => all.includes(e.involvedObject.name ?? ''));
+      assert.equal(new Set(ours.map((e) => e.involvedObject.name)).size, all.length, 'a PodReadinessKept event on every node');
+      assert.equal(ours[0]?.type, 'Warning');
+      assert.equal(metricValue(await scrapeMetrics(controller), 'node_collector_pod_marking_held_nodes'), all.length);
+
+      const keepDead = all[all.length - 1] as string;
+      await Promise.all(all.filter((n) => n !== keepDead).map((n) => fleet.reviveNode(n)));
+      await waitFor('all-zones stop ends', () => controller.nodeLifecycle?.view().allZonesDisrupted === false, 10_000);
+      // Every node gets a full grace period on the way out; the dead node's pod is marked after it.
+      await waitFor('the dead node\'s pod is marked', async () => (await podReady()).get(keepDead) === 'False', GRACE_MS + 10_000, 250);
+      const after = await podReady();
+      for (const n of all.filter((x) => x !== keepDead)) assert.equal(after.get(n), 'True', `${n} is Ready: its pod stays Ready`);
+      assert.equal(metricValue(await scrapeMetrics(controller), 'node_collector_pod_marking_held_nodes'), 0);
     });
   });
 

@@ -12,6 +12,7 @@ import {
   getZoneKey,
   isExcludedFromDisruption,
   planDisruption,
+  stricterZoneStatuses,
   zoneRate,
 } from '../../src/nodelifecycle/zones.js';
 import type { DisruptionConfig, DisruptionPlan, ZoneState } from '../../src/nodelifecycle/zones.js';
@@ -621,6 +622,61 @@ describe('planDisruption: properties', () => {
         assert.deepEqual(second.removedZones, []);
         assert.ok(second.mode === 'none' || second.mode === 'stay-all-disrupted');
         assert.deepEqual(second.rateSwaps, []);
+      }),
+    );
+  });
+});
+
+describe('stricterZoneStatuses (ours, issue 14: the silent-Ready count may only lower a rate)', () => {
+  const rate = (statuses: readonly (string | undefined)[], cfg: DisruptionConfig): number =>
+    zoneRate(computeZoneState(statuses, cfg.unhealthyZoneThreshold).state, statuses.length, cfg) ?? NaN;
+
+  test('a small zone PartialDisruption by real statuses stays PartialDisruption (rate 0) when the effective count says FullDisruption', () => {
+    const real: Ready[] = [...Array<Ready>(7).fill('Unknown'), 'True', 'True', 'True'];
+    const effective: Ready[] = Array<Ready>(10).fill('Unknown');
+    const chosen = stricterZoneStatuses(new Map([[z1, real]]), new Map([[z1, effective]]), defaults);
+    assert.equal(chosen.get(z1), real);
+    assert.equal(computeZoneState(chosen.get(z1) ?? [], 0.55).state, 'PartialDisruption');
+  });
+
+  test('the effective count is used where it pauses a zone (Normal by real, PartialDisruption by effective)', () => {
+    const real: Ready[] = ['Unknown', 'True', 'True', 'True'];
+    const effective: Ready[] = ['Unknown', 'Unknown', 'Unknown', 'True'];
+    assert.equal(stricterZoneStatuses(new Map([[z1, real]]), new Map([[z1, effective]]), defaults).get(z1), effective);
+  });
+
+  test('on a tie the effective count wins (it can only start the all-zones stop sooner)', () => {
+    const real: Ready[] = ['Unknown', 'True'];
+    const effective: Ready[] = ['Unknown', 'Unknown'];
+    assert.equal(stricterZoneStatuses(new Map([[z1, real]]), new Map([[z1, effective]]), defaults).get(z1), effective);
+  });
+
+  test('property: the chosen rate is never above the real one, and the all-zones stop never ends sooner', () => {
+    const statusArb = fc.constantFrom<Ready>('True', 'False', 'Unknown', undefined);
+    const zoneArb = fc.array(fc.tuple(statusArb, fc.boolean()), { minLength: 1, maxLength: 70 });
+    const cfgArb = fc.record({
+      nodeEvictionRate: fc.constantFrom(0.1, 1, 2),
+      secondaryNodeEvictionRate: fc.constantFrom(0, 0.01, 0.5),
+      largeClusterSizeThreshold: fc.integer({ min: 0, max: 60 }),
+      unhealthyZoneThreshold: fc.constantFrom(0.3, 0.55, 0.9),
+    });
+    fc.assert(
+      fc.property(fc.array(zoneArb, { minLength: 1, maxLength: 4 }), cfgArb, (zones, cfg) => {
+        const real = new Map<string, Ready[]>();
+        const effective = new Map<string, Ready[]>();
+        zones.forEach((nodes, i) => {
+          // A silent node is a Ready one that the effective count says is not Ready.
+          real.set(`z${i}`, nodes.map(([s]) => s));
+          effective.set(`z${i}`, nodes.map(([s, silent]) => (s === 'True' && silent ? 'Unknown' : s)));
+        });
+        const chosen = stricterZoneStatuses(real, effective, cfg);
+        for (const [zone, statuses] of real) {
+          const c = chosen.get(zone) ?? [];
+          assert.ok(rate(c, cfg) <= rate(statuses, cfg), `zone ${zone}: chosen rate ${rate(c, cfg)} > upstream's ${rate(statuses, cfg)}`);
+        }
+        const full = (m: ReadonlyMap<string, readonly (string | undefined)[]>): boolean =>
+          [...m.values()].every((s) => computeZoneState(s, cfg.unhealthyZoneThreshold).state === 'FullDisruption');
+        if (full(real)) assert.ok(full(chosen), 'upstream in the all-zones stop implies ours');
       }),
     );
   });

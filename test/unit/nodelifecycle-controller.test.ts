@@ -1,0 +1,569 @@
+/**
+ * The node lifecycle controller shell (src/nodelifecycle/controller.ts), driven by FakeClock with
+ * in-memory caches, simulated kubelets (Lease renewals) and a recording writes double that applies
+ * each write to the caches and notifies the controller as the informers would. Covers issue 14
+ * ("never act where upstream would not"): the zone state for tainting never gets less strict than
+ * upstream's, level-based NotReady marking of pods (and none during the all-zones stop), 1.20's
+ * legacy eviction semantics, and a monitor pass that a busy health queue cannot starve.
+ */
+import { describe, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiException } from '@kubernetes/client-node';
+import type { KubeClients } from '../../src/kube/client.js';
+import type { WriteScheduler } from '../../src/kube/writer.js';
+import { NodeLifecycleWriter } from '../../src/nodelifecycle/writer.js';
+import { daemonSetSelectorMatches, podSelectedByDaemonSet } from '../../src/nodelifecycle/daemonsets.js';
+import { FakeClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/kube/logger.js';
+import { getCondition, podKey, type Lease, type Node, type NodeCondition, type OwnerRef, type Pod } from '../../src/kube/objects.js';
+import { createMetrics, type NodeCollectorMetrics } from '../../src/metrics/registry.js';
+import {
+  NodeLifecycleController,
+  type EventObjectRef,
+  type NodeLifecycleConfig,
+  type NodeLifecycleWrites,
+} from '../../src/nodelifecycle/controller.js';
+import { applyTaintSwap, conditionTaintDiff } from '../../src/nodelifecycle/taints.js';
+import { LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE } from '../../src/nodelifecycle/zones.js';
+
+const START = Date.UTC(2026, 2, 1, 12);
+const GRACE_MS = 50_000;
+const LEASE_RENEW_MS = 10_000;
+
+const DEFAULT_CONFIG: NodeLifecycleConfig = {
+  nodeMonitorPeriodMs: 5000,
+  nodeMonitorGracePeriodMs: GRACE_MS,
+  nodeStartupGracePeriodMs: 60_000,
+  nodeEvictionRate: 0.1,
+  secondaryNodeEvictionRate: 0.01,
+  largeClusterSizeThreshold: 50,
+  unhealthyZoneThreshold: 0.55,
+  enableTaintManager: true,
+  podEvictionTimeoutMs: 300_000,
+};
+
+interface RecordedWrite {
+  kind: 'taint' | 'status' | 'podNotReady' | 'evict';
+  target: string;
+  atMs: number;
+  detail: string;
+}
+
+interface RecordedEvent {
+  ref: EventObjectRef;
+  type: string;
+  reason: string;
+  message: string;
+  atMs: number;
+}
+
+/** An in-memory cluster: caches, kubelets that renew their Leases, a recording writes double. */
+class World {
+  readonly clock = new FakeClock(START);
+  readonly nodes = new Map<string, Node>();
+  readonly leases = new Map<string, Lease>();
+  readonly pods = new Map<string, Pod>();
+  readonly daemonSets = new Set<string>();
+  /** Pods (by key) that `selectsPod` reports as selected by a DaemonSet (1.20 `GetPodDaemonSets`). */
+  readonly daemonSetSelected = new Set<string>();
+  readonly writes: RecordedWrite[] = [];
+  readonly events: RecordedEvent[] = [];
+  readonly metrics: NodeCollectorMetrics = createMetrics({ defaultMetrics: false }).nodeCollector;
+  /** Nodes whose kubelet renews its Lease every {@link LEASE_RENEW_MS}. */
+  readonly alive = new Set<string>();
+  /** Called by updateNodeConditions before it applies a write (to hold it open in tests). */
+  statusWriteGate: (name: string) => Promise<void> = async () => undefined;
+  /** Nodes whose status writes never land (each sync of theirs needs another write). */
+  readonly statusWriteLost = new Set<string>();
+  ctl!: NodeLifecycleController;
+  #rv = 1;
+
+  constructor(readonly config: NodeLifecycleConfig = DEFAULT_CONFIG) {}
+
+  readonly writesDouble: NodeLifecycleWrites = {
+    swapNodeTaints: async (name, toAdd, toRemove, _cached, opts = {}) => {
+      const node = this.nodes.get(name);
+      if (!node) return 'gone';
+      const d = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
+      if (d) opts.onConditionTaints?.(d.toAdd, d.toRemove);
+      const next = applyTaintSwap(node.taints, [...toAdd, ...(d?.toAdd ?? [])], [...toRemove, ...(d?.toRemove ?? [])], this.clock.now());
+      if (next === undefined) return 'unchanged';
+      const added = toAdd.map((t) => `+${t.key}:${t.effect}`);
+      const removed = toRemove.map((t) => `-${t.key}:${t.effect}`);
+      this.writes.push({ kind: 'taint', target: name, atMs: this.clock.now(), detail: [...added, ...removed].join(' ') });
+      this.#putNode({ ...node, taints: next });
+      return 'written';
+    },
+    updateNodeConditions: async (name, cached, compute) => {
+      await this.statusWriteGate(name);
+      const node = this.nodes.get(name) ?? cached;
+      if (!node) return { result: 'gone' };
+      if (this.statusWriteLost.has(name)) return { result: 'unchanged', node };
+      const written = compute(node);
+      if (!written) return { result: 'unchanged', node };
+      const byType = new Map(node.conditions.map((c) => [c.type, c]));
+      for (const c of written) byType.set(c.type, c);
+      const updated = this.#putNode({ ...node, conditions: [...byType.values()] });
+      this.writes.push({ kind: 'status', target: name, atMs: this.clock.now(), detail: getCondition(written, 'Ready')?.status ?? '' });
+      return { result: 'written', written, node: updated };
+    },
+    markPodNotReady: async (pod, nodeName) => {
+      const cur = this.pods.get(podKey(pod));
+      if (!cur || cur.uid !== pod.uid) return 'gone';
+      if (cur.nodeName !== nodeName) return 'unchanged';
+      const ready = getCondition(cur.conditions, 'Ready');
+      if (!ready || ready.status === 'False') return 'unchanged';
+      this.writes.push({ kind: 'podNotReady', target: podKey(pod), atMs: this.clock.now(), detail: nodeName });
+      this.putPod({ ...cur, conditions: cur.conditions.map((c) => (c.type === 'Ready' ? { ...c, status: 'False' } : c)) });
+      return 'written';
+    },
+    evictPodLegacy: async (pod, nodeName) => {
+      const cur = this.pods.get(podKey(pod));
+      if (!cur || cur.uid !== pod.uid) return 'gone';
+      this.writes.push({ kind: 'evict', target: podKey(pod), atMs: this.clock.now(), detail: nodeName });
+      this.putPod({ ...cur, deletionTimestamp: this.clock.now() });
+      return 'written';
+    },
+    patchNodeLabels: async () => 'unchanged',
+    forgetNode: () => undefined,
+  };
+
+  /** Builds (not starts) the controller over this world. */
+  build(): NodeLifecycleController {
+    this.ctl = new NodeLifecycleController({
+      config: this.config,
+      clock: this.clock,
+      log: silentLogger,
+      caches: {
+        nodes: { get: (k) => this.nodes.get(k), list: () => [...this.nodes.values()] },
+        leases: { get: (k) => this.leases.get(k), list: () => [...this.leases.values()] },
+        pods: {
+          get: (k) => this.pods.get(k),
+          list: () => [...this.pods.values()],
+          podsOnNode: (n) => [...this.pods.values()].filter((p) => p.nodeName === n),
+        },
+        daemonSets: { has: (k) => this.daemonSets.has(k), selectsPod: (p) => this.daemonSetSelected.has(podKey(p)) },
+      },
+      writes: this.writesDouble,
+      events: { record: (ref, type, reason, message) => void this.events.push({ ref, type, reason, message, atMs: this.clock.now() }) },
+      metrics: this.metrics,
+      canSeeCluster: () => true,
+    });
+    return this.ctl;
+  }
+
+  /** Adds a Ready node in `zone` whose kubelet renews its Lease from now on. */
+  addNode(name: string, zone: string, ready: 'True' | 'False' | 'Unknown' = 'True'): void {
+    const now = this.clock.now();
+    const conditions: NodeCondition[] = [{ type: 'Ready', status: ready, lastHeartbeatTime: now, lastTransitionTime: now - 3_600_000 }];
+    this.#putNode({
+      name,
+      uid: `uid-${name}`,
+      resourceVersion: '0',
+      creationTimestamp: now - 7_200_000,
+      labels: { [LABEL_TOPOLOGY_REGION]: 'r', [LABEL_TOPOLOGY_ZONE]: zone },
+      unschedulable: false,
+      taints: [],
+      conditions,
+    });
+    this.alive.add(name);
+    this.renew(name);
+  }
+
+  /** The kubelet posts a new Ready status (a status heartbeat). */
+  postReady(name: string, status: 'True' | 'False'): void {
+    const node = this.nodes.get(name);
+    assert.ok(node);
+    const now = this.clock.now();
+    const old = getCondition(node.conditions, 'Ready');
+    const ready: NodeCondition = {
+      type: 'Ready',
+      status,
+      lastHeartbeatTime: now,
+      lastTransitionTime: old?.status === status ? (old.lastTransitionTime ?? now) : now,
+    };
+    this.#putNode({ ...node, conditions: [...node.conditions.filter((c) => c.type !== 'Ready'), ready] });
+  }
+
+  renew(name: string): void {
+    const key = `kube-node-lease/${name}`;
+    this.leases.set(key, { namespace: 'kube-node-lease', name, resourceVersion: String(++this.#rv), renewTime: this.clock.now() });
+    this.ctl?.leaseChanged(name);
+  }
+
+  /** Every kubelet in {@link alive} renews its Lease every {@link LEASE_RENEW_MS}, forever. */
+  startKubelets(): void {
+    const tick = (): void => {
+      for (const n of this.alive) this.renew(n);
+      this.clock.setTimeout(tick, LEASE_RENEW_MS);
+    };
+    this.clock.setTimeout(tick, LEASE_RENEW_MS);
+  }
+
+  /** A Running pod with Ready=True bound to `nodeName`. */
+  putPod(pod: Pod): Pod;
+  putPod(name: string, nodeName: string, owners?: OwnerRef[]): Pod;
+  putPod(a: Pod | string, nodeName?: string, owners: OwnerRef[] = []): Pod {
+    const pod: Pod =
+      typeof a === 'string'
+        ? {
+            namespace: 'default',
+            name: a,
+            uid: `pod-uid-${a}-${++this.#rv}`,
+            resourceVersion: String(++this.#rv),
+            nodeName: nodeName ?? '',
+            phase: 'Running',
+            creationTimestamp: this.clock.now(),
+            conditions: [{ type: 'Ready', status: 'True' }],
+            tolerations: [],
+            ownerReferences: owners,
+            pvcNames: [],
+            finalizers: [],
+          }
+        : { ...a, resourceVersion: String(++this.#rv) };
+    const old = this.pods.get(podKey(pod));
+    this.pods.set(podKey(pod), pod);
+    this.ctl?.podChanged(pod, old);
+    return pod;
+  }
+
+  podReady(key: string): string | undefined {
+    return getCondition(this.pods.get(key)?.conditions ?? [], 'Ready')?.status;
+  }
+
+  noExecuteAdds(): RecordedWrite[] {
+    return this.writes.filter((w) => w.kind === 'taint' && /\+node\.kubernetes\.io\/(unreachable|not-ready):NoExecute/.test(w.detail));
+  }
+
+  async settle(ms = 0): Promise<void> {
+    await this.clock.advanceAsync(ms);
+  }
+
+  /** Advances in steps of `stepMs` so that timers, queues and writes interleave as in real time. */
+  async run(ms: number, stepMs = 100): Promise<void> {
+    for (let t = 0; t < ms; t += stepMs) await this.clock.advanceAsync(Math.min(stepMs, ms - t));
+  }
+
+  #putNode(node: Node): Node {
+    const stored = { ...node, resourceVersion: String(++this.#rv) };
+    this.nodes.set(node.name, stored);
+    // The informer delivers the update after the write returned.
+    queueMicrotask(() => this.ctl?.nodeChanged(node.name));
+    return stored;
+  }
+}
+
+function started(t: TestContext, config: Partial<NodeLifecycleConfig>, setup: (w: World) => void): World {
+  const w = new World({ ...DEFAULT_CONFIG, ...config });
+  setup(w);
+  w.build().start();
+  w.startKubelets();
+  t.after(() => w.ctl.stop());
+  return w;
+}
+
+const zoneNodes = (zone: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${zone}-n${i}`);
+
+describe('issue 14 item 2: the zone state for tainting never gets less strict than upstream', () => {
+  test('partial zone whose live nodes pause their heartbeats past half the grace period (but not past it): no NoExecute taint', async (t) => {
+    // The reproduction from the issue: --node-eviction-rate=2, a 10-node zone with 7 dead nodes;
+    // the 3 live nodes stay Ready but their heartbeats pause for 0.65 × grace. Upstream keeps the
+    // zone PartialDisruption (7/10 not Ready, 10 ≤ 50 nodes: rate 0). Counting the silent Ready
+    // nodes as not Ready would make it FullDisruption (full rate) and taint the 7 dead nodes.
+    const a = zoneNodes('a', 10);
+    const b = zoneNodes('b', 10);
+    const w = started(t, { nodeEvictionRate: 2 }, (w) => {
+      for (const n of a) w.addNode(n, 'a');
+      for (const n of b) w.addNode(n, 'b');
+    });
+    await w.run(20_000, 500);
+    const dead = a.slice(0, 7);
+    const live = a.slice(7);
+    for (const n of dead) w.alive.delete(n);
+    // The dead nodes go Unknown after the grace period; the zone is PartialDisruption.
+    await w.run(GRACE_MS + LEASE_RENEW_MS + 5000, 500);
+    const zoneA = (): string | undefined => w.ctl.view().zones.find((z) => z.zoneLabel === '"r:a"')?.state;
+    assert.equal(zoneA(), 'PartialDisruption');
+    assert.ok(dead.every((n) => w.ctl.view().nodes.find((x) => x.name === n)?.ready === 'Unknown'), 'the 7 dead nodes are Unknown');
+    // The live nodes' heartbeats pause for 0.65 × grace: still Ready (no Unknown write), but silent
+    // for longer than half the grace period.
+    for (const n of live) w.alive.delete(n);
+    await w.run(0.65 * GRACE_MS, 500);
+    assert.ok(live.every((n) => w.ctl.view().nodes.find((x) => x.name === n)?.ready === 'True'), 'the live nodes are still Ready');
+    const duringPause = zoneA();
+    for (const n of live) {
+      w.alive.add(n);
+      w.renew(n);
+    }
+    // Observe for two more grace periods: at rate 2 nodes/s the 7 queued nodes would all be tainted
+    // within 4 s of the zone leaving PartialDisruption.
+    await w.run(2 * GRACE_MS, 500);
+    assert.deepEqual(w.noExecuteAdds(), [], 'no NoExecute taint');
+    assert.equal(duringPause, 'PartialDisruption', 'the zone stayed PartialDisruption during the pause, as upstream');
+    assert.equal(zoneA(), 'PartialDisruption');
+    assert.equal(w.ctl.view().zones.find((z) => z.zoneLabel === '"r:a"')?.rate, 0);
+  });
+
+  test('the silent-Ready count still pauses a zone earlier than upstream (nodes that die together are counted together)', async (t) => {
+    // Every node of zone a dies at once; their deadlines are spread over the renew interval. The
+    // first one to turn Unknown must not be tainted while the others, silent past half the grace,
+    // are not yet Unknown: the zone counts them and is already PartialDisruption/FullDisruption.
+    const a = zoneNodes('a', 4);
+    const b = zoneNodes('b', 10);
+    const w = started(t, { nodeEvictionRate: 2 }, (w) => {
+      for (const n of a) w.addNode(n, 'a');
+      for (const n of b) w.addNode(n, 'b');
+    });
+    await w.run(20_000, 500);
+    // Kill 3 of 4: upstream would see 1/4, 2/4, 3/4 Unknown one after another and taint the first.
+    for (const n of a.slice(0, 3)) w.alive.delete(n);
+    await w.run(GRACE_MS + 2 * LEASE_RENEW_MS, 500);
+    assert.deepEqual(w.noExecuteAdds(), [], 'no NoExecute taint: the zone was counted PartialDisruption before the first node went Unknown');
+  });
+});
+
+describe('issue 14 item 5: pods are marked NotReady level-based, and never fleet-wide by mistake', () => {
+  const podsOf = (w: World, node: string): string[] => [...w.pods.values()].filter((p) => p.nodeName === node).map((p) => podKey(p));
+
+  test('kubernetes #125618: a node that reports Ready=False while renewing its Lease gets its pods marked', async (t) => {
+    const w = started(t, {}, (w) => {
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      w.putPod('p1', 'a-n0');
+      w.putPod('p2', 'a-n0');
+      w.putPod('other', 'a-n1');
+    });
+    await w.run(20_000, 500);
+    w.postReady('a-n0', 'False'); // the kubelet keeps renewing its Lease (startKubelets)
+    await w.run(3 * 5000, 500);
+    assert.deepEqual(podsOf(w, 'a-n0').map((k) => w.podReady(k)), ['False', 'False']);
+    assert.equal(w.podReady('default/other'), 'True', 'pods of Ready nodes are untouched');
+    assert.equal(w.events.filter((e) => e.reason === 'NodeNotReady' && e.ref.kind === 'Pod').length, 2);
+  });
+
+  test('kubernetes #112733: a False→Unknown transition still gets the pods marked (the kubelet had kept them Ready)', async (t) => {
+    const w = started(t, {}, (w) => {
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      w.putPod('p1', 'a-n0');
+    });
+    await w.run(20_000, 500);
+    w.postReady('a-n0', 'False');
+    w.alive.delete('a-n0'); // and then it stops heartbeating: False → Unknown after the grace period
+    await w.run(GRACE_MS + LEASE_RENEW_MS + 5000, 500);
+    assert.equal(w.ctl.view().nodes.find((n) => n.name === 'a-n0')?.ready, 'Unknown');
+    assert.equal(w.podReady('default/p1'), 'False');
+  });
+
+  test('kubernetes #135205: after a restart in the middle of the marking, the pods of a node already Unknown are marked', async (t) => {
+    // The previous leader wrote Ready=Unknown and died before it marked the pods.
+    const w = started(t, {}, (w) => {
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      w.addNode('a-dead', 'a', 'Unknown');
+      w.alive.delete('a-dead');
+      w.putPod('p1', 'a-dead');
+      w.putPod('p2', 'a-dead');
+    });
+    await w.run(2 * 5000, 500);
+    assert.deepEqual(podsOf(w, 'a-dead').map((k) => w.podReady(k)), ['False', 'False']);
+  });
+
+  test('kubernetes #77864/#125824: during the all-zones stop pod readiness is left alone (event + metric); marked when the stop ends', async (t) => {
+    const a = zoneNodes('a', 3);
+    const b = zoneNodes('b', 3);
+    const w = started(t, {}, (w) => {
+      for (const n of [...a, ...b]) {
+        w.addNode(n, n.slice(0, 1));
+        w.putPod(`pod-${n}`, n);
+      }
+    });
+    await w.run(20_000, 500);
+    // A control-plane or network partition: every kubelet's heartbeats stop at once.
+    w.alive.clear();
+    await w.run(GRACE_MS + 2 * LEASE_RENEW_MS, 500);
+    assert.ok(w.ctl.view().allZonesDisrupted, 'all zones are FullDisruption');
+    assert.ok(w.ctl.view().nodes.every((n) => n.ready === 'Unknown'), 'every node is Unknown');
+    // Observe well past the point where upstream marks every pod (at each node's Unknown write).
+    await w.run(4 * 5000, 500);
+    assert.deepEqual(w.writes.filter((x) => x.kind === 'podNotReady'), [], 'no pod marked NotReady during the stop');
+    assert.ok([...w.pods.keys()].every((k) => w.podReady(k) === 'True'));
+    const held = w.events.filter((e) => e.reason === 'PodReadinessKept');
+    assert.deepEqual(held.map((e) => e.ref.name).sort(), [...a, ...b].sort(), 'one Warning event per held node');
+    assert.ok(held.every((e) => e.type === 'Warning' && /every zone is FullDisruption/.test(e.message)));
+    assert.equal((await w.metrics.podMarkingHeldNodes.get()).values[0]?.value, 6);
+
+    // One node comes back: the stop ends, and the pods of the nodes still not Ready are marked.
+    w.alive.add('a-n0');
+    w.renew('a-n0');
+    w.postReady('a-n0', 'True');
+    await w.run(5000, 500);
+    assert.equal(w.ctl.view().allZonesDisrupted, false);
+    assert.equal((await w.metrics.podMarkingHeldNodes.get()).values[0]?.value, 0);
+    // Every node gets a full grace period on the way out (as its probe timestamp is reset): a node
+    // whose recovery is not seen yet must not get its pods marked. Then the still-dead nodes' are.
+    assert.deepEqual(w.writes.filter((x) => x.kind === 'podNotReady'), [], 'nothing marked within the grace period after the stop');
+    await w.run(GRACE_MS + 2 * 5000, 500);
+    assert.equal(w.podReady('default/pod-a-n0'), 'True', 'the recovered node keeps its pods Ready');
+    for (const n of [...a, ...b].filter((x) => x !== 'a-n0')) assert.equal(w.podReady(`default/pod-${n}`), 'False', n);
+    assert.equal((await w.metrics.podMarkingHeldNodes.get()).values[0]?.value, 0);
+  });
+});
+
+describe('issue 14 item 6: legacy mode (--enable-taint-manager=false) matches 1.20 doEvictionPass', () => {
+  const LEGACY: Partial<NodeLifecycleConfig> = { enableTaintManager: false, podEvictionTimeoutMs: 60_000, nodeEvictionRate: 1 };
+  const evicted = (w: World): string[] => w.writes.filter((x) => x.kind === 'evict').map((x) => x.target).sort();
+
+  /** Zone a: 3 nodes, zone b: 3 healthy nodes; a-n0 dies and stays dead. */
+  async function deadNodeWorld(t: TestContext, setup: (w: World) => void = () => undefined): Promise<World> {
+    const w = started(t, LEGACY, (w) => {
+      for (const n of [...zoneNodes('a', 3), ...zoneNodes('b', 3)]) w.addNode(n, n.slice(0, 1));
+      setup(w);
+    });
+    await w.run(20_000, 500);
+    w.alive.delete('a-n0');
+    return w;
+  }
+
+  test('pods that land on an already-evicted node are deleted too (1.20 nodeEvictionMap "evicted")', async (t) => {
+    const w = await deadNodeWorld(t, (w) => w.putPod('first', 'a-n0'));
+    // Unknown after grace, evicted after the pod eviction timeout (since the last heartbeat).
+    await w.run(GRACE_MS + 60_000 + LEASE_RENEW_MS, 500);
+    assert.deepEqual(evicted(w), ['default/first']);
+    w.putPod('late', 'a-n0'); // e.g. bound before the scheduler saw the taint-less dead node
+    await w.run(2 * 5000, 500);
+    assert.deepEqual(evicted(w), ['default/first', 'default/late']);
+    // Ready again: the node is no longer "evicted"; a pod bound now is left alone.
+    w.alive.add('a-n0');
+    w.renew('a-n0');
+    w.postReady('a-n0', 'True');
+    await w.run(5000, 500);
+    w.putPod('after-recovery', 'a-n0');
+    await w.run(3 * 5000, 500);
+    assert.deepEqual(evicted(w), ['default/first', 'default/late']);
+  });
+
+  test('DaemonSet pods are recognised as 1.20 GetPodDaemonSets does (selector match, whatever the owner references)', async (t) => {
+    const w = await deadNodeWorld(t, (w) => {
+      w.daemonSets.add('default/ds');
+      w.putPod('owned', 'a-n0', [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', uid: 'ds-uid', controller: true }]);
+      w.putPod('selected', 'a-n0'); // no owner reference, but a DaemonSet's selector matches its labels
+      w.daemonSetSelected.add('default/selected');
+      w.putPod('plain', 'a-n0');
+    });
+    await w.run(GRACE_MS + 60_000 + LEASE_RENEW_MS, 500);
+    assert.deepEqual(evicted(w), ['default/plain']);
+  });
+
+  test('no DeletingAllPods event for a node without pods; one for a node with pods', async (t) => {
+    const w = await deadNodeWorld(t);
+    w.alive.delete('b-n0');
+    w.putPod('p', 'b-n0');
+    await w.run(GRACE_MS + 60_000 + 2 * LEASE_RENEW_MS, 500);
+    const deleting = w.events.filter((e) => e.reason === 'DeletingAllPods').map((e) => e.ref.name);
+    assert.deepEqual(deleting, ['b-n0']);
+    assert.deepEqual(evicted(w), ['default/p']);
+  });
+
+  test('a 409 or 422 UID precondition failure means the pod is gone (NodeLifecycleWriter.evictPodLegacy)', async () => {
+    const pod = new World().putPod('p', 'n1');
+    const apiError = (code: number, body: object): ApiException<string> => new ApiException(code, 'x', JSON.stringify(body), {});
+    const cases: [string, ApiException<string>, 'patch' | 'delete'][] = [
+      ['422 metadata.uid on the status patch (recreated pod)', apiError(422, { reason: 'Invalid', message: 'Pod "p" is invalid: metadata.uid: Invalid value' }), 'patch'],
+      ['409 UID precondition on the delete', apiError(409, { reason: 'Conflict', message: 'Precondition failed: UID in precondition' }), 'delete'],
+      ['404 on the delete', apiError(404, { reason: 'NotFound' }), 'delete'],
+    ];
+    for (const [name, err, where] of cases) {
+      const core = {
+        patchNamespacedPodStatus: async () => {
+          if (where === 'patch') throw err;
+          return {};
+        },
+        deleteNamespacedPod: async () => {
+          if (where === 'delete') throw err;
+          return {};
+        },
+      };
+      const writes: WriteScheduler = { schedule: (fn) => fn() };
+      const writer = new NodeLifecycleWriter({ core } as unknown as KubeClients, writes, new FakeClock());
+      assert.equal(await writer.evictPodLegacy(pod, 'n1'), 'gone', name);
+    }
+    const other: WriteScheduler = { schedule: (fn) => fn() };
+    const failing = new NodeLifecycleWriter(
+      { core: { patchNamespacedPodStatus: async () => Promise.reject(apiError(500, { reason: 'InternalError' })) } } as unknown as KubeClients,
+      other,
+      new FakeClock(),
+    );
+    await assert.rejects(failing.evictPodLegacy(pod, 'n1'), 'a 500 is not proof that the pod is gone');
+  });
+
+  test('podSelectedByDaemonSet mirrors 1.20 GetPodDaemonSets + LabelSelectorAsSelector', () => {
+    const ds = (namespace: string, selector?: Parameters<typeof daemonSetSelectorMatches>[0]): { namespace: string; selector?: typeof selector } =>
+      selector === undefined ? { namespace } : { namespace, selector };
+    const pod = { namespace: 'default', labels: { app: 'agent', tier: 'node' } };
+    assert.equal(podSelectedByDaemonSet(pod, [ds('default', { matchLabels: { app: 'agent' } })]), true);
+    assert.equal(podSelectedByDaemonSet(pod, [ds('other', { matchLabels: { app: 'agent' } })]), false, 'another namespace');
+    assert.equal(podSelectedByDaemonSet({ namespace: 'default', labels: {} }, [ds('default', { matchLabels: { app: 'agent' } })]), false, 'a pod without labels');
+    assert.equal(podSelectedByDaemonSet(pod, [ds('default')]), false, 'a nil selector matches nothing');
+    assert.equal(podSelectedByDaemonSet(pod, [ds('default', {})]), false, 'an empty selector matches nothing');
+    assert.equal(podSelectedByDaemonSet(pod, [ds('default', { matchExpressions: [{ key: 'app', operator: 'In', values: ['agent', 'x'] }] })]), true);
+    assert.equal(podSelectedByDaemonSet(pod, [ds('default', { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['agent'] }] })]), false);
+    assert.equal(podSelectedByDaemonSet(pod, [ds('default', { matchExpressions: [{ key: 'gone', operator: 'DoesNotExist' }] })]), true);
+    assert.equal(podSelectedByDaemonSet(pod, [ds('default', { matchLabels: { app: 'agent' }, matchExpressions: [{ key: 'tier', operator: 'Exists' }] })]), true);
+    assert.equal(daemonSetSelectorMatches({ matchExpressions: [{ key: 'app', operator: 'In', values: [] }] }, pod.labels), undefined, 'In without values is invalid');
+    assert.equal(daemonSetSelectorMatches({ matchExpressions: [{ key: 'app', operator: 'Exists', values: ['a'] }] }, pod.labels), undefined);
+    assert.equal(daemonSetSelectorMatches({ matchExpressions: [{ key: 'app', operator: 'Gt', values: ['1'] }] }, pod.labels), undefined);
+    assert.equal(
+      podSelectedByDaemonSet(pod, [ds('default', { matchExpressions: [{ key: 'app', operator: 'Bogus' }] }), ds('default', { matchLabels: { tier: 'node' } })]),
+      true,
+      'an invalid selector is skipped, the next DaemonSet still counts',
+    );
+  });
+});
+
+describe('issue 14 item 7: a busy health queue cannot starve the monitor pass', () => {
+  test('a status write that never finishes (the health queue never idles) does not stop the monitor passes', async (t) => {
+    let release: () => void = () => undefined;
+    const hung = new Promise<void>((r) => (release = r));
+    t.after(() => release()); // before stop(), which waits for the running sync
+    const w = started(t, {}, (w) => {
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      w.statusWriteGate = (name) => (name === 'a-n0' ? hung : Promise.resolve());
+    });
+    const passes = async (): Promise<number> =>
+      (await w.metrics.updateAllNodesHealthDuration.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+    await w.run(20_000, 500);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + LEASE_RENEW_MS, 500); // a-n0's Unknown write is now in flight, forever
+    const before = await passes();
+    // a-n0's Lease and Node events keep re-adding it while its sync runs.
+    for (let i = 0; i < 12; i++) {
+      w.ctl.leaseChanged('a-n0');
+      await w.run(5000, 500);
+    }
+    const after = await passes();
+    assert.ok(after - before >= 4, `monitor passes went on: ${after - before} in 60 s (period 5 s, each waits at most one period)`);
+    release();
+  });
+
+  test('Lease events that keep a node in the health queue (each sync 1 s) do not stop the monitor passes', async (t) => {
+    const w = started(t, {}, (w) => {
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      w.statusWriteGate = (name) => (name === 'a-n0' ? w.clock.sleep(1000) : Promise.resolve());
+      w.statusWriteLost.add('a-n0');
+    });
+    const passes = async (): Promise<number> =>
+      (await w.metrics.updateAllNodesHealthDuration.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+    await w.run(20_000, 500);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + LEASE_RENEW_MS, 500);
+    const before = await passes();
+    for (let i = 0; i < 120; i++) {
+      w.ctl.leaseChanged('a-n0'); // re-added while its sync runs: the queue is never idle
+      await w.run(500, 250);
+    }
+    const after = await passes();
+    // stop() waits for a-n0's running sync, which waits on the fake clock.
+    const stopping = w.ctl.stop();
+    await w.run(2000, 250);
+    await stopping;
+    assert.ok(after - before >= 8, `monitor passes went on: ${after - before} in 60 s (period 5 s, each waits ~1 s for a-n0's sync)`);
+  });
+});
