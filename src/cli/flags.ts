@@ -27,9 +27,10 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import yargs, { type Argv } from 'yargs';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log/logger.js';
+import { LOG_FORMATS, LOG_LEVELS, logLevelForVerbosity, type LogFormat, type LogLevel } from '../log/logger.js';
 import { parseBindAddress } from '../metrics/server.js';
 import { DurationSyntaxError, formatGoDuration, parseGoDuration } from '../util/duration.js';
+import { versionLine } from '../version.js';
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -64,6 +65,18 @@ export class HelpRequested extends Error {
     super('help requested');
     this.name = 'HelpRequested';
     this.text = text;
+  }
+}
+
+/**
+ * Thrown by {@link parseControllerFlags} for `--version`: like {@link HelpRequested}, the entry point
+ * prints {@link HelpRequested.text} (`node-lifecycle-controller v0.1.0`) to stdout and exits 0.
+ * Upstream: kube-controller-manager's `--version` (`component-base/version/verflag`).
+ */
+export class VersionRequested extends HelpRequested {
+  constructor() {
+    super(versionLine());
+    this.name = 'VersionRequested';
   }
 }
 
@@ -141,6 +154,31 @@ export function isControllerEnabled(config: Pick<ControllerConfig, 'controllers'
     if (canonicalControllerName(negated ? entry.slice(1) : entry) === canonical) return !negated;
   }
   return hasStar && !descriptor.disabledByDefault;
+}
+
+/**
+ * The loops this program replaces, which must be switched off in kube-controller-manager: every
+ * controller of ours except the attach/detach one (ours only force-detaches; KCM's must keep
+ * attaching). Derived from {@link KNOWN_CONTROLLERS}, so the install texts cannot drift from it.
+ */
+const REPLACED_KCM_CONTROLLERS = KNOWN_CONTROLLERS.filter((c) => c.name !== 'persistentvolume-attach-detach-controller');
+
+/**
+ * kube-controller-manager's `--controllers` values that switch off the loops this program replaces,
+ * as `--help` prints them and README.md, the chart README and the chart's NOTES.txt must show them.
+ * @returns `canonical` for Kubernetes 1.29+ (canonical names; taint eviction is its own controller
+ *   since 1.29) and `short` for 1.20–1.28 (the short aliases, which every version accepts; there the
+ *   taint manager runs inside `nodelifecycle`, and `-taint-eviction-controller` would be an unknown
+ *   name that stops kube-controller-manager from starting). Never throws.
+ * Upstream: `cmd/kube-controller-manager/names/controller_names.go` and the aliases in `app/core.go`.
+ */
+export function kubeControllerManagerDisableFlags(): { canonical: string; short: string } {
+  const canonical = REPLACED_KCM_CONTROLLERS.map((c) => `-${c.name}`);
+  const short = REPLACED_KCM_CONTROLLERS.flatMap((c): string[] => {
+    const alias: string | undefined = (c.aliases as readonly string[])[0];
+    return alias === undefined ? [] : [`-${alias}`];
+  });
+  return { canonical: `--controllers=*,${canonical.join(',')}`, short: `--controllers=*,${short.join(',')}` };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -458,6 +496,22 @@ const FLAGS = [
     help: 'json: one JSON object per line; text: human-readable lines.',
   },
   {
+    name: 'v',
+    kind: 'integer',
+    default: '',
+    unit: 'klog verbosity, an integer >= 0',
+    help:
+      "kube-controller-manager's -v/--v, mapped onto --log-level: 0-3 info, 4-5 debug, 6 and above trace (warnings and errors are always written, as with klog). " +
+      'It and --log-level set the same thing: on the command line the later one wins; in one NLC_* or --config layer give only one. Empty: --log-level decides.',
+  },
+  {
+    name: 'logging-format',
+    kind: 'string',
+    default: '',
+    unit: `one of ${LOG_FORMATS.join(', ')}`,
+    help: "kube-controller-manager's --logging-format (text or json), the same as --log-format; the two follow the precedence rule of --v and --log-level. Empty: --log-format decides.",
+  },
+  {
     name: 'feature-gates',
     kind: 'string',
     default: '',
@@ -609,7 +663,11 @@ function buildParser(argv: string[]): Argv {
     )
     .epilogue(
       'Precedence: command line, then NLC_<FLAG_NAME> environment variables (e.g. NLC_NODE_MONITOR_GRACE_PERIOD=50s), ' +
-        'then the --config file, then the defaults shown. Durations use Go syntax and are held in milliseconds internally.',
+        'then the --config file, then the defaults shown. Durations use Go syntax and are held in milliseconds internally.\n\n' +
+        'Switch the loops this program replaces off in kube-controller-manager first (running both doubles every taint, eviction, force-delete and Event):\n' +
+        `Kubernetes 1.29 and later:\n  ${kubeControllerManagerDisableFlags().canonical}\n` +
+        `Kubernetes 1.20 to 1.28:\n  ${kubeControllerManagerDisableFlags().short}\n` +
+        'Keep its persistentvolume-attach-detach-controller on (ours only force-detaches).',
     )
     .parserConfiguration({
       'camel-case-expansion': false,
@@ -634,7 +692,9 @@ function buildParser(argv: string[]): Argv {
       describe: `${f.help} Unit: ${f.unit}. Default: ${f.default === '' ? '""' : f.default}. Env: ${flagEnvVar(f.name)}.`,
     });
   }
-  return parser.option('help', { alias: 'h', type: 'boolean', describe: 'Show this help and exit.' });
+  return parser
+    .option('help', { alias: 'h', type: 'boolean', describe: 'Show this help and exit.' })
+    .option('version', { type: 'boolean', describe: 'Print the version and exit.' });
 }
 
 /** Turns yargs' "Unknown argument(s): …" into a message naming the flag as it was typed. */
@@ -703,6 +763,7 @@ export async function parseControllerFlags(
   if (parsed['help'] === true || (Array.isArray(parsed['help']) && parsed['help'].includes(true))) {
     throw new HelpRequested(controllerFlagsHelp());
   }
+  if (parsed['version'] === true || (Array.isArray(parsed['version']) && parsed['version'].at(-1) === true)) throw new VersionRequested();
   const positional = (parsed['_'] as unknown[] | undefined) ?? [];
   if (positional.length > 0) {
     throw new FlagError(`unexpected argument(s) ${positional.map((p) => JSON.stringify(String(p))).join(', ')}: node-lifecycle-controller takes flags only`);
@@ -728,7 +789,54 @@ export async function parseControllerFlags(
     const spec = FLAG_BY_NAME.get(name);
     return cli.get(name) ?? fromEnv.get(name) ?? fromFile.get(name) ?? { value: spec?.default ?? '', origin: '' };
   };
-  return buildConfig(pick, configPath || undefined);
+  const spellings: Spellings = {
+    level: chooseSpelling(args, [cli, fromEnv, fromFile], 'log-level', 'v'),
+    format: chooseSpelling(args, [cli, fromEnv, fromFile], 'log-format', 'logging-format'),
+  };
+  return buildConfig(pick, configPath || undefined, spellings);
+}
+
+/** Which spelling decides the log level and the log format (ours, or kube-controller-manager's). */
+interface Spellings {
+  level: 'log-level' | 'v';
+  format: 'log-format' | 'logging-format';
+}
+
+/**
+ * Picks which of two flags that set one thing decides: the highest layer (command line, NLC_*,
+ * --config) that gives either; on the command line the later of the two, as if both wrote one
+ * pflag variable; in the environment or config file both at once is ambiguous and an error.
+ */
+function chooseSpelling<O extends FlagName, K extends FlagName>(
+  args: readonly string[],
+  layers: readonly ReadonlyMap<string, RawValue>[],
+  ours: O,
+  kcm: K,
+): O | K {
+  const cli = layers[0];
+  if (cli?.has(ours) && cli.has(kcm)) return lastOnCommandLine(args, ours, kcm);
+  for (const layer of layers) {
+    const a = layer.has(ours);
+    const b = layer.has(kcm);
+    if (a && b && layer !== cli) {
+      throw new FlagError(`--${kcm}: give either it or --${ours}, not both${layer.get(kcm)?.origin ?? ''}`, kcm);
+    }
+    if (a) return ours;
+    if (b) return kcm;
+  }
+  return ours;
+}
+
+/** The one of `a` and `b` whose last occurrence on the command line comes later (`-x`, `--x`, `--x=…`). */
+function lastOnCommandLine<A extends string, B extends string>(args: readonly string[], a: A, b: B): A | B {
+  let last: A | B = a;
+  for (const token of args) {
+    if (token === '--') break;
+    const name = /^--?([^=]+)/.exec(token)?.[1];
+    if (name === a) last = a;
+    else if (name === b) last = b;
+  }
+  return last;
 }
 
 function rawString(raw: RawValue | undefined): string {
@@ -813,7 +921,7 @@ async function parseConfigText(path: string, text: string): Promise<unknown> {
   }
 }
 
-function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | undefined): ControllerConfig {
+function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | undefined, spellings: Spellings): ControllerConfig {
   const str = (name: FlagName): string => rawString(pick(name));
   const fail = (name: FlagName, detail: string): never => {
     throw new FlagError(`--${name}: ${detail}${pick(name).origin}`, name);
@@ -918,6 +1026,15 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
   } catch (err) {
     fail('node-selector', `invalid label selector "${nodeSelector}": ${(err as Error).message}`);
   }
+  // Both spellings are validated whenever given, also the one that does not decide.
+  const logLevelFlag = oneOf('log-level', LOG_LEVELS);
+  const verbosity = str('v') === '' ? undefined : integer('v');
+  if (verbosity !== undefined && (verbosity < 0 || verbosity > 2 ** 31 - 1)) fail('v', `must be an integer >= 0, got ${verbosity}`);
+  const logFormatFlag = oneOf('log-format', LOG_FORMATS);
+  const loggingFormat = str('logging-format') === '' ? undefined : oneOf('logging-format', LOG_FORMATS);
+  const logLevel = spellings.level === 'v' && verbosity !== undefined ? logLevelForVerbosity(verbosity) : logLevelFlag;
+  const logFormat = spellings.format === 'logging-format' && loggingFormat !== undefined ? loggingFormat : logFormatFlag;
+
   let featureGates: FeatureGates = { ...DEFAULT_FEATURE_GATES };
   try {
     featureGates = parseFeatureGates(str('feature-gates'));
@@ -949,8 +1066,8 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     forceDetachTimeout: duration('force-detach-timeout'),
     disableForceDetachOnTimeout: bool('disable-force-detach-on-timeout'),
     metricsBindAddress,
-    logLevel: oneOf('log-level', LOG_LEVELS),
-    logFormat: oneOf('log-format', LOG_FORMATS),
+    logLevel,
+    logFormat,
     nodeSelector,
     featureGates,
   };

@@ -26,6 +26,22 @@ export const LOG_FORMATS = ['json', 'text'] as const;
 /** A `--log-format` value. */
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+/**
+ * kube-controller-manager's `-v`/`--v` (klog verbosity) mapped onto a {@link LogLevel}. klog always
+ * writes errors, warnings and V(0) info; higher levels add detail (clusters commonly run 2; 4 is
+ * debug; 6 and above trace HTTP requests). pino levels are coarser, so:
+ * 0–3 → `info`, 4–5 → `debug`, 6 and above → `trace`. No verbosity hides warnings or errors, as in klog.
+ * @param verbosity klog level, an integer >= 0 (callers validate it).
+ * @returns the pino level that writes at least what klog would at that verbosity.
+ * @throws never.
+ * Upstream: `k8s.io/klog/v2` `Verbose` levels, as used by `component-base/logs` (`-v`).
+ */
+export function logLevelForVerbosity(verbosity: number): LogLevel {
+  if (verbosity >= 6) return 'trace';
+  if (verbosity >= 4) return 'debug';
+  return 'info';
+}
+
 /** A sink for finished log lines: anything with a synchronous `write(line)`, e.g. `process.stdout` or a test buffer. */
 export type LogDestination = DestinationStream;
 

@@ -8,6 +8,7 @@ import {
   FlagError,
   HelpRequested,
   KNOWN_CONTROLLERS,
+  VersionRequested,
   controllerFlagsHelp,
   flagEnvVar,
   isControllerEnabled,
@@ -17,6 +18,8 @@ import {
   type ControllerConfig,
 } from '../../src/cli/flags.js';
 import { parseGoDuration } from '../../src/util/duration.js';
+import { main } from '../../src/cli/program.js';
+import { PROGRAM_VERSION } from '../../src/version.js';
 
 const parse = (argv: string[], env: Record<string, string | undefined> = {}): Promise<ControllerConfig> =>
   parseControllerFlags(argv, env);
@@ -519,5 +522,94 @@ describe('kube-controller-manager 1.37.2 flags we share', () => {
     for (const argv of [['--node-monitor-grace-period=1s'], ['--unhealthy-zone-threshold=0'], ['--large-cluster-size-threshold=-1']]) {
       assert.equal((await flagError(argv)).exitCode, 2, argv.join(' '));
     }
+  });
+});
+
+// kube-controller-manager's spellings (issue 17 item 6): -v/--v is klog verbosity, --logging-format
+// text|json (component-base/logs); --version prints the version and exits 0.
+describe('kube-controller-manager conventions: --version, -v/--v, --logging-format', () => {
+  test('--version throws VersionRequested (exit 0) with "node-lifecycle-controller v<package.json version>"', async () => {
+    for (const argv of [['--version'], ['run', '--version'], ['--node-monitor-period=1s', '--version']]) {
+      await assert.rejects(parse(argv), (err: unknown) => {
+        assert.ok(err instanceof VersionRequested && err instanceof HelpRequested);
+        assert.equal(err.exitCode, 0);
+        assert.equal(err.text, `node-lifecycle-controller v${PROGRAM_VERSION}`);
+        return true;
+      });
+    }
+    assert.match(PROGRAM_VERSION, /^\d+\.\d+\.\d+/);
+    assert.equal((await parse(['--version=false'])).logLevel, 'info', '--version=false is no request');
+  });
+
+  test('main prints the version on stdout and returns 0; a bad -v returns 2 with one line', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const write = (sink: string[]) => (chunk: string | Uint8Array): boolean => (sink.push(String(chunk)), true);
+    const [stdout, stderr] = [process.stdout.write, process.stderr.write];
+    process.stdout.write = write(out) as typeof process.stdout.write;
+    process.stderr.write = write(err) as typeof process.stderr.write;
+    let versionCode: number;
+    let badCode: number;
+    try {
+      versionCode = await main(['--version']);
+      badCode = await main(['--v=loud']);
+    } finally {
+      process.stdout.write = stdout;
+      process.stderr.write = stderr;
+    }
+    assert.equal(versionCode, 0);
+    assert.equal(out.join(''), `node-lifecycle-controller v${PROGRAM_VERSION}\n`);
+    assert.equal(badCode, 2);
+    assert.equal(err.join(''), 'node-lifecycle-controller: --v: must be an integer, got "loud"\n');
+  });
+
+  test('klog verbosity maps onto pino levels: 0-3 info, 4-5 debug, 6+ trace; every spelling klog accepts', async () => {
+    const table: [string[], string][] = [
+      [['--v=0'], 'info'],
+      [['-v=2'], 'info'],
+      [['-v', '3'], 'info'],
+      [['--v', '4'], 'debug'],
+      [['--v=5'], 'debug'],
+      [['-v=6'], 'trace'],
+      [['--v=10'], 'trace'],
+    ];
+    for (const [argv, level] of table) assert.equal((await parse(argv)).logLevel, level, argv.join(' '));
+    assert.equal((await parse([], { NLC_V: '4' })).logLevel, 'debug', 'NLC_V');
+  });
+
+  test('--logging-format text|json sets the log format', async () => {
+    assert.equal((await parse(['--logging-format=text'])).logFormat, 'text');
+    assert.equal((await parse(['--logging-format', 'json'])).logFormat, 'json');
+    assert.equal((await parse([], { NLC_LOGGING_FORMAT: 'text' })).logFormat, 'text');
+  });
+
+  test('invalid values exit 2 with a one-line reason naming the flag', async () => {
+    for (const [argv, flag] of [
+      [['--v=x'], 'v'],
+      [['--v=-1'], 'v'],
+      [['-v=1.5'], 'v'],
+      [['--logging-format=yaml'], 'logging-format'],
+      [['--logging-format=JSON'], 'logging-format'],
+    ] as const) {
+      const err = await flagError([...argv]);
+      assert.equal(err.exitCode, 2);
+      assert.equal(err.flag, flag, argv.join(' '));
+      assert.doesNotMatch(err.message, /\n/);
+    }
+  });
+
+  test('the two spellings set one thing: on the command line the later wins; lower layers yield; one layer with both is an error', async () => {
+    assert.equal((await parse(['--log-level=warn', '--v=4'])).logLevel, 'debug');
+    assert.equal((await parse(['--v=4', '--log-level=warn'])).logLevel, 'warn');
+    assert.equal((await parse(['--log-format=text', '--logging-format=json'])).logFormat, 'json');
+    assert.equal((await parse(['--logging-format=json', '--log-format=text'])).logFormat, 'text');
+    // The command line beats NLC_*, whichever spelling each uses.
+    assert.equal((await parse(['--log-level=error'], { NLC_V: '6' })).logLevel, 'error');
+    assert.equal((await parse(['--v=6'], { NLC_LOG_LEVEL: 'error' })).logLevel, 'trace');
+    const both = await flagError([], { NLC_V: '4', NLC_LOG_LEVEL: 'warn' });
+    assert.equal(both.flag, 'v');
+    assert.match(both.message, /give either it or --log-level, not both \(from NLC_V\)/);
+    // The spelling that does not decide is still validated.
+    assert.equal((await flagError(['--v=x', '--log-level=warn'])).flag, 'v');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger, forNode, forPod, formatTextLine, type CreateLoggerOptions } from '../../src/log/logger.js';
+import { createLogger, forNode, forPod, formatTextLine, logLevelForVerbosity, type CreateLoggerOptions } from '../../src/log/logger.js';
 
 /** Creates a logger that writes into an array of lines. */
 function capture(opts: Omit<CreateLoggerOptions, 'destination'>): { log: ReturnType<typeof createLogger>; lines: string[] } {
@@ -68,5 +68,22 @@ describe('createLogger text', () => {
 
   test('formatTextLine passes non-JSON input through unchanged (plus newline)', () => {
     assert.equal(formatTextLine('not json'), 'not json\n');
+  });
+});
+
+describe('logLevelForVerbosity (kube-controller-manager -v)', () => {
+  test('0-3 info, 4-5 debug, 6 and above trace; never above info, so warnings and errors always show', () => {
+    const got = [0, 1, 2, 3, 4, 5, 6, 7, 10, 100].map(logLevelForVerbosity);
+    assert.deepEqual(got, ['info', 'info', 'info', 'info', 'debug', 'debug', 'trace', 'trace', 'trace', 'trace']);
+  });
+
+  test('-v=4 lets debug lines through and -v=2 does not', () => {
+    for (const [v, shown] of [[2, ['i']], [4, ['d', 'i']], [6, ['t', 'd', 'i']]] as const) {
+      const { log, lines } = capture({ level: logLevelForVerbosity(v), format: 'json' });
+      log.trace('t');
+      log.debug('d');
+      log.info('i');
+      assert.deepEqual(lines.map((l) => (JSON.parse(l) as { msg: string }).msg), shown, `-v=${v}`);
+    }
   });
 });
