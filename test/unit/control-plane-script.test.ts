@@ -36,7 +36,7 @@ test('each lane names its version and caches binaries by it', () => {
     assert.equal(spawnSync('bash', [script, 'bin', 'kube-apiserver'], { env, encoding: 'utf8' }).stdout.trim(), `/nonexistent-cache/bin/${version}/kube-apiserver`);
   }
   // The default lane is 1.37.
-  const env = { ...process.env, NLC_K8S_VERSION: '' };
+  const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['NLC_K8S_VERSION'];
   assert.equal(spawnSync('bash', [script, 'version'], { env, encoding: 'utf8' }).stdout.trim(), 'v1.37.2');
 });
