@@ -54,7 +54,14 @@ interface Obj {
   metadata?: { name?: string; namespace?: string };
   rules?: unknown[];
   spec?: {
-    template?: { spec?: { containers?: { args?: string[]; ports?: { containerPort?: number }[] }[] } };
+    minAvailable?: number | string;
+    template?: {
+      spec?: {
+        containers?: { image?: string; args?: string[]; env?: { name?: string; value?: string }[]; ports?: { containerPort?: number }[] }[];
+        topologySpreadConstraints?: { topologyKey?: string; whenUnsatisfiable?: string; maxSkew?: number }[];
+        affinity?: { podAntiAffinity?: { preferredDuringSchedulingIgnoredDuringExecution?: { podAffinityTerm?: { topologyKey?: string } }[] } };
+      };
+    };
     ports?: { port?: number }[];
     groups?: { rules?: { alert?: string; expr?: string }[] }[];
   };
@@ -84,12 +91,41 @@ function containerArgs(docs: Obj[]): string[] {
   return args;
 }
 
-/** Flag names (without dashes) listed by `--help`. */
+/**
+ * Flag names (without dashes) listed by `--help`, less `--help`/`--version` and kube-controller-manager's
+ * spellings (`--v`, `--logging-format`) of flags the chart passes in our spelling.
+ */
 function helpFlags(): string[] {
-  return [...new Set([...controllerFlagsHelp().matchAll(/^\s+--([a-z][a-z-]*)/gm)].map((m) => m[1] ?? ''))].filter((f) => f !== 'help' && f !== 'version');
+  const notSettings = new Set(['help', 'version', 'v', 'logging-format']);
+  return [...new Set([...controllerFlagsHelp().matchAll(/^\s+--([a-z][a-z-]*)/gm)].map((m) => m[1] ?? ''))].filter((f) => !notSettings.has(f));
 }
 
 const metricsPort = Number(DEFAULT_METRICS_BIND_ADDRESS.split(':').at(-1));
+
+/** A NetworkPolicy with both peers and egress rules (API server and DNS), for the server dry run. */
+const NETWORK_POLICY_VALUES = `
+networkPolicy:
+  enabled: true
+  ingressFrom:
+    - namespaceSelector:
+        matchLabels:
+          kubernetes.io/metadata.name: monitoring
+  egress:
+    - ports:
+        - port: 443
+          protocol: TCP
+        - port: 6443
+          protocol: TCP
+    - to:
+        - namespaceSelector:
+            matchLabels:
+              kubernetes.io/metadata.name: kube-system
+      ports:
+        - port: 53
+          protocol: UDP
+        - port: 53
+          protocol: TCP
+`;
 
 describe('manifests/ and the Helm chart', () => {
   before(async () => {
@@ -97,9 +133,33 @@ describe('manifests/ and the Helm chart', () => {
     await ok('kubectl', ['apply', '-f', join(MANIFESTS, '00-namespace.yaml')]);
   });
 
-  test('helm lint passes with the defaults and with every optional object enabled', async () => {
-    await helm('lint', CHART);
-    await helm('lint', CHART, '--set', 'podDisruptionBudget.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true');
+  test('helm lint --strict passes with the defaults and with every optional object enabled', async () => {
+    await helm('lint', '--strict', CHART);
+    await helm('lint', '--strict', CHART, '--set', 'networkPolicy.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true');
+  });
+
+  test('values.schema.json: a mistyped key or a bad duration, rate, level or format fails helm template and helm lint', async () => {
+    const bad: [set: string, reason: RegExp][] = [
+      ['controller.nodeMonitorGracePerod=50s', /Additional property nodeMonitorGracePerod is not allowed/],
+      ['replica=3', /Additional property replica is not allowed/],
+      ['leaderElection.leaseDurations=15s', /Additional property leaseDurations is not allowed/],
+      ['podDisruptionBudget.minAvailible=1', /Additional property minAvailible is not allowed/],
+      ['controller.nodeMonitorGracePeriod=50 seconds', /controller.nodeMonitorGracePeriod: Does not match pattern/],
+      ['leaderElection.retryPeriod=2', /leaderElection.retryPeriod: Invalid type/],
+      ['controller.nodeEvictionRate=fast', /controller.nodeEvictionRate: Does not match pattern/],
+      ['controller.logLevel=verbose', /controller.logLevel must be one of the following/],
+      ['controller.logFormat=yaml', /controller.logFormat must be one of the following/],
+      ['image.digest=latest', /image.digest: Does not match pattern/],
+    ];
+    for (const [set, reason] of bad) {
+      const r = await run('bash', ['scripts/helm.sh', 'template', 'nlc', CHART, '--set', set]);
+      assert.notEqual(r.code, 0, `--set ${set} rendered`);
+      assert.match(r.stderr, reason, `--set ${set}`);
+    }
+    const lint = await run('bash', ['scripts/helm.sh', 'lint', '--strict', CHART, '--set', 'controller.nodeMonitorGracePerod=50s']);
+    assert.notEqual(lint.code, 0, 'helm lint --strict accepts a typo');
+    // Well-formed values of every kind pass (decimals arrive from --set as strings).
+    await helm('template', 'nlc', CHART, '--set', 'controller.nodeMonitorGracePeriod=1m30s,controller.nodeEvictionRate=0.2,controller.logLevel=debug,controller.logFormat=text');
   });
 
   test('kubectl apply --dry-run=server -f manifests/ succeeds for every object', async () => {
@@ -108,14 +168,43 @@ describe('manifests/ and the Helm chart', () => {
     assert.equal(out.trim().split('\n').filter((l) => l.endsWith('(server dry run)')).length, docs.length, out);
   });
 
-  test('helm template | kubectl apply --dry-run=server succeeds (defaults, and PDB with the cluster\'s capabilities)', async () => {
-    const rendered = await helm('template', 'nlc', CHART, '--namespace', NAMESPACE);
-    const out = await ok('kubectl', ['apply', '--dry-run=server', '-f', '-'], rendered);
-    assert.equal(out.trim().split('\n').filter((l) => l.endsWith('(server dry run)')).length, parseDocs(rendered).length, out);
-    // --validate reads the API server's versions, so the PDB uses one this server serves.
-    const withPdb = await helm('template', 'nlc', CHART, '--namespace', NAMESPACE, '--validate', '--set', 'podDisruptionBudget.enabled=true');
-    assert.match(withPdb, /kind: PodDisruptionBudget/);
-    await ok('kubectl', ['apply', '--dry-run=server', '-f', '-'], withPdb);
+  test('helm template | kubectl apply --dry-run=server succeeds (defaults with the PDB, and NetworkPolicy + digest)', async () => {
+    // --validate reads the API server's versions, so the PDB (on by default) uses one this server
+    // serves: policy/v1, or policy/v1beta1 on the 1.20 lane.
+    for (const extra of [[], ['--set', 'networkPolicy.enabled=true,image.digest=sha256:' + 'a'.repeat(64)], ['-f', '-']]) {
+      const values = extra[0] === '-f' ? NETWORK_POLICY_VALUES : undefined;
+      const rendered = await ok('bash', ['scripts/helm.sh', 'template', 'nlc', CHART, '--namespace', NAMESPACE, '--validate', ...extra], values);
+      const docs = parseDocs(rendered);
+      const out = await ok('kubectl', ['apply', '--dry-run=server', '-f', '-'], rendered);
+      assert.equal(out.trim().split('\n').filter((l) => l.endsWith('(server dry run)')).length, docs.length, out);
+      assert.ok(docs.some((d) => d.kind === 'PodDisruptionBudget'), 'the PDB is on by default');
+      if (extra.length > 0) assert.ok(docs.some((d) => d.kind === 'NetworkPolicy'), 'NetworkPolicy rendered');
+    }
+  });
+
+  test('defaults: zone spread (ScheduleAnyway), hostname anti-affinity, PDB minAvailable 1, heap limit from the memory limit', async () => {
+    const docs = parseDocs(await helm('template', 'nlc', CHART, '--namespace', NAMESPACE));
+    const pod = find(docs, 'Deployment').spec?.template?.spec;
+    assert.deepEqual(
+      pod?.topologySpreadConstraints?.map((t) => [t.topologyKey, t.whenUnsatisfiable, t.maxSkew]),
+      [['topology.kubernetes.io/zone', 'ScheduleAnyway', 1]],
+    );
+    assert.equal(pod?.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm?.topologyKey, 'kubernetes.io/hostname');
+    assert.equal(find(docs, 'PodDisruptionBudget').spec?.minAvailable, 1);
+    // 75% of the 512Mi limit.
+    const env = pod?.containers?.[0]?.env ?? [];
+    assert.deepEqual(env.find((e) => e.name === 'NODE_OPTIONS'), { name: 'NODE_OPTIONS', value: '--max-old-space-size=384' });
+    const oneGi = parseDocs(await helm('template', 'nlc', CHART, '--set', 'resources.limits.memory=1Gi,heapLimitPercent=50'));
+    assert.equal(find(oneGi, 'Deployment').spec?.template?.spec?.containers?.[0]?.env?.[0]?.value, '--max-old-space-size=512');
+    const noLimit = parseDocs(await helm('template', 'nlc', CHART, '--set', 'resources.limits=null'));
+    assert.equal(find(noLimit, 'Deployment').spec?.template?.spec?.containers?.[0]?.env, undefined, 'no limit: Node decides');
+    // One replica: a PDB with minAvailable 1 would block every drain, so none is rendered.
+    const single = parseDocs(await helm('template', 'nlc', CHART, '--set', 'replicas=1'));
+    assert.equal(single.filter((d) => d.kind === 'PodDisruptionBudget').length, 0);
+    // image.digest wins over the tag.
+    const digest = `sha256:${'b'.repeat(64)}`;
+    const pinned = parseDocs(await helm('template', 'nlc', CHART, '--set', `image.repository=r.example/nlc,image.digest=${digest}`));
+    assert.equal(find(pinned, 'Deployment').spec?.template?.spec?.containers?.[0]?.image, `r.example/nlc@${digest}`);
   });
 
   test('the chart refuses replicas > 1 without leader election', async () => {

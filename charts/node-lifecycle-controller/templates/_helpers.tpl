@@ -69,3 +69,41 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- .Values.controller.controllers -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The image reference: repository@digest when image.digest is set, else repository:tag. */}}
+{{- define "nlc.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+--max-old-space-size in MiB: heapLimitPercent of resources.limits.memory (a Kubernetes quantity:
+plain bytes, or the suffixes k/M/G/T, Ki/Mi/Gi/Ti; the exponent form and m (milli) are rejected). Empty when there is no
+memory limit or heapLimitPercent is 0.
+*/}}
+{{- define "nlc.maxOldSpaceSize" -}}
+{{- $limit := "" -}}
+{{- with .Values.resources -}}{{- with .limits -}}{{- with .memory -}}
+{{- /* A number in a values file arrives as float64, which toString would print as 5.36870912e+08. */ -}}
+{{- $limit = kindIs "float64" . | ternary (printf "%.0f" .) (toString .) -}}
+{{- end -}}{{- end -}}{{- end -}}
+{{- $percent := int .Values.heapLimitPercent -}}
+{{- if and $limit (gt $percent 0) -}}
+{{- $m := regexFindAll "^([0-9]+(?:\\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$" $limit 1 -}}
+{{- if not $m -}}
+{{- fail (printf "resources.limits.memory %q: cannot read it as a memory quantity (e.g. 512Mi, 1Gi, 536870912)" $limit) -}}
+{{- end -}}
+{{- $number := regexReplaceAll "[^0-9.].*$" $limit "" -}}
+{{- $suffix := trimPrefix $number $limit -}}
+{{- $factors := dict "" 1.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 -}}
+{{- $bytes := mulf (float64 $number) (get $factors $suffix) -}}
+{{- $mib := int (floor (divf (mulf $bytes (float64 $percent)) (mulf 100.0 1048576.0))) -}}
+{{- if lt $mib 16 -}}
+{{- fail (printf "resources.limits.memory %s × heapLimitPercent %d%% leaves a heap under 16 MiB" $limit $percent) -}}
+{{- end -}}
+{{- $mib -}}
+{{- end -}}
+{{- end -}}
