@@ -9,7 +9,8 @@
  * - `pkg/controller/volume/attachdetach/metrics/metrics.go`: the forced-detach counter, under both
  *   the name 1.37.2 registers (`attach_detach_controller_attachdetach_controller_forced_detaches{reason}`)
  *   and the pre-1.28 name (`attachdetach_controller_forced_detaches`), see {@link AttachDetachMetrics};
- * - client-go `tools/leaderelection/metrics.go` via component-base (`leader_election_master_status`).
+ * - client-go `tools/leaderelection/metrics.go` via component-base (`leader_election_master_status`,
+ *   `leader_election_slowpath_total`).
  * Metrics that upstream does not have are marked "our own" below. Checked against the
  * k8s.io/kubernetes v1.37.2 sources; docs/upstream-1.37.md lists what changed since 1.20.
  */
@@ -132,6 +133,24 @@ export interface AttachDetachMetrics {
 export interface LeaderElectionMetrics {
   /** `leader_election_master_status{name}` gauge: 1 while this process holds the lease `name`, 0 otherwise. */
   masterStatus: Gauge<'name'>;
+  /**
+   * `leader_election_slowpath_total{name}` counter: renewals by the leader that had to read the
+   * Lease first (the optimistic update failed, or the observed lease had expired on the local clock).
+   * Incremented where client-go calls `slowpathExercised` (src/kube/leaderelection.ts).
+   */
+  slowpathTotal: Counter<'name'>;
+}
+
+/** Our own metrics of the `node-affinity-enforcer` (src/nodeaffinity/; no upstream counterpart). */
+export interface NodeAffinityMetrics {
+  /** `node_affinity_enforcer_violating_pods` gauge: pods whose during-execution rule does not match their node now (waiting, held, queued or blocked). */
+  violatingPods: Gauge<never>;
+  /** `node_affinity_enforcer_violations_total` counter: violations seen (each starts a grace period). */
+  violations: Counter<never>;
+  /** `node_affinity_enforcer_evictions_total{result}` counter: eviction attempts, result `evicted`, `blocked_by_pdb`, `error` or `gone`. */
+  evictions: Counter<'result'>;
+  /** `node_affinity_enforcer_malformed_rules_total` counter: malformed rules reported (once per pod and reason); never enforced. */
+  malformedRules: Counter<never>;
 }
 
 /** Typed handles for every metric, plus the registry that serves them. */
@@ -143,6 +162,7 @@ export interface Metrics {
   podGC: PodGCMetrics;
   attachDetach: AttachDetachMetrics;
   leaderElection: LeaderElectionMetrics;
+  nodeAffinity: NodeAffinityMetrics;
 }
 
 /** Options of {@link createMetrics}. */
@@ -274,7 +294,19 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
       ['name'],
     ),
+    slowpathTotal: counter(
+      'leader_election_slowpath_total',
+      "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+      ['name'],
+    ),
   };
 
-  return { registry, nodeCollector, taintEviction, podGC, attachDetach, leaderElection };
+  const nodeAffinity: NodeAffinityMetrics = {
+    violatingPods: gauge('node_affinity_enforcer_violating_pods', "Number of pods whose during-execution node affinity does not match their node's labels now."),
+    violations: counter('node_affinity_enforcer_violations_total', 'Number of during-execution node affinity violations seen; each starts a grace period.'),
+    evictions: counter('node_affinity_enforcer_evictions_total', 'Number of evictions attempted for during-execution node affinity, by result.', ['result']),
+    malformedRules: counter('node_affinity_enforcer_malformed_rules_total', 'Number of malformed during-execution node affinity rules reported; they are never enforced.'),
+  };
+
+  return { registry, nodeCollector, taintEviction, podGC, attachDetach, leaderElection, nodeAffinity };
 }

@@ -63,9 +63,11 @@ function touchAll(m: Metrics): void {
   m.podGC.forceDeletePodErrorsTotal.inc({ namespace: 'default', reason: 'out-of-service' });
   m.attachDetach.forcedDetaches.inc({ reason: 'timeout' });
   m.leaderElection.masterStatus.set({ name: 'node-lifecycle-controller' }, 1);
+  m.leaderElection.slowpathTotal.inc({ name: 'node-lifecycle-controller' });
   nc.podMarkingHeldNodes.set(0);
   m.podGC.liveReadFailuresTotal.inc({ resource: 'node', reason: 'error' }, 0);
   m.attachDetach.liveReadFailuresTotal.inc({ resource: 'volumeattachment', reason: 'unparsable' }, 0);
+  m.nodeAffinity.evictions.inc({ result: 'evicted' }, 0);
 }
 
 describe('metric names, types, labels and buckets match upstream', () => {
@@ -89,6 +91,12 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['attachdetach_controller_live_read_failures_total', 'counter', ['resource', 'reason']],
     ['attach_detach_controller_attachdetach_controller_forced_detaches', 'counter', ['reason']],
     ['leader_election_master_status', 'gauge', ['name']],
+    ['leader_election_slowpath_total', 'counter', ['name']],
+    // Our own (src/nodeaffinity/).
+    ['node_affinity_enforcer_violating_pods', 'gauge', []],
+    ['node_affinity_enforcer_violations_total', 'counter', []],
+    ['node_affinity_enforcer_evictions_total', 'counter', ['result']],
+    ['node_affinity_enforcer_malformed_rules_total', 'counter', []],
   ];
 
   test('every metric is exposed with its type and label names', async () => {
@@ -225,6 +233,12 @@ describe('kube-controller-manager 1.37.2 metric names, labels and help texts', (
       'leader_election_master_status',
       ['name'],
       "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    ],
+    [
+      'k8s.io/component-base@v0.37.2 metrics/prometheus/clientgo/leaderelection/metrics.go',
+      'leader_election_slowpath_total',
+      ['name'],
+      "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
     ],
   ];
 
