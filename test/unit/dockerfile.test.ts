@@ -21,6 +21,8 @@ interface Instruction {
 
 interface Stage {
   from: string;
+  /** `--platform=…` of the FROM line, if any. */
+  platform: string | undefined;
   name: string | undefined;
   body: Instruction[];
 }
@@ -48,9 +50,9 @@ function parseDockerfile(text: string): Stage[] {
   const stages: Stage[] = [];
   for (const ins of instructions) {
     if (ins.op === 'FROM') {
-      const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(ins.args);
+      const m = /^(?:--platform=(\S+)\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(ins.args);
       assert.ok(m, `line ${ins.line}: FROM ${ins.args}`);
-      stages.push({ from: m[1] ?? '', name: m[2], body: [] });
+      stages.push({ from: m[2] ?? '', platform: m[1], name: m[3], body: [] });
     } else {
       const current = stages.at(-1);
       assert.ok(current, `line ${ins.line}: ${ins.op} before FROM`);
@@ -74,9 +76,26 @@ describe('Dockerfile', () => {
   const runtime = stages.at(-1);
   assert.ok(build && runtime);
 
-  test('is multi-stage on node:24-bookworm-slim, and the runtime stage takes only build outputs', () => {
-    assert.ok(stages.length >= 2);
-    for (const s of stages) assert.equal(s.from, 'node:24-bookworm-slim');
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    version: string;
+    license: string;
+    bin: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+  /** The Node.js major the project runs on: its `node` devDependency (`^24.21.0` → 24). */
+  const nodeMajor = /^\D*(\d+)\./.exec(pkg.devDependencies['node'] ?? '')?.[1];
+
+  test('runtime: distroless Node.js of the project\'s Node major, :nonroot; build: node:<major> on the same Debian release', () => {
+    assert.ok(nodeMajor, 'package.json devDependencies.node');
+    assert.equal(stages.length, 2);
+    // gcr.io/distroless/nodejs<major>-debian<N>:nonroot; Debian 13 is trixie.
+    const m = /^gcr\.io\/distroless\/nodejs(\d+)-debian(\d+):nonroot(@sha256:[0-9a-f]{64})?$/.exec(runtime.from);
+    assert.ok(m, `runtime FROM ${runtime.from}`);
+    assert.equal(m[1], nodeMajor, 'the runtime Node major is the one tests run on');
+    const codename: Record<string, string> = { '12': 'bookworm', '13': 'trixie' };
+    assert.equal(build.from, `node:${nodeMajor}-${codename[m[2] ?? ''] ?? '?'}-slim`, 'build stage: same Node major and Debian release (glibc) as the runtime');
+    assert.equal(build.platform, '$BUILDPLATFORM', 'the build stage runs natively under buildx (its output is platform-independent JavaScript)');
+    assert.equal(runtime.platform, undefined, 'the runtime stage is the target platform');
     assert.equal(build.name, 'build');
     const copies = ops(runtime, 'COPY');
     assert.ok(copies.length > 0);
@@ -103,25 +122,41 @@ describe('Dockerfile', () => {
     for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json']) assert.ok(sources.has(f), `build stage does not COPY ${f}`);
   });
 
-  test('runs as a fixed numeric non-root user', () => {
+  test('runs as distroless\'s numeric nonroot user 65532, as the chart and manifests/ do', () => {
     const users = ops(runtime, 'USER');
     assert.equal(users.length, 1);
     const m = /^(\d+)(?::(\d+))?$/.exec(users[0]?.args ?? '');
     assert.ok(m, `USER ${users[0]?.args} must be numeric so that runAsNonRoot can verify it`);
-    assert.notEqual(Number(m[1]), 0);
-    if (m[2] !== undefined) assert.notEqual(Number(m[2]), 0);
-    const manifest = readFileSync(join(ROOT, 'manifests', '03-deployment.yaml'), 'utf8');
-    assert.match(manifest, new RegExp(`runAsUser: ${m[1]}\\b`), 'the Deployment runs as the image user');
+    assert.equal(m[1], '65532');
+    assert.equal(m[2], '65532');
+    for (const file of ['manifests/03-deployment.yaml', 'charts/node-lifecycle-controller/values.yaml']) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      assert.deepEqual([...text.matchAll(/runAs(?:User|Group): (\d+)/g)].map((r) => r[1]), ['65532', '65532', '65532', '65532'], `${file} runs as the image user`);
+    }
   });
 
-  test('tini (from apt) is PID 1 and CMD runs node directly on the package bin', () => {
-    const runs = ops(runtime, 'RUN').map((r) => r.args).join(' ');
-    assert.match(runs, /apt-get install -y --no-install-recommends tini/);
-    assert.match(runs, /rm -rf \/var\/lib\/apt\/lists/);
-    assert.deepEqual(execForm(ops(runtime, 'ENTRYPOINT').at(-1)), ['/usr/bin/tini', '--']);
-    const cmd = execForm(ops(runtime, 'CMD').at(-1));
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-    assert.deepEqual(cmd, ['node', pkg.bin['node-lifecycle-controller']]);
+  test('no shell in the runtime stage: no RUN; ENTRYPOINT is distroless node on the package bin, so Pod args are flags', () => {
+    assert.equal(ops(runtime, 'RUN').length, 0, 'distroless has no shell');
+    assert.deepEqual(execForm(ops(runtime, 'ENTRYPOINT').at(-1)), ['/nodejs/bin/node', pkg.bin['node-lifecycle-controller']]);
+    // The chart and manifests/ set container `args` (which replace CMD) and never `command`.
+    assert.deepEqual(execForm(ops(runtime, 'CMD').at(-1)), []);
+    for (const file of ['manifests/03-deployment.yaml', 'charts/node-lifecycle-controller/templates/deployment.yaml']) {
+      assert.doesNotMatch(readFileSync(join(ROOT, file), 'utf8'), /^\s+command:/m, `${file} must not replace the ENTRYPOINT`);
+    }
+  });
+
+  test('OCI labels: title, description, version, revision, created, licenses (package.json\'s), base name', () => {
+    const labels = new Map<string, string>();
+    for (const l of ops(runtime, 'LABEL')) {
+      for (const m of l.args.matchAll(/([\w.-]+)="([^"]*)"/g)) labels.set(m[1] ?? '', m[2] ?? '');
+    }
+    for (const key of ['title', 'description', 'version', 'revision', 'created', 'licenses', 'base.name']) {
+      assert.ok(labels.get(`org.opencontainers.image.${key}`), `org.opencontainers.image.${key}`);
+    }
+    assert.equal(labels.get('org.opencontainers.image.licenses'), pkg.license);
+    assert.equal(labels.get('org.opencontainers.image.base.name'), runtime.from.replace(/@sha256:.*$/, ''));
+    const version = ops(runtime, 'ARG').find((a) => a.args.startsWith('VERSION='));
+    assert.equal(version?.args, `VERSION=${pkg.version}`, 'the default VERSION is package.json\'s');
   });
 
   test('sets NODE_ENV=production and exposes the metrics port', () => {
