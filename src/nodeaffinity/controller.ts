@@ -428,6 +428,7 @@ export class NodeAffinityEnforcer {
         e.nextAttemptMs = this.#d.clock.now() + wait;
         e.reason = out.message;
         this.#d.metrics.evictions.inc({ result: 'blocked_by_pdb' });
+        this.#d.log.info({ pod: k, refusals: e.pdbRefusals, retryInMs: wait, why: out.message }, 'eviction for node affinity refused by a PodDisruptionBudget; backing off');
         this.#d.events.record(
           podRef(pod),
           'Warning',

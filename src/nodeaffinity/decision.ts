@@ -12,7 +12,8 @@
  * - a malformed rule is reported and never acts;
  * - a rule must have failed to match **continuously** for the grace period (a label change in
  *   two steps, or a flapping label, restarts the count);
- * - the node must exist and be Ready (on an unhealthy node taint eviction is the right tool);
+ * - the node must be in the node cache (else: deleted, or outside `--node-selector`) and Ready (on
+ *   an unhealthy node taint eviction is the right tool);
  * - a selector that cannot be evaluated (lazy parse errors and no match) holds.
  */
 import type { Node } from '../kube/objects.js';
@@ -34,7 +35,7 @@ export type AffinityDecision =
   | { action: 'malformed'; reason: string }
   /** The rule matches the node: forget any violation. */
   | { action: 'satisfied' }
-  /** Violating, but something forbids acting now (node not Ready, missing, rule not evaluable). */
+  /** Violating, but something forbids acting now (node not Ready, rule not evaluable). */
   | { action: 'hold'; violation: Violation; reason: string }
   /** Violating, inside the grace period: re-decide at `evictAtMs`. */
   | { action: 'wait'; violation: Violation; evictAtMs: number }
@@ -63,9 +64,11 @@ export function decideAffinity(pod: AffinityPod, node: Node | undefined, previou
   if (pod.deletionTimestamp !== undefined) return { action: 'ignore', reason: 'terminating' };
   if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return { action: 'ignore', reason: `phase ${pod.phase}` };
   if (!pod.nodeName) return { action: 'ignore', reason: 'not scheduled' };
+  // A node outside the cache is deleted (pod GC's business) or outside --node-selector (another
+  // replica's): neither is ours to judge.
+  if (!node) return { action: 'ignore', reason: `node ${pod.nodeName} is not in the cache` };
   if (pod.rule.kind === 'malformed') return { action: 'malformed', reason: pod.rule.reason };
   const sinceOf = (): Violation => (previous && previous.uid === pod.uid && previous.node === pod.nodeName ? previous : { uid: pod.uid, node: pod.nodeName, sinceMs: nowMs });
-  if (!node) return { action: 'hold', violation: sinceOf(), reason: `node ${pod.nodeName} is not in the cache` };
   const target = { name: node.name, labels: node.labels };
   let unevaluable = false;
   for (const { selector } of pod.rule.selectors) {

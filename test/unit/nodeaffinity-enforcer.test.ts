@@ -106,12 +106,12 @@ describe('decideAffinity (pure, fake clock)', () => {
     const d = decideAffinity(p, silver, { uid: p.uid, node: 'n1', sinceMs: 0 }, clock.now(), GRACE);
     assert.equal(d.action, 'malformed');
   });
-  test('a node that is not Ready holds the eviction; a missing node holds too', () => {
+  test('a node that is not Ready holds the eviction; a node outside the cache is not ours (ignored)', () => {
     const since = { uid: 'uid-a', node: 'n1', sinceMs: clock.now() - 10 * GRACE };
     const d = decideAffinity(mkPod('a'), mkNode('n1', { pool: 'silver' }, false), since, clock.now(), GRACE);
     assert.equal(d.action, 'hold');
     assert.ok(d.action === 'hold' && /not Ready/.test(d.reason));
-    assert.equal(decideAffinity(mkPod('a'), undefined, since, clock.now(), GRACE).action, 'hold');
+    assert.equal(decideAffinity(mkPod('a'), undefined, since, clock.now(), GRACE).action, 'ignore');
   });
   test('no annotations: ignored', () => {
     assert.equal(decideAffinity(mkPod('plain', { annotations: {} }), silver, undefined, clock.now(), GRACE).action, 'ignore');
