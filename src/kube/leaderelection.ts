@@ -283,6 +283,14 @@ export interface LeaseElectorOptions {
   onNewLeader?: (identity: string) => void;
   /** Metric hook: `leader_election_master_status{name}` ← 1 while leading, else 0. */
   setLeaderStatus?: (name: string, status: 0 | 1) => void;
+  /**
+   * Metric hook: `leader_election_slowpath_total{name}` += `count`. Called with 1 where client-go
+   * calls `slowpathExercised`: the leader is about to update the Lease it had to read first (its
+   * optimistic update failed, or its observed lease had expired on the local clock). Called once
+   * with 0 when {@link LeaseElector.run} starts, so the series exists before the first slow path
+   * (upstream creates it at the first increment, which a Prometheus `increase()` cannot see).
+   */
+  onSlowPath?: (name: string, count: 0 | 1) => void;
   /** Event hook: record a Normal Event with this reason and message on the Lease. */
   onEvent?: (reason: string, message: string) => void;
 }
@@ -460,6 +468,7 @@ export class LeaseElector {
 
   async #loop(): Promise<void> {
     this.#setStatus(0);
+    this.#countSlowPath(0);
     this.#log.info(this.#logFields(), 'attempting to acquire leader lease');
     if (this.#api.watch && !this.#stopped) {
       this.#unwatch = this.#api.watch(this.#namespace, this.#name, () => {
@@ -568,6 +577,8 @@ export class LeaseElector {
     if (this.#observedIsMe()) {
       if (current.spec.acquireTime !== undefined) record.acquireTime = current.spec.acquireTime;
       record.leaseTransitions = current.spec.leaseTransitions ?? 0;
+      // client-go counts here, before the update and whatever its outcome.
+      this.#countSlowPath(1);
     } else {
       record.leaseTransitions = (current.spec.leaseTransitions ?? 0) + 1;
     }
@@ -683,6 +694,14 @@ export class LeaseElector {
       this.#opts.setLeaderStatus?.(this.#name, status);
     } catch (err) {
       this.#log.warn({ ...this.#logFields(), err: describeError(err) }, 'failed to set leader status metric');
+    }
+  }
+
+  #countSlowPath(count: 0 | 1): void {
+    try {
+      this.#opts.onSlowPath?.(this.#name, count);
+    } catch (err) {
+      this.#log.warn({ ...this.#logFields(), err: describeError(err) }, 'failed to count leader election slow path');
     }
   }
 

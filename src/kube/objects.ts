@@ -63,6 +63,11 @@ export interface PodCondition {
   message?: string;
   lastTransitionTime?: number;
   lastProbeTime?: number;
+  /**
+   * `metadata.generation` of the pod this condition was decided on (Kubernetes ≥ 1.33). Only set on
+   * conditions this controller writes; {@link toPod} does not read it back.
+   */
+  observedGeneration?: number;
 }
 
 /** An owner reference, trimmed. */
@@ -80,6 +85,8 @@ export interface Pod {
   name: string;
   uid: string;
   resourceVersion: string;
+  /** `metadata.generation`; absent on servers before 1.33, which do not set it for pods. */
+  generation?: number;
   /** `spec.nodeName`; `""` when unscheduled. */
   nodeName: string;
   phase: string;
@@ -399,6 +406,8 @@ export function toPod(raw: unknown): Pod | undefined {
   if (del !== undefined) pod.deletionTimestamp = del;
   const grace = num(m['deletionGracePeriodSeconds']);
   if (grace !== undefined) pod.deletionGracePeriodSeconds = grace;
+  const generation = num(m['generation']);
+  if (generation !== undefined && generation > 0) pod.generation = generation;
   return pod;
 }
 

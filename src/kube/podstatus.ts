@@ -16,13 +16,21 @@ import type { WritePriority, WriteScheduler } from './writer.js';
 
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
-/** Serialises a slim pod condition to its wire form (times as RFC 3339, whole seconds). */
+/**
+ * Serialises a slim pod condition to its wire form (times as RFC 3339, whole seconds).
+ * `observedGeneration` is written only when positive, as Go's `omitempty` on upstream's int64 field
+ * does: servers before 1.33 never set pod generations, and a 1.20.2 server accepts the unknown
+ * field in a strategic-merge status patch and drops it (checked by hand on both lanes, 2026-11-24;
+ * test/integration/tainteviction.test.ts and outofservice.test.ts run these writes on both).
+ * @returns a JSON object for `status.conditions[]`. Never throws.
+ */
 export function podConditionToWire(c: PodCondition): Record<string, unknown> {
   const out: Record<string, unknown> = { type: c.type, status: c.status };
   if (c.reason !== undefined) out['reason'] = c.reason;
   if (c.message !== undefined) out['message'] = c.message;
   if (c.lastTransitionTime !== undefined) out['lastTransitionTime'] = toRfc3339(c.lastTransitionTime);
   if (c.lastProbeTime !== undefined) out['lastProbeTime'] = toRfc3339(c.lastProbeTime);
+  if (c.observedGeneration !== undefined && c.observedGeneration > 0) out['observedGeneration'] = c.observedGeneration;
   return out;
 }
 

@@ -180,9 +180,6 @@ export interface CreateMetricsOptions {
  * `node_collector_evictions_number{zone}` (1.20's name for what `node_collector_evictions_total`
  * counts; the two ran side by side until the old one was removed) is not registered: 1.37.2's
  * `pkg/controller/nodelifecycle/metrics.go` has only `node_collector_evictions_total`.
- * Upstream's `leader_election_slowpath_total{name}` (component-base
- * `metrics/prometheus/clientgo/leaderelection`) is not registered yet: our elector only logs its
- * fallbacks from the fast path (src/kube/leaderelection.ts).
  *
  * @param opts see {@link CreateMetricsOptions}.
  * @returns typed metric handles and their registry.

@@ -12,7 +12,12 @@ import { isNodeOutOfService, isPodTerminal } from '../kube/predicates.js';
 /** Pod condition type added before a force deletion (upstream `v1.DisruptionTarget`). */
 export const DISRUPTION_TARGET = 'DisruptionTarget';
 
-/** Reason of the DisruptionTarget condition PodGC adds (upstream `v1.PodReasonDeletionByPodGC`). */
+/**
+ * Reason of the DisruptionTarget condition PodGC adds. Upstream has no constant for it (k8s.io/api
+ * v0.37.2 `core/v1/types.go` defines only `PodReasonTerminationByKubelet` and
+ * `PodReasonPreemptionByScheduler` among the DisruptionTarget reasons): it is the literal
+ * `"DeletionByPodGC"` in `gcOrphaned`.
+ */
 export const DELETION_BY_POD_GC_REASON = 'DeletionByPodGC';
 
 /** Condition message for orphans, upstream's exact text (`gcOrphaned`). */

@@ -9,7 +9,8 @@
  */
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
-import { toRfc3339, type Node, type Pod, type PodCondition } from '../kube/objects.js';
+import type { Node, Pod, PodCondition } from '../kube/objects.js';
+import { podConditionToWire } from '../kube/podstatus.js';
 import { retryOnConflict, type WriteScheduler } from '../kube/writer.js';
 import { readNode, readPod } from '../kube/reads.js';
 import type { Clock } from '../util/clock.js';
@@ -69,6 +70,8 @@ export class PodGCWriter {
    * 2. `recheck(live)`; `undefined` → `'skipped'`;
    * 3. unless the phase is already Succeeded/Failed: strategic-merge patch of `pods/status` with
    *    phase `Failed` and the condition, guarded by the resourceVersion just read (409 → back to 1);
+   *    `status.observedGeneration` and the condition's are the live pod's `metadata.generation`
+   *    when the server sets one (≥ 1.33), else left out;
    * 4. DELETE with `gracePeriodSeconds: 0` and a UID precondition.
    * Mirrors `markFailedAndDeletePodWithCondition` (which patches with a UID precondition and
    * deletes with `NewDeleteOptions(0)`); upstream skips step 1–2 and acts on its cache (#142331).
@@ -84,20 +87,22 @@ export class PodGCWriter {
         const condition = await recheck(live);
         if (!condition) return 'skipped';
         if (!isPodTerminal(live)) {
-          const wire = {
-            type: condition.type,
-            status: condition.status,
-            reason: condition.reason,
-            message: condition.message,
-            lastTransitionTime: toRfc3339(condition.lastTransitionTime ?? this.#clock.now()),
-          };
+          const wire = podConditionToWire({
+            ...condition,
+            lastTransitionTime: condition.lastTransitionTime ?? this.#clock.now(),
+            // Upstream: CalculatePodConditionObservedGeneration (the pod's generation, gate GA since 1.35).
+            ...(live.generation !== undefined ? { observedGeneration: live.generation } : {}),
+          });
+          // Upstream: CalculatePodStatusObservedGeneration, on every Failed patch (with or without a condition).
+          const status: Record<string, unknown> = { phase: 'Failed', conditions: [wire] };
+          if (live.generation !== undefined) status['observedGeneration'] = live.generation;
           try {
             await this.#writes.schedule(() =>
               this.#clients.core.patchNamespacedPodStatus(
                 {
                   namespace,
                   name,
-                  body: { metadata: { resourceVersion: live.resourceVersion }, status: { phase: 'Failed', conditions: [wire] } },
+                  body: { metadata: { resourceVersion: live.resourceVersion }, status },
                 },
                 STRATEGIC,
               ),

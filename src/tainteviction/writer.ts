@@ -64,6 +64,8 @@ export class TaintEvictionWriter {
    * due to NoExecute taint", lastTransitionTime now) to the pod's status with a strategic-merge
    * patch of `pods/status` (conditions merge by `type`) that carries the pod's UID, so a pod
    * recreated under the same name answers 422 and counts as gone (src/kube/podstatus.ts).
+   * The condition's `observedGeneration` is `cached.generation` when the server sets pod generations
+   * (≥ 1.33), else left out.
    * Skips the patch when the condition is already True (upstream's `UpdatePodCondition` returns
    * "unchanged" for the same status, reason and message; we also leave a True condition written by
    * someone else, e.g. the kubelet's shutdown manager, as it is).
@@ -74,9 +76,14 @@ export class TaintEvictionWriter {
    * Mirrors the `UpdatePodCondition` + `PatchPodStatus` step of `addConditionAndDeletePod`.
    */
   async addDisruptionCondition(namespace: string, name: string, uid: string, cached?: Pod): Promise<ConditionWriteResult> {
-    if (cached && cached.uid === uid && hasDisruptionTarget(cached)) return 'unchanged';
+    const ours = cached?.uid === uid ? cached : undefined;
+    if (ours && hasDisruptionTarget(ours)) return 'unchanged';
     const c = taintEvictionDisruptionCondition(this.#clock.now());
     const condition: PodCondition = { type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: this.#clock.now() };
+    // Upstream: CalculatePodConditionObservedGeneration, i.e. the pod's generation (the
+    // PodObservedGenerationTracking gate is GA and locked on since 1.35). Ours is the generation of
+    // the copy the eviction was decided on; upstream GETs the pod first and takes the live one.
+    if (ours?.generation !== undefined) condition.observedGeneration = ours.generation;
     return patchPodConditionsByUid({ core: this.#core }, this.#writes, { namespace, name, uid }, [condition]);
   }
 

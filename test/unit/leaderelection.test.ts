@@ -313,6 +313,52 @@ describe('LeaseElector', () => {
     assert.equal(store.lease()?.spec.holderIdentity, '');
   });
 
+  // client-go leaderelection.go tryAcquireOrRenew step 4: slowpathExercised(name) when the leader
+  // read the Lease and is about to update it (k8s.io/client-go@v0.37.2; metric
+  // leader_election_slowpath_total{name} from k8s.io/component-base@v0.37.2).
+  test('leader_election_slowpath_total: counted when the leader has to read the Lease before renewing, never on the fast path, a create or a takeover', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseApi();
+    const counts = new Map<string, number[]>();
+    const count = (id: string) => (name: string, n: 0 | 1) => {
+      assert.equal(name, NAME);
+      counts.set(id, [...(counts.get(id) ?? []), n]);
+    };
+    const a = candidate(clock, store, 'a', { onSlowPath: count('a') });
+    void a.elector.run();
+    await clock.advanceAsync(0);
+    const b = candidate(clock, store, 'b', { onSlowPath: count('b') });
+    void b.elector.run();
+    await advance(clock, 5 * RP, 250);
+    assert.deepEqual(counts.get('a'), [0], 'a create and fast-path renewals are not the slow path; the series starts at 0');
+    assert.deepEqual(counts.get('b'), [0], 'a standby blocked by a fresh lease is not counted');
+
+    // Someone else writes the Lease (e.g. a label): the optimistic update answers 409, the leader reads and updates.
+    const cur = store.lease();
+    assert.ok(cur);
+    await store.replace({ ...cur, metadata: { ...cur.metadata, labels: { touched: 'yes' } } });
+    await advance(clock, RP, 250);
+    assert.deepEqual(counts.get('a'), [0, 1]);
+    assert.equal(store.lease()?.spec.holderIdentity, 'a');
+    assert.equal(a.elector.isLeader(), true);
+
+    // The optimistic update and the read both fail: nothing is counted (client-go returns before step 4).
+    a.api.mode = 'fail';
+    await advance(clock, RP, 250);
+    assert.deepEqual(counts.get('a'), [0, 1]);
+    // Back within the renew deadline: the fast path works again (the observed lease is still valid).
+    a.api.mode = 'ok';
+    await advance(clock, RP, 250);
+    assert.deepEqual(counts.get('a'), [0, 1]);
+    assert.equal(a.elector.isLeader(), true);
+
+    // The leader crashes; the standby's takeover is not a slow path (it was not the leader).
+    a.elector.stop();
+    await advance(clock, L + 3 * RP, 250);
+    assert.equal(b.started.length, 1);
+    assert.deepEqual(counts.get('b'), [0]);
+  });
+
   test('with a watch, a standby acquires a released lease without waiting for its retry period', async () => {
     const { clock, a, standby } = await withLeader({ watch: true });
     const b = standby();

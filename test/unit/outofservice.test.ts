@@ -461,8 +461,15 @@ describe('PodGCController: orphans (TestGCOrphaned)', () => {
 });
 
 describe('PodGCWriter.forceDeletePod (TestGCInspectingPatchedPodBeforeDeletion)', () => {
-  const wirePod = (o: { uid?: string; rv?: string; phase?: string } = {}) => ({
-    metadata: { namespace: 'default', name: 'p', uid: o.uid ?? 'uid-p', resourceVersion: o.rv ?? '7', creationTimestamp: new Date(T0) },
+  const wirePod = (o: { uid?: string; rv?: string; phase?: string; generation?: number } = {}) => ({
+    metadata: {
+      namespace: 'default',
+      name: 'p',
+      uid: o.uid ?? 'uid-p',
+      resourceVersion: o.rv ?? '7',
+      creationTimestamp: new Date(T0),
+      ...(o.generation !== undefined ? { generation: o.generation } : {}),
+    },
     spec: { nodeName: 'w' },
     status: { phase: o.phase ?? 'Running' },
   });
@@ -515,6 +522,29 @@ describe('PodGCWriter.forceDeletePod (TestGCInspectingPatchedPodBeforeDeletion)'
       { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: ORPHAN_MESSAGE, lastTransitionTime: '2026-01-01T00:00:00Z' },
     ]);
     assert.deepEqual(calls[2]?.arg, { namespace: 'default', name: 'p', gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid: 'uid-p' } } });
+  });
+
+  // gc_controller.go markFailedAndDeletePodWithCondition: status.observedGeneration =
+  // CalculatePodStatusObservedGeneration(pod); gcOrphaned's condition: ObservedGeneration =
+  // CalculatePodConditionObservedGeneration(...). Both are metadata.generation in 1.37.2
+  // (PodObservedGenerationTracking GA, locked on), and omitted (omitempty) when it is 0.
+  test('status.observedGeneration and the condition\'s are the live pod\'s metadata.generation; left out when the server sets none', async () => {
+    const { calls, writer } = stub([wirePod({ generation: 3 })]);
+    assert.equal(await writer.forceDeletePod('default', 'p', 'uid-p', cond), 'deleted');
+    const body = calls[1]?.arg['body'] as { status: { phase: string; observedGeneration?: number; conditions: Record<string, unknown>[] } };
+    assert.equal(body.status.phase, 'Failed');
+    assert.equal(body.status.observedGeneration, 3);
+    assert.deepEqual(body.status.conditions, [
+      { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: ORPHAN_MESSAGE, lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 3 },
+    ]);
+
+    for (const generation of [undefined, 0]) {
+      const legacy = stub([wirePod(generation === undefined ? {} : { generation })]);
+      assert.equal(await legacy.writer.forceDeletePod('default', 'p', 'uid-p', cond), 'deleted');
+      const st = (legacy.calls[1]?.arg['body'] as { status: Record<string, unknown> & { conditions: Record<string, unknown>[] } }).status;
+      assert.equal('observedGeneration' in st, false, `generation ${generation}: no status.observedGeneration`);
+      assert.equal('observedGeneration' in (st.conditions[0] ?? {}), false, `generation ${generation}: no condition observedGeneration`);
+    }
   });
 
   test('a terminal pod is deleted without a status patch (only Running pods are patched)', async () => {

@@ -12,6 +12,8 @@ import type { Pod, Taint, Toleration } from '../../src/kube/objects.js';
 import { decidePodEviction, planEviction, type Decision, type PendingEviction } from '../../src/tainteviction/decision.js';
 import { DeadlineScheduler, podKey } from '../../src/util/scheduler.js';
 import { getMinTolerationTimeMs, noExecuteTaints, FOREVER } from '../../src/tainteviction/tolerations.js';
+import { TaintEvictionWriter } from '../../src/tainteviction/writer.js';
+import type { KubeClients } from '../../src/kube/client.js';
 import {
   cancelPodDeletionEvent,
   DELETION_BY_TAINT_MANAGER_MESSAGE,
@@ -455,6 +457,41 @@ describe('TestPodDeletionEvent', () => {
     });
     assert.equal(DELETION_BY_TAINT_MANAGER_REASON, 'DeletionByTaintManager');
     assert.equal(DELETION_BY_TAINT_MANAGER_MESSAGE, 'Taint manager: deleting due to NoExecute taint');
+  });
+
+  // addConditionAndDeletePod: ObservedGeneration = CalculatePodConditionObservedGeneration(&pod.Status,
+  // pod.Generation, DisruptionTarget), i.e. pod.Generation in 1.37.2 (PodObservedGenerationTracking GA,
+  // locked on); omitted (omitempty) when the server sets no pod generation (before 1.33).
+  test('DisruptionTarget condition carries observedGeneration = the pod\'s metadata.generation (TaintEvictionWriter)', async () => {
+    const patches: Record<string, unknown>[] = [];
+    const core = {
+      patchNamespacedPodStatus: async (arg: Record<string, unknown>) => {
+        patches.push(arg);
+        return {};
+      },
+    } as unknown as KubeClients['core'];
+    const writer = new TaintEvictionWriter({ core }, { schedule: (fn) => fn() }, new FakeClock(T0));
+    const conditionsOf = (i: number) => (patches[i]?.['body'] as { metadata: { uid: string }; status: { conditions: Record<string, unknown>[] } }).status.conditions;
+
+    const pod: Pod = { ...newPod('p', 'node1'), generation: 4 };
+    assert.equal(await writer.addDisruptionCondition('default', 'p', pod.uid, pod), 'written');
+    assert.deepEqual(conditionsOf(0), [
+      {
+        type: 'DisruptionTarget',
+        status: 'True',
+        reason: DELETION_BY_TAINT_MANAGER_REASON,
+        message: DELETION_BY_TAINT_MANAGER_MESSAGE,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+        observedGeneration: 4,
+      },
+    ]);
+
+    // No generation (servers before 1.33), or a cached copy of another pod under the same name: left out.
+    assert.equal(await writer.addDisruptionCondition('default', 'p', pod.uid, newPod('p', 'node1')), 'written');
+    assert.equal('observedGeneration' in (conditionsOf(1)[0] ?? {}), false);
+    assert.equal(await writer.addDisruptionCondition('default', 'p', 'uid-recreated', pod), 'written');
+    assert.equal('observedGeneration' in (conditionsOf(2)[0] ?? {}), false);
+    assert.equal((patches[2]?.['body'] as { metadata: { uid: string } }).metadata.uid, 'uid-recreated');
   });
 });
 
