@@ -6,19 +6,22 @@
  *   node-lifecycle-controller demo [flags]    local control plane + fleet + controller, scripted failures
  *   node-lifecycle-controller status          the running controller's view (zones, queues, deadlines)
  *   node-lifecycle-controller explain pod NS/NAME | node NAME   what will happen to one pod or node, and why
+ *   node-lifecycle-controller completion      a bash/zsh completion script (yargs)
  *
  * Exit codes: 0 success, 1 runtime failure (including lost leadership), 2 invalid input.
  */
-import { FlagError, HelpRequested } from './flags.js';
+import { runCommand } from './command.js';
+import { controllerFlagsHelp } from './flags.js';
 
 const USAGE = `Usage: node-lifecycle-controller [command] [flags]
 
 Commands:
-  run      run the controller (the default; see \`node-lifecycle-controller run --help\`)
-  sim      run a simulated kubelet fleet against a cluster (\`sim --help\`)
-  demo     bring up a local control plane, a simulated fleet and the controller, and play node failures (\`demo --help\`)
-  status   show a running controller's view: leader, zones, next taint, pending deletions, paused zones (\`status --help\`)
-  explain  explain what will happen to a pod or node, and why: \`explain pod NS/NAME\`, \`explain node NAME\`
+  run         run the controller (the default; see \`node-lifecycle-controller run --help\`)
+  sim         run a simulated kubelet fleet against a cluster (\`sim --help\`)
+  demo        bring up a local control plane, a simulated fleet and the controller, and play node failures (\`demo --help\`)
+  status      show a running controller's view: leader, zones, next taint, pending deletions, paused zones (\`status --help\`)
+  explain     explain what will happen to a pod or node, and why: \`explain pod NS/NAME\`, \`explain node NAME\`
+  completion  print a bash/zsh completion script: \`node-lifecycle-controller completion >> ~/.bashrc\`
 `;
 
 /** Subcommands other than `run`, imported only when used (each pulls in its own dependencies). */
@@ -29,32 +32,65 @@ const SUBCOMMANDS: Readonly<Record<string, () => Promise<(argv: string[]) => Pro
   explain: async () => (await import('./explain.js')).runExplainCommand,
 };
 
+/** The argument yargs' completion script passes back to the program to ask for candidates. */
+const YARGS_COMPLETIONS = '--get-yargs-completions';
+
 /**
  * Runs the program for `argv` (without node and script path).
  * @returns the process exit code. Never throws: errors are reported on stderr.
  */
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
-  try {
+  return runCommand('node-lifecycle-controller', async () => {
     const load = first !== undefined && Object.hasOwn(SUBCOMMANDS, first) ? SUBCOMMANDS[first] : undefined;
     if (load) return await (await load())(rest);
     if (first === 'help') {
       process.stdout.write(USAGE);
       return 0;
     }
+    if (first === 'completion' || first === YARGS_COMPLETIONS) return await runCompletion(argv);
     const { runController } = await import('./run.js');
     return await runController(first === 'run' ? rest : argv);
-  } catch (err) {
-    if (err instanceof HelpRequested) {
-      process.stdout.write(`${err.text}\n`);
-      return 0;
-    }
-    if (err instanceof FlagError) {
-      process.stderr.write(`node-lifecycle-controller: ${err.message}\n`);
-      return 2;
-    }
-    process.stderr.write(`node-lifecycle-controller: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
-  }
+  });
 }
 
+/**
+ * The `run` flags, read back from `--help` (flags.ts keeps the one flag table; its help lists each
+ * as `--name`, and klog's verbosity as `-v`).
+ * @returns flag names without dashes, in help order.
+ */
+export function runFlagNames(): string[] {
+  const names = [...controllerFlagsHelp().matchAll(/^\s+(?:-h, )?--?([a-z][a-z-]*)\s/gm)].map((m) => m[1] ?? '');
+  return [...new Set(names)].filter((n) => n !== 'help');
+}
+
+/**
+ * `completion` prints yargs' bash/zsh completion script; the script calls the program back with
+ * `--get-yargs-completions <words…>`, answered here with the commands, the `run` flags, and the
+ * `status`/`explain` flags after those words.
+ * @param argv `['completion']` or `['--get-yargs-completions', …words]`.
+ * @returns 0; yargs writes to stdout.
+ * Upstream analogue: cobra's `completion` command in kube-controller-manager and kubectl.
+ */
+async function runCompletion(argv: string[]): Promise<number> {
+  const [{ default: yargs }, { ENDPOINT_YARGS_OPTIONS }] = await Promise.all([import('yargs'), import('./inspect.js')]);
+  const runOptions = Object.fromEntries(runFlagNames().map((n) => [n, { type: 'string' as const, global: false }]));
+  const parser = yargs(argv)
+    .scriptName('node-lifecycle-controller')
+    .parserConfiguration({ 'camel-case-expansion': false })
+    .exitProcess(false)
+    .help(false)
+    .version(false)
+    // The controller's flags also at the top level (`run` is the default command), but not inherited by the other commands.
+    .options(runOptions)
+    .command('run', 'run the controller (the default)', (y) => y.options(runOptions))
+    .command('sim', 'run a simulated kubelet fleet')
+    .command('demo', 'local control plane, fleet and controller, with node failures')
+    .command('status', "show a running controller's view", (y) => y.options(ENDPOINT_YARGS_OPTIONS))
+    .command('explain', 'explain what will happen to a pod or node', (y) =>
+      y.options(ENDPOINT_YARGS_OPTIONS).command('pod', 'NAMESPACE/NAME').command('node', 'NAME'),
+    )
+    .command('help', 'list the commands');
+  await parser.completion('completion', 'print a bash/zsh completion script').parseAsync();
+  return 0;
+}

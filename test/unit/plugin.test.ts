@@ -1,0 +1,200 @@
+/**
+ * The kubectl plugin (src/cli/plugin.ts): kubectl's `--context`, cobra-style completion for
+ * `kubectl_complete-node_lifecycle`, the one-file esbuild bundle and the krew manifest template;
+ * and the program's yargs completion (src/cli/program.ts).
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadYaml } from '@kubernetes/client-node';
+import { FlagError } from '../../src/cli/flags.js';
+import { pinKubeContext, pluginCompletions, splitContextFlag, type CompletionLookups } from '../../src/cli/plugin.js';
+import { loadKubeConfig } from '../../src/kube/client.js';
+import { PROGRAM_VERSION } from '../../src/version.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const NODE = process.execPath;
+
+const run = (cmd: string, args: string[], cwd = ROOT) => spawnSync(cmd, args, { cwd, encoding: 'utf8', env: { ...process.env, KUBECONFIG: '/nonexistent' } });
+
+describe('--context (kubectl\'s global flag, read by the plugin)', () => {
+  test('taken out of the words in both spellings; the last one wins; words after -- are kept', () => {
+    assert.deepEqual(splitContextFlag(['status', '--context', 'a', '-o', 'json']), { context: 'a', rest: ['status', '-o', 'json'] });
+    assert.deepEqual(splitContextFlag(['--context=a', 'explain', 'node', 'n1', '--context=b']), { context: 'b', rest: ['explain', 'node', 'n1'] });
+    assert.deepEqual(splitContextFlag(['status']), { context: undefined, rest: ['status'] });
+    assert.deepEqual(splitContextFlag(['status', '--', '--context', 'x']), { context: undefined, rest: ['status', '--', '--context', 'x'] });
+  });
+
+  test('without a name it is a FlagError (exit 2)', () => {
+    for (const argv of [['status', '--context'], ['status', '--context', '-o'], ['--context=']]) {
+      assert.throws(() => splitContextFlag(argv), (e: unknown) => e instanceof FlagError && e.exitCode === 2 && e.flag === 'context', argv.join(' '));
+    }
+  });
+
+  describe('pinKubeContext', () => {
+    let dir = '';
+    let file = '';
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), 'nlc-plugin-'));
+      file = join(dir, 'kubeconfig');
+      const cluster = (name: string, server: string) => ({ name, cluster: { server, 'insecure-skip-tls-verify': true } });
+      writeFileSync(
+        file,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: [cluster('one', 'https://one.example:6443'), cluster('two', 'https://two.example:6443')],
+          users: [{ name: 'u', user: { token: 't' } }],
+          contexts: [
+            { name: 'ctx-one', context: { cluster: 'one', user: 'u' } },
+            { name: 'ctx-two', context: { cluster: 'two', user: 'u' } },
+          ],
+          'current-context': 'ctx-one',
+        }),
+      );
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+
+    test('every kubeconfig the process loads then uses that context; an unknown one is an error', () => {
+      assert.equal(loadKubeConfig(file).getCurrentCluster()?.server, 'https://one.example:6443', 'before: the file\'s current-context');
+      pinKubeContext('ctx-two');
+      assert.equal(loadKubeConfig(file).getCurrentCluster()?.server, 'https://two.example:6443');
+      pinKubeContext('missing');
+      assert.throws(() => loadKubeConfig(file), /context "missing" is not in the kubeconfig/);
+      pinKubeContext('ctx-one');
+      assert.equal(loadKubeConfig(file).getCurrentCluster()?.server, 'https://one.example:6443');
+    });
+  });
+});
+
+describe('pluginCompletions (cobra __complete format, for kubectl_complete-node_lifecycle)', () => {
+  const asked: string[] = [];
+  const lookups: CompletionLookups = {
+    contexts: () => ['prod', 'staging'],
+    nodes: async () => (asked.push('nodes'), ['node-a', 'node-b', 'worker-1']),
+    namespaces: async () => ['default', 'kube-system'],
+    pods: async (ns) => (asked.push(`pods ${ns}`), ['web-1', 'web-2']),
+  };
+  const complete = async (...words: string[]): Promise<string[]> => (await pluginCompletions(words, lookups)).trimEnd().split('\n');
+
+  test('commands, then explain\'s kinds, then names from the cluster; ends with :4 (no file names)', async () => {
+    assert.deepEqual(await complete(''), ['status', 'explain', ':4']);
+    assert.deepEqual(await complete('ex'), ['explain', ':4']);
+    assert.deepEqual(await complete('explain', ''), ['pod', 'node', ':4']);
+    assert.deepEqual(await complete('explain', 'node', 'node-'), ['node-a', 'node-b', ':4']);
+    assert.deepEqual(await complete('explain', 'pod', 'kube'), ['kube-system/', ':4']);
+    assert.deepEqual(await complete('explain', 'pod', 'default/w'), ['default/web-1', 'default/web-2', ':4']);
+    assert.deepEqual(await complete('explain', 'node', 'node-a', ''), [':4'], 'nothing after the target');
+    assert.deepEqual(asked, ['nodes', 'pods default']);
+  });
+
+  test('flags, flag values and kubectl\'s --context', async () => {
+    const flags = await complete('status', '--');
+    for (const f of ['--context', '--endpoint', '--kubeconfig', '--namespace', '--lease', '--port', '--output']) assert.ok(flags.includes(f), f);
+    assert.deepEqual(await complete('status', '-o', ''), ['table', 'json', ':4']);
+    assert.deepEqual(await complete('--context', ''), ['prod', 'staging', ':4']);
+    assert.deepEqual(await complete('--context', 'prod', 'explain', '-n', 'kube-system', ''), ['pod', 'node', ':4'], 'flag values are not positional words');
+  });
+
+  test('a failing lookup only means no candidates', async () => {
+    const failing: CompletionLookups = { ...lookups, nodes: () => Promise.reject(new Error('connection refused')) };
+    assert.equal(await pluginCompletions(['explain', 'node', ''], failing), ':4\n');
+  });
+});
+
+describe('bin/ scripts (from source in this checkout)', () => {
+  test('kubectl-node_lifecycle: --version, help, unknown command exits 2', () => {
+    const version = run(join(ROOT, 'bin', 'kubectl-node_lifecycle'), ['--version']);
+    assert.equal(version.status, 0, version.stderr);
+    assert.equal(version.stdout, `kubectl-node_lifecycle v${PROGRAM_VERSION}\n`);
+    const help = run(join(ROOT, 'bin', 'kubectl-node_lifecycle'), []);
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /--context NAME/);
+    const bad = run(join(ROOT, 'bin', 'kubectl-node_lifecycle'), ['bogus']);
+    assert.equal(bad.status, 2);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
+  });
+
+  test('kubectl_complete-node_lifecycle answers in cobra\'s format', () => {
+    const r = run(join(ROOT, 'bin', 'kubectl_complete-node_lifecycle'), ['explain', '']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, 'pod\nnode\n:4\n');
+  });
+});
+
+describe('the plugin bundle (npm run build:plugin) and the krew manifest', () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; scripts: Record<string, string> };
+  const outfile = /--outfile=(\S+)/.exec(pkg.scripts['build:plugin'] ?? '')?.[1] ?? '';
+  let dir = '';
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'nlc-bundle-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('is one file that runs without node_modules: --version, completion, and exit 2 for a bad command', () => {
+    assert.match(outfile, /^dist\/plugin\/kubectl-node_lifecycle\.mjs$/);
+    const build = spawnSync('npm', ['run', '-s', 'build:plugin'], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(build.status, 0, build.stderr);
+    // Alone in an empty directory: nothing to resolve at run time.
+    const alone = join(dir, 'kubectl-node_lifecycle.mjs');
+    copyFileSync(join(ROOT, outfile), alone);
+    assert.match(readFileSync(alone, 'utf8').slice(0, 30), /^#!\/usr\/bin\/env node\n/);
+    const version = run(NODE, [alone, '--version'], dir);
+    assert.equal(version.status, 0, version.stderr);
+    assert.equal(version.stdout, `kubectl-node_lifecycle v${PROGRAM_VERSION}\n`);
+    const completion = run(NODE, [alone, '__complete', 'explain', 'n'], dir);
+    assert.equal(completion.stdout, 'node\n:4\n');
+    const help = run(NODE, [alone, 'status', '--help'], dir);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /--endpoint/);
+    const bad = run(NODE, [alone, 'status', '--bogus'], dir);
+    assert.equal(bad.status, 2);
+  });
+
+  test('krew/node-lifecycle.yaml: a krew Plugin whose bin is the bundle; every placeholder documented', () => {
+    const template = readFileSync(join(ROOT, 'krew', 'node-lifecycle.yaml'), 'utf8');
+    const placeholders = [...new Set([...template.matchAll(/\$\{([A-Z0-9_]+)\}/g)].map((m) => m[1]))].sort();
+    assert.deepEqual(placeholders, ['HOMEPAGE', 'SHA256', 'URI', 'VERSION']);
+    const values: Record<string, string> = { VERSION: pkg.version, HOMEPAGE: 'https://example.org', URI: 'https://example.org/p.tar.gz', SHA256: 'a'.repeat(64) };
+    const filled = template.replace(/\$\{([A-Z0-9_]+)\}/g, (_m, k: string) => values[k] ?? '');
+    const manifest = JSON.parse(JSON.stringify(loadYaml(filled))) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { name: string };
+      spec: { version: string; shortDescription: string; platforms: { uri: string; sha256: string; bin: string; files: { from: string; to: string }[] }[] };
+    };
+    assert.equal(manifest.apiVersion, 'krew.googlecontainertools.github.com/v1alpha2');
+    assert.equal(manifest.kind, 'Plugin');
+    // krew runs the plugin as kubectl-<name with - as _>: kubectl-node_lifecycle.
+    assert.equal(manifest.metadata.name, 'node-lifecycle');
+    assert.equal(manifest.spec.version, `v${pkg.version}`);
+    assert.ok(manifest.spec.shortDescription.length > 0 && manifest.spec.shortDescription.length <= 80);
+    const bundleName = outfile.split('/').at(-1);
+    for (const p of manifest.spec.platforms) {
+      assert.equal(p.bin, bundleName);
+      assert.ok(p.files.some((f) => f.from === bundleName));
+      assert.match(p.sha256, /^[0-9a-f]{64}$/);
+    }
+  });
+});
+
+describe('yargs completion of node-lifecycle-controller', () => {
+  const cli = (...args: string[]) => run(NODE, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args]);
+
+  test('completion prints a script that calls the program back; the program answers with commands and flags', () => {
+    const script = cli('completion');
+    assert.equal(script.status, 0, script.stderr);
+    assert.match(script.stdout, /node-lifecycle-controller --get-yargs-completions/);
+    const commands = cli('--get-yargs-completions', 'node-lifecycle-controller', '').stdout.split('\n');
+    for (const c of ['run', 'status', 'explain', 'completion']) assert.ok(commands.includes(c), c);
+    const runFlags = cli('--get-yargs-completions', 'node-lifecycle-controller', 'run', '--').stdout.split('\n');
+    for (const f of ['--node-monitor-grace-period', '--log-level', '--logging-format', '--version']) assert.ok(runFlags.includes(f), f);
+    const statusFlags = cli('--get-yargs-completions', 'node-lifecycle-controller', 'status', '--').stdout.split('\n');
+    assert.ok(statusFlags.includes('--endpoint'));
+    assert.ok(!statusFlags.includes('--node-monitor-grace-period'), 'run flags are not offered for status');
+  });
+});
