@@ -33,6 +33,7 @@ import {
 import { formatZoneKey, getZoneKey } from '../nodelifecycle/zones.js';
 import { decidePodEviction } from '../tainteviction/decision.js';
 import { firstToleratingToleration, noExecuteTaints } from '../tainteviction/tolerations.js';
+import type { AffinityViolationView } from '../nodeaffinity/controller.js';
 import { FlagError } from './flags.js';
 import { fetchDebugState, formatDuration, formatEta, formatRate, formatTaint, renderTable, rfc3339, secondsFromNow, zoneName, type DebugState, type StateSource } from './inspect.js';
 import { inspectClients, parseInspectFlags, processIo, type CommandIo } from './status.js';
@@ -84,6 +85,18 @@ export interface PodExplanation {
   prospectiveTaint: { taint: string; toleratedBy: Toleration | null; tolerates: string } | null;
   /** The story in sentences, most important first. */
   explanation: string[];
+  /** The node-affinity-enforcer's violation for this pod (docs/node-affinity.md); absent when it has none or is off. */
+  nodeAffinity?: {
+    state: AffinityViolationView['state'];
+    node: string;
+    since: string;
+    /** When the grace period ends. */
+    evictAt: string;
+    evictAtInSeconds: number;
+    reason: string;
+    nextAttempt: string | null;
+    pdbRefusals: number;
+  };
 }
 
 /** Inputs of {@link explainPod}. */
@@ -131,6 +144,47 @@ export function formatToleration(t: Toleration): string {
  * counts) and our restart-safe deadline (decision.ts `decidePodEviction`).
  */
 export function explainPod(input: PodExplainInput): PodExplanation {
+  const out = explainPodTaints(input);
+  return withNodeAffinity(out, input);
+}
+
+/**
+ * Adds the node-affinity-enforcer's view of the pod (issue 19; docs/node-affinity.md): `nodeAffinity`
+ * and the first sentence of the explanation, when `/debug/state` has a violation for this pod (uid).
+ * @returns `out`, changed in place.
+ */
+function withNodeAffinity(out: PodExplanation, input: PodExplainInput): PodExplanation {
+  const { pod, nowMs } = input;
+  // The enforcer's part of /debug/state (src/cli/run.ts); read narrowly, it may be absent.
+  const na = (input.state as { nodeAffinity?: { violations?: AffinityViolationView[] } } | undefined)?.nodeAffinity;
+  const v = na?.violations?.find((x) => x.pod === podKey(pod) && x.uid === pod.uid);
+  if (!v) return out;
+  out.nodeAffinity = {
+    state: v.state,
+    node: v.node,
+    since: rfc3339(v.sinceMs),
+    evictAt: rfc3339(v.evictAtMs),
+    evictAtInSeconds: secondsFromNow(v.evictAtMs, nowMs),
+    reason: v.reason,
+    nextAttempt: v.nextAttemptMs !== undefined ? rfc3339(v.nextAttemptMs) : null,
+    pdbRefusals: v.pdbRefusals,
+  };
+  const lead = `The pod violates its during-execution node affinity on node ${v.node} since ${rfc3339(v.sinceMs)}`;
+  const next = v.nextAttemptMs !== undefined ? ` next attempt at ${rfc3339(v.nextAttemptMs)} (${formatEta(v.nextAttemptMs, nowMs)})` : '';
+  const sentence: Record<AffinityViolationView['state'], string> = {
+    waiting: `${lead}; evicts at ${rfc3339(v.evictAtMs)} (${formatEta(v.evictAtMs, nowMs)}) unless the label comes back.`,
+    held: `${lead}; not evicted for now: ${v.reason}.`,
+    queued: `${lead}; its grace ended at ${rfc3339(v.evictAtMs)}: queued for eviction (${v.reason}).`,
+    evicting: `${lead}; the eviction is being sent.`,
+    'blocked-by-pdb': `${lead}; the eviction was refused by a PodDisruptionBudget ${v.pdbRefusals} time(s) (${v.reason});${next}.`,
+    retrying: `${lead}; the eviction failed (${v.reason});${next}.`,
+    evicted: `${lead}; the node-affinity-enforcer evicted it.`,
+  };
+  out.explanation.unshift(sentence[v.state]);
+  return out;
+}
+
+function explainPodTaints(input: PodExplainInput): PodExplanation {
   const { pod, node, state, nowMs } = input;
   const view = state?.nodeLifecycle;
   const key = podKey(pod);
@@ -280,6 +334,7 @@ export function renderPodExplanation(e: PodExplanation): string {
     lines.push('Node:      (not bound)');
   }
   lines.push(`Verdict:   ${e.verdict}${e.deadline ? `  deadline ${e.deadline} (${formatEta((e.deadlineInSeconds ?? 0) * 1000, 0)}, ${e.deadlineSource})` : ''}`);
+  if (e.nodeAffinity) lines.push(`Affinity:  ${e.nodeAffinity.state} since ${e.nodeAffinity.since}, grace ends ${e.nodeAffinity.evictAt}`);
   if (e.blockedByPausedZone) lines.push(`Blocked:   zone ${e.blockedByPausedZone.zone} is paused (${e.blockedByPausedZone.state})`);
   if (e.prospectiveTaint) {
     const p = e.prospectiveTaint;

@@ -378,3 +378,19 @@ describe('pdbRefusal (writer.ts)', () => {
     assert.equal(pdbRefusal(new Error('x')), undefined);
   });
 });
+
+describe('explain pod shows the enforcer\'s view', () => {
+  test('waiting: "violates its during-execution affinity since …; evicts at … unless the label comes back"', async () => {
+    const { explainPod, renderPodExplanation } = await import('../../src/cli/explain.js');
+    const now = Date.UTC(2026, 0, 1, 12);
+    const pod = { namespace: 'ns', name: 'a', uid: 'uid-a', resourceVersion: '1', nodeName: 'n1', phase: 'Running', creationTimestamp: 0, conditions: [], tolerations: [], ownerReferences: [], pvcNames: [], finalizers: [] };
+    const violation = { pod: 'ns/a', uid: 'uid-a', node: 'n1', sinceMs: now - 20_000, evictAtMs: now + 40_000, state: 'waiting' as const, reason: 'within the grace period', pdbRefusals: 0 };
+    const state = { identity: 'me', leader: 'me', nodeAffinity: { violations: [violation], queued: 0, graceMs: 60_000, evictionRate: 0.1 } };
+    const e = explainPod({ pod, node: mkNode('n1', { pool: 'silver' }), state, source: null, nowMs: now });
+    assert.match(e.explanation[0] ?? '', /violates its during-execution node affinity on node n1 since 2026-01-01T11:59:40(\.000)?Z; evicts at 2026-01-01T12:00:40(\.000)?Z \(in 40(\.0)?s\) unless the label comes back/);
+    assert.equal(e.nodeAffinity?.state, 'waiting');
+    assert.match(renderPodExplanation(e), /Affinity: {2}waiting since/);
+    const other = explainPod({ pod: { ...pod, uid: 'other' }, node: mkNode('n1', {}), state, source: null, nowMs: now });
+    assert.equal(other.nodeAffinity, undefined, 'a violation of another pod with the same name is not shown');
+  });
+});
