@@ -179,7 +179,7 @@ export class NodeAffinityEnforcer {
     this.#mark(key(pod));
   }
 
-  /** Node informer add/update: re-decide the node's pods (a label may have changed). */
+  /** Node informer add/update/delete: re-decide the node's pods (a label may have changed). */
   nodeChanged(node: Node, old?: Node): void {
     if (old && old.resourceVersion === node.resourceVersion) return;
     for (const p of this.#d.caches.pods.podsOnNode(node.name)) if (p.rule.kind !== 'none') this.#mark(key(p));
@@ -220,13 +220,6 @@ export class NodeAffinityEnforcer {
       pdbRefusals: e.pdbRefusals,
     }));
     return { violations, queued: this.#queue.length, graceMs: this.#o.graceMs, evictionRate: this.#o.evictionRate };
-  }
-
-  /** Runs every pending decision now (tests call it after handlers; production uses a 0 ms timer). */
-  flush(): void {
-    this.#pumpTimer?.cancel();
-    this.#pumpTimer = undefined;
-    this.#pump();
   }
 
   #mark(k: string): void {
@@ -293,12 +286,11 @@ export class NodeAffinityEnforcer {
       entry?.timer?.cancel();
       this.#entries.set(k, e);
       this.#d.metrics.violations.inc();
-      this.#d.events.record(
-        podRef(pod),
-        'Warning',
-        EVENT_VIOLATED,
-        `Node ${d.violation.node} no longer satisfies the pod's during-execution node affinity; evicts at ${iso(e.evictAtMs)} (grace ${this.#o.graceMs / 1000}s) unless the labels match again`,
-      );
+      const then =
+        d.action === 'hold'
+          ? `not evicted while ${d.reason}`
+          : `evicts at ${iso(e.evictAtMs)} (grace ${this.#o.graceMs / 1000}s) unless the labels match again`;
+      this.#d.events.record(podRef(pod), 'Warning', EVENT_VIOLATED, `Node ${d.violation.node} no longer satisfies the pod's during-execution node affinity; ${then}`);
       this.#updateGauge();
     }
     if (d.action === 'hold') {

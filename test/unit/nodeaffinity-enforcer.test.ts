@@ -302,6 +302,7 @@ describe('NodeAffinityEnforcer (shell, FakeClock)', () => {
     await h.settle(10 * GRACE);
     assert.equal(h.evictions.length, 0);
     assert.equal(h.c.view().violations[0]?.state, 'held');
+    assert.match(h.events[0]?.message ?? '', /not evicted while node n1 is not Ready/);
     h.setNode(mkNode('n1', { pool: 'silver' }, true, '2'));
     await h.settle();
     assert.equal(h.evictions.length, 1);
