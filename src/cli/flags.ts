@@ -91,6 +91,8 @@ export interface ControllerDescriptor {
   readonly aliases: readonly string[];
   /** Whether `*` leaves it off (upstream `isDisabledByDefault`). */
   readonly disabledByDefault: boolean;
+  /** A controller of this project that kube-controller-manager does not have (nothing there to switch off). */
+  readonly ourOwn?: boolean;
 }
 
 /**
@@ -109,6 +111,8 @@ export const KNOWN_CONTROLLERS = [
     aliases: ['attachdetach', 'attach-detach-controller'],
     disabledByDefault: false,
   },
+  // Our own (issue 19, src/nodeaffinity/): evicts pods whose during-execution node affinity no longer matches. Off by default.
+  { name: 'node-affinity-enforcer', aliases: [], disabledByDefault: true, ourOwn: true },
 ] as const satisfies readonly ControllerDescriptor[];
 
 /** A canonical controller name. */
@@ -161,7 +165,9 @@ export function isControllerEnabled(config: Pick<ControllerConfig, 'controllers'
  * controller of ours except the attach/detach one (ours only force-detaches; KCM's must keep
  * attaching). Derived from {@link KNOWN_CONTROLLERS}, so the install texts cannot drift from it.
  */
-const REPLACED_KCM_CONTROLLERS = KNOWN_CONTROLLERS.filter((c) => c.name !== 'persistentvolume-attach-detach-controller');
+const REPLACED_KCM_CONTROLLERS = KNOWN_CONTROLLERS.filter(
+  (c: ControllerDescriptor) => c.name !== 'persistentvolume-attach-detach-controller' && c.ourOwn !== true,
+);
 
 /**
  * kube-controller-manager's `--controllers` values that switch off the loops this program replaces,
@@ -473,6 +479,34 @@ const FLAGS = [
     help: 'Never force-detach on timeout; only the node.kubernetes.io/out-of-service taint triggers a force detach.',
   },
   {
+    name: 'affinity-violation-grace',
+    kind: 'duration',
+    default: '60s',
+    unit: DURATION_UNIT,
+    help: 'node-affinity-enforcer: how long a pod\'s during-execution node affinity must have failed to match its node, continuously, before the pod is evicted. Our own.',
+  },
+  {
+    name: 'affinity-eviction-rate',
+    kind: 'number',
+    default: '0.1',
+    unit: 'pods per second',
+    help: 'node-affinity-enforcer: evictions per second (token bucket, burst 1); 0 never evicts. Our own.',
+  },
+  {
+    name: 'affinity-max-evictions-per-node',
+    kind: 'integer',
+    default: '0',
+    unit: 'pods (0: no cap)',
+    help: 'node-affinity-enforcer: at most this many evictions from one node in any 10 minutes (the descheduler\'s maxNoOfPodsToEvictPerNode). Our own.',
+  },
+  {
+    name: 'affinity-max-evictions-total',
+    kind: 'integer',
+    default: '0',
+    unit: 'pods (0: no cap)',
+    help: 'node-affinity-enforcer: at most this many evictions in any 10 minutes (the descheduler\'s maxNoOfPodsToEvictTotal). Our own.',
+  },
+  {
     name: 'metrics-bind-address',
     kind: 'string',
     default: DEFAULT_METRICS_BIND_ADDRESS,
@@ -519,6 +553,7 @@ const FLAGS = [
     help:
       'A set of key=value pairs that describe feature gates. Known gates: ' +
       'PodDisruptionConditions=true|false (default true: the taint eviction controller adds the DisruptionTarget pod condition before each deletion, as kube-controller-manager 1.26+ does; false: one DELETE per pod, as 1.20–1.25). ' +
+      'NodeControllerLeaseCircuitBreaker=true|false (default true, as 1.37: before acting on a node whose cached Lease expired, the node lifecycle controller reads the Lease live and holds while its Lease cache is behind; false: the cache decides, as 1.36 and earlier). ' +
       'The gate went GA in 1.31 and 1.37.2 no longer has it (its kube-controller-manager rejects it as unrecognized); we keep it. Unknown gates are an error.',
   },
   {
@@ -592,6 +627,14 @@ export interface ControllerConfig {
   forceDetachTimeout: number;
   /** `--disable-force-detach-on-timeout`. */
   disableForceDetachOnTimeout: boolean;
+  /** `--affinity-violation-grace` in **milliseconds** (node-affinity-enforcer). */
+  affinityViolationGrace: number;
+  /** `--affinity-eviction-rate` in **pods per second** (>= 0). */
+  affinityEvictionRate: number;
+  /** `--affinity-max-evictions-per-node` in **pods** (0: no cap). */
+  affinityMaxEvictionsPerNode: number;
+  /** `--affinity-max-evictions-total` in **pods** (0: no cap). */
+  affinityMaxEvictionsTotal: number;
   /** `--metrics-bind-address`, validated with `parseBindAddress` (src/metrics/server.ts). */
   metricsBindAddress: string;
   /** `--log-level`. */
@@ -612,10 +655,16 @@ export interface FeatureGates {
    * Default true. Off, each eviction is one DELETE, as in kube-controller-manager 1.20–1.25.
    */
   PodDisruptionConditions: boolean;
+  /**
+   * Upstream `NodeControllerLeaseCircuitBreaker` (beta and on by default in 1.37, kubernetes
+   * #138698): the node lifecycle controller reads an expired node's Lease live before acting on it
+   * (docs/node-lifecycle.md). Default true. Off, the Lease cache decides alone, as in 1.36.
+   */
+  NodeControllerLeaseCircuitBreaker: boolean;
 }
 
 /** Defaults of {@link FeatureGates}. */
-export const DEFAULT_FEATURE_GATES: Readonly<FeatureGates> = { PodDisruptionConditions: true };
+export const DEFAULT_FEATURE_GATES: Readonly<FeatureGates> = { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true };
 
 /**
  * Parses `--feature-gates` (`Name=true,Other=false`; spaces around entries are ignored).
@@ -1014,6 +1063,13 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     }
   }
 
+  const affinityEvictionRate = number('affinity-eviction-rate');
+  if (affinityEvictionRate < 0) fail('affinity-eviction-rate', `must not be negative, got ${affinityEvictionRate}`);
+  const affinityMaxEvictionsPerNode = integer('affinity-max-evictions-per-node');
+  if (affinityMaxEvictionsPerNode < 0) fail('affinity-max-evictions-per-node', `must not be negative, got ${affinityMaxEvictionsPerNode}`);
+  const affinityMaxEvictionsTotal = integer('affinity-max-evictions-total');
+  if (affinityMaxEvictionsTotal < 0) fail('affinity-max-evictions-total', `must not be negative, got ${affinityMaxEvictionsTotal}`);
+
   const metricsBindAddress = str('metrics-bind-address');
   try {
     parseBindAddress(metricsBindAddress);
@@ -1065,6 +1121,10 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     leaderElectResourceNamespace,
     forceDetachTimeout: duration('force-detach-timeout'),
     disableForceDetachOnTimeout: bool('disable-force-detach-on-timeout'),
+    affinityViolationGrace: duration('affinity-violation-grace'),
+    affinityEvictionRate,
+    affinityMaxEvictionsPerNode,
+    affinityMaxEvictionsTotal,
     metricsBindAddress,
     logLevel,
     logFormat,

@@ -46,6 +46,9 @@ import { PodGCWriter } from '../podgc/writer.js';
 import { ForceDetachController } from '../volumes/controller.js';
 import { ATTACH_DETACH_EVENT_SOURCE, FORCE_DETACH_RESYNC_PERIOD_MS } from '../volumes/decision.js';
 import { ForceDetachWriter } from '../volumes/writer.js';
+import { NODE_AFFINITY_ENFORCER_NAME, NodeAffinityEnforcer } from '../nodeaffinity/controller.js';
+import { AFFINITY_POD_NODE_INDEX, affinityPodInformer } from '../nodeaffinity/informer.js';
+import { AffinityEvictionWriter } from '../nodeaffinity/writer.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { isControllerEnabled, parseControllerFlags, type ControllerConfig } from './flags.js';
 
@@ -76,6 +79,7 @@ export interface RunningController {
   taintEviction?: TaintEvictionController;
   podGC?: PodGCController;
   forceDetach?: ForceDetachController;
+  nodeAffinity?: NodeAffinityEnforcer;
   /** Resolves once every cache synced and (with election) this process leads, and the controllers started. */
   started: Promise<void>;
   /** This process's identity (`hostname_uuid`, the Lease holder identity with election on). */
@@ -161,6 +165,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   if (isControllerEnabled(config, 'node-lifecycle-controller')) {
     const throttle = newThrottle();
     const recorder = new EventRecorder({ clients, throttle, component: 'node-controller', host: identity, clock, log: ioLog });
+    const nlcWriter = new NodeLifecycleWriter(clients, throttle, clock);
     nodeLifecycle = new NodeLifecycleController({
       config: {
         nodeMonitorPeriodMs: config.nodeMonitorPeriod,
@@ -185,10 +190,13 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         },
         daemonSets: { has: (k) => daemonSets.get(k) !== undefined },
       },
-      writes: new NodeLifecycleWriter(clients, throttle, clock),
+      writes: nlcWriter,
       events: eventSink(recorder),
       metrics: metrics.nodeCollector,
       canSeeCluster,
+      ...(config.featureGates.NodeControllerLeaseCircuitBreaker
+        ? { leaseCircuitBreaker: { readLease: (n: string) => nlcWriter.readNodeLease(n), cacheResourceVersion: () => leases.stats().resourceVersion } }
+        : {}),
     });
     const nlc = nodeLifecycle;
     nodes.on('add', (n: Node) => nlc.nodeChanged(n.name));
@@ -303,6 +311,42 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     vas.on('delete', (v) => fd.volumeAttachmentDeleted(v));
   }
 
+  // <<wiring: node-affinity-enforcer>> (src/nodeaffinity/; issue 19). Off by default. It needs pod
+  // annotations and affinity, which the shared slim Pod drops, so it has its own pod informer.
+  let nodeAffinity: NodeAffinityEnforcer | undefined;
+  if (isControllerEnabled(config, NODE_AFFINITY_ENFORCER_NAME)) {
+    const affinityPods = affinityPodInformer(clients, informerOpts);
+    all.push(affinityPods as Informer<unknown>);
+    const throttle = newThrottle();
+    const recorder = new EventRecorder({ clients, throttle, component: NODE_AFFINITY_ENFORCER_NAME, host: identity, clock, log: ioLog });
+    const na = new NodeAffinityEnforcer({
+      clock,
+      log: ioLog,
+      caches: {
+        nodes,
+        pods: { get: (k) => affinityPods.get(k), list: () => affinityPods.list(), podsOnNode: (n) => affinityPods.byIndex(AFFINITY_POD_NODE_INDEX, n) },
+      },
+      evictor: new AffinityEvictionWriter(clients, throttle),
+      events: eventSink(recorder),
+      metrics: metrics.nodeAffinity,
+      canSeeCluster: () => ([nodes, affinityPods] as Informer<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
+      options: {
+        graceMs: config.affinityViolationGrace,
+        evictionRate: config.affinityEvictionRate,
+        maxEvictionsPerNode: config.affinityMaxEvictionsPerNode,
+        maxEvictionsTotal: config.affinityMaxEvictionsTotal,
+      },
+    });
+    nodeAffinity = na;
+    for (const i of [nodes, affinityPods] as Informer<unknown>[]) i.on('watching', () => na.sightChanged());
+    nodes.on('add', (n: Node) => na.nodeChanged(n));
+    nodes.on('update', (o: Node, n: Node) => na.nodeChanged(n, o));
+    nodes.on('delete', (n: Node) => na.nodeChanged(n));
+    affinityPods.on('add', (p) => na.podChanged(p));
+    affinityPods.on('update', (_o, p) => na.podChanged(p));
+    affinityPods.on('delete', (p) => na.podDeleted(p));
+  }
+
   // Leader election (Lease, coordination.k8s.io/v1). A standby keeps its caches warm and takes no
   // action until it leads.
   let resolveLeading: () => void = () => undefined;
@@ -365,7 +409,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     metrics,
     isReady: () => synced,
     isHealthy: () => !(elector && lostLeadership),
-    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), informers: all.map((i) => i.stats()) }),
+    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), nodeAffinity: nodeAffinity?.view(), informers: all.map((i) => i.stats()) }),
     log,
   });
   log.info({ identity, metrics: `${config.metricsBindAddress} (port ${server.port})` }, 'node-lifecycle-controller starting');
@@ -388,6 +432,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     // <<start: other controllers>>
     podGC?.start();
     forceDetach?.start();
+    nodeAffinity?.start();
   })();
   started.catch((err: unknown) => {
     if (abort.signal.aborted) return; // stopped while waiting for the caches: not a failure
@@ -404,6 +449,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     ...(taintEviction ? { taintEviction } : {}),
     ...(podGC ? { podGC } : {}),
     ...(forceDetach ? { forceDetach } : {}),
+    ...(nodeAffinity ? { nodeAffinity } : {}),
     started,
     identity,
     lost,
@@ -415,7 +461,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         // Fence first: no write starts after this point, whatever the controllers still do.
         elector?.stop();
         const stopControllers = async (): Promise<void> => {
-          for (const c of [nodeLifecycle, taintEviction, /* <<stop: other controllers>> */ podGC, forceDetach]) {
+          for (const c of [nodeLifecycle, taintEviction, /* <<stop: other controllers>> */ podGC, forceDetach, nodeAffinity]) {
             try {
               await c?.stop();
             } catch (err) {

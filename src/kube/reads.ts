@@ -10,10 +10,10 @@
 import type { Logger } from './logger.js';
 import type { KubeClients } from './client.js';
 import { apiStatusCode, describeError, isNotFound } from './client.js';
-import { toNode, toPod, toVolumeAttachment, type Node, type Pod, type VolumeAttachment } from './objects.js';
+import { toLease, toNode, toPod, toVolumeAttachment, type Lease, type Node, type Pod, type VolumeAttachment } from './objects.js';
 
 /** The kinds of object read live, as used in the `resource` label of the live-read failure counters. */
-export type LiveReadResource = 'node' | 'pod' | 'volumeattachment';
+export type LiveReadResource = 'node' | 'pod' | 'volumeattachment' | 'lease';
 
 /** Why a live read proved nothing: an object the converters cannot parse, or any other non-404 failure. */
 export type LiveReadFailureReason = 'unparsable' | 'error';
@@ -82,6 +82,14 @@ export function readNode(clients: Pick<KubeClients, 'core'>, name: string): Prom
 /** Quorum GET of a Pod; `undefined` only on 404. @throws {LiveReadError} otherwise (see {@link readOrUndefined}). */
 export function readPod(clients: Pick<KubeClients, 'core'>, namespace: string, name: string): Promise<Pod | undefined> {
   return readOrUndefined('pod', `${namespace}/${name}`, () => clients.core.readNamespacedPod({ namespace, name }), toPod);
+}
+
+/**
+ * Quorum GET of a Lease (the node lifecycle controller's `NodeControllerLeaseCircuitBreaker` read);
+ * `undefined` only on 404. @throws {LiveReadError} otherwise (see {@link readOrUndefined}).
+ */
+export function readLease(clients: Pick<KubeClients, 'coordination'>, namespace: string, name: string): Promise<Lease | undefined> {
+  return readOrUndefined('lease', `${namespace}/${name}`, () => clients.coordination.readNamespacedLease({ namespace, name }), toLease);
 }
 
 /** Quorum GET of a VolumeAttachment; `undefined` only on 404. @throws {LiveReadError} otherwise (see {@link readOrUndefined}). */

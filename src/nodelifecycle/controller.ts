@@ -33,6 +33,10 @@
  * 7. Pods are marked NotReady level-based (every monitor pass, every pod of a not-Ready node), except
  *    during the all-zones stop and one grace period after it, when pod readiness is left alone
  *    (issue 14; kubernetes #125618, #112733, #135205, #77864, #125824).
+ * 8. `NodeControllerLeaseCircuitBreaker` (1.37, kubernetes #138698): the live Lease read is made
+ *    only for an expired node that is about to be acted on (marked Unknown, queued for or swapped to
+ *    a NoExecute taint, legacy eviction), not for every expired node on every pass; see
+ *    {@link NodeLifecycleController.leaseChanged} and `#liveLeaseAllows`.
  * docs/node-lifecycle.md lists every difference and whether it can only delay or reduce an action.
  */
 import type { Lease, Node, NodeCondition, Pod, Taint } from '../kube/objects.js';
@@ -68,6 +72,7 @@ import {
   UNREACHABLE_TAINT_TEMPLATE,
 } from './taints.js';
 import { RateLimitedTimedQueue, type TimedValue, type TryResult } from './timedqueue.js';
+import { LeaseCacheConsistency, liveLeaseVerdict } from './leasecheck.js';
 import type { NodeLifecycleWriter, WriteResult } from './writer.js';
 import {
   computeZoneState,
@@ -146,6 +151,24 @@ export interface NodeLifecycleDeps {
   metrics: NodeCollectorMetrics;
   /** True while the node and lease caches reflect the cluster (synced, watches connected). */
   canSeeCluster: () => boolean;
+  /**
+   * `NodeControllerLeaseCircuitBreaker` (default on, as in 1.37): before an expired node is acted
+   * on, its Lease is read live; absent when the gate is off (1.36 behaviour: the cache decides).
+   */
+  leaseCircuitBreaker?: LeaseCircuitBreakerIO;
+}
+
+/** The I/O of the Lease circuit breaker (src/cli/run.ts wires the API and the Lease informer). */
+export interface LeaseCircuitBreakerIO {
+  /**
+   * Quorum GET of `kube-node-lease/<nodeName>`.
+   * @returns the Lease's resourceVersion, or `undefined` only when the API answers 404.
+   * @throws for any other answer (an API or network error, an unparsable object): the node is not
+   *   acted on now and is retried (fail closed).
+   */
+  readLease(nodeName: string): Promise<{ resourceVersion: string } | undefined>;
+  /** The Lease informer's resourceVersion (last list, event or bookmark applied); `""` while relisting. */
+  cacheResourceVersion(): string;
 }
 
 /** One zone as the `status` command and `/debug/state` show it. Times are epoch ms. */
@@ -237,6 +260,10 @@ export class NodeLifecycleController {
    * all-zones stop ended: the full grace period every node gets on the way out (see #resyncPodReadiness).
    */
   #podMarkingResumesAt = 0;
+  /** The controller-wide hold after a live Lease read found the Lease cache behind (upstream `consistencyStore`). */
+  readonly #leaseConsistency = new LeaseCacheConsistency();
+  /** The hold was logged (once per hold). */
+  #leaseHoldLogged = false;
   /** Nodes whose NoSchedule pass waits for their running health sync (see #doNoScheduleTaintingPass). */
   readonly #noScheduleAfterHealth = new Set<string>();
   readonly #healthOpts: { nodeMonitorGracePeriodMs: number; nodeStartupGracePeriodMs: number };
@@ -333,9 +360,16 @@ export class NodeLifecycleController {
 
   /** A Lease in `kube-node-lease` was added or updated: a possible heartbeat. */
   leaseChanged(nodeName: string): void {
+    if (this.#stopped) return;
+    // While the Lease cache is known to be behind, the informer calls us before it records the
+    // event's resourceVersion; observe once that is done, or the event that ends the hold is lost.
+    if (this.#leaseConsistency.awaited !== undefined) {
+      queueMicrotask(() => void this.#monitorOne(nodeName));
+      return;
+    }
     // Lease renewals arrive at kubelet rate (100/s at 1,000 nodes): observe them synchronously and
     // queue only the rare node that needs an API call.
-    if (!this.#stopped) this.#monitorOne(nodeName);
+    this.#monitorOne(nodeName);
   }
 
   /**
@@ -395,7 +429,8 @@ export class NodeLifecycleController {
       for (const node of nodes) if (this.#monitorOne(node.name)) syncs.push(this.#nextHealthSync(node.name));
       await this.#awaitHealthSyncs(syncs);
       this.#handleDisruption();
-      this.#resyncPodReadiness();
+      // Like upstream's short-circuited pass, no pod is marked while the Lease cache is behind.
+      if (!this.#leaseCacheBehind()) this.#resyncPodReadiness();
     } finally {
       endTimer();
       this.#d.log.debug({ ms: this.#d.clock.now() - startMs }, 'monitor pass done');
@@ -451,11 +486,84 @@ export class NodeLifecycleController {
     const node = this.#d.caches.nodes.get(name);
     if (!node) return undefined;
     if (!this.#checkSight()) return undefined;
+    if (this.#leaseCacheBehind()) return undefined;
     this.#ensureRegistered(node);
     const lease = this.#d.caches.leases.get(`kube-node-lease/${name}`);
     const obs = observeNodeHealth(this.#health.get(name), node, lease, this.#d.clock.now(), this.#healthOpts);
     this.#health.set(name, obs.health);
     return { name, node, lease, obs };
+  }
+
+  /**
+   * Upstream `consistencyStore.EnsureReady` at the top of `tryUpdateNodeHealth`: true while a live
+   * Lease read has shown the Lease cache to be behind and the informer has not caught up yet; then
+   * no node is judged. Logs the start and the end of each hold.
+   */
+  #leaseCacheBehind(): boolean {
+    const io = this.#d.leaseCircuitBreaker;
+    if (!io || this.#leaseConsistency.awaited === undefined) return false;
+    const behind = this.#leaseConsistency.ensureReady(io.cacheResourceVersion());
+    if (behind && !this.#leaseHoldLogged) {
+      this.#leaseHoldLogged = true;
+      this.#d.log.warn(behind, 'The Lease cache is behind the API server: no node is judged until it catches up');
+    } else if (!behind && this.#leaseHoldLogged) {
+      this.#leaseHoldLogged = false;
+      this.#d.log.info({}, 'The Lease cache caught up: judging nodes again');
+    }
+    return behind !== undefined;
+  }
+
+  /**
+   * Whether `o` is an expired node the controller is about to act on, so that the Lease circuit
+   * breaker must read its Lease live first: a status write (Unknown), or, on a not-Ready node, a
+   * NoExecute taint to queue or swap (taint mode) or pods past `--pod-eviction-timeout` (legacy).
+   * Deliberate difference 8 (docs/node-lifecycle.md): upstream reads the Lease of every expired
+   * node on every pass, also when nothing would follow.
+   */
+  #needsLiveLeaseCheck(o: Observed): boolean {
+    if (!this.#d.leaseCircuitBreaker || !o.obs.expired) return false;
+    if (o.obs.needsStatusUpdate) return true;
+    const ready = o.obs.currentReady;
+    if (!ready || ready.status === 'True') return false; // a Ready node only loses taints
+    if (!this.#cfg.enableTaintManager) {
+      const h = this.#health.get(o.name);
+      return h !== undefined && this.#pastPodEvictionTimeout(h, ready.status);
+    }
+    const want = ready.status === 'False' ? NOT_READY_TAINT_TEMPLATE : UNREACHABLE_TAINT_TEMPLATE;
+    const opposite = ready.status === 'False' ? UNREACHABLE_TAINT_TEMPLATE : NOT_READY_TAINT_TEMPLATE;
+    if (taintExists(o.node.taints, opposite)) return true;
+    if (taintExists(o.node.taints, want)) return false;
+    return !(this.#zoneQueues.get(getZoneKey(o.node.labels))?.isPending(o.name) ?? false);
+  }
+
+  /**
+   * The live read of `NodeControllerLeaseCircuitBreaker` for an expired node (upstream
+   * `tryUpdateNodeHealth`): a 404 or the resourceVersion saved with the node's last seen renewal
+   * lets the controller act; any other resourceVersion starts the controller-wide hold
+   * ({@link #leaseCacheBehind}) and nothing is done for this node now.
+   * @returns true when the node may be acted on.
+   * @throws the read's error for any other failure (fail closed: the health queue retries with
+   *   backoff; upstream skips the node until its next pass).
+   */
+  async #liveLeaseAllows(o: Observed): Promise<boolean> {
+    const io = this.#d.leaseCircuitBreaker;
+    if (!io) return true;
+    const saved = o.obs.health.lease?.resourceVersion;
+    let live: { resourceVersion: string } | undefined;
+    try {
+      live = await io.readLease(o.name);
+    } catch (err) {
+      this.#d.log.warn({ node: o.name, err: describeError(err) }, 'Live read of the node Lease failed: not acting on the node now; retrying');
+      throw err;
+    }
+    const verdict = liveLeaseVerdict(saved, live);
+    if (verdict.act) return true;
+    this.#leaseConsistency.wroteAt(verdict.liveResourceVersion);
+    this.#d.log.warn(
+      { node: o.name, cachedResourceVersion: saved ?? '', liveResourceVersion: verdict.liveResourceVersion },
+      'The node Lease changed on the API server since the cache saw it renew: not marking the node unhealthy',
+    );
+    return false;
   }
 
   /** After an observation (and any status write): re-arm the deadline and recompute zones on a Ready flip. */
@@ -486,7 +594,7 @@ export class NodeLifecycleController {
     try {
       const o = this.#observe(name);
       if (!o) return false;
-      if (o.obs.needsStatusUpdate) {
+      if (o.obs.needsStatusUpdate || this.#needsLiveLeaseCheck(o)) {
         this.#healthQueue.add(name);
         return true;
       }
@@ -549,8 +657,17 @@ export class NodeLifecycleController {
   }
 
   async #syncNodeHealthLocked(name: string): Promise<void> {
-    const o = this.#observe(name);
+    let o = this.#observe(name);
     if (!o) return;
+    if (this.#needsLiveLeaseCheck(o)) {
+      if (!(await this.#liveLeaseAllows(o))) return;
+      // The read took a round trip: decide again on the caches as they are now (a renewal seen
+      // meanwhile ends the expiry), and act only on the Lease the read confirmed.
+      const again = this.#observe(name);
+      if (!again) return;
+      if (this.#needsLiveLeaseCheck(again) && again.obs.health.lease?.resourceVersion !== o.obs.health.lease?.resourceVersion) return;
+      o = again;
+    }
     const { node, lease } = o;
     const endTimer = this.#d.metrics.updateNodeHealthDuration.startTimer();
     let current: Node = node;

@@ -16,10 +16,16 @@ import { getCondition } from '../kube/objects.js';
 import type { Lease, Node, NodeCondition, Pod, PodCondition } from '../kube/objects.js';
 import { NODE_DISK_PRESSURE, NODE_MEMORY_PRESSURE, NODE_PID_PRESSURE, NODE_READY } from './taints.js';
 
-/** The part of a node Lease the controller remembers: only `renewTime` (epoch ms) is compared. */
+/**
+ * The part of a node Lease the controller remembers: `renewTime` (epoch ms) decides whether it
+ * renewed; `resourceVersion` is what the live read of `NodeControllerLeaseCircuitBreaker` compares
+ * (see {@link liveLeaseVerdict}).
+ */
 export interface SavedLease {
   /** epoch ms; absent when the Lease had no `spec.renewTime`. */
   readonly renewTime?: number;
+  /** `metadata.resourceVersion` of the Lease as seen when it renewed; absent when unknown. */
+  readonly resourceVersion?: string;
 }
 
 /**
@@ -84,6 +90,11 @@ export interface NodeHealthObservation {
   unknownConditions?: NodeCondition[];
   /** True when the grace period expired and the Ready condition changed, so status must be written. */
   needsStatusUpdate: boolean;
+  /**
+   * True when `now > probeTimestamp + grace`: upstream's branch that, with
+   * `NodeControllerLeaseCircuitBreaker`, reads the Lease live before acting (see {@link liveLeaseVerdict}).
+   */
+  expired: boolean;
 }
 
 /** Reason upstream writes on a condition it turns Unknown. */
@@ -117,6 +128,10 @@ export function nodeConditionsEqual(a: Readonly<NodeCondition> | undefined, b: R
 /** `MicroTime.Before`: false when either side is absent. */
 function renewedBefore(saved: SavedLease, observed: Pick<Lease, 'renewTime'>): boolean {
   return saved.renewTime !== undefined && observed.renewTime !== undefined && saved.renewTime < observed.renewTime;
+}
+
+function savedLeaseOf(lease: Pick<Lease, 'renewTime' | 'resourceVersion'>): SavedLease {
+  return lease.renewTime === undefined ? { resourceVersion: lease.resourceVersion } : { renewTime: lease.renewTime, resourceVersion: lease.resourceVersion };
 }
 
 function copyConditions(conditions: readonly NodeCondition[]): NodeCondition[] {
@@ -185,7 +200,7 @@ function markConditionsUnknown(node: Pick<Node, 'conditions' | 'creationTimestam
 export function observeNodeHealth(
   prev: NodeHealth | undefined,
   node: Pick<Node, 'conditions' | 'creationTimestamp'>,
-  lease: Pick<Lease, 'renewTime'> | undefined,
+  lease: Pick<Lease, 'renewTime' | 'resourceVersion'> | undefined,
   nowMs: number,
   opts: NodeHealthOptions,
 ): NodeHealthObservation {
@@ -244,7 +259,7 @@ export function observeNodeHealth(
   let probeTimestamp = record.probeTimestamp;
   let savedLeaseOut = record.lease;
   if (lease !== undefined && (savedLease === undefined || renewedBefore(savedLease, lease))) {
-    savedLeaseOut = { renewTime: lease.renewTime };
+    savedLeaseOut = savedLeaseOf(lease);
     probeTimestamp = nowMs;
   }
 
@@ -272,6 +287,7 @@ export function observeNodeHealth(
     gracePeriodMs,
     observedReady,
     needsStatusUpdate: false,
+    expired,
   };
   if (currentReady !== undefined) out.currentReady = { ...currentReady };
   if (expired && finalConditions && !nodeConditionsEqual(currentReady, observedReady)) {
@@ -281,7 +297,7 @@ export function observeNodeHealth(
       probeTimestamp,
       readyTransitionTimestamp: nowMs,
       conditions: copyConditions(finalConditions),
-      ...(lease !== undefined ? { lease: { renewTime: lease.renewTime } } : {}),
+      ...(lease !== undefined ? { lease: savedLeaseOf(lease) } : {}),
     };
   }
   return out;

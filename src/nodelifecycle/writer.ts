@@ -23,7 +23,7 @@ import {
   type PodCondition,
   type Taint,
 } from '../kube/objects.js';
-import { readNode } from '../kube/reads.js';
+import { readLease, readNode } from '../kube/reads.js';
 import { isUidMismatch, patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff, type WriteScheduler } from '../kube/writer.js';
 import type { Clock } from '../util/clock.js';
@@ -74,6 +74,18 @@ export class NodeLifecycleWriter {
   /** Quorum GET of a node as a slim object; `undefined` when it is gone. @throws on other API errors. */
   getNode(name: string): Promise<Node | undefined> {
     return readNode(this.#clients, name);
+  }
+
+  /**
+   * Quorum GET of the node's heartbeat Lease `kube-node-lease/<nodeName>` (the live read of
+   * `NodeControllerLeaseCircuitBreaker`; a read, so not throttled, like {@link getNode}).
+   * @returns its resourceVersion, or `undefined` only when the API answers 404.
+   * @throws {LiveReadError} for any other answer (src/kube/reads.ts: fail closed).
+   * Mirrors `kubeClient.CoordinationV1().Leases(v1.NamespaceNodeLease).Get` in `tryUpdateNodeHealth`.
+   */
+  async readNodeLease(nodeName: string): Promise<{ resourceVersion: string } | undefined> {
+    const lease = await readLease(this.#clients, 'kube-node-lease', nodeName);
+    return lease === undefined ? undefined : { resourceVersion: lease.resourceVersion };
   }
 
   /**

@@ -12,6 +12,7 @@ import {
   controllerFlagsHelp,
   flagEnvVar,
   isControllerEnabled,
+  kubeControllerManagerDisableFlags,
   labelSelectorMatches,
   parseControllerFlags,
   parseLabelSelector,
@@ -61,12 +62,16 @@ const DEFAULTS: [flag: string, text: string, field: keyof ControllerConfig, valu
   ['leader-elect-resource-namespace', 'kube-system', 'leaderElectResourceNamespace', 'kube-system'],
   ['force-detach-timeout', '6m', 'forceDetachTimeout', 6 * 60 * 1000],
   ['disable-force-detach-on-timeout', 'false', 'disableForceDetachOnTimeout', false],
+  ['affinity-violation-grace', '60s', 'affinityViolationGrace', 60 * 1000],
+  ['affinity-eviction-rate', '0.1', 'affinityEvictionRate', 0.1],
+  ['affinity-max-evictions-per-node', '0', 'affinityMaxEvictionsPerNode', 0],
+  ['affinity-max-evictions-total', '0', 'affinityMaxEvictionsTotal', 0],
   ['metrics-bind-address', ':10267', 'metricsBindAddress', ':10267'],
   ['log-level', 'info', 'logLevel', 'info'],
   ['log-format', 'json', 'logFormat', 'json'],
   ['controllers', '*', 'controllers', ['*']],
   ['node-selector', '""', 'nodeSelector', ''],
-  ['feature-gates', '""', 'featureGates', { PodDisruptionConditions: true }],
+  ['feature-gates', '""', 'featureGates', { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true }],
   ['kubeconfig', '""', 'kubeconfig', undefined],
   ['config', '""', 'configFile', undefined],
 ];
@@ -343,8 +348,25 @@ describe('environment and config file precedence', () => {
   });
 });
 
+describe('node-affinity-enforcer (issue 19): off by default, its flags', () => {
+  test('* leaves it off; naming it turns it on; it is not a kube-controller-manager loop to switch off', async () => {
+    assert.equal(isControllerEnabled(await parse([]), 'node-affinity-enforcer'), false);
+    assert.equal(isControllerEnabled(await parse(['--controllers=*,node-affinity-enforcer']), 'node-affinity-enforcer'), true);
+    assert.doesNotMatch(JSON.stringify(kubeControllerManagerDisableFlags()), /affinity/);
+  });
+  test('--affinity-* flags parse and reject bad values with exit 2', async () => {
+    const c = await parse(['--affinity-violation-grace=1m30s', '--affinity-eviction-rate=2.5', '--affinity-max-evictions-per-node=3', '--affinity-max-evictions-total=10']);
+    assert.deepEqual([c.affinityViolationGrace, c.affinityEvictionRate, c.affinityMaxEvictionsPerNode, c.affinityMaxEvictionsTotal], [90_000, 2.5, 3, 10]);
+    assert.match((await flagError(['--affinity-eviction-rate=-1'])).message, /--affinity-eviction-rate: must not be negative/);
+    assert.match((await flagError(['--affinity-max-evictions-per-node=1.5'])).message, /must be an integer/);
+    assert.match((await flagError(['--affinity-violation-grace=soon'])).message, /--affinity-violation-grace/);
+    assert.equal((await flagError(['--affinity-max-evictions-total=-2'])).exitCode, 2);
+  });
+});
+
 describe('--controllers (kube-controller-manager IsControllerEnabled semantics)', () => {
-  const names = KNOWN_CONTROLLERS.map((c) => c.name);
+  // kube-controller-manager's controllers; our own (off by default) are tested above.
+  const names = KNOWN_CONTROLLERS.filter((c) => !('ourOwn' in c)).map((c) => c.name);
   const enabled = async (value: string): Promise<string[]> => {
     const config = await parse([`--controllers=${value}`]);
     return names.filter((n) => isControllerEnabled(config, n));
@@ -444,9 +466,22 @@ describe('label selectors (--node-selector)', () => {
 
 describe('--feature-gates (component-base featuregate syntax)', () => {
   test('PodDisruptionConditions=false turns the gate off; spaces and Go booleans are accepted', async () => {
-    assert.deepEqual((await parse(['--feature-gates=PodDisruptionConditions=false'])).featureGates, { PodDisruptionConditions: false });
-    assert.deepEqual((await parse(['--feature-gates= PodDisruptionConditions = F ,'])).featureGates, { PodDisruptionConditions: false });
-    assert.deepEqual((await parse([], { NLC_FEATURE_GATES: 'PodDisruptionConditions=true' })).featureGates, { PodDisruptionConditions: true });
+    const on = { NodeControllerLeaseCircuitBreaker: true };
+    assert.deepEqual((await parse(['--feature-gates=PodDisruptionConditions=false'])).featureGates, { PodDisruptionConditions: false, ...on });
+    assert.deepEqual((await parse(['--feature-gates= PodDisruptionConditions = F ,'])).featureGates, { PodDisruptionConditions: false, ...on });
+    assert.deepEqual((await parse([], { NLC_FEATURE_GATES: 'PodDisruptionConditions=true' })).featureGates, { PodDisruptionConditions: true, ...on });
+  });
+
+  test('NodeControllerLeaseCircuitBreaker: on by default (beta in 1.37.2), =false turns it off', async () => {
+    assert.equal((await parse([])).featureGates.NodeControllerLeaseCircuitBreaker, true);
+    assert.deepEqual((await parse(['--feature-gates=NodeControllerLeaseCircuitBreaker=false'])).featureGates, {
+      PodDisruptionConditions: true,
+      NodeControllerLeaseCircuitBreaker: false,
+    });
+    assert.deepEqual((await parse(['--feature-gates=NodeControllerLeaseCircuitBreaker=true,PodDisruptionConditions=false'])).featureGates, {
+      PodDisruptionConditions: false,
+      NodeControllerLeaseCircuitBreaker: true,
+    });
   });
 
   test('an unknown gate is named in a one-line error with upstream\'s wording', async () => {
@@ -494,14 +529,14 @@ describe('kube-controller-manager 1.37.2 flags we share', () => {
       ['pod-garbage-collector-controller', ['podgc']],
       ['persistentvolume-attach-detach-controller', ['attachdetach']],
     ]);
-    for (const c of KNOWN_CONTROLLERS) {
+    for (const c of KNOWN_CONTROLLERS.filter((k) => !('ourOwn' in k))) {
       const aliases = upstream.get(c.name);
       assert.ok(aliases, `${c.name} is an upstream name`);
       // Ours may add aliases (attach-detach-controller), never drop upstream's.
       for (const a of aliases) assert.ok((c.aliases as readonly string[]).includes(a), `${c.name} accepts ${a}`);
       assert.equal(c.disabledByDefault, false, `${c.name} is on by default upstream`);
     }
-    assert.equal(KNOWN_CONTROLLERS.length, upstream.size);
+    assert.equal(KNOWN_CONTROLLERS.filter((k) => !('ourOwn' in k)).length, upstream.size);
   });
 
   test('an unknown controller is rejected with upstream\'s wording (controller-manager options/generic.go Validate)', async () => {

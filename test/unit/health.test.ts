@@ -502,7 +502,8 @@ describe('observeNodeHealth details (§2.8)', () => {
   test('a lease counts only when renewTime strictly increases; a saved lease without renewTime never advances', () => {
     const node = readyNode(FAKE_NOW);
     const first = observeNodeHealth(undefined, node, lease(FAKE_NOW), FAKE_NOW, OPTS);
-    assert.deepEqual(first.health.lease, { renewTime: FAKE_NOW });
+    // The resourceVersion is saved with it: NodeControllerLeaseCircuitBreaker compares it with the live Lease.
+    assert.deepEqual(first.health.lease, { renewTime: FAKE_NOW, resourceVersion: '1' });
     const same = observeNodeHealth(first.health, node, lease(FAKE_NOW), FAKE_NOW + 5000, OPTS);
     assert.equal(same.health.probeTimestamp, FAKE_NOW);
     const renewed = observeNodeHealth(same.health, node, lease(FAKE_NOW + 4000), FAKE_NOW + 10_000, OPTS);
@@ -549,7 +550,7 @@ describe('observeNodeHealth details (§2.8)', () => {
       probeTimestamp: FAKE_NOW,
       readyTransitionTimestamp: FAKE_NOW + HOUR,
       conditions: later.unknownConditions,
-      lease: { renewTime: FAKE_NOW },
+      lease: { renewTime: FAKE_NOW, resourceVersion: '1' },
     });
     // Write failed: the pre-write record keeps the old saved Ready, so the retry sees the same state.
     assert.equal(savedReadyCondition(later.health)?.status, 'True');

@@ -24,6 +24,7 @@ import {
   type NodeLifecycleWrites,
 } from '../../src/nodelifecycle/controller.js';
 import { applyTaintSwap, conditionTaintDiff } from '../../src/nodelifecycle/taints.js';
+import { compareResourceVersion, LeaseCacheConsistency, liveLeaseVerdict } from '../../src/nodelifecycle/leasecheck.js';
 import { LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE } from '../../src/nodelifecycle/zones.js';
 
 const START = Date.UTC(2026, 2, 1, 12);
@@ -76,6 +77,18 @@ class World {
   /** Nodes whose status writes never land (each sync of theirs needs another write). */
   readonly statusWriteLost = new Set<string>();
   ctl!: NodeLifecycleController;
+  /** `NodeControllerLeaseCircuitBreaker` (on by default, as in production). */
+  breaker = true;
+  /** The API server's Leases (the cache is {@link leases}); renewals reach both unless the cache is frozen. */
+  readonly apiLeases = new Map<string, Lease>();
+  /** While true, renewals reach only the API server: a connected but lagging Lease informer. */
+  leaseCacheFrozen = false;
+  /** The Lease informer's resourceVersion (the last Lease it applied). */
+  leaseCacheRV = '';
+  /** Node names whose Lease was read live, in order. */
+  readonly leaseReads: string[] = [];
+  /** When set, every live Lease read fails with it. */
+  leaseReadError: Error | undefined;
   #rv = 1;
 
   constructor(readonly config: NodeLifecycleConfig = DEFAULT_CONFIG) {}
@@ -148,6 +161,19 @@ class World {
       events: { record: (ref, type, reason, message) => void this.events.push({ ref, type, reason, message, atMs: this.clock.now() }) },
       metrics: this.metrics,
       canSeeCluster: () => true,
+      ...(this.breaker
+        ? {
+            leaseCircuitBreaker: {
+              readLease: async (n: string) => {
+                this.leaseReads.push(n);
+                if (this.leaseReadError) throw this.leaseReadError;
+                const l = this.apiLeases.get(`kube-node-lease/${n}`);
+                return l && { resourceVersion: l.resourceVersion };
+              },
+              cacheResourceVersion: () => this.leaseCacheRV,
+            },
+          }
+        : {}),
     });
     return this.ctl;
   }
@@ -187,8 +213,26 @@ class World {
 
   renew(name: string): void {
     const key = `kube-node-lease/${name}`;
-    this.leases.set(key, { namespace: 'kube-node-lease', name, resourceVersion: String(++this.#rv), renewTime: this.clock.now() });
-    this.ctl?.leaseChanged(name);
+    const lease: Lease = { namespace: 'kube-node-lease', name, resourceVersion: String(++this.#rv), renewTime: this.clock.now() };
+    this.apiLeases.set(key, lease);
+    if (!this.leaseCacheFrozen) this.#cacheLease(lease);
+  }
+
+  /** The lagging Lease informer catches up with the API server. */
+  catchUpLeaseCache(): void {
+    this.leaseCacheFrozen = false;
+    let newest = this.leaseCacheRV;
+    for (const [key, lease] of this.apiLeases) {
+      if (this.leases.get(key) !== lease) this.#cacheLease(lease);
+      if (Number(lease.resourceVersion) > Number(newest || '0')) newest = lease.resourceVersion;
+    }
+    this.leaseCacheRV = newest;
+  }
+
+  #cacheLease(lease: Lease): void {
+    this.leases.set(`kube-node-lease/${lease.name}`, lease);
+    this.ctl?.leaseChanged(lease.name);
+    this.leaseCacheRV = lease.resourceVersion; // as the informer: after the handler ran
   }
 
   /** Every kubelet in {@link alive} renews its Lease every {@link LEASE_RENEW_MS}, forever. */
@@ -565,5 +609,171 @@ describe('issue 14 item 7: a busy health queue cannot starve the monitor pass', 
     await w.run(2000, 250);
     await stopping;
     assert.ok(after - before >= 8, `monitor passes went on: ${after - before} in 60 s (period 5 s, each waits ~1 s for a-n0's sync)`);
+  });
+});
+
+// kubernetes #138698, `NodeControllerLeaseCircuitBreaker` (beta, on by default in 1.37.2). The first
+// four tests port the lease cases of upstream's TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease
+// (node_lifecycle_controller_test.go) with their names: upstream's fake client has no Lease unless
+// the case sets `apiServerLease`, so "Node lease is (also) expired" means a live read answering 404.
+describe('NodeControllerLeaseCircuitBreaker: the live Lease read before a node is marked unhealthy', () => {
+  const statusWrites = (w: World, node: string): RecordedWrite[] => w.writes.filter((x) => x.kind === 'status' && x.target === node);
+  const readyOf = (w: World, node: string): string | undefined => getCondition(w.nodes.get(node)?.conditions ?? [], 'Ready')?.status;
+
+  /** Zone a: n0 (with a pod), n1, n2; zone b: 3 nodes; all alive for 20 s. */
+  async function world(t: TestContext, opts: { breaker?: boolean; setup?: (w: World) => void } = {}): Promise<World> {
+    const w = new World();
+    w.breaker = opts.breaker ?? true;
+    for (const n of [...zoneNodes('a', 3), ...zoneNodes('b', 3)]) w.addNode(n, n.slice(0, 1));
+    w.putPod('pod0', 'a-n0');
+    opts.setup?.(w);
+    w.build().start();
+    w.startKubelets();
+    t.after(() => w.ctl.stop());
+    await w.run(20_000, 500);
+    return w;
+  }
+
+  test('Node created long time ago, with status updated by kubelet exceeds grace period. Node lease is also expired.', async (t) => {
+    const w = await world(t);
+    w.alive.delete('a-n0');
+    w.apiLeases.delete('kube-node-lease/a-n0'); // upstream's fake API server has no Lease: 404
+    await w.run(GRACE_MS + LEASE_RENEW_MS + 5000, 500);
+    assert.deepEqual(statusWrites(w, 'a-n0').map((x) => x.detail), ['Unknown']);
+    assert.ok(w.leaseReads.includes('a-n0'), 'the Lease was read live first');
+    assert.equal(w.podReady('default/pod0'), 'False', 'expectedPodStatusUpdate: true');
+  });
+
+  test('Node created long time ago, without status. Node lease is expired.', async (t) => {
+    const w = await world(t, {
+      setup: (w) => {
+        const n = w.nodes.get('a-n1');
+        assert.ok(n);
+        w.nodes.set('a-n1', { ...n, conditions: [] });
+      },
+    });
+    w.alive.delete('a-n1');
+    w.apiLeases.delete('kube-node-lease/a-n1');
+    await w.run(DEFAULT_CONFIG.nodeStartupGracePeriodMs + LEASE_RENEW_MS + 5000, 500);
+    assert.deepEqual(statusWrites(w, 'a-n1').map((x) => x.detail), ['Unknown']);
+    assert.equal(getCondition(w.nodes.get('a-n1')?.conditions ?? [], 'Ready')?.reason, 'NodeStatusNeverUpdated');
+  });
+
+  test('Node created long time ago, with status updated by kubelet exceeds grace period. Node lease is expired in cache, but fresh in API server.', async (t) => {
+    const w = await world(t);
+    // The Lease informer stays connected but stops delivering: the kubelets keep renewing.
+    w.leaseCacheFrozen = true;
+    await w.run(GRACE_MS + LEASE_RENEW_MS + 5000, 500);
+    assert.deepEqual(w.writes.filter((x) => x.kind === 'status'), [], 'no node marked Unknown');
+    assert.equal(w.podReady('default/pod0'), 'True', 'expectedPodStatusUpdate: false');
+    assert.ok(w.leaseReads.length > 0, 'expired nodes had their Lease read live');
+    assert.deepEqual(w.noExecuteAdds(), []);
+    // The cache catches up: every node renewed, nothing was ever marked.
+    w.catchUpLeaseCache();
+    await w.run(3 * GRACE_MS, 500);
+    assert.deepEqual(w.writes.filter((x) => x.kind === 'status'), []);
+    assert.ok(zoneNodes('a', 3).every((n) => readyOf(w, n) === 'True'));
+  });
+
+  test('Node lease expired in cache but fresh in API server. EnsureReady should skip on second run.', async (t) => {
+    // The hold is controller-wide: after a-n0's read finds the cache behind, a-n1 (whose kubelet
+    // really died, so its live Lease matches the cache) is not read nor marked until the cache
+    // has caught up; then it is.
+    const w = await world(t);
+    // The Lease informer stays connected but stops delivering. a-n0's kubelet keeps renewing (in
+    // the API server only); a-n1's kubelet dies now. The other nodes, and a-n1 for 5 s more, post
+    // NodeStatus heartbeats, so a-n0's cached Lease expires first.
+    w.leaseCacheFrozen = true;
+    w.alive.delete('a-n1');
+    let n1Posts = true;
+    w.clock.setTimeout(() => (n1Posts = false), 5000);
+    const statusHeartbeat = (): void => {
+      for (const n of ['a-n2', 'b-n0', 'b-n1', 'b-n2']) w.postReady(n, 'True');
+      if (n1Posts) w.postReady('a-n1', 'True');
+      w.clock.setTimeout(statusHeartbeat, 5000);
+    };
+    statusHeartbeat();
+    await w.run(GRACE_MS + LEASE_RENEW_MS + 5000, 500);
+    const readsDuringHold = w.leaseReads.filter((n) => n === 'a-n1').length;
+    assert.deepEqual(statusWrites(w, 'a-n1'), [], 'a-n1 not marked while the Lease cache is behind');
+    assert.deepEqual(statusWrites(w, 'a-n0'), []);
+    await w.run(3 * 5000, 500);
+    assert.equal(w.leaseReads.filter((n) => n === 'a-n1').length, readsDuringHold, 'no further read while the hold lasts (EnsureReady first)');
+    assert.deepEqual(statusWrites(w, 'a-n1'), []);
+    w.catchUpLeaseCache();
+    await w.run(2 * 5000, 500);
+    assert.deepEqual(statusWrites(w, 'a-n1').map((x) => x.detail), ['Unknown'], 'marked once the cache caught up');
+    assert.deepEqual(statusWrites(w, 'a-n0'), [], 'a-n0 renewed all along');
+  });
+
+  test('a live Lease with the resourceVersion the cache saw at its last renewal: marked Unknown', async (t) => {
+    const w = await world(t);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + LEASE_RENEW_MS + 5000, 500);
+    assert.deepEqual(statusWrites(w, 'a-n0').map((x) => x.detail), ['Unknown']);
+    assert.deepEqual(w.leaseReads.filter((n) => n === 'a-n0').length, 1);
+  });
+
+  test('a live read that fails (500, timeout) proves nothing: not marked until a read answers', async (t) => {
+    const w = await world(t);
+    w.alive.delete('a-n0');
+    w.leaseReadError = new ApiException(500, 'x', '{"reason":"InternalError"}', {});
+    await w.run(2 * GRACE_MS, 500);
+    assert.deepEqual(statusWrites(w, 'a-n0'), [], 'fail closed');
+    assert.ok(w.leaseReads.filter((n) => n === 'a-n0').length >= 2, 'retried');
+    w.leaseReadError = undefined;
+    await w.run(2 * 5000, 500);
+    assert.deepEqual(statusWrites(w, 'a-n0').map((x) => x.detail), ['Unknown']);
+  });
+
+  test('NodeControllerLeaseCircuitBreaker=false: the cache decides alone (1.36), no live read', async (t) => {
+    const w = await world(t, { breaker: false });
+    w.leaseCacheFrozen = true;
+    await w.run(GRACE_MS + LEASE_RENEW_MS + 5000, 500);
+    assert.deepEqual(w.leaseReads, []);
+    assert.ok(statusWrites(w, 'a-n0').length > 0, 'without the gate a lagging Lease cache marks live nodes Unknown');
+  });
+
+  test('an Unknown node that already carries its NoExecute taint is not read again on every pass', async (t) => {
+    const w = await world(t);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + LEASE_RENEW_MS + 15_000, 500);
+    assert.equal(readyOf(w, 'a-n0'), 'Unknown');
+    assert.equal(w.noExecuteAdds().filter((x) => x.target === 'a-n0').length, 1);
+    const reads = w.leaseReads.length;
+    await w.run(10 * 5000, 500);
+    assert.equal(w.leaseReads.length, reads);
+  });
+});
+
+describe('leasecheck: pure parts of the Lease circuit breaker', () => {
+  test('compareResourceVersion mirrors apimachinery CompareResourceVersion', () => {
+    assert.equal(compareResourceVersion('9', '10'), -1);
+    assert.equal(compareResourceVersion('10', '10'), 0);
+    assert.equal(compareResourceVersion('11', '10'), 1);
+    assert.equal(compareResourceVersion('0', '1'), undefined, 'zero is not a live resourceVersion');
+    assert.equal(compareResourceVersion('01', '1'), undefined, 'leading zero');
+    assert.equal(compareResourceVersion('', '1'), undefined);
+    assert.equal(compareResourceVersion('1a', '1'), undefined);
+  });
+
+  test('liveLeaseVerdict: 404 or the saved resourceVersion acts; anything else holds', () => {
+    assert.deepEqual(liveLeaseVerdict('5', undefined), { act: true });
+    assert.deepEqual(liveLeaseVerdict('5', { resourceVersion: '5' }), { act: true });
+    assert.deepEqual(liveLeaseVerdict('5', { resourceVersion: '7' }), { act: false, liveResourceVersion: '7' });
+    assert.deepEqual(liveLeaseVerdict(undefined, { resourceVersion: '7' }), { act: false, liveResourceVersion: '7' }, 'no Lease saved but one exists');
+  });
+
+  test('LeaseCacheConsistency: holds until the informer reaches the newest recorded resourceVersion', () => {
+    const c = new LeaseCacheConsistency();
+    assert.equal(c.ensureReady('1'), undefined, 'nothing recorded');
+    c.wroteAt('20');
+    c.wroteAt('15'); // older: kept 20
+    assert.deepEqual(c.ensureReady('19'), { wroteResourceVersion: '20', readResourceVersion: '19' });
+    assert.deepEqual(c.ensureReady(''), { wroteResourceVersion: '20', readResourceVersion: '' }, 'ours: a relisting informer holds');
+    assert.equal(c.ensureReady('20'), undefined);
+    assert.equal(c.awaited, undefined, 'cleared once ready');
+    c.wroteAt('x');
+    assert.equal(c.ensureReady('5'), undefined, 'incomparable: ready, as upstream');
   });
 });
