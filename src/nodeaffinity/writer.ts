@@ -52,21 +52,24 @@ export interface AffinityEvictor {
  * When `err` is a PDB refusal of an eviction, its explanation; otherwise undefined.
  * Upstream: `pkg/registry/core/pod/storage/eviction.go` (`createTooManyRequestsError`,
  * `checkAndDecrement`): 429 TooManyRequests, or 403 Forbidden, with a cause of type
- * `DisruptionBudget`.
+ * `DisruptionBudget` (on the wire: `details.causes[].reason`), e.g. from 1.37.2:
+ * `{"message":"Cannot evict pod as it would violate the pod's disruption budget.","reason":"TooManyRequests",
+ * "details":{"causes":[{"reason":"DisruptionBudget","message":"The disruption budget g needs 1 healthy pods and has 1 currently"}]},"code":429}`.
  * @param err anything a client-node call threw.
  */
 export function pdbRefusal(err: unknown): string | undefined {
   const code = apiStatusCode(err);
   if (code !== 429 && code !== 403) return undefined;
   if (!(err instanceof ApiException)) return undefined;
-  let status: { message?: unknown; details?: { causes?: { type?: unknown; message?: unknown }[] } } | undefined;
+  // metav1.StatusCause's Type is serialised as "reason" (`json:"reason,omitempty"`).
+  let status: { message?: unknown; details?: { causes?: { reason?: unknown; message?: unknown }[] } } | undefined;
   try {
     const body: unknown = err.body;
     status = (typeof body === 'string' ? JSON.parse(body) : body) as typeof status;
   } catch {
     status = undefined;
   }
-  const causes = (status?.details?.causes ?? []).filter((c) => c.type === DISRUPTION_BUDGET_CAUSE);
+  const causes = (status?.details?.causes ?? []).filter((c) => c.reason === DISRUPTION_BUDGET_CAUSE);
   const message = typeof status?.message === 'string' ? status.message : '';
   if (causes.length === 0 && !(code === 429 && message.includes('disruption budget'))) return undefined;
   const detail = causes.map((c) => (typeof c.message === 'string' ? c.message : '')).filter(Boolean);

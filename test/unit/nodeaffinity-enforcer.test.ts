@@ -362,18 +362,18 @@ describe('NodeAffinityEnforcer (shell, FakeClock)', () => {
 
 describe('pdbRefusal (writer.ts)', () => {
   const ex = (code: number, body: object): ApiException<string> => new ApiException(code, 'x', JSON.stringify(body), {});
-  test('429 with a DisruptionBudget cause is a PDB refusal', () => {
-    const e = ex(429, {
-      kind: 'Status',
-      message: "Cannot evict pod as it would violate the pod's disruption budget.",
-      reason: 'TooManyRequests',
-      details: { causes: [{ reason: 'DisruptionBudget', type: 'DisruptionBudget', message: 'The disruption budget pdb needs 1 healthy pods and has 1 currently' }] },
-      code: 429,
-    });
-    assert.match(pdbRefusal(e) ?? '', /disruption budget.*needs 1 healthy pods/);
+  test('429 with a DisruptionBudget cause is a PDB refusal (the body kube-apiserver 1.37.2 sends)', () => {
+    const e = new ApiException(
+      429,
+      'Unknown API Status Code!',
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Cannot evict pod as it would violate the pod\'s disruption budget.","reason":"TooManyRequests","details":{"causes":[{"reason":"DisruptionBudget","message":"The disruption budget g needs 1 healthy pods and has 1 currently"}]},"code":429}\n',
+      {},
+    );
+    assert.equal(pdbRefusal(e), "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget g needs 1 healthy pods and has 1 currently");
   });
   test('403 with a DisruptionBudget cause is a PDB refusal; a plain 429 or 403 is not', () => {
-    assert.ok(pdbRefusal(ex(403, { message: 'forbidden', details: { causes: [{ type: 'DisruptionBudget', message: 'pdb disruptions allowed is negative' }] } })));
+    assert.ok(pdbRefusal(ex(403, { message: 'forbidden', details: { causes: [{ reason: 'DisruptionBudget', message: 'pdb disruptions allowed is negative' }] } })));
+    assert.equal(pdbRefusal(ex(403, { message: 'forbidden', details: { causes: [{ reason: 'NamespaceTerminating', message: 'x' }] } })), undefined);
     assert.equal(pdbRefusal(ex(429, { message: 'Too many requests, please try again later.', reason: 'TooManyRequests' })), undefined);
     assert.equal(pdbRefusal(ex(403, { message: 'pods "a" is forbidden: User cannot create resource "pods/eviction"' })), undefined);
     assert.equal(pdbRefusal(new Error('x')), undefined);
