@@ -43,6 +43,9 @@ import { TAINT_NODE_MEMORY_PRESSURE, TAINT_NODE_OUT_OF_SERVICE, TAINT_NODE_UNREA
 import { firstToleratingToleration } from '../tainteviction/tolerations.js';
 import { TAINT_MANAGER_EVICTION_REASON } from '../tainteviction/events.js';
 import { realClock } from '../util/clock.js';
+import { PolicyV1Api } from '@kubernetes/client-node';
+import { NODE_AFFINITY_ENFORCER_NAME } from '../nodeaffinity/controller.js';
+import { REQUIRED_DURING_EXECUTION_ANNOTATION } from '../nodeaffinity/rule.js';
 import {
   DEMO_STEPS,
   diffControllerView,
@@ -718,6 +721,88 @@ async function stepMemoryPressure(ctx: Ctx, s: DemoStepSummary): Promise<void> {
   );
 }
 
+/** The node label the node-affinity step's rule selects (`on` matches, `off` breaks the rule). */
+const AFFINITY_DEMO_LABEL = 'nlc.demo/affinity';
+/** `--affinity-violation-grace` in the demo, milliseconds. */
+const AFFINITY_DEMO_GRACE_MS = 3000;
+
+/**
+ * The node-affinity step (issue 19, docs/node-affinity.md): a pod whose during-execution rule needs
+ * `nlc.demo/affinity=on` runs on a node so labelled, guarded by a PodDisruptionBudget at its limit.
+ * The node is relabelled `off`: after the grace the enforcer evicts through the Eviction API, the
+ * PDB refuses (EvictionBlockedByPDB); a replica comes up on another matching node, the budget
+ * allows one disruption, and the next attempt goes through. No kube-controller-manager runs here, so
+ * the step plays the disruption controller: it writes the PDB's status, which is all the eviction
+ * subresource reads.
+ */
+async function stepNodeAffinity(ctx: Ctx, s: DemoStepSummary): Promise<void> {
+  const node = await pickNode(ctx, 1);
+  if (!node) throw new StepError('no unused live node left for node-affinity');
+  ctx.used.add(node);
+  const spare = await pickNode(ctx, 2);
+  if (!spare) throw new StepError('no second unused live node for the node-affinity replica');
+  ctx.used.add(spare);
+  s.nodes = [node, spare];
+  const { clients, namespace } = ctx;
+  const policy = clients.kubeConfig.makeApiClient(PolicyV1Api);
+  const app = `${ctx.opts.prefix}-affinity`;
+  for (const n of [node, spare]) await clients.core.patchNode({ name: n, body: { metadata: { labels: { [AFFINITY_DEMO_LABEL]: 'on' } } } }, MERGE_PATCH);
+  const rule = JSON.stringify({ nodeSelectorTerms: [{ matchExpressions: [{ key: AFFINITY_DEMO_LABEL, operator: 'In', values: ['on'] }] }] });
+  const createPod = async (name: string, on: string): Promise<void> => {
+    const body = buildPod({ prefix: ctx.opts.prefix, namespace, name, nodeName: on, kind: 'plain', tolerationSeconds: 0 });
+    body.metadata = { ...body.metadata, labels: { ...body.metadata?.labels, app }, annotations: { ...body.metadata?.annotations, [REQUIRED_DURING_EXECUTION_ANNOTATION]: rule } };
+    await clients.core.createNamespacedPod({ namespace, body });
+    await waitUntil(ctx, `pod ${name} Running`, async () => (await clients.core.readNamespacedPod({ name, namespace })).status?.phase === 'Running', 15_000);
+  };
+  const setBudget = async (allowed: number, healthy: number): Promise<void> => {
+    const pdb = await policy.readNamespacedPodDisruptionBudget({ name: app, namespace });
+    const status = { observedGeneration: pdb.metadata?.generation ?? 1, disruptionsAllowed: allowed, currentHealthy: healthy, desiredHealthy: 1, expectedPods: healthy, disruptedPods: pdb.status?.disruptedPods ?? {} };
+    await policy.replaceNamespacedPodDisruptionBudgetStatus({ name: app, namespace, body: { ...pdb, status } });
+  };
+  const first = `${node}-affinity`;
+  const key = `${namespace}/${first}`;
+  ctx.setPhase(`step node-affinity: ${first} on ${node}, guarded by PDB ${app} (minAvailable 1)`);
+  // A --keep run may have left the budget behind.
+  await policy.deleteNamespacedPodDisruptionBudget({ name: app, namespace }).catch(() => undefined);
+  await policy.createNamespacedPodDisruptionBudget({ namespace, body: { metadata: { name: app }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } } });
+  await createPod(first, node);
+  await setBudget(0, 1);
+  ctx.log('step', `node-affinity: ${first} needs ${AFFINITY_DEMO_LABEL}=on during execution; PDB ${app} allows 0 disruptions`);
+  const enforcer = ctx.controller.nodeAffinity;
+  if (!enforcer) throw new StepError('the node-affinity-enforcer is not running');
+  const violation = () => enforcer.view().violations.find((v) => v.pod === key);
+
+  const relabelAt = Date.now();
+  await clients.core.patchNode({ name: node, body: { metadata: { labels: { [AFFINITY_DEMO_LABEL]: 'off' } } } }, MERGE_PATCH);
+  ctx.log('step', `node-affinity: ${node} relabelled ${AFFINITY_DEMO_LABEL}=off — the rule no longer matches`);
+  ctx.setPhase(`step node-affinity: grace ${AFFINITY_DEMO_GRACE_MS / 1000}s, then an eviction the PDB should refuse`);
+  const blocked = await waitUntil(ctx, `EvictionBlockedByPDB for ${first}`, () => {
+    const v = violation();
+    return v && v.state === 'blocked-by-pdb' ? v : undefined;
+  }, AFFINITY_DEMO_GRACE_MS + 15_000);
+  const blockedAt = Date.now();
+  ctx.log('step', `node-affinity: eviction of ${first} refused by the PDB (${blocked.reason}); backing off`);
+
+  const replica = `${spare}-affinity`;
+  ctx.setPhase(`step node-affinity: a replica comes up on ${spare}; the PDB allows one disruption`);
+  await createPod(replica, spare);
+  await setBudget(1, 2);
+  ctx.log('step', `node-affinity: replica ${replica} Running on ${spare}; PDB ${app} now allows 1 disruption`);
+  const evictedAt = await waitUntil(ctx, `${first} evicted`, async () => {
+    if (violation()?.state === 'evicted') return Date.now();
+    try {
+      const p = await clients.core.readNamespacedPod({ name: first, namespace });
+      return p.metadata?.deletionTimestamp ? Date.now() : undefined;
+    } catch (err) {
+      return (err as { code?: number }).code === 404 ? Date.now() : undefined;
+    }
+  }, 60_000);
+  s.lines.push(
+    `${node} relabelled ${AFFINITY_DEMO_LABEL}=off at ${tPlus(relabelAt, ctx.originMs)}; after the ${AFFINITY_DEMO_GRACE_MS / 1000}s grace the eviction of ${first} was refused by PDB ${app} (EvictionBlockedByPDB, by ${tPlus(blockedAt, ctx.originMs)})`,
+    `replica ${replica} came up on ${spare}; the next attempt evicted ${first} through the Eviction API at ${tPlus(evictedAt, ctx.originMs)} (EvictedForNodeAffinity)`,
+  );
+}
+
 /**
  * Runs the `demo` command.
  * @param argv the arguments after `demo`.
@@ -864,6 +949,9 @@ export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<numbe
         `--node-monitor-grace-period=${DEMO_TIMINGS.nodeMonitorGracePeriodMs}ms`,
         `--node-monitor-period=${DEMO_TIMINGS.nodeMonitorPeriodMs}ms`,
         `--node-eviction-rate=${DEMO_TIMINGS.nodeEvictionRate}`,
+        ...(opts.steps.includes('node-affinity')
+          ? [`--controllers=*,${NODE_AFFINITY_ENFORCER_NAME}`, `--affinity-violation-grace=${AFFINITY_DEMO_GRACE_MS}ms`, '--affinity-eviction-rate=1']
+          : []),
         '--log-level=info',
       ],
       {},
@@ -916,7 +1004,8 @@ export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<numbe
         else if (step === 'recover') await stepRecover(stepCtx, s, powerVictim as string);
         else if (step === 'zone-outage') await stepZoneOutage(stepCtx, s, zones[zones.length - 1] as string);
         else if (step === 'out-of-service') await stepOutOfService(stepCtx, s);
-        else await stepMemoryPressure(stepCtx, s);
+        else if (step === 'memory-pressure') await stepMemoryPressure(stepCtx, s);
+        else await stepNodeAffinity(stepCtx, s);
         s.ok = true;
         log('ok', `${step}: done`);
       } catch (err) {
