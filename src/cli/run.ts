@@ -18,6 +18,7 @@ import { loadKubeConfig, makeClients } from '../kube/client.js';
 import { EventRecorder, type ObjectReference } from '../kube/events.js';
 import type { Informer } from '../kube/informer.js';
 import {
+  DAEMON_SET_NAMESPACE_INDEX,
   daemonSetInformer,
   leaseInformer,
   nodeInformer,
@@ -36,6 +37,7 @@ import { createLogger, type Logger } from '../log/logger.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { startMetricsServer } from '../metrics/server.js';
 import { NodeLifecycleController, type EventSink } from '../nodelifecycle/controller.js';
+import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
 import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
 import { TaintEvictionController } from '../tainteviction/controller.js';
 import { TAINT_EVICTION_CONTROLLER_NAME } from '../tainteviction/events.js';
@@ -152,7 +154,9 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const informerOpts = { log: ioLog, clock };
   const nodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
   const leases = leaseInformer(clients, informerOpts);
-  const pods = podInformer(clients, informerOpts);
+  // Pod labels cost memory on every pod; only legacy eviction reads them (1.20's DaemonSet selector rule).
+  const legacyEviction = !config.enableTaintManager && isControllerEnabled(config, 'node-lifecycle-controller');
+  const pods = podInformer(clients, { ...informerOpts, keepLabels: legacyEviction });
   const daemonSets = daemonSetInformer(clients, informerOpts);
   const all: Informer<unknown>[] = [nodes, leases, pods, daemonSets] as Informer<unknown>[];
 
@@ -188,7 +192,13 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
           list: () => pods.list(),
           podsOnNode: (n) => pods.byIndex(POD_NODE_NAME_INDEX, n),
         },
-        daemonSets: { has: (k) => daemonSets.get(k) !== undefined },
+        daemonSets: {
+          has: (k) => daemonSets.get(k) !== undefined,
+          // 1.20 GetPodDaemonSets; the pods carry labels only in legacy mode, the only caller.
+          ...(legacyEviction
+            ? { selectsPod: (p: Pod) => podSelectedByDaemonSet({ namespace: p.namespace, labels: p.labels ?? {} }, daemonSets.byIndex(DAEMON_SET_NAMESPACE_INDEX, p.namespace)) }
+            : {}),
+        },
       },
       writes: nlcWriter,
       events: eventSink(recorder),

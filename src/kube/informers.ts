@@ -18,6 +18,7 @@ import {
   toPersistentVolume,
   toPersistentVolumeClaim,
   toPod,
+  toPodWithLabels,
   toVolumeAttachment,
   type DaemonSet,
   type Lease,
@@ -139,15 +140,24 @@ export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions
   });
 }
 
-/** Informer over the Pods of all namespaces, keyed `namespace/name`, indexed by {@link POD_NODE_NAME_INDEX}. */
-export function podInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<Pod> {
+/**
+ * Informer over the Pods of all namespaces, keyed `namespace/name`, indexed by {@link POD_NODE_NAME_INDEX}.
+ * @param opts.keepLabels keep each pod's labels (interned: {@link toPodWithLabels}); only legacy
+ *   eviction needs them (1.20's DaemonSet selector rule), so by default pods carry none.
+ */
+export function podInformer(clients: KubeClients, opts: InformerFactoryOptions & { keepLabels?: boolean }): Informer<Pod> {
   const indexers = { [POD_NODE_NAME_INDEX]: (p: Pod) => (p.nodeName ? [p.nodeName] : []) };
-  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', convert: toPod, keyOf: namespacedKey, indexers });
+  const convert = opts.keepLabels === true ? toPodWithLabels : toPod;
+  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', convert, keyOf: namespacedKey, indexers });
 }
 
-/** Informer over the DaemonSets of all namespaces, keyed `namespace/name`. */
+/** Name of the DaemonSet index by namespace (1.20's `GetPodDaemonSets` lists the pod's namespace). */
+export const DAEMON_SET_NAMESPACE_INDEX = 'namespace';
+
+/** Informer over the DaemonSets of all namespaces, keyed `namespace/name`, indexed by {@link DAEMON_SET_NAMESPACE_INDEX}. */
 export function daemonSetInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<DaemonSet> {
-  return make(clients, opts, { name: 'daemonsets', path: '/apis/apps/v1/daemonsets', convert: toDaemonSet, keyOf: namespacedKey });
+  const indexers = { [DAEMON_SET_NAMESPACE_INDEX]: (d: DaemonSet) => [d.namespace] };
+  return make(clients, opts, { name: 'daemonsets', path: '/apis/apps/v1/daemonsets', convert: toDaemonSet, keyOf: namespacedKey, indexers });
 }
 
 /**

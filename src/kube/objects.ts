@@ -109,6 +109,12 @@ export interface Pod {
    * built without it counts as "containers may be running" (the safe reading for volume decisions).
    */
   containersNotRunning?: boolean;
+  /**
+   * `metadata.labels`, kept only by {@link toPodWithLabels} (the pod informer of legacy eviction,
+   * which needs them for 1.20's DaemonSet selector rule); absent otherwise and when the pod has none.
+   * Frozen and shared by every pod with the same labels (see {@link internLabels}): never mutate.
+   */
+  labels?: Readonly<Record<string, string>>;
 }
 
 /** What the controller keeps of a node heartbeat Lease (`coordination.k8s.io/v1`). */
@@ -126,11 +132,27 @@ export interface Lease {
   leaseTransitions?: number;
 }
 
+/** One `matchExpressions` entry of a `metav1.LabelSelector`. */
+export interface LabelSelectorRequirement {
+  key: string;
+  /** `In`, `NotIn`, `Exists` or `DoesNotExist`; anything else makes the selector invalid. */
+  operator: string;
+  values?: readonly string[];
+}
+
+/** A `metav1.LabelSelector`. */
+export interface LabelSelector {
+  matchLabels?: Readonly<Record<string, string>>;
+  matchExpressions?: readonly LabelSelectorRequirement[];
+}
+
 /** What the controller keeps of a DaemonSet. */
 export interface DaemonSet {
   namespace: string;
   name: string;
   uid: string;
+  /** `spec.selector`; absent when the object has none (it then selects nothing). */
+  selector?: LabelSelector;
 }
 
 /** What the controller keeps of a VolumeAttachment (`storage.k8s.io/v1`). */
@@ -412,6 +434,64 @@ export function toPod(raw: unknown): Pod | undefined {
 }
 
 /**
+ * Label sets shared between pods: pods of one ReplicaSet or DaemonSet revision carry identical
+ * labels, so 150,000 pods hold a few thousand distinct sets. Weak references let a set go once no
+ * pod holds it (rollouts change `pod-template-hash`), and the registry drops its key then.
+ */
+const internedLabels = new Map<string, WeakRef<Readonly<Record<string, string>>>>();
+const internedLabelsCleanup = new FinalizationRegistry<string>((key) => {
+  if (internedLabels.get(key)?.deref() === undefined) internedLabels.delete(key);
+});
+
+/**
+ * The one frozen object holding exactly these labels (sorted by key), shared by every caller with
+ * the same set.
+ * @param labels `metadata.labels` as parsed (not retained).
+ * @returns the shared frozen copy, or `undefined` for an empty set. Never throws.
+ */
+export function internLabels(labels: Readonly<Record<string, string>>): Readonly<Record<string, string>> | undefined {
+  const keys = Object.keys(labels).sort();
+  if (keys.length === 0) return undefined;
+  const entries = keys.map((k): [string, string] => [k, labels[k] ?? '']);
+  const key = JSON.stringify(entries);
+  const hit = internedLabels.get(key)?.deref();
+  if (hit !== undefined) return hit;
+  const frozen = Object.freeze(Object.fromEntries(entries));
+  internedLabels.set(key, new WeakRef(frozen));
+  internedLabelsCleanup.register(frozen, key);
+  return frozen;
+}
+
+/**
+ * {@link toPod} that also keeps `metadata.labels` (interned, see {@link internLabels}). Only the
+ * pod informer of legacy eviction uses it; every other pod cache keeps no labels.
+ * @returns `undefined` when {@link toPod} does.
+ */
+export function toPodWithLabels(raw: unknown): Pod | undefined {
+  const pod = toPod(raw);
+  if (pod === undefined) return undefined;
+  const labels = internLabels(stringMap(meta(obj(raw) ?? {})?.['labels']));
+  if (labels !== undefined) pod.labels = labels;
+  return pod;
+}
+
+function toLabelSelector(v: unknown): LabelSelector | undefined {
+  const sel = obj(v);
+  if (!sel) return undefined;
+  const out: LabelSelector = {};
+  const matchLabels = stringMap(sel['matchLabels']);
+  if (Object.keys(matchLabels).length > 0) out.matchLabels = matchLabels;
+  const expressions = arr(sel['matchExpressions']).map((e): LabelSelectorRequirement => {
+    const r = obj(e) ?? {};
+    const values = arr(r['values']).filter((x): x is string => typeof x === 'string');
+    // A malformed entry keeps an empty key/operator, which makes the selector invalid (selects nothing).
+    return { key: str(r['key']) ?? '', operator: str(r['operator']) ?? '', ...(values.length > 0 ? { values } : {}) };
+  });
+  if (expressions.length > 0) out.matchExpressions = expressions;
+  return out;
+}
+
+/**
  * Converts a Lease (wire JSON or client-node `V1Lease`) to the slim model.
  * @returns `undefined` when namespace, name or resourceVersion is missing.
  */
@@ -444,7 +524,8 @@ export function toDaemonSet(raw: unknown): DaemonSet | undefined {
   const name = str(m?.['name']);
   const uid = str(m?.['uid']);
   if (!namespace || !name || !uid) return undefined;
-  return { namespace, name, uid };
+  const selector = toLabelSelector(obj(obj(raw)?.['spec'])?.['selector']);
+  return selector === undefined ? { namespace, name, uid } : { namespace, name, uid, selector };
 }
 
 /** Converts a VolumeAttachment to the slim model; `undefined` when malformed. */

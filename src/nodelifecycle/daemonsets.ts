@@ -8,19 +8,9 @@
  * `metav1.LabelSelectorAsSelector` (`apimachinery/pkg/apis/meta/v1/helpers.go`).
  */
 
-/** One `matchExpressions` entry of a `metav1.LabelSelector`. */
-export interface LabelSelectorRequirement {
-  key: string;
-  /** `In`, `NotIn`, `Exists` or `DoesNotExist`; anything else makes the selector invalid. */
-  operator: string;
-  values?: readonly string[];
-}
+import type { LabelSelector } from '../kube/objects.js';
 
-/** A `metav1.LabelSelector`. */
-export interface LabelSelector {
-  matchLabels?: Readonly<Record<string, string>>;
-  matchExpressions?: readonly LabelSelectorRequirement[];
-}
+export type { LabelSelector, LabelSelectorRequirement } from '../kube/objects.js';
 
 /** What {@link podSelectedByDaemonSet} reads of a DaemonSet: its namespace and `spec.selector`. */
 export interface DaemonSetSelector {
@@ -29,8 +19,8 @@ export interface DaemonSetSelector {
 }
 
 /**
- * Whether `selector` matches `labels`, or `undefined` when the selector is invalid (an unknown
- * operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist` with values).
+ * Whether `selector` matches `labels`, or `undefined` when the selector is invalid (an empty key, an
+ * unknown operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist` with values).
  * A missing selector and an empty one both return false here: 1.20's `GetPodDaemonSets` treats a
  * nil selector as `labels.Nothing()` and skips an empty one ("should match nothing, not everything").
  */
@@ -44,6 +34,8 @@ export function daemonSetSelectorMatches(
   if (matchLabels.length === 0 && expressions.length === 0) return false;
   let matches = matchLabels.every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v);
   for (const r of expressions) {
+    // labels.NewRequirement rejects an empty key (the slim DaemonSet keeps a malformed entry that way).
+    if (r.key === '') return undefined;
     const values = r.values ?? [];
     const has = Object.hasOwn(labels, r.key);
     switch (r.operator) {

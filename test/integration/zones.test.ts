@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Fleet, type FleetOptions } from '../../sim/fleet.js';
+import { DAEMONSET_LABEL, FLEET_LABEL, SIM_IMAGE } from '../../sim/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { getCondition, toNode, toPod, toRfc3339 } from '../../src/kube/objects.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
@@ -285,6 +286,56 @@ describe('zones and NoExecute tainting (issue 4)', { concurrency: false }, () =>
         // No NoExecute taints in legacy mode.
         assert.equal(observer.taintedWith(UNREACHABLE).size, 0);
         assert.equal(getCondition(observer.node(node)?.conditions ?? [], 'Ready')?.status, 'Unknown');
+      },
+    );
+  });
+  test('legacy mode: a pod without owner references that a DaemonSet of its namespace selects is not deleted (1.20 GetPodDaemonSets)', async () => {
+    await withScenario(
+      'z9',
+      { nodesPerZone: 3, podsPerNode: 2, podMix: { plain: 1, daemonSet: 1 } },
+      ['--enable-taint-manager=false', '--pod-eviction-timeout=3s', '--node-eviction-rate=10'],
+      async ({ fleet, zone, prefix }) => {
+        const node = zone(0)[0] as string;
+        const ds = (await clients.apps.listNamespacedDaemonSet({ namespace: prefix })).items[0];
+        const dsName = ds?.metadata?.name;
+        assert.ok(dsName, 'the fleet created a DaemonSet');
+        // No kube-controller-manager runs here, so nothing adopts the pod: it stays an orphan whose
+        // labels match the DaemonSet's selector (e.g. orphaned by `kubectl delete ds --cascade=orphan`
+        // and recreated, or created by hand).
+        const orphan = `${prefix}-orphan-ds`;
+        await clients.core.createNamespacedPod({
+          namespace: prefix,
+          body: {
+            metadata: { name: orphan, labels: { [FLEET_LABEL]: prefix, [DAEMONSET_LABEL]: dsName } },
+            spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'app', image: SIM_IMAGE }] },
+          },
+        });
+        // A pod with the same labels but one: not selected (the selector needs both), so deleted.
+        const unselected = `${prefix}-unselected`;
+        await clients.core.createNamespacedPod({
+          namespace: prefix,
+          body: {
+            metadata: { name: unselected, labels: { [FLEET_LABEL]: prefix } },
+            spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'app', image: SIM_IMAGE }] },
+          },
+        });
+        fleet.killNode(node);
+        const pods = async () =>
+          (await clients.core.listNamespacedPod({ namespace: prefix, fieldSelector: `spec.nodeName=${node}` })).items.map((p) => toPod(p)!);
+        const owned = (p: { ownerReferences: readonly { kind: string }[] }): boolean => p.ownerReferences.some((r) => r.kind === 'DaemonSet');
+        await waitFor(
+          'pods neither owned nor selected by a DaemonSet deleted',
+          async () => (await pods()).filter((p) => !owned(p) && p.name !== orphan).every((p) => p.deletionTimestamp !== undefined),
+          GRACE_MS + 20_000,
+        );
+        assert.ok((await pods()).some((p) => p.name === unselected && p.deletionTimestamp !== undefined), 'the unselected pod was deleted');
+        // The deletions above prove the node's pods were evicted; give the pass a few more rounds.
+        await sleep(3000);
+        const left = (await pods()).find((p) => p.name === orphan);
+        assert.ok(left, 'the selected orphan still exists');
+        assert.equal(left.deletionTimestamp, undefined, 'the selected orphan is not deleted');
+        assert.deepEqual(left.ownerReferences, [], 'still no owner reference: the selector rule kept it');
+        assert.ok((await pods()).filter(owned).every((p) => p.deletionTimestamp === undefined), 'owned DaemonSet pods stay');
       },
     );
   });

@@ -15,7 +15,7 @@ import { NodeLifecycleWriter } from '../../src/nodelifecycle/writer.js';
 import { daemonSetSelectorMatches, podSelectedByDaemonSet } from '../../src/nodelifecycle/daemonsets.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/kube/logger.js';
-import { getCondition, podKey, type Lease, type Node, type NodeCondition, type OwnerRef, type Pod } from '../../src/kube/objects.js';
+import { getCondition, podKey, toDaemonSet, toPod, toPodWithLabels, type Lease, type Node, type NodeCondition, type OwnerRef, type Pod } from '../../src/kube/objects.js';
 import { createMetrics, type NodeCollectorMetrics } from '../../src/metrics/registry.js';
 import {
   NodeLifecycleController,
@@ -536,6 +536,35 @@ describe('issue 14 item 6: legacy mode (--enable-taint-manager=false) matches 1.
       new FakeClock(),
     );
     await assert.rejects(failing.evictPodLegacy(pod, 'n1'), 'a 500 is not proof that the pod is gone');
+  });
+
+  test('the slim objects keep what the selector rule needs: DaemonSet selectors; pod labels only in legacy mode, shared', () => {
+    const rawPod = (name: string, labels?: Record<string, string>): unknown => ({
+      metadata: { namespace: 'default', name, uid: `u-${name}`, resourceVersion: '1', creationTimestamp: '2026-01-01T00:00:00Z', ...(labels ? { labels } : {}) },
+      spec: { nodeName: 'n1' },
+      status: {},
+    });
+    assert.equal(toPod(rawPod('a', { app: 'agent' }))?.labels, undefined, 'toPod keeps no labels (the default pod cache)');
+    const a = toPodWithLabels(rawPod('a', { app: 'agent', tier: 'node' }));
+    const b = toPodWithLabels(rawPod('b', { tier: 'node', app: 'agent' }));
+    assert.deepEqual(a?.labels, { app: 'agent', tier: 'node' });
+    assert.equal(a?.labels, b?.labels, 'one shared object per distinct label set');
+    assert.ok(Object.isFrozen(a?.labels));
+    assert.equal(toPodWithLabels(rawPod('c'))?.labels, undefined);
+    const ds = toDaemonSet({
+      metadata: { namespace: 'default', name: 'ds', uid: 'ds-uid' },
+      spec: { selector: { matchLabels: { app: 'agent' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['node'] }, { operator: 'Exists' }] } },
+    });
+    assert.deepEqual(ds?.selector, {
+      matchLabels: { app: 'agent' },
+      matchExpressions: [
+        { key: 'tier', operator: 'In', values: ['node'] },
+        { key: '', operator: 'Exists' },
+      ],
+    });
+    assert.equal(toDaemonSet({ metadata: { namespace: 'default', name: 'ds', uid: 'ds-uid' }, spec: {} })?.selector, undefined);
+    assert.equal(daemonSetSelectorMatches(ds?.selector, { app: 'agent', tier: 'node' }), undefined, 'the malformed entry makes it invalid: selects nothing');
+    assert.ok(a && ds && podSelectedByDaemonSet({ namespace: a.namespace, labels: a.labels ?? {} }, [{ ...ds, selector: { matchLabels: { app: 'agent' } } }]));
   });
 
   test('podSelectedByDaemonSet mirrors 1.20 GetPodDaemonSets + LabelSelectorAsSelector', () => {
