@@ -218,6 +218,11 @@ class World {
     if (!this.leaseCacheFrozen) this.#cacheLease(lease);
   }
 
+  /** A fresh resourceVersion, newer than every one handed out so far. */
+  nextResourceVersion(): string {
+    return String(++this.#rv);
+  }
+
   /** The lagging Lease informer catches up with the API server. */
   catchUpLeaseCache(): void {
     this.leaseCacheFrozen = false;
@@ -761,6 +766,26 @@ describe('NodeControllerLeaseCircuitBreaker: the live Lease read before a node i
     await w.run(GRACE_MS + LEASE_RENEW_MS + 5000, 500);
     assert.deepEqual(w.leaseReads, []);
     assert.ok(statusWrites(w, 'a-n0').length > 0, 'without the gate a lagging Lease cache marks live nodes Unknown');
+  });
+
+  test('a Lease changed without a renewal (same renewTime, new resourceVersion) keeps its node from being marked, as upstream', async (t) => {
+    // Upstream compares the live resourceVersion with nodeHealth.lease, the Lease seen at the last
+    // renewal; a later change that is not a renewal (a label, an owner reference) never matches, so
+    // upstream never marks that node Unknown while the gate is on. Ours may not act more.
+    const w = await world(t);
+    w.alive.delete('a-n0');
+    const key = 'kube-node-lease/a-n0';
+    const last = w.leases.get(key);
+    assert.ok(last);
+    const relabelled: Lease = { ...last, resourceVersion: w.nextResourceVersion() };
+    w.apiLeases.set(key, relabelled);
+    w.leases.set(key, relabelled);
+    w.ctl.leaseChanged('a-n0');
+    w.leaseCacheRV = relabelled.resourceVersion;
+    await w.run(2 * GRACE_MS, 500);
+    assert.deepEqual(statusWrites(w, 'a-n0'), []);
+    assert.ok(w.leaseReads.filter((n) => n === 'a-n0').length >= 2, 'read again on each pass');
+    assert.equal(readyOf(w, 'a-n1'), 'True');
   });
 
   test('an Unknown node that already carries its NoExecute taint is not read again on every pass', async (t) => {
