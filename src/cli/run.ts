@@ -398,6 +398,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       },
       onNewLeader: (holder) => log.info({ leader: holder }, 'new leader elected'),
       setLeaderStatus: (name, status) => metrics.leaderElection.masterStatus.set({ name }, status),
+      onSlowPath: (name, n) => metrics.leaderElection.slowpathTotal.inc({ name }, n),
       onEvent: (reason, message) => {
         const meta = e.getLeaseMeta();
         if (!meta) return;
