@@ -36,7 +36,8 @@ import { coordinationLeaseApi, defaultLeaderIdentity, leaseRequestTimeoutMs, Lea
 import { createLogger, type Logger } from '../log/logger.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { startMetricsServer } from '../metrics/server.js';
-import { NodeLifecycleController, type EventSink } from '../nodelifecycle/controller.js';
+import { NodeLifecycleController } from '../nodelifecycle/controller.js';
+import type { EventSink } from '../kube/types.js';
 import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
 import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
 import { TaintEvictionController } from '../tainteviction/controller.js';

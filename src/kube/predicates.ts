@@ -7,7 +7,7 @@
  * `gcTerminating` (`pkg/controller/podgc/gc_controller.go`), and `IsPodTerminated`
  * (`pkg/volume/util/util.go`).
  */
-import { NODE_READY, TAINT_NODE_OUT_OF_SERVICE, taintKeyExists } from '../nodelifecycle/taints.js';
+import { NODE_READY, TAINT_NODE_OUT_OF_SERVICE, taintKeyExists } from './taints.js';
 import { getCondition, type Node, type Pod } from './objects.js';
 
 /**

@@ -27,7 +27,7 @@ import type { Node } from '../kube/objects.js';
 import { describeError } from '../kube/client.js';
 import { isFenced } from '../kube/writer.js';
 import type { NodeAffinityMetrics } from '../metrics/registry.js';
-import type { EventSink, ReadStore } from '../nodelifecycle/controller.js';
+import type { EventSink, ReadStore } from '../kube/types.js';
 import { rateLimiterFor, type RateLimiter } from '../nodelifecycle/ratelimit.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { decideAffinity, evictionCapReached, type AffinityDecision, type Violation } from './decision.js';

@@ -42,6 +42,7 @@
 import type { Lease, Node, NodeCondition, Pod, Taint } from '../kube/objects.js';
 import { getCondition, podKey } from '../kube/objects.js';
 import type { Logger } from '../kube/logger.js';
+import type { EventObjectRef, EventSink, ReadStore } from '../kube/types.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { describeError } from '../kube/client.js';
 import type { NodeCollectorMetrics } from '../metrics/registry.js';
@@ -100,12 +101,6 @@ export interface NodeLifecycleConfig {
   podEvictionTimeoutMs: number;
 }
 
-/** A read-only cache. */
-export interface ReadStore<T> {
-  get(key: string): T | undefined;
-  list(): readonly T[];
-}
-
 /** The informer caches the controller reads. Lease keys are `kube-node-lease/<node>`; pod keys `ns/name`. */
 export interface NodeLifecycleCaches {
   nodes: ReadStore<Node>;
@@ -119,19 +114,6 @@ export interface NodeLifecycleCaches {
    * `podSelectedByDaemonSet` in daemonsets.ts); when absent only `has` is used.
    */
   daemonSets: { has(key: string): boolean; selectsPod?(pod: Pod): boolean };
-}
-
-/** A reference to the object an Event is about. */
-export interface EventObjectRef {
-  kind: 'Node' | 'Pod';
-  name: string;
-  namespace?: string;
-  uid: string;
-}
-
-/** Where Events go (src/kube/events.ts adapts to this). Never throws. */
-export interface EventSink {
-  record(ref: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void;
 }
 
 /** The writes the controller makes (implemented by {@link NodeLifecycleWriter}). */

@@ -14,41 +14,44 @@
  */
 
 import type { Node, Taint } from '../kube/objects.js';
-
-// ---------------------------------------------------------------------------
-// Well-known keys (upstream-node-lifecycle.md §1.3; `k8s.io/api/core/v1/well_known_taints.go`).
-// ---------------------------------------------------------------------------
-
-/** Taint key for a node whose Ready condition is False. */
-export const TAINT_NODE_NOT_READY = 'node.kubernetes.io/not-ready';
-/** Taint key for a node whose Ready condition is Unknown (the controller lost its heartbeat). */
-export const TAINT_NODE_UNREACHABLE = 'node.kubernetes.io/unreachable';
-/** Taint key for a cordoned node (`spec.unschedulable: true`). */
-export const TAINT_NODE_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
-/** Taint key for MemoryPressure=True. */
-export const TAINT_NODE_MEMORY_PRESSURE = 'node.kubernetes.io/memory-pressure';
-/** Taint key for DiskPressure=True. */
-export const TAINT_NODE_DISK_PRESSURE = 'node.kubernetes.io/disk-pressure';
-/** Taint key for PIDPressure=True. */
-export const TAINT_NODE_PID_PRESSURE = 'node.kubernetes.io/pid-pressure';
-/** Taint key for NetworkUnavailable=True. */
-export const TAINT_NODE_NETWORK_UNAVAILABLE = 'node.kubernetes.io/network-unavailable';
-/**
- * Taint key an operator sets on a node that is shut down for good (KEP-2268, non-graceful node
- * shutdown). Matched by key only by PodGC and the attach/detach controller; the NLC never sets it.
- */
-export const TAINT_NODE_OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
-
-/** Node condition types the controller reads (`k8s.io/api/core/v1` `NodeConditionType`). */
-export const NODE_READY = 'Ready';
-/** See {@link NODE_READY}. */
-export const NODE_MEMORY_PRESSURE = 'MemoryPressure';
-/** See {@link NODE_READY}. */
-export const NODE_DISK_PRESSURE = 'DiskPressure';
-/** See {@link NODE_READY}. */
-export const NODE_PID_PRESSURE = 'PIDPressure';
-/** See {@link NODE_READY}. */
-export const NODE_NETWORK_UNAVAILABLE = 'NetworkUnavailable';
+// The well-known keys, condition types and taint-set predicates live in src/kube/taints.ts (shared
+// with src/kube/predicates.ts and the other controllers); re-exported here for this controller's users.
+export {
+  NODE_DISK_PRESSURE,
+  NODE_MEMORY_PRESSURE,
+  NODE_NETWORK_UNAVAILABLE,
+  NODE_PID_PRESSURE,
+  NODE_READY,
+  TAINT_NODE_DISK_PRESSURE,
+  TAINT_NODE_MEMORY_PRESSURE,
+  TAINT_NODE_NETWORK_UNAVAILABLE,
+  TAINT_NODE_NOT_READY,
+  TAINT_NODE_OUT_OF_SERVICE,
+  TAINT_NODE_PID_PRESSURE,
+  TAINT_NODE_UNREACHABLE,
+  TAINT_NODE_UNSCHEDULABLE,
+  taintExists,
+  taintKeyExists,
+  taintMatches,
+  taintsEqual,
+} from '../kube/taints.js';
+import {
+  NODE_DISK_PRESSURE,
+  NODE_MEMORY_PRESSURE,
+  NODE_NETWORK_UNAVAILABLE,
+  NODE_PID_PRESSURE,
+  NODE_READY,
+  TAINT_NODE_DISK_PRESSURE,
+  TAINT_NODE_MEMORY_PRESSURE,
+  TAINT_NODE_NETWORK_UNAVAILABLE,
+  TAINT_NODE_NOT_READY,
+  TAINT_NODE_PID_PRESSURE,
+  TAINT_NODE_UNREACHABLE,
+  TAINT_NODE_UNSCHEDULABLE,
+  taintExists,
+  taintMatches,
+  taintsEqual,
+} from '../kube/taints.js';
 
 /**
  * The NoExecute taint added to a node whose Ready condition is Unknown.
@@ -100,43 +103,6 @@ export const CONDITION_TAINT_KEYS: ReadonlySet<string> = new Set([
   TAINT_NODE_PID_PRESSURE,
   TAINT_NODE_UNSCHEDULABLE,
 ]);
-
-// ---------------------------------------------------------------------------
-// Matching and equality.
-// ---------------------------------------------------------------------------
-
-/**
- * Whether two taints have the same key and effect (value and timeAdded are ignored).
- * Mirrors `(*Taint).MatchTaint` in `k8s.io/api/core/v1/taint.go`.
- */
-export function taintMatches(a: Readonly<Taint>, b: Readonly<Taint>): boolean {
-  return a.key === b.key && a.effect === b.effect;
-}
-
-/**
- * Semantic equality of two taints: key, effect, value (absent ≡ `""`) and the exact
- * `timeAdded` instant (epoch ms; absent only equals absent).
- * Mirrors `apiequality.Semantic.DeepEqual` on `v1.Taint` as used by `AddOrUpdateTaint`.
- */
-export function taintsEqual(a: Readonly<Taint>, b: Readonly<Taint>): boolean {
-  return taintMatches(a, b) && (a.value ?? '') === (b.value ?? '') && a.timeAdded === b.timeAdded;
-}
-
-/**
- * Whether `list` holds a taint with the key and effect of `t` (value ignored).
- * Mirrors `TaintExists` in `pkg/util/taints/taints.go`.
- */
-export function taintExists(list: readonly Taint[], t: Readonly<Taint>): boolean {
-  return list.some((x) => taintMatches(x, t));
-}
-
-/**
- * Whether `list` holds a taint with the given key, whatever its effect.
- * Mirrors `TaintKeyExists` in `pkg/util/taints/taints.go`.
- */
-export function taintKeyExists(list: readonly Taint[], key: string): boolean {
-  return list.some((x) => x.key === key);
-}
 
 // ---------------------------------------------------------------------------
 // Condition → NoSchedule taints (doNoScheduleTaintingPass).

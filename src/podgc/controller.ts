@@ -37,7 +37,7 @@ import { describeError } from '../kube/client.js';
 import { isFenced } from '../kube/writer.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
 import type { PodGCMetrics } from '../metrics/registry.js';
-import type { EventSink, ReadStore } from '../nodelifecycle/controller.js';
+import type { EventSink, ReadStore } from '../kube/types.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import {
   decideOrphanNode,

@@ -44,7 +44,7 @@ import type { Logger } from '../kube/logger.js';
 import { podKey, type Node, type Pod, type Taint } from '../kube/objects.js';
 import { retryWithBackoff, sleepUnlessAborted } from '../kube/writer.js';
 import type { TaintEvictionMetrics } from '../metrics/registry.js';
-import type { EventSink, ReadStore } from '../nodelifecycle/controller.js';
+import type { EventSink, ReadStore } from '../kube/types.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
 import { decidePodEviction, planEviction, type Decision, type PendingEviction } from './decision.js';

@@ -30,7 +30,7 @@ import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachme
 import type { Logger } from '../kube/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import type { AttachDetachMetrics } from '../metrics/registry.js';
-import type { EventSink, ReadStore } from '../nodelifecycle/controller.js';
+import type { EventSink, ReadStore } from '../kube/types.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders, type ForceDetachDecision } from './decision.js';

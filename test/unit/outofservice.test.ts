@@ -15,7 +15,7 @@ import { FakeClock } from '../../src/util/clock.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { toNode, toPod, type Node, type PersistentVolumeClaim, type Pod, type PodCondition, type Taint, type VolumeAttachment } from '../../src/kube/objects.js';
 import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
-import type { EventObjectRef, EventSink } from '../../src/nodelifecycle/controller.js';
+import type { EventObjectRef, EventSink } from '../../src/kube/types.js';
 import { isNodeOutOfService, isPodTerminated } from '../../src/kube/predicates.js';
 import { LiveReadError, readNode, readOrUndefined } from '../../src/kube/reads.js';
 import {

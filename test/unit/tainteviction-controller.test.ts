@@ -19,7 +19,7 @@ import {
   type TaintEvictionOptions,
   type TaintEvictionWrites,
 } from '../../src/tainteviction/controller.js';
-import type { EventObjectRef } from '../../src/nodelifecycle/controller.js';
+import type { EventObjectRef } from '../../src/kube/types.js';
 
 const START = Date.UTC(2026, 2, 1, 12);
 const NS = 'default';
