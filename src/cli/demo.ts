@@ -63,7 +63,8 @@ import {
   type ObservedNode,
 } from './demo-view.js';
 import { FlagError, parseControllerFlags } from './flags.js';
-import { formatTaint, rfc3339, zoneName } from './inspect.js';
+import { rfc3339, zoneName } from './inspect.js';
+import { formatTaint } from '../kube/taints.js';
 import { startController, type RunningController } from './run.js';
 
 /** The controller's compressed timings for the demo. Durations in milliseconds, rates in nodes per second. */

@@ -35,7 +35,8 @@ import { decidePodEviction } from '../tainteviction/decision.js';
 import { firstToleratingToleration, noExecuteTaints } from '../tainteviction/tolerations.js';
 import type { AffinityViolationView } from '../nodeaffinity/controller.js';
 import { FlagError } from './flags.js';
-import { fetchDebugState, formatDuration, formatEta, formatRate, formatTaint, renderTable, rfc3339, secondsFromNow, zoneName, type DebugState, type StateSource } from './inspect.js';
+import { fetchDebugState, formatDuration, formatEta, formatRate, renderTable, rfc3339, secondsFromNow, zoneName, type DebugState, type StateSource } from './inspect.js';
+import { formatTaint } from '../kube/taints.js';
 import { inspectClients, parseInspectFlags, processIo, type CommandIo } from './status.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -316,11 +316,6 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   return [line(header.map((h) => h.toUpperCase())), ...rows.map(line)];
 }
 
-/** A taint as `key=value:effect` (or `key:effect`), upstream's `Taint.ToString()`. */
-export function formatTaint(t: { key: string; value?: string | undefined; effect: string }): string {
-  return t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
-}
-
 /** A rate in nodes per second without float noise: `0.1`, `1`, `0`. */
 export function formatRate(r: number): string {
   return String(Math.round(r * 1000) / 1000);

@@ -42,6 +42,7 @@ import PQueue from 'p-queue';
 import { describeError, isNotFound } from '../kube/client.js';
 import type { Logger } from '../kube/logger.js';
 import { podKey, type Node, type Pod, type Taint } from '../kube/objects.js';
+import { formatTaint } from '../kube/taints.js';
 import { retryWithBackoff, sleepUnlessAborted } from '../kube/writer.js';
 import type { TaintEvictionMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
@@ -152,11 +153,6 @@ export const DEFAULT_DELETION_CONCURRENCY = 32;
 
 /** Upstream's `--node-monitor-grace-period` default since 1.32, ms (see {@link TaintEvictionOptions.nodeMonitorGracePeriodMs}). */
 export const DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS = 50_000;
-
-/** Upstream `(*Taint).ToString()`: `key=value:effect`, or `key:effect` without a value. */
-function taintString(t: Taint): string {
-  return t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
-}
 
 /** Semantic equality of two NoExecute taint lists: key, value, effect and exact `timeAdded`, in order. */
 function sameTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
@@ -469,7 +465,7 @@ export class TaintEvictionController {
   #formatTaints(taints: readonly Taint[]): readonly string[] {
     let s = this.#taintStrings.get(taints);
     if (!s) {
-      s = taints.map(taintString);
+      s = taints.map(formatTaint);
       this.#taintStrings.set(taints, s);
     }
     return s;

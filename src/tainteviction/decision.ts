@@ -7,6 +7,7 @@
  * ({@link planEviction}).
  */
 import type { Pod, Taint } from '../kube/objects.js';
+import { formatTaint } from '../kube/taints.js';
 import { FOREVER, firstToleratingToleration, noExecuteTaints, tolerationTimeMs } from './tolerations.js';
 import { sightHoldUntilMs, type SightInput } from './sight.js';
 
@@ -40,11 +41,6 @@ export interface DecideOptions {
    * no eviction decided on time the controller could not see). `undefined`: no hold.
    */
   sight?: SightInput;
-}
-
-/** Upstream `(*Taint).ToString()`: `key=value:effect`, or `key:effect` without a value. */
-function formatTaint(t: Taint): string {
-  return t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
 }
 
 /**

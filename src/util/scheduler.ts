@@ -16,14 +16,9 @@ import { MinHeap } from './heap.js';
  */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
-/** The queue key of a pod: `namespace/name` (upstream `types.NamespacedName.String()`). */
-export function podKey(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
-}
-
 /** One pending deletion. All times are epoch **milliseconds**. */
 export interface ScheduledEviction<P> {
-  /** `namespace/name` (see {@link podKey}). */
+  /** `namespace/name` (src/kube/objects.ts `podKey`). */
   readonly key: string;
   /** The pod UID the deletion was decided for. */
   readonly uid: string;

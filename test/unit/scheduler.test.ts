@@ -2,7 +2,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FakeClock, type Clock } from '../../src/util/clock.js';
-import { DeadlineScheduler, MAX_TIMER_DELAY_MS, podKey, type ScheduledEviction } from '../../src/util/scheduler.js';
+import { DeadlineScheduler, MAX_TIMER_DELAY_MS, type ScheduledEviction } from '../../src/util/scheduler.js';
+import { podKey } from '../../src/kube/objects.js';
 
 interface Fired {
   key: string;
@@ -22,7 +23,7 @@ describe('timed_workers_test.go ports', () => {
   test('TestExecute: immediate work runs on the next timer turn', () => {
     const { clock, s, fired } = setup();
     const now = clock.now();
-    for (let i = 1; i <= 5; i++) s.schedule(podKey('ns', `p${i}`), `u${i}`, now, '');
+    for (let i = 1; i <= 5; i++) s.schedule(podKey({ namespace: 'ns', name: `p${i}` }), `u${i}`, now, '');
     assert.equal(fired.length, 0, 'never synchronously inside schedule()');
     clock.advance(0);
     assert.deepEqual(

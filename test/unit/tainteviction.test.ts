@@ -8,9 +8,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FakeClock } from '../../src/util/clock.js';
-import type { Pod, Taint, Toleration } from '../../src/kube/objects.js';
+import { podKey, type Pod, type Taint, type Toleration } from '../../src/kube/objects.js';
 import { decidePodEviction, planEviction, type Decision, type PendingEviction } from '../../src/tainteviction/decision.js';
-import { DeadlineScheduler, podKey } from '../../src/util/scheduler.js';
+import { DeadlineScheduler } from '../../src/util/scheduler.js';
 import { getMinTolerationTimeMs, noExecuteTaints, FOREVER } from '../../src/tainteviction/tolerations.js';
 import { TaintEvictionWriter } from '../../src/tainteviction/writer.js';
 import type { KubeClients } from '../../src/kube/client.js';
@@ -79,14 +79,14 @@ class Harness {
   }
 
   addPods(...pods: Pod[]): this {
-    for (const p of pods) this.pods.set(podKey(p.namespace, p.name), p);
+    for (const p of pods) this.pods.set(podKey(p), p);
     return this;
   }
 
   /** deletePodHandler + addConditionAndDeletePod. */
   #deletePod(namespace: string, name: string): void {
     this.events.push(podDeletionEvent(namespace, name));
-    const key = podKey(namespace, name);
+    const key = podKey({ namespace, name });
     const pod = this.pods.get(key);
     if (!pod) return;
     if (!pod.conditions.some((c) => c.type === DISRUPTION_TARGET_CONDITION_TYPE)) {
@@ -99,7 +99,7 @@ class Harness {
 
   /** processPodOnNode, as decision + plan + queue operations. */
   process(pod: Pod, taints: readonly Taint[]): Decision {
-    const key = podKey(pod.namespace, pod.name);
+    const key = podKey(pod);
     const decision = decidePodEviction(pod, taints, this.clock.now());
     const plan = planEviction(decision, pod.uid, this.queue.get(key));
     const payload = { namespace: pod.namespace, name: pod.name };
@@ -129,7 +129,7 @@ class Harness {
 
   /** PodUpdated + handlePodUpdate. */
   podUpdated(pod: Pod): void {
-    this.pods.set(podKey(pod.namespace, pod.name), pod);
+    this.pods.set(podKey(pod), pod);
     if (pod.nodeName === '') return;
     const taints = this.taintedNodes.get(pod.nodeName);
     if (taints !== undefined) this.process(pod, taints);
@@ -137,7 +137,7 @@ class Harness {
 
   /** PodUpdated(old, nil) + handlePodUpdate on NotFound. */
   podDeleted(namespace: string, name: string): void {
-    const key = podKey(namespace, name);
+    const key = podKey({ namespace, name });
     this.pods.delete(key);
     if (this.queue.cancel(key)) this.events.push(cancelPodDeletionEvent(namespace, name));
   }
