@@ -23,7 +23,7 @@
 import type { Clock } from '../util/clock.js';
 import { describeError, isNotFound, type KubeClients } from './client.js';
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
-import type { Logger } from './logger.js';
+import type { Logger } from '../log/logger.js';
 import { isFenced, type WriteScheduler } from './writer.js';
 
 /** The object an Event is about (`involvedObject`). Cluster-scoped objects have no namespace. */

@@ -34,7 +34,7 @@
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { apiStatusCode, describeError } from './client.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../log/logger.js';
 import { sleepUnlessAborted } from './writer.js';
 
 /** Options passed to a {@link ListPageFn} for one page. */

@@ -9,7 +9,7 @@ import { Observable, type ConfigurationOptions, type RequestContext, type Respon
 import type { Clock } from '../util/clock.js';
 import { getJson, type KubeClients } from './client.js';
 import { Informer, type InformerOptions, type ListPage, type ListPageFn } from './informer.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../log/logger.js';
 import {
   podKey,
   toDaemonSet,

@@ -28,7 +28,7 @@ import { randomUUID } from 'node:crypto';
 import { Watch, type CoordinationV1Api, type KubeConfig, type V1Lease, type V1MicroTime } from '@kubernetes/client-node';
 import { realClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { describeError, isConflict, isNotFound } from './client.js';
-import { silentLogger, type Logger } from './logger.js';
+import { silentLogger, type Logger } from '../log/logger.js';
 import { toMicroTime } from './objects.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
  * {@link LiveReadError}, so a destructive path (force-delete an orphan, force-detach from a deleted
  * node) does not act now and the work queue retries it with backoff.
  */
-import type { Logger } from './logger.js';
+import type { Logger } from '../log/logger.js';
 import type { KubeClients } from './client.js';
 import { apiStatusCode, describeError, isNotFound } from './client.js';
 import { toLease, toNode, toPod, toVolumeAttachment, type Lease, type Node, type Pod, type VolumeAttachment } from './objects.js';

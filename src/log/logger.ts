@@ -11,10 +11,31 @@
  * Errors go under `err` (pino's standard error serializer prints type, message and stack).
  */
 import { createRequire } from 'node:module';
-import { pino, type DestinationStream, type Logger as PinoLogger, type LoggerOptions as PinoOptions } from 'pino';
+import { pino, type DestinationStream, type Logger as PinoInstance, type LoggerOptions as PinoOptions } from 'pino';
 
-/** The logger type every module uses; it is pino's `Logger`, re-exported so pino stays an implementation detail. */
-export type Logger = PinoLogger;
+/**
+ * The one logger type every module takes: pino's `(obj, msg)` call style and nothing else, so a
+ * pino logger (or a child of one) is accepted as is and tests can pass a recorder or
+ * {@link silentLogger}. Modules that need `child()` take a {@link PinoLogger}.
+ * Upstream analogue: `klog.Logger` as passed through `klog.FromContext`.
+ */
+export interface Logger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** A logger that drops everything (the default where a caller passes none). */
+export const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+/** What {@link createLogger} returns: pino's `Logger` (a {@link Logger} with `child`, `level`, `flush`). */
+export type PinoLogger = PinoInstance;
 
 /** Accepted `--log-level` values, most verbose first. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -75,7 +96,7 @@ type LineFormatter = (jsonLine: string) => string;
  * @throws never for valid options; pino throws on an unknown level (the flag parser rejects those first).
  * Upstream analogue: `k8s.io/component-base/logs` (`--logging-format=json|text`, `-v`).
  */
-export function createLogger(opts: CreateLoggerOptions): Logger {
+export function createLogger(opts: CreateLoggerOptions): PinoLogger {
   const base: PinoOptions = {
     level: opts.level,
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -99,7 +120,7 @@ export function createLogger(opts: CreateLoggerOptions): Logger {
  * @param zone zone key as returned by `GetZoneKey` (optional).
  * @returns a child logger whose lines carry `node` (and `zone`).
  */
-export function forNode(log: Logger, node: string, zone?: string): Logger {
+export function forNode(log: PinoLogger, node: string, zone?: string): PinoLogger {
   return log.child(zone === undefined ? { node } : { node, zone });
 }
 
@@ -109,7 +130,7 @@ export function forNode(log: Logger, node: string, zone?: string): Logger {
  * @param pod the pod, or its `namespace/name` key.
  * @returns a child logger whose lines carry `pod: "namespace/name"`.
  */
-export function forPod(log: Logger, pod: string | { namespace: string; name: string }): Logger {
+export function forPod(log: PinoLogger, pod: string | { namespace: string; name: string }): PinoLogger {
   return log.child({ pod: typeof pod === 'string' ? pod : `${pod.namespace}/${pod.name}` });
 }
 

@@ -22,7 +22,7 @@
  * Dry-run / shadow mode: not built. The only write is {@link AffinityEvictor.evict}; a shadow
  * writer can be injected there (it should answer `evicted` without writing).
  */
-import type { Logger } from '../kube/logger.js';
+import type { Logger } from '../log/logger.js';
 import type { Node } from '../kube/objects.js';
 import { describeError } from '../kube/client.js';
 import { isFenced } from '../kube/writer.js';

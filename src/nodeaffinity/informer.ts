@@ -6,7 +6,7 @@
  */
 import { getJson, type KubeClients } from '../kube/client.js';
 import { Informer, type ListPage } from '../kube/informer.js';
-import type { Logger } from '../kube/logger.js';
+import type { Logger } from '../log/logger.js';
 import type { Clock } from '../util/clock.js';
 import { toAffinityPod, type AffinityPod } from './rule.js';
 

@@ -41,7 +41,7 @@
  */
 import type { Lease, Node, NodeCondition, Pod, Taint } from '../kube/objects.js';
 import { getCondition, podKey } from '../kube/objects.js';
-import type { Logger } from '../kube/logger.js';
+import type { Logger } from '../log/logger.js';
 import type { EventObjectRef, EventSink, ReadStore } from '../kube/types.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { describeError } from '../kube/client.js';

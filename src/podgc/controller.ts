@@ -31,7 +31,7 @@
  */
 import type { Node, Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
-import type { Logger } from '../kube/logger.js';
+import type { Logger } from '../log/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { describeError } from '../kube/client.js';
 import { isFenced } from '../kube/writer.js';

@@ -40,7 +40,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
 import { describeError, isNotFound } from '../kube/client.js';
-import type { Logger } from '../kube/logger.js';
+import type { Logger } from '../log/logger.js';
 import { podKey, type Node, type Pod, type Taint } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
 import { retryWithBackoff, sleepUnlessAborted } from '../kube/writer.js';

@@ -27,7 +27,7 @@
  *    counted (`attachdetach_controller_live_read_failures_total`) and retried with backoff.
  */
 import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from '../kube/objects.js';
-import type { Logger } from '../kube/logger.js';
+import type { Logger } from '../log/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import type { AttachDetachMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';

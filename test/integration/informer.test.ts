@@ -14,7 +14,7 @@ import { realClock } from '../../src/util/clock.js';
 import { loadKubeConfig, type KubeClients } from '../../src/kube/client.js';
 import { Informer, type ListPageOptions } from '../../src/kube/informer.js';
 import { abortSignalOptions, leaseInformer } from '../../src/kube/informers.js';
-import type { Logger } from '../../src/kube/logger.js';
+import type { Logger } from '../../src/log/logger.js';
 import { toLease, type Lease } from '../../src/kube/objects.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 

@@ -4,7 +4,7 @@ import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import { EventRecorder, nodeRef, podRef } from '../../src/kube/events.js';
 import type { KubeClients } from '../../src/kube/client.js';
-import { silentLogger } from '../../src/kube/logger.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { FencedError, type WriteScheduler } from '../../src/kube/writer.js';
 
 interface Call {

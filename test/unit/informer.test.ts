@@ -8,7 +8,7 @@ import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import { Informer, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/informer.js';
 import { toLease, type Lease } from '../../src/kube/objects.js';
-import type { Logger } from '../../src/kube/logger.js';
+import type { Logger } from '../../src/log/logger.js';
 
 const NS = 'kube-node-lease';
 

@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
-import { silentLogger } from '../../src/kube/logger.js';
+import { silentLogger } from '../../src/log/logger.js';
 import type { Node } from '../../src/kube/objects.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { FakeClock } from '../../src/util/clock.js';

@@ -14,7 +14,7 @@ import type { WriteScheduler } from '../../src/kube/writer.js';
 import { NodeLifecycleWriter } from '../../src/nodelifecycle/writer.js';
 import { daemonSetSelectorMatches, podSelectedByDaemonSet } from '../../src/nodelifecycle/daemonsets.js';
 import { FakeClock } from '../../src/util/clock.js';
-import { silentLogger } from '../../src/kube/logger.js';
+import { silentLogger } from '../../src/log/logger.js';
 import type { EventObjectRef } from '../../src/kube/types.js';
 import { getCondition, podKey, toDaemonSet, toPod, toPodWithLabels, type Lease, type Node, type NodeCondition, type OwnerRef, type Pod } from '../../src/kube/objects.js';
 import { createMetrics, type NodeCollectorMetrics } from '../../src/metrics/registry.js';

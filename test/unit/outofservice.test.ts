@@ -35,7 +35,7 @@ import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHo
 import { ForceDetachController, type ForceDetachWrites } from '../../src/volumes/controller.js';
 import { ForceDetachWriter } from '../../src/volumes/writer.js';
 import type { WriteScheduler } from '../../src/kube/writer.js';
-import { silentLogger } from '../../src/kube/logger.js';
+import { silentLogger } from '../../src/log/logger.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const OOS = 'node.kubernetes.io/out-of-service';

@@ -10,7 +10,7 @@ import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
-import { silentLogger } from '../../src/kube/logger.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { podKey, type Node, type Pod, type Taint, type Toleration } from '../../src/kube/objects.js';
 import { createMetrics, type TaintEvictionMetrics } from '../../src/metrics/registry.js';
 import { FencedError } from '../../src/kube/writer.js';

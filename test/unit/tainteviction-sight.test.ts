@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FakeClock } from '../../src/util/clock.js';
-import { silentLogger } from '../../src/kube/logger.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { Informer, type WatchLike } from '../../src/kube/informer.js';
 import type { Pod, Taint, Toleration } from '../../src/kube/objects.js';
 import { decidePodEviction } from '../../src/tainteviction/decision.js';
