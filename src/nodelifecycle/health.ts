@@ -13,7 +13,7 @@
  */
 
 import { getCondition } from '../kube/objects.js';
-import type { Lease, Node, NodeCondition, Pod, PodCondition } from '../kube/objects.js';
+import type { Lease, Node, NodeCondition, Pod } from '../kube/objects.js';
 import { NODE_DISK_PRESSURE, NODE_MEMORY_PRESSURE, NODE_PID_PRESSURE, NODE_READY } from './taints.js';
 
 /**
@@ -320,32 +320,6 @@ export function nextProbeDeadline(health: Pick<NodeHealth, 'probeTimestamp'>, gr
   return health.probeTimestamp + gracePeriodMs + 1;
 }
 
-/**
- * Sets probeTimestamp and readyTransitionTimestamp to `nowMs` on the records of the named nodes,
- * giving every node a fresh grace period when the controller leaves "all zones fully disrupted".
- *
- * Deliberate difference from upstream: upstream dereferences a missing record and would panic;
- * names without a record are skipped here.
- *
- * @param healthByNode current records by node name (not mutated).
- * @param nodeNames the nodes of this monitor pass.
- * @param nowMs epoch milliseconds.
- * @returns a new map holding every input entry, with the named ones reset.
- * Mirrors the "Exiting master disruption mode" branch of `handleDisruption` (§2.17).
- */
-export function resetProbeTimestamps(
-  healthByNode: ReadonlyMap<string, NodeHealth>,
-  nodeNames: Iterable<string>,
-  nowMs: number,
-): Map<string, NodeHealth> {
-  const out = new Map(healthByNode);
-  for (const name of nodeNames) {
-    const h = out.get(name);
-    if (h !== undefined) out.set(name, { ...h, probeTimestamp: nowMs, readyTransitionTimestamp: nowMs });
-  }
-  return out;
-}
-
 /** The Ready condition saved in a health record (upstream `GetNodeCondition(nodeHealth.status, Ready)`). */
 export function savedReadyCondition(health: NodeHealth | undefined): NodeCondition | undefined {
   return health === undefined ? undefined : getCondition(health.conditions, NODE_READY);
@@ -354,23 +328,6 @@ export function savedReadyCondition(health: NodeHealth | undefined): NodeConditi
 // ---------------------------------------------------------------------------
 // Marking pods NotReady.
 // ---------------------------------------------------------------------------
-
-/**
- * Whether the node's pods must be marked NotReady in this monitor pass: either the controller
- * just turned a Ready node not-Ready (`current != True && observed == True`), or an earlier
- * attempt failed (`needsRetry`) and the node is still not Ready.
- * @param observedReady Ready before this pass ({@link NodeHealthObservation.observedReady}).
- * @param currentReady Ready after this pass; `undefined` counts as not True.
- * @param needsRetry whether the node is in the controller's `nodesToRetry` set.
- * Mirrors the `switch` in `monitorNodeHealth`'s `updateNodeFunc` (§2.7).
- */
-export function shouldMarkPodsNotReady(
-  observedReady: Readonly<NodeCondition>,
-  currentReady: Readonly<NodeCondition> | undefined,
-  needsRetry: boolean,
-): boolean {
-  return isReadyToNotReadyTransition(observedReady, currentReady) || (needsRetry && observedReady.status !== 'True');
-}
 
 /**
  * Whether this pass turned a Ready node not-Ready; then the controller emits the node's
@@ -395,32 +352,6 @@ export function podNeedsNotReadyMark(pod: Pick<Pod, 'conditions' | 'nodeName'>, 
   if (nodeName !== undefined && pod.nodeName !== nodeName) return false;
   const ready = getCondition(pod.conditions, 'Ready');
   return ready !== undefined && ready.status !== 'False';
-}
-
-/** The result of {@link podReadyFalseCondition}. */
-export interface PodReadyFalseUpdate {
-  /** The new Ready condition: status False, lastTransitionTime = now; reason, message, lastProbeTime kept. */
-  ready: PodCondition;
-  /** The pod's full `status.conditions` with that Ready condition in place, for the status PUT. */
-  conditions: PodCondition[];
-}
-
-/**
- * Computes the pod status write of MarkPodsNotReady: the first Ready condition set to False with
- * lastTransitionTime = now (status changed), everything else unchanged.
- * @param pod the pod (not mutated).
- * @param nowMs epoch milliseconds.
- * @returns the update, or `undefined` when the pod has no Ready condition or it is already False
- * (upstream then makes no API call and emits no event).
- * Mirrors `MarkPodsNotReady` + `UpdatePodCondition` (`controller_utils.go`, `pkg/api/v1/pod/util.go`).
- */
-export function podReadyFalseCondition(pod: Pick<Pod, 'conditions'>, nowMs: number): PodReadyFalseUpdate | undefined {
-  const index = pod.conditions.findIndex((c) => c.type === 'Ready');
-  const old = pod.conditions[index];
-  if (old === undefined || old.status === 'False') return undefined;
-  const ready: PodCondition = { ...old, status: 'False', lastTransitionTime: nowMs };
-  const conditions = pod.conditions.map((c, i) => (i === index ? ready : { ...c }));
-  return { ready: { ...ready }, conditions };
 }
 
 /**

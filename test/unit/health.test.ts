@@ -16,12 +16,9 @@ import {
   podNeedsNotReadyMark,
   podNeedsNotReadyOnNode,
   podNodeNotReadyEvent,
-  podReadyFalseCondition,
   registeredNodeEvent,
   removingNodeEvent,
-  resetProbeTimestamps,
   savedReadyCondition,
-  shouldMarkPodsNotReady,
 } from '../../src/nodelifecycle/health.js';
 import type { NodeHealth, NodeHealthObservation } from '../../src/nodelifecycle/health.js';
 
@@ -74,20 +71,17 @@ function makePod(conditions: PodCondition[], nodeName = 'node0'): Pod {
 
 /**
  * A stand-in for the per-node half of monitorNodeHealth: observe, write the status when told to
- * (the write succeeds unless `failWrites`), persist the health record, and decide on pods.
+ * (the write succeeds unless `failWrites`) and persist the health record. (Pod marking is the
+ * controller's, tested in nodelifecycle-controller.test.ts.)
  */
 class Monitor {
   health: NodeHealth | undefined;
   statusWrites: NodeCondition[][] = [];
-  podMarks = 0;
-  /** Pod status writes attempted, failed ones included (what upstream's fake client counts). */
-  podMarkAttempts = 0;
-  needsRetry = false;
   failWrites = false;
 
   constructor(readonly clock: FakeClock) {}
 
-  pass(node: Node, nodeLease?: Lease, podUpdate: 'ok' | 'fail' | 'listFails' = 'ok'): { node: Node; obs: NodeHealthObservation } {
+  pass(node: Node, nodeLease?: Lease): { node: Node; obs: NodeHealthObservation } {
     const obs = observeNodeHealth(this.health, node, nodeLease, this.clock.now(), OPTS);
     this.health = obs.health;
     let written = node;
@@ -96,24 +90,7 @@ class Monitor {
       this.health = obs.healthAfterStatusUpdate;
       written = { ...node, conditions: obs.unknownConditions! };
     }
-    if (obs.currentReady !== undefined) this.decidePods(obs, podUpdate);
     return { node: written, obs };
-  }
-
-  private decidePods(obs: NodeHealthObservation, podUpdate: 'ok' | 'fail' | 'listFails'): void {
-    if (podUpdate === 'listFails') {
-      if (isReadyToNotReadyTransition(obs.observedReady, obs.currentReady)) this.needsRetry = true;
-      return;
-    }
-    if (shouldMarkPodsNotReady(obs.observedReady, obs.currentReady, this.needsRetry)) {
-      this.podMarkAttempts++;
-      if (podUpdate === 'fail') {
-        this.needsRetry = true;
-        return;
-      }
-      this.podMarks++;
-    }
-    this.needsRetry = false;
   }
 }
 
@@ -173,13 +150,12 @@ describe('TestTryUpdateNodeHealth', () => {
 });
 
 describe('TestMonitorNodeHealthUpdateStatus', () => {
-  test('node created long ago without status gets four NeverUpdated conditions; no pod update', () => {
+  test('node created long ago without status gets four NeverUpdated conditions', () => {
     const m = new Monitor(new FakeClock(FAKE_NOW));
     m.pass(makeNode(NODE_CREATION));
     assert.deepEqual(m.statusWrites, [
       ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((t) => neverUpdated(t, FAKE_NOW)),
     ]);
-    assert.equal(m.podMarks, 0);
   });
 
   test('node created now without status is not written (startup grace)', () => {
@@ -191,7 +167,7 @@ describe('TestMonitorNodeHealthUpdateStatus', () => {
     assert.deepEqual(m.statusWrites, []);
   });
 
-  test('stale Ready=True becomes Unknown after an hour, missing conditions NeverUpdated; pods marked', () => {
+  test('stale Ready=True becomes Unknown after an hour, missing conditions NeverUpdated', () => {
     const clock = new FakeClock(FAKE_NOW);
     const m = new Monitor(clock);
     const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]);
@@ -207,7 +183,6 @@ describe('TestMonitorNodeHealthUpdateStatus', () => {
         neverUpdated('PIDPressure', FAKE_NOW + HOUR),
       ],
     ]);
-    assert.equal(m.podMarks, 1);
   });
 
   test('fresh heartbeat: nothing written', () => {
@@ -217,7 +192,6 @@ describe('TestMonitorNodeHealthUpdateStatus', () => {
     clock.advance(HOUR);
     m.pass(makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW + HOUR, FAKE_NOW)]));
     assert.deepEqual(m.statusWrites, []);
-    assert.equal(m.podMarks, 0);
   });
 });
 
@@ -230,26 +204,22 @@ describe('TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease', () => {
     newNode?: Node;
     newLease?: Lease;
     expectedWrites: NodeCondition[][];
-    expectedPodMarks: number;
   }[] = [
     {
       description: 'Node created recently, without status. Node lease is missing.',
       node: makeNode(FAKE_NOW),
       expectedWrites: [],
-      expectedPodMarks: 0,
     },
     {
       description: 'Node created recently, without status. Node lease is renewed recently.',
       node: makeNode(FAKE_NOW),
       lease: lease(FAKE_NOW),
       expectedWrites: [],
-      expectedPodMarks: 0,
     },
     {
       description: 'Node created long time ago, without status. Node lease is missing.',
       node: makeNode(NODE_CREATION),
       expectedWrites: [['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((t) => neverUpdated(t, FAKE_NOW))],
-      expectedPodMarks: 0,
     },
     {
       description: 'Node created long time ago, without status. Node lease is renewed recently.',
@@ -257,7 +227,6 @@ describe('TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease', () => {
       lease: lease(FAKE_NOW),
       newLease: lease(FAKE_NOW + HOUR),
       expectedWrites: [],
-      expectedPodMarks: 0,
     },
     {
       description: 'Node created long time ago, without status. Node lease is expired.',
@@ -265,7 +234,6 @@ describe('TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease', () => {
       lease: lease(FAKE_NOW),
       newLease: lease(FAKE_NOW),
       expectedWrites: [['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].map((t) => neverUpdated(t, FAKE_NOW + HOUR))],
-      expectedPodMarks: 0,
     },
     {
       description: 'Node created long time ago, with status updated by kubelet exceeds grace period. Node lease is renewed.',
@@ -273,7 +241,6 @@ describe('TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease', () => {
       lease: lease(FAKE_NOW),
       newLease: lease(FAKE_NOW + HOUR),
       expectedWrites: [],
-      expectedPodMarks: 0,
     },
     {
       description: 'Node created long time ago, with status updated by kubelet recently. Node lease is expired.',
@@ -282,7 +249,6 @@ describe('TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease', () => {
       newNode: makeNode(NODE_CREATION, readyAt(FAKE_NOW + HOUR)),
       newLease: lease(FAKE_NOW),
       expectedWrites: [],
-      expectedPodMarks: 0,
     },
     {
       description:
@@ -298,7 +264,6 @@ describe('TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease', () => {
           neverUpdated('PIDPressure', FAKE_NOW + HOUR),
         ],
       ],
-      expectedPodMarks: 1,
     },
   ];
   for (const c of cases) {
@@ -311,60 +276,8 @@ describe('TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease', () => {
         m.pass(c.newNode ?? c.node, c.newLease);
       }
       assert.deepEqual(m.statusWrites, c.expectedWrites);
-      assert.equal(m.podMarks, c.expectedPodMarks);
     });
   }
-});
-
-describe('TestMonitorNodeHealthMarkPodsNotReady', () => {
-  test('node created recently without status: no pod update', () => {
-    const m = new Monitor(new FakeClock(FAKE_NOW));
-    m.pass(makeNode(FAKE_NOW));
-    assert.equal(m.podMarks, 0);
-  });
-
-  test('fresh heartbeat: no pod update', () => {
-    const m = new Monitor(new FakeClock(FAKE_NOW));
-    m.pass(makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]));
-    assert.equal(m.podMarks, 0);
-  });
-
-  test('stale Ready=True, second pass a minute later: pods marked NotReady', () => {
-    const clock = new FakeClock(FAKE_NOW);
-    const m = new Monitor(clock);
-    const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]);
-    m.pass(node);
-    clock.advance(MINUTE);
-    m.pass(node);
-    assert.equal(m.podMarks, 1);
-  });
-});
-
-describe('TestMonitorNodeHealthMarkPodsNotReadyRetry', () => {
-  const nodeAt = (status: string, hb: number, tr: number) => makeNode(NODE_CREATION, [cond('Ready', status, hb, tr)]);
-  const run = (secondPass: 'ok' | 'fail' | 'listFails'): { attempts: number; marks: number } => {
-    const clock = new FakeClock(FAKE_NOW);
-    const m = new Monitor(clock);
-    m.pass(nodeAt('True', FAKE_NOW, FAKE_NOW));
-    clock.advance(MINUTE);
-    m.pass(nodeAt('True', FAKE_NOW, FAKE_NOW), undefined, secondPass);
-    clock.advance(MINUTE);
-    m.pass(nodeAt('False', FAKE_NOW + 2 * MINUTE, FAKE_NOW + 2 * MINUTE));
-    return { attempts: m.podMarkAttempts, marks: m.podMarks };
-  };
-  test('successful pod status update, no retry required', () => assert.deepEqual(run('ok'), { attempts: 1, marks: 1 }));
-  test('unsuccessful pod status update, retry required', () => assert.deepEqual(run('fail'), { attempts: 2, marks: 1 }));
-  test('unsuccessful pod list, retry required', () => assert.deepEqual(run('listFails'), { attempts: 1, marks: 1 }));
-
-  test('without a retry, a kubelet-posted Ready=False does not mark pods in the monitor pass', () => {
-    const clock = new FakeClock(FAKE_NOW);
-    const m = new Monitor(clock);
-    m.pass(nodeAt('True', FAKE_NOW, FAKE_NOW));
-    clock.advance(10_000);
-    const { obs } = m.pass(nodeAt('False', FAKE_NOW + 10_000, FAKE_NOW + 10_000));
-    assert.equal(obs.observedReady.status, 'False');
-    assert.equal(m.podMarks, 0);
-  });
 });
 
 describe('TestNodeEventGeneration', () => {
@@ -414,44 +327,47 @@ describe('MarkPodsNotReady decision', () => {
   const ready: PodCondition = { type: 'Ready', status: 'True', reason: 'r', message: 'm', lastTransitionTime: NODE_CREATION, lastProbeTime: 3 };
   const scheduled: PodCondition = { type: 'PodScheduled', status: 'True', lastTransitionTime: NODE_CREATION };
 
-  test('a Ready=True pod becomes Ready=False with lastTransitionTime now, other fields kept', () => {
-    const pod = makePod([scheduled, ready]);
-    assert.equal(podNeedsNotReadyMark(pod, 'node0'), true);
-    const upd = podReadyFalseCondition(pod, FAKE_NOW);
-    assert.deepEqual(upd?.ready, { ...ready, status: 'False', lastTransitionTime: FAKE_NOW });
-    assert.deepEqual(upd?.conditions, [scheduled, { ...ready, status: 'False', lastTransitionTime: FAKE_NOW }]);
-    assert.deepEqual(pod.conditions, [scheduled, ready], 'input not mutated');
+  test('a Ready=True pod bound to the node needs the mark', () => {
+    assert.equal(podNeedsNotReadyMark(makePod([scheduled, ready]), 'node0'), true);
   });
 
   test('an already-False pod needs no write', () => {
     const pod = makePod([{ ...ready, status: 'False' }]);
     assert.equal(podNeedsNotReadyMark(pod), false);
-    assert.equal(podReadyFalseCondition(pod, FAKE_NOW), undefined);
   });
 
   test('a pod without a Ready condition is untouched', () => {
     const pod = makePod([scheduled]);
     assert.equal(podNeedsNotReadyMark(pod), false);
-    assert.equal(podReadyFalseCondition(pod, FAKE_NOW), undefined);
   });
 
   test('a pod bound to another node is skipped', () => {
     assert.equal(podNeedsNotReadyMark(makePod([ready], 'other'), 'node0'), false);
   });
 
-  test('shouldMarkPodsNotReady truth table', () => {
+  test('isReadyToNotReadyTransition truth table', () => {
     const r = (status: string): NodeCondition => ({ type: 'Ready', status });
-    assert.equal(shouldMarkPodsNotReady(r('True'), r('Unknown'), false), true);
-    assert.equal(shouldMarkPodsNotReady(r('True'), r('True'), false), false);
-    assert.equal(shouldMarkPodsNotReady(r('True'), r('True'), true), false);
-    assert.equal(shouldMarkPodsNotReady(r('False'), r('False'), false), false);
-    assert.equal(shouldMarkPodsNotReady(r('False'), r('False'), true), true);
-    assert.equal(shouldMarkPodsNotReady(r('Unknown'), r('Unknown'), true), true);
-    assert.equal(shouldMarkPodsNotReady(r('True'), undefined, false), true);
+    assert.equal(isReadyToNotReadyTransition(r('True'), r('Unknown')), true);
+    assert.equal(isReadyToNotReadyTransition(r('True'), r('False')), true);
+    assert.equal(isReadyToNotReadyTransition(r('True'), undefined), true);
+    assert.equal(isReadyToNotReadyTransition(r('True'), r('True')), false);
+    assert.equal(isReadyToNotReadyTransition(r('False'), r('False')), false);
+    assert.equal(isReadyToNotReadyTransition(r('Unknown'), r('Unknown')), false);
   });
 });
 
 describe('observeNodeHealth details (§2.8)', () => {
+  test('a kubelet-posted Ready=False is observed as is and needs no Unknown write', () => {
+    const clock = new FakeClock(FAKE_NOW);
+    const m = new Monitor(clock);
+    m.pass(makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]));
+    clock.advance(10_000);
+    const { obs } = m.pass(makeNode(NODE_CREATION, [cond('Ready', 'False', FAKE_NOW + 10_000, FAKE_NOW + 10_000)]));
+    assert.equal(obs.observedReady.status, 'False');
+    assert.equal(obs.currentReady?.status, 'False');
+    assert.deepEqual(m.statusWrites, []);
+  });
+
   const readyNode = (hb: number, tr = NODE_CREATION, status = 'True') => makeNode(NODE_CREATION, [cond('Ready', status, hb, tr)]);
 
   test('first sight gives a full grace period even to a node with an ancient heartbeat', () => {
@@ -592,21 +508,6 @@ describe('observeNodeHealth details (§2.8)', () => {
   });
 });
 
-describe('resetProbeTimestamps (handleDisruption exit)', () => {
-  test('resets the named nodes, keeps the others, skips unknown names', () => {
-    const h = (t: number): NodeHealth => ({ probeTimestamp: t, readyTransitionTimestamp: t, conditions: [] });
-    const before = new Map([
-      ['a', h(1)],
-      ['b', h(2)],
-    ]);
-    const after = resetProbeTimestamps(before, ['a', 'missing'], FAKE_NOW);
-    assert.deepEqual(after.get('a'), h(FAKE_NOW));
-    assert.deepEqual(after.get('b'), h(2));
-    assert.equal(after.has('missing'), false);
-    assert.deepEqual(before.get('a'), h(1), 'input not mutated');
-  });
-});
-
 // ---------------------------------------------------------------------------
 // Properties.
 // ---------------------------------------------------------------------------
@@ -679,21 +580,6 @@ describe('properties', () => {
           }
         },
       ),
-    );
-  });
-
-  test('podReadyFalseCondition agrees with podNeedsNotReadyMark and is idempotent', () => {
-    const arbPodCondition = fc.record({
-      type: fc.constantFrom('Ready', 'PodScheduled', 'ContainersReady'),
-      status: fc.constantFrom('True', 'False', 'Unknown'),
-    });
-    fc.assert(
-      fc.property(fc.array(arbPodCondition, { maxLength: 4 }), (conditions) => {
-        const pod = makePod(conditions);
-        const upd = podReadyFalseCondition(pod, FAKE_NOW);
-        assert.equal(upd !== undefined, podNeedsNotReadyMark(pod));
-        if (upd) assert.equal(podReadyFalseCondition(makePod(upd.conditions), FAKE_NOW + 1), undefined);
-      }),
     );
   });
 });
