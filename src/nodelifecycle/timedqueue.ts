@@ -7,6 +7,7 @@
  * read from the injected {@link Clock}.
  */
 import type { Clock, TimerHandle } from '../util/clock.js';
+import { MinHeap } from '../util/heap.js';
 import type { SwappableRateLimiter } from './ratelimit.js';
 
 /**
@@ -49,15 +50,15 @@ function before(a: Entry, b: Entry): boolean {
  * is O(log n) through a position index rather than a linear scan.
  */
 export class UniqueQueue {
-  #heap: Entry[] = [];
-  /** value → position in #heap. Heap values are always a subset of #set. */
-  #pos = new Map<string, number>();
+  /** Waiting entries, keyed by value (the position index gives O(log n) removal by value). */
+  readonly #heap = new MinHeap<Entry>(before, { keyOf: (e) => e.v.value });
+  /** Heap values are always a subset of #set. */
   #set = new Set<string>();
   #seq = 0;
 
   /** Number of values waiting in the heap. */
   get length(): number {
-    return this.#heap.length;
+    return this.#heap.size;
   }
 
   /** Number of values in the dedup set (waiting plus processed-but-not-removed). */
@@ -72,7 +73,7 @@ export class UniqueQueue {
 
   /** Whether `value` is waiting in the heap. */
   inQueue(value: string): boolean {
-    return this.#pos.has(value);
+    return this.#heap.has(value);
   }
 
   /**
@@ -92,9 +93,7 @@ export class UniqueQueue {
    * @returns true if an entry was found and replaced; false (and nothing changes) otherwise.
    */
   replace(v: TimedValue): boolean {
-    const i = this.#pos.get(v.value);
-    if (i === undefined) return false;
-    this.#removeAt(i);
+    if (this.#heap.removeByKey(v.value) === undefined) return false;
     this.#push(v);
     return true;
   }
@@ -106,10 +105,7 @@ export class UniqueQueue {
    */
   removeFromQueue(value: string): boolean {
     if (!this.#set.has(value)) return false;
-    const i = this.#pos.get(value);
-    if (i === undefined) return false;
-    this.#removeAt(i);
-    return true;
+    return this.#heap.removeByKey(value) !== undefined;
   }
 
   /**
@@ -119,7 +115,7 @@ export class UniqueQueue {
    * @returns true if pushed; false when the value left the set or is already waiting.
    */
   restore(v: TimedValue): boolean {
-    if (!this.#set.has(v.value) || this.#pos.has(v.value)) return false;
+    if (!this.#set.has(v.value) || this.#heap.has(v.value)) return false;
     this.#push(v);
     return true;
   }
@@ -131,8 +127,7 @@ export class UniqueQueue {
    */
   remove(value: string): boolean {
     if (!this.#set.delete(value)) return false;
-    const i = this.#pos.get(value);
-    if (i !== undefined) this.#removeAt(i);
+    this.#heap.removeByKey(value);
     return true;
   }
 
@@ -141,85 +136,33 @@ export class UniqueQueue {
    * @returns the value, or undefined when the heap is empty.
    */
   get(): TimedValue | undefined {
-    const top = this.#heap[0];
+    const top = this.#heap.pop();
     if (!top) return undefined;
-    this.#removeAt(0);
     this.#set.delete(top.v.value);
     return top.v;
   }
 
   /** The earliest value without removing it, or undefined. Mirrors `UniqueQueue.Head`. */
   head(): TimedValue | undefined {
-    return this.#heap[0]?.v;
+    return this.#heap.peek()?.v;
   }
 
   /** Empties the heap and the set. Mirrors `UniqueQueue.Clear`. */
   clear(): void {
-    this.#heap = [];
-    this.#pos.clear();
+    this.#heap.clear();
     this.#set.clear();
   }
 
   /** Waiting values in processing order (processAt, then insertion order). A copy. */
   values(): TimedValue[] {
-    return [...this.#heap].sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)).map((e) => e.v);
+    return this.#heap
+      .toArray()
+      .sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
+      .map((e) => e.v);
   }
 
   #push(v: TimedValue): void {
-    const e: Entry = { v, seq: this.#seq++ };
-    this.#heap.push(e);
-    const i = this.#heap.length - 1;
-    this.#pos.set(v.value, i);
-    this.#up(i);
-  }
-
-  #removeAt(i: number): void {
-    const last = this.#heap.length - 1;
-    const removed = this.#heap[i] as Entry;
-    if (i !== last) {
-      this.#swap(i, last);
-      this.#heap.pop();
-      if (!this.#down(i)) this.#up(i);
-    } else {
-      this.#heap.pop();
-    }
-    this.#pos.delete(removed.v.value);
-  }
-
-  #swap(i: number, j: number): void {
-    const h = this.#heap;
-    const a = h[i] as Entry;
-    const b = h[j] as Entry;
-    h[i] = b;
-    h[j] = a;
-    this.#pos.set(b.v.value, i);
-    this.#pos.set(a.v.value, j);
-  }
-
-  #up(i: number): void {
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(this.#heap[i] as Entry, this.#heap[parent] as Entry)) break;
-      this.#swap(i, parent);
-      i = parent;
-    }
-  }
-
-  /** @returns true if the entry moved. */
-  #down(i0: number): boolean {
-    let i = i0;
-    const n = this.#heap.length;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      let m = l;
-      if (r < n && before(this.#heap[r] as Entry, this.#heap[l] as Entry)) m = r;
-      if (!before(this.#heap[m] as Entry, this.#heap[i] as Entry)) break;
-      this.#swap(i, m);
-      i = m;
-    }
-    return i > i0;
+    this.#heap.push({ v, seq: this.#seq++ });
   }
 }
 
