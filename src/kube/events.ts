@@ -21,6 +21,7 @@
  * retries 12 times, 10 s apart); they are logged and counted.
  */
 import type { Clock } from '../util/clock.js';
+import { TokenBucket } from '../util/tokenbucket.js';
 import { describeError, isNotFound, type KubeClients } from './client.js';
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import type { Logger } from '../log/logger.js';
@@ -113,11 +114,6 @@ interface EventWrite {
   lastMs: number;
 }
 
-interface SpamBucket {
-  tokens: number;
-  lastMs: number;
-}
-
 /** A Map used as an LRU: `touch` moves a key to the back; the oldest entries are evicted. */
 function lruSet<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   map.delete(key);
@@ -146,7 +142,7 @@ export class EventRecorder {
   readonly #refillMs: number;
   readonly #cacheSize: number;
   readonly #events = new Map<string, CachedEvent>();
-  readonly #spam = new Map<string, SpamBucket>();
+  readonly #spam = new Map<string, TokenBucket>();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #counters: EventCounters = { recorded: 0, created: 0, patched: 0, dropped: 0, fenced: 0, failed: 0 };
   #seq = 0;
@@ -190,13 +186,10 @@ export class EventRecorder {
     return [this.component, this.#o.host ?? '', ref.kind, ref.namespace ?? '', ref.name, ref.uid ?? '', ref.apiVersion].join('\u0000');
   }
 
-  /** The spam filter: true when the event may pass (a token was taken). */
-  #allow(sourceKey: string, now: number): boolean {
-    const b = this.#spam.get(sourceKey) ?? { tokens: this.#burst, lastMs: now };
-    b.tokens = Math.min(this.#burst, b.tokens + Math.max(0, now - b.lastMs) / this.#refillMs);
-    b.lastMs = now;
-    const ok = b.tokens >= 1;
-    if (ok) b.tokens -= 1;
+  /** The spam filter: true when the event may pass (a token was taken from the object's full-at-start bucket). */
+  #allow(sourceKey: string): boolean {
+    const b = this.#spam.get(sourceKey) ?? new TokenBucket(this.#o.clock, 1000 / this.#refillMs, this.#burst);
+    const ok = b.tryAccept();
     lruSet(this.#spam, sourceKey, b, this.#cacheSize);
     return ok;
   }
@@ -204,7 +197,7 @@ export class EventRecorder {
   #record(ref: ObjectReference, type: EventType, reason: string, message: string): void {
     const now = this.#o.clock.now();
     const sourceKey = this.#sourceKey(ref);
-    if (!this.#allow(sourceKey, now)) {
+    if (!this.#allow(sourceKey)) {
       this.#counters.dropped++;
       this.#o.log.debug({ object: ref.name, kind: ref.kind, reason }, 'event dropped by the spam filter');
       return;

@@ -17,6 +17,7 @@
  */
 import PQueue from 'p-queue';
 import type { Clock, TimerHandle } from '../util/clock.js';
+import { TokenBucket } from '../util/tokenbucket.js';
 import { silentLogger, type Logger } from './logger.js';
 import { describeError } from './client.js';
 
@@ -69,35 +70,28 @@ export class ItemExponentialFailureRateLimiter implements RateLimiter {
 /**
  * One token bucket shared by all keys: `qps` per second, `burst` tokens, starting full. `when`
  * reserves a token and returns how long to wait for it (golang.org/x/time/rate `Reserve().Delay()`),
- * so a storm of failures is spread out. Mirrors client-go `TypedBucketRateLimiter`.
+ * so a storm of failures is spread out. Mirrors client-go `TypedBucketRateLimiter`; the bucket is
+ * the project's one token bucket (src/util/tokenbucket.ts, its `reserve` mode).
  */
 export class BucketRateLimiter implements RateLimiter {
-  #tokens: number;
-  #last: number;
+  readonly #bucket: TokenBucket;
 
   /**
-   * @param qps tokens per second (> 0)
-   * @param burst bucket size
+   * @param qps tokens per second (finite, > 0)
+   * @param burst bucket size (a positive integer)
    * @param clock time source (epoch ms)
-   * @throws {RangeError} when qps ≤ 0 or burst < 1.
+   * @throws {RangeError} when qps is not finite and > 0, or burst is not a positive integer.
    */
   constructor(
     readonly qps: number,
     readonly burst: number,
-    private readonly clock: Clock,
+    clock: Clock,
   ) {
-    if (!(qps > 0)) throw new RangeError(`BucketRateLimiter: qps must be > 0, got ${qps}`);
-    if (!(burst >= 1)) throw new RangeError(`BucketRateLimiter: burst must be >= 1, got ${burst}`);
-    this.#tokens = burst;
-    this.#last = clock.now();
+    this.#bucket = new TokenBucket(clock, qps, burst);
   }
 
   when(_key: string): number {
-    const now = this.clock.now();
-    const elapsedMs = Math.max(0, now - this.#last);
-    this.#last = now;
-    this.#tokens = Math.min(this.burst, this.#tokens + (elapsedMs * this.qps) / 1000) - 1;
-    return this.#tokens >= 0 ? 0 : (-this.#tokens * 1000) / this.qps;
+    return this.#bucket.reserve();
   }
 
   forget(_key: string): void {}

@@ -6,7 +6,7 @@
  * dirty pod from the caches. A violating pod gets a grace timer; when it fires the pod is decided
  * again, and if it still violates (continuously, node Ready) it joins the eviction queue. The queue
  * drains through one token bucket (`--affinity-eviction-rate`; the project's TokenBucket from
- * src/nodelifecycle/ratelimit.ts) and the per-node / total caps, and each eviction is re-decided
+ * src/util/tokenbucket.ts) and the per-node / total caps, and each eviction is re-decided
  * from the caches right before it is sent.
  *
  * Outcomes: evicted → `EvictedForNodeAffinity`; refused by a PDB → `EvictionBlockedByPDB` and a
@@ -28,7 +28,7 @@ import { describeError } from '../kube/client.js';
 import { isFenced } from '../kube/writer.js';
 import type { NodeAffinityMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
-import { rateLimiterFor, type RateLimiter } from '../nodelifecycle/ratelimit.js';
+import { rateLimiterFor, type RateLimiter } from '../util/tokenbucket.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { decideAffinity, evictionCapReached, type AffinityDecision, type Violation } from './decision.js';
 import type { AffinityPod } from './rule.js';

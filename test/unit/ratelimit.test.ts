@@ -2,14 +2,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FakeClock } from '../../src/util/clock.js';
-import {
-  EVICTION_RATE_LIMITER_BURST,
-  SwappableTokenBucket,
-  TokenBucket,
-  alwaysRateLimiter,
-  neverRateLimiter,
-  rateLimiterFor,
-} from '../../src/nodelifecycle/ratelimit.js';
+import { EVICTION_RATE_LIMITER_BURST, SwappableTokenBucket } from '../../src/nodelifecycle/ratelimit.js';
+import { TokenBucket, alwaysRateLimiter, neverRateLimiter, rateLimiterFor } from '../../src/util/tokenbucket.js';
 
 /** Calls tryAccept every `stepMs` for `totalMs` and returns the offsets (ms) of accepted calls. */
 function acceptTimes(clock: FakeClock, limiter: { tryAccept(): boolean }, stepMs: number, totalMs: number): number[] {
@@ -102,6 +96,48 @@ describe('TokenBucket', () => {
         assert.ok(times.length >= 1 + Math.floor(window / (1000 / qps + stepMs)));
       }),
     );
+  });
+});
+
+describe('TokenBucket semantic options (one bucket, each caller\'s semantics)', () => {
+  test('initialTokens: default starts full (burst tokens at once); 0 starts empty, first token after 1/qps', () => {
+    const clock = new FakeClock();
+    const full = new TokenBucket(clock, 1, 3);
+    assert.deepEqual([full.tryAccept(), full.tryAccept(), full.tryAccept(), full.tryAccept()], [true, true, true, false]);
+    const empty = new TokenBucket(clock, 1, 3, { initialTokens: 0 });
+    assertFirstTokenAfter(clock, empty, 1000);
+    assert.equal(new TokenBucket(clock, 1, 3, { initialTokens: 99 }).tokens(), 3, 'clamped to burst');
+  });
+
+  test('tryAccept (tainting pass, node-affinity evictions, Event spam filter) never goes into debt', () => {
+    const clock = new FakeClock();
+    const b = new TokenBucket(clock, 1);
+    assert.equal(b.tryAccept(), true);
+    for (let i = 0; i < 10; i++) assert.equal(b.tryAccept(), false);
+    assert.equal(b.tokens(), 0, 'refusals take nothing');
+    assertFirstTokenAfter(clock, b, 1000);
+  });
+
+  test('reserve (work queue BucketRateLimiter) always takes a token, goes into debt and returns the wait in ms', () => {
+    const clock = new FakeClock();
+    const b = new TokenBucket(clock, 10, 2);
+    assert.equal(b.reserve(), 0);
+    assert.equal(b.reserve(), 0);
+    assert.ok(Math.abs(b.reserve() - 100) < 1e-9);
+    assert.ok(Math.abs(b.reserve() - 200) < 1e-9);
+    assert.ok(Math.abs(b.tokens() + 2) < 1e-9, 'two tokens of debt');
+    assert.equal(b.tryAccept(), false, 'a bucket in debt refuses tryAccept');
+    clock.advance(300); // pays back the debt and refills one token
+    assert.equal(b.tryAccept(), true);
+    assert.equal(b.tryAccept(), false);
+  });
+
+  test('reserve with a clock stepping backwards refills nothing', () => {
+    const clock = new FakeClock(1_000_000);
+    const b = new TokenBucket(clock, 1);
+    assert.equal(b.reserve(), 0);
+    clock.set(500_000);
+    assert.ok(Math.abs(b.reserve() - 1000) < 1e-9);
   });
 });
 
