@@ -36,6 +36,7 @@ import { coordinationLeaseApi, defaultLeaderIdentity, leaseRequestTimeoutMs, Lea
 import { createLogger, type Logger } from '../log/logger.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { startMetricsServer } from '../metrics/server.js';
+import { setWorkQueueMetricsProvider } from '../kube/workqueue.js';
 import { NodeLifecycleController } from '../nodelifecycle/controller.js';
 import type { EventSink } from '../kube/types.js';
 import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
@@ -122,7 +123,10 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const log = opts.log ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const ioLog: IoLogger = log;
   const clock = opts.clock ?? realClock;
-  const clients = makeClients(loadKubeConfig(config.kubeconfig));
+  // Before anything builds a client or a queue: requests and queues report to this registry.
+  const metrics = createMetrics({ gitCommit: process.env['NLC_GIT_COMMIT'] ?? '' });
+  setWorkQueueMetricsProvider(metrics.workqueue.provider);
+  const clients = makeClients(loadKubeConfig(config.kubeconfig), {}, metrics.restClient.sink);
   // Like kube-controller-manager's separate leader-election client (resourcelock.NewFromKubeconfig):
   // its own KubeConfig, hence its own connection, so renewals never queue behind the controllers'
   // traffic on a busy shared (HTTP/2-multiplexed) connection; and a timeout of renewDeadline / 2
@@ -130,9 +134,8 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   // before anything runs: an unreadable kubeconfig fails the start-up, not the campaign.
   const electionTimeoutMs = leaseRequestTimeoutMs(config.leaderElectRenewDeadline);
   const electionClients = config.leaderElect
-    ? makeClients(loadKubeConfig(config.kubeconfig), { writeTimeoutMs: electionTimeoutMs, readTimeoutMs: electionTimeoutMs })
+    ? makeClients(loadKubeConfig(config.kubeconfig), { writeTimeoutMs: electionTimeoutMs, readTimeoutMs: electionTimeoutMs }, metrics.restClient.sink)
     : undefined;
-  const metrics = createMetrics();
   const identity = config.leaderElect ? defaultLeaderIdentity() : `${hostname()}_${randomUUID()}`;
   // Fencing: every controller write passes this gate just before it is sent. With election on, a
   // process writes only while its lease is fresh (src/kube/leaderelection.ts `isLeader`).

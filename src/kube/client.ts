@@ -5,6 +5,7 @@
  *
  * Library: `@kubernetes/client-node` 2.x (see docs/client-node.md for why 2.x rather than 1.4.x).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { AgentOptions } from 'node:https';
 import { fetch } from 'undici';
@@ -23,6 +24,7 @@ import {
   setHeaderMiddleware,
   StorageV1Api,
   type Configuration,
+  type HttpLibrary,
   type ObservableMiddleware,
   type ResponseContext,
 } from '@kubernetes/client-node';
@@ -165,44 +167,198 @@ function requestTimeoutMiddleware(timeouts: Required<RequestTimeouts>): Observab
   };
 }
 
+// ---------------------------------------------------------------------------
+// Request metrics (client-go tools/metrics, served as rest_client_* by src/metrics/registry.ts)
+// ---------------------------------------------------------------------------
+
+/**
+ * Where request metrics go. Mirrors the client-go `tools/metrics` adapters that component-base's
+ * `restclient` package registers (`RequestResult`, `RequestLatency`, `RateLimiterLatency`).
+ */
+export interface RestClientMetricsSink {
+  /**
+   * One request finished (`rest_client_requests_total{code,method,host}` and
+   * `rest_client_request_duration_seconds{verb,host}`).
+   * @param method upper-case HTTP method, e.g. `PATCH` (client-go's `req.verb`).
+   * @param host the API server's `host[:port]` (client-go `url.Host`).
+   * @param code the HTTP status as a string, or `<error>` when no response arrived (network error, timeout).
+   * @param durationSeconds time until the response headers (or the error), **seconds**.
+   */
+  request(method: string, host: string, code: string, durationSeconds: number): void;
+  /**
+   * The client-side rate limiter wait before one request (`rest_client_rate_limiter_duration_seconds{verb,host}`),
+   * **seconds**; 0 for requests that do not pass our write throttle (reads, lists and watches: client-go
+   * throttles those too, we do not, see src/kube/writer.ts `ApiWriteThrottle`).
+   */
+  rateLimiterWait(verb: string, host: string, waitSeconds: number): void;
+}
+
+/** The throttle wait of the write being sent, handed from the throttle to the request it admitted. */
+const throttleWait = new AsyncLocalStorage<{ seconds: number; taken: boolean }>();
+
+/**
+ * Runs `fn` (one write admitted by the client-side throttle) so that the first API request it makes
+ * reports `waitSeconds` as its rate limiter wait; any further request in `fn` waited for no token
+ * and reports 0. Called by src/kube/writer.ts `ApiWriteThrottle`, the counterpart of client-go's
+ * `Request.tryThrottle`, which observes `RateLimiterLatency` before each request.
+ * @param waitSeconds time the write waited for a token and an in-flight slot, **seconds**.
+ * @returns what `fn` returns. @throws what `fn` throws.
+ */
+export function runAfterThrottleWait<T>(waitSeconds: number, fn: () => T): T {
+  return throttleWait.run({ seconds: waitSeconds, taken: false }, fn);
+}
+
+function takeThrottleWaitSeconds(): number {
+  const w = throttleWait.getStore();
+  if (!w || w.taken) return 0;
+  w.taken = true;
+  return w.seconds;
+}
+
+/** Metrics sink per KubeConfig, for requests made outside the typed clients ({@link getJson}). */
+const sinks = new WeakMap<KubeConfig, RestClientMetricsSink>();
+
+/** Reports one finished request and its throttle wait to `sink`. */
+function recordRequest(sink: RestClientMetricsSink, method: string, host: string, code: string, startMs: number): void {
+  sink.request(method, host, code, (performance.now() - startMs) / 1000);
+}
+
+/**
+ * Wraps client-node's HTTP library so that every request of a typed client is measured: the one
+ * place every typed request passes with its method, URL and outcome (a middleware's `post` sees the
+ * response but not which request it answers). Exported for unit tests.
+ * @param inner the library to wrap (client-node's default fetch library).
+ * @param host the `host` label, the API server's `host[:port]`.
+ * @returns an `HttpLibrary` that behaves as `inner` and reports to `sink`. Never throws itself.
+ */
+export function instrumentHttpLibrary(inner: HttpLibrary, host: string, sink: RestClientMetricsSink): HttpLibrary {
+  return {
+    send(request: RequestContext) {
+      const method = request.getHttpMethod().toString();
+      sink.rateLimiterWait(method, host, takeThrottleWaitSeconds());
+      const start = performance.now();
+      return new Observable(
+        inner
+          .send(request)
+          .toPromise()
+          .then(
+            (res) => {
+              recordRequest(sink, method, host, String(res.httpStatusCode), start);
+              return res;
+            },
+            (err: unknown) => {
+              recordRequest(sink, method, host, '<error>', start);
+              throw err;
+            },
+          ),
+      );
+    },
+  };
+}
+
+/**
+ * The streaming watch, shaped like client-node's `Watch.watch` (src/kube/informer.ts `WatchLike`):
+ * `callback(type, object)` per event, `done(err)` once when the stream ends; resolves with a
+ * controller that aborts the stream.
+ */
+export interface WatchStarter {
+  watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController>;
+}
+
+/**
+ * Counts each watch request of `watch` in the request metrics of `kc` (when {@link makeClients} gave
+ * it a sink; otherwise returns `watch` unchanged): code 200 once the stream is open, the error's
+ * `statusCode` or `<error>` otherwise; the latency is the time to the response headers, as client-go
+ * records it for a watch. Watches are never throttled (rate limiter wait 0). client-node's
+ * `Watch.watch` does not reject a failed request: it calls `done(err)` before it resolves, so a
+ * `done` before the promise settles is the request's failure.
+ * @returns a watch that behaves as `watch`. Never throws itself.
+ */
+export function instrumentWatch(kc: KubeConfig, watch: WatchStarter): WatchStarter {
+  const sink = sinks.get(kc);
+  const server = kc.getCurrentCluster()?.server;
+  if (!sink || !server) return watch;
+  const host = new URL(server).host;
+  return {
+    async watch(path, queryParams, callback, done) {
+      sink.rateLimiterWait('GET', host, 0);
+      const start = performance.now();
+      let recorded = false;
+      const fail = (err: unknown): void => {
+        if (recorded) return;
+        recorded = true;
+        const sc = (err as { statusCode?: unknown } | null)?.statusCode;
+        recordRequest(sink, 'GET', host, typeof sc === 'number' ? String(sc) : '<error>', start);
+      };
+      try {
+        const controller = await watch.watch(path, queryParams, callback, (err) => {
+          if (err) fail(err);
+          done(err);
+        });
+        if (!recorded) {
+          recorded = true;
+          recordRequest(sink, 'GET', host, '200', start);
+        }
+        return controller;
+      } catch (err) {
+        fail(err);
+        throw err;
+      }
+    },
+  };
+}
+
 /** User-Agent of the typed clients (client-node's own is `kubernetes-client-javascript/<version>`). */
 const USER_AGENT = 'node-lifecycle-controller (kubernetes-client-javascript)';
 
 /**
- * `KubeConfig.makeApiClient` with one more middleware: the per-request timeout.
+ * `KubeConfig.makeApiClient` with one more middleware, the per-request timeout, and (when `sink` is
+ * given) request metrics ({@link instrumentHttpLibrary}).
  * @throws {Error} when the KubeConfig has no current cluster.
  */
-function apiClient<T>(kc: KubeConfig, Api: new (configuration: Configuration) => T, timeouts: Required<RequestTimeouts>): T {
+function apiClient<T>(
+  kc: KubeConfig,
+  Api: new (configuration: Configuration) => T,
+  timeouts: Required<RequestTimeouts>,
+  sink: RestClientMetricsSink | undefined,
+): T {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
-  return new Api(
-    createConfiguration({
-      baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kc },
-      middleware: [setHeaderMiddleware('User-Agent', USER_AGENT), requestTimeoutMiddleware(timeouts)],
-    }),
-  );
+  const baseServer = new ServerConfiguration(cluster.server, {});
+  const middleware = [setHeaderMiddleware('User-Agent', USER_AGENT), requestTimeoutMiddleware(timeouts)];
+  const plain = createConfiguration({ baseServer, authMethods: { default: kc }, middleware });
+  if (!sink) return new Api(plain);
+  const httpApi = instrumentHttpLibrary(plain.httpApi, new URL(cluster.server).host, sink);
+  return new Api(createConfiguration({ baseServer, authMethods: { default: kc }, middleware, httpApi }));
 }
 
 /**
  * Builds the typed API clients for a KubeConfig, with connection reuse ({@link reuseConnections})
  * and a timeout on every request.
  * @param timeouts per-request timeouts in milliseconds (defaults: writes 30 s, reads 60 s).
+ * @param metrics request metrics sink for the typed clients and for {@link getJson} on this
+ *   KubeConfig (informer lists); default none.
  * @throws {Error} when the KubeConfig has no current cluster ({@link loadKubeConfig} checks that first).
  */
-export function makeClients(kubeConfig: KubeConfig, timeouts: RequestTimeouts = {}): KubeClients {
+export function makeClients(kubeConfig: KubeConfig, timeouts: RequestTimeouts = {}, metrics?: RestClientMetricsSink): KubeClients {
   reuseConnections(kubeConfig);
+  if (metrics) sinks.set(kubeConfig, metrics);
   const t: Required<RequestTimeouts> = {
     writeTimeoutMs: timeouts.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS,
     readTimeoutMs: timeouts.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS,
   };
   return {
     kubeConfig,
-    core: apiClient(kubeConfig, CoreV1Api, t),
-    apps: apiClient(kubeConfig, AppsV1Api, t),
-    coordination: apiClient(kubeConfig, CoordinationV1Api, t),
-    storage: apiClient(kubeConfig, StorageV1Api, t),
-    events: apiClient(kubeConfig, EventsV1Api, t),
+    core: apiClient(kubeConfig, CoreV1Api, t, metrics),
+    apps: apiClient(kubeConfig, AppsV1Api, t, metrics),
+    coordination: apiClient(kubeConfig, CoordinationV1Api, t, metrics),
+    storage: apiClient(kubeConfig, StorageV1Api, t, metrics),
+    events: apiClient(kubeConfig, EventsV1Api, t, metrics),
   };
 }
 
@@ -271,7 +427,17 @@ export async function getJson(
   const ctx = new RequestContext(url.toString(), HttpMethod.GET);
   await kc.applySecurityAuthentication(ctx);
   const dispatcher = ctx.getDispatcher();
-  const res = await fetch(url, { headers: ctx.getHeaders(), ...(dispatcher ? { dispatcher } : {}), ...(signal ? { signal } : {}) });
+  const sink = sinks.get(kc);
+  sink?.rateLimiterWait('GET', url.host, 0); // informer lists are not throttled (writer.ts ApiWriteThrottle)
+  const start = performance.now();
+  let res: Awaited<ReturnType<typeof fetch>>;
+  try {
+    res = await fetch(url, { headers: ctx.getHeaders(), ...(dispatcher ? { dispatcher } : {}), ...(signal ? { signal } : {}) });
+  } catch (err) {
+    if (sink) recordRequest(sink, 'GET', url.host, '<error>', start);
+    throw err;
+  }
+  if (sink) recordRequest(sink, 'GET', url.host, String(res.status), start);
   const text = await res.text();
   if (!res.ok) {
     const headers: Record<string, string> = {};

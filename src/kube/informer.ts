@@ -33,7 +33,7 @@
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Clock, TimerHandle } from '../util/clock.js';
-import { apiStatusCode, describeError } from './client.js';
+import { apiStatusCode, describeError, instrumentWatch, type WatchStarter } from './client.js';
 import type { Logger } from '../log/logger.js';
 import { sleepUnlessAborted } from './writer.js';
 
@@ -61,16 +61,10 @@ export type ListPageFn = (opts: ListPageOptions) => Promise<ListPage>;
 /**
  * The streaming watch, shaped like client-node's `Watch.watch`: `callback(type, object)` per event,
  * `done(err)` exactly once when the stream ends (`null`/`undefined` for a clean close).
- * Resolves with a controller that aborts the stream.
+ * Resolves with a controller that aborts the stream. Declared in src/kube/client.ts, whose
+ * `instrumentWatch` wraps one for the request metrics.
  */
-export interface WatchLike {
-  watch(
-    path: string,
-    queryParams: Record<string, string | number | boolean | undefined>,
-    callback: (phase: string, apiObj: unknown) => void,
-    done: (err: unknown) => void,
-  ): Promise<AbortController>;
-}
+export type WatchLike = WatchStarter;
 
 /** Options of {@link Informer}. All durations are milliseconds. */
 export interface InformerOptions<T> {
@@ -244,7 +238,7 @@ export class Informer<T> {
     this.name = opts.name;
     this.#o = opts;
     if (opts.watch) this.#watch = opts.watch;
-    else if (opts.kubeConfig) this.#watch = new Watch(opts.kubeConfig);
+    else if (opts.kubeConfig) this.#watch = instrumentWatch(opts.kubeConfig, new Watch(opts.kubeConfig));
     else throw new Error(`informer ${opts.name}: either watch or kubeConfig is required`);
     this.#pageSize = opts.pageSize ?? 500;
     this.#watchdogMs = opts.watchdogMs ?? 300_000;

@@ -14,6 +14,11 @@
  * Workers are not goroutines calling `Get()`/`Done()`: the queue calls the `sync` handler itself.
  * A handler that resolves forgets the key's failures; one that throws gets the key re-added through
  * `addRateLimited` (the usual `processNextWorkItem` pattern of upstream controllers).
+ *
+ * Metrics: `queue.go` `queueMetrics` (adds, depth, queue and work duration, unfinished work, longest
+ * running processor) and `delaying_queue.go` (retries), reported to a {@link WorkQueueMetricsProvider}
+ * (client-go `MetricsProvider` / `SetProvider`); src/metrics/registry.ts serves them as
+ * `workqueue_*{name}`.
  */
 import PQueue from 'p-queue';
 import type { Clock, TimerHandle } from '../util/clock.js';
@@ -135,6 +140,63 @@ export function defaultControllerRateLimiter(clock: Clock): RateLimiter {
 }
 
 // ---------------------------------------------------------------------------
+// Metrics (client-go util/workqueue/metrics.go)
+// ---------------------------------------------------------------------------
+
+/** What a queue reports when scraped (the gauges are computed then, not kept up to date on every add). */
+export interface WorkQueueGaugeValues {
+  /** Keys added and not yet handed to a worker (`workqueue_depth`), including keys re-added while running. */
+  depth: number;
+  /** Sum over running handlers of the seconds they have been running (`workqueue_unfinished_work_seconds`). */
+  unfinishedWorkSeconds: number;
+  /** Seconds the longest running handler has been running, 0 when none runs (`workqueue_longest_running_processor_seconds`). */
+  longestRunningProcessorSeconds: number;
+}
+
+/** The event side of one queue's metrics (client-go `queueMetrics` + `retryMetrics`). */
+export interface WorkQueueMetrics {
+  /** A key was added (not a duplicate of a waiting key): `adds_total` += 1. */
+  added(): void;
+  /** A worker took a key that had waited `queuedSeconds` seconds since it was added (`queue_duration_seconds`). */
+  started(queuedSeconds: number): void;
+  /** A handler returned (or threw) after `workSeconds` seconds (`work_duration_seconds`). */
+  finished(workSeconds: number): void;
+  /** `addAfter` / `addRateLimited` was called (`retries_total`, counted as upstream's `AddAfter` does). */
+  retried(): void;
+}
+
+/**
+ * Makes one queue's metrics. Mirrors client-go `workqueue.MetricsProvider` (one `New*Metric(name)`
+ * per metric there; here one call per queue, plus a probe for the gauges that upstream refreshes
+ * every 500 ms and we compute at scrape time).
+ */
+export interface WorkQueueMetricsProvider {
+  /**
+   * @param name the queue name (the `name` label).
+   * @param probe returns the queue's gauge values now; called at scrape time.
+   * @returns the event sink the queue calls on its hot path (must be cheap).
+   */
+  forQueue(name: string, probe: () => WorkQueueGaugeValues): WorkQueueMetrics;
+}
+
+const noopWorkQueueMetrics: WorkQueueMetrics = { added() {}, started() {}, finished() {}, retried() {} };
+/** The default provider: records nothing (client-go's `noopMetricsProvider`). */
+export const noopWorkQueueMetricsProvider: WorkQueueMetricsProvider = { forQueue: () => noopWorkQueueMetrics };
+
+let defaultProvider: WorkQueueMetricsProvider = noopWorkQueueMetricsProvider;
+
+/**
+ * Sets the provider for queues created afterwards without an explicit `metrics` option. Mirrors
+ * client-go `workqueue.SetProvider` (which component-base's Prometheus package calls at start-up);
+ * `run` calls it before building the controllers, whose constructors create their queues. A queue
+ * keeps the provider it was created with. Never throws.
+ * @param provider the provider; pass {@link noopWorkQueueMetricsProvider} to turn metrics off again.
+ */
+export function setWorkQueueMetricsProvider(provider: WorkQueueMetricsProvider): void {
+  defaultProvider = provider;
+}
+
+// ---------------------------------------------------------------------------
 // WorkQueue
 // ---------------------------------------------------------------------------
 
@@ -151,6 +213,8 @@ export interface WorkQueueOptions {
   /** Default: {@link defaultControllerRateLimiter}. */
   rateLimiter?: RateLimiter;
   log?: Logger;
+  /** Metrics provider; default the one last set with {@link setWorkQueueMetricsProvider} (initially none). */
+  metrics?: WorkQueueMetricsProvider;
 }
 
 /** Counters of a {@link WorkQueue}. */
@@ -181,6 +245,11 @@ export class WorkQueue {
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #waiting = new Map<string, { at: number; timer: TimerHandle }>();
+  readonly #metrics: WorkQueueMetrics;
+  /** When each dirty key was added (epoch ms), for `queue_duration_seconds` (upstream `addTimes`). */
+  readonly #addedAt = new Map<string, number>();
+  /** When each running key's handler started (epoch ms), upstream `processingStartTimes`. */
+  readonly #startedAt = new Map<string, number>();
   #shuttingDown = false;
   #succeeded = 0;
   #failed = 0;
@@ -197,6 +266,19 @@ export class WorkQueue {
     this.#limiter = opts.rateLimiter ?? defaultControllerRateLimiter(opts.clock);
     this.#log = opts.log ?? silentLogger;
     this.#pool = new PQueue({ concurrency });
+    this.#metrics = (opts.metrics ?? defaultProvider).forQueue(this.name, () => this.#gaugeValues());
+  }
+
+  #gaugeValues(): WorkQueueGaugeValues {
+    const now = this.#clock.now();
+    let unfinishedMs = 0;
+    let longestMs = 0;
+    for (const t of this.#startedAt.values()) {
+      const ms = Math.max(0, now - t);
+      unfinishedMs += ms;
+      longestMs = Math.max(longestMs, ms);
+    }
+    return { depth: this.#dirty.size, unfinishedWorkSeconds: unfinishedMs / 1000, longestRunningProcessorSeconds: longestMs / 1000 };
   }
 
   /**
@@ -205,6 +287,8 @@ export class WorkQueue {
    */
   add(key: string): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#metrics.added();
+    if (!this.#addedAt.has(key)) this.#addedAt.set(key, this.#clock.now());
     this.#dirty.add(key);
     if (!this.#processing.has(key)) this.#enqueue(key);
   }
@@ -215,6 +299,7 @@ export class WorkQueue {
    */
   addAfter(key: string, delayMs: number): void {
     if (this.#shuttingDown) return;
+    this.#metrics.retried();
     if (!(delayMs > 0)) {
       this.add(key);
       return;
@@ -280,6 +365,7 @@ export class WorkQueue {
     this.#stopAccepting();
     this.#pool.clear();
     this.#dirty.clear();
+    this.#addedAt.clear();
     await this.#pool.onIdle();
   }
 
@@ -306,6 +392,10 @@ export class WorkQueue {
   async #run(key: string): Promise<void> {
     if (!this.#dirty.delete(key)) return; // dropped by shutDown
     this.#processing.add(key);
+    const start = this.#clock.now();
+    this.#metrics.started(Math.max(0, start - (this.#addedAt.get(key) ?? start)) / 1000);
+    this.#addedAt.delete(key);
+    this.#startedAt.set(key, start);
     try {
       await this.#sync(key);
       this.#succeeded++;
@@ -318,6 +408,8 @@ export class WorkQueue {
       );
       this.addRateLimited(key);
     } finally {
+      this.#startedAt.delete(key);
+      this.#metrics.finished(Math.max(0, this.#clock.now() - start) / 1000);
       this.#processing.delete(key);
       // Added while it ran: queue it again now that this run is over (`Typed.Done`).
       if (this.#dirty.has(key)) this.#enqueue(key);

@@ -18,7 +18,7 @@
  */
 import Bottleneck from 'bottleneck';
 import { realClock, type Clock } from '../util/clock.js';
-import { apiStatusCode, isConflict } from './client.js';
+import { apiStatusCode, isConflict, runAfterThrottleWait } from './client.js';
 import { ApiException } from '@kubernetes/client-node';
 
 // ---------------------------------------------------------------------------
@@ -289,6 +289,7 @@ export class ApiWriteThrottle implements WriteScheduler {
   }
 
   #scheduleOnce<T>(fn: () => Promise<T>, priority: WritePriority): Promise<T> {
+    const queuedAt = this.#clock.now();
     const run = async (): Promise<T> => {
       if (!this.#canWrite()) {
         this.#fenced++;
@@ -297,7 +298,10 @@ export class ApiWriteThrottle implements WriteScheduler {
       this.#executed++;
       this.#running++;
       try {
-        return await fn();
+        // client-go observes `rest_client_rate_limiter_duration_seconds` where the request waits for
+        // its token (`Request.tryThrottle`); here that wait (token and in-flight slot) is handed to
+        // the request `fn` sends, which knows its verb and host (src/kube/client.ts).
+        return await runAfterThrottleWait(Math.max(0, this.#clock.now() - queuedAt) / 1000, fn);
       } finally {
         this.#running--;
       }

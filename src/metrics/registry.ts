@@ -10,11 +10,19 @@
  *   the name 1.37.2 registers (`attach_detach_controller_attachdetach_controller_forced_detaches{reason}`)
  *   and the pre-1.28 name (`attachdetach_controller_forced_detaches`), see {@link AttachDetachMetrics};
  * - client-go `tools/leaderelection/metrics.go` via component-base (`leader_election_master_status`,
- *   `leader_election_slowpath_total`).
+ *   `leader_election_slowpath_total`);
+ * - component-base `metrics/prometheus/workqueue/metrics.go` (`workqueue_*{name}`, fed by
+ *   src/kube/workqueue.ts) and `metrics/prometheus/restclient/metrics.go` (`rest_client_*`, fed by
+ *   src/kube/client.ts and the write throttle in src/kube/writer.ts);
+ * - `node_lifecycle_controller_build_info`, our counterpart of component-base's
+ *   `kubernetes_build_info` (`metrics/version.go`), which carries Kubernetes' own version.
  * Metrics that upstream does not have are marked "our own" below. Checked against the
  * k8s.io/kubernetes v1.37.2 sources; docs/upstream-1.37.md lists what changed since 1.20.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, exponentialBuckets } from 'prom-client';
+import type { RestClientMetricsSink } from '../kube/client.js';
+import type { WorkQueueGaugeValues, WorkQueueMetrics, WorkQueueMetricsProvider } from '../kube/workqueue.js';
+import { PROGRAM_VERSION } from '../version.js';
 
 /** `node_collector_update_node_health_duration_seconds` buckets: Go `ExponentialBuckets(0.001, 4, 8)`, 1 ms … 16.384 s. */
 export const UPDATE_NODE_HEALTH_BUCKETS_SECONDS: readonly number[] = exponentialBuckets(0.001, 4, 8);
@@ -24,6 +32,21 @@ export const UPDATE_ALL_NODES_HEALTH_BUCKETS_SECONDS: readonly number[] = expone
 export const POD_DELETION_DURATION_BUCKETS_SECONDS: readonly number[] = [
   0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240,
 ];
+
+/**
+ * `workqueue_queue_duration_seconds` / `workqueue_work_duration_seconds` buckets: Go
+ * `ExponentialBuckets(10e-9, 10, 10)`, 10 ns … 10 s (repeated multiplication, as Go computes them).
+ */
+export const WORKQUEUE_DURATION_BUCKETS_SECONDS: readonly number[] = goExponentialBuckets(10e-9, 10, 10);
+/** `rest_client_request_duration_seconds` / `rest_client_rate_limiter_duration_seconds` buckets, 5 ms … 60 s, as upstream. */
+export const REST_CLIENT_DURATION_BUCKETS_SECONDS: readonly number[] = [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0];
+
+/** Go `prometheus.ExponentialBuckets` (start, start×factor, … by repeated multiplication). */
+function goExponentialBuckets(start: number, factor: number, count: number): number[] {
+  const out: number[] = [];
+  for (let i = 0, b = start; i < count; i++, b *= factor) out.push(b);
+  return out;
+}
 
 /** `reason` label values of the pod GC counters (upstream `podgc/metrics` constants). */
 export const POD_GC_REASONS = ['terminated', 'out-of-service', 'orphaned', 'unscheduled'] as const;
@@ -153,6 +176,42 @@ export interface NodeAffinityMetrics {
   malformedRules: Counter<never>;
 }
 
+/**
+ * Work queue metrics (component-base `metrics/prometheus/workqueue`), label `name` = the queue's
+ * name (src/kube/workqueue.ts `WorkQueueOptions.name`). Depth, unfinished work and longest running
+ * processor are computed from the queues at scrape time.
+ */
+export interface WorkQueueMetricFamilies {
+  /** Pass to src/kube/workqueue.ts `setWorkQueueMetricsProvider` (or a queue's `metrics` option). */
+  provider: WorkQueueMetricsProvider;
+  /** `workqueue_depth{name}` gauge. */
+  depth: Gauge<'name'>;
+  /** `workqueue_adds_total{name}` counter. */
+  adds: Counter<'name'>;
+  /** `workqueue_queue_duration_seconds{name}` histogram, **seconds**. */
+  queueDuration: Histogram<'name'>;
+  /** `workqueue_work_duration_seconds{name}` histogram, **seconds**. */
+  workDuration: Histogram<'name'>;
+  /** `workqueue_unfinished_work_seconds{name}` gauge. */
+  unfinishedWork: Gauge<'name'>;
+  /** `workqueue_longest_running_processor_seconds{name}` gauge. */
+  longestRunningProcessor: Gauge<'name'>;
+  /** `workqueue_retries_total{name}` counter. */
+  retries: Counter<'name'>;
+}
+
+/** REST client metrics (component-base `metrics/prometheus/restclient`). */
+export interface RestClientMetricFamilies {
+  /** Pass to src/kube/client.ts `makeClients` (third argument). */
+  sink: RestClientMetricsSink;
+  /** `rest_client_requests_total{code,method,host}` counter; `code` is `<error>` when no response came. */
+  requestsTotal: Counter<'code' | 'method' | 'host'>;
+  /** `rest_client_request_duration_seconds{verb,host}` histogram, **seconds**. */
+  requestDuration: Histogram<'verb' | 'host'>;
+  /** `rest_client_rate_limiter_duration_seconds{verb,host}` histogram: wait in the client-side write throttle, **seconds**. */
+  rateLimiterDuration: Histogram<'verb' | 'host'>;
+}
+
 /** Typed handles for every metric, plus the registry that serves them. */
 export interface Metrics {
   /** The registry to expose on `/metrics` (`await registry.metrics()`, `registry.contentType`). */
@@ -163,6 +222,10 @@ export interface Metrics {
   attachDetach: AttachDetachMetrics;
   leaderElection: LeaderElectionMetrics;
   nodeAffinity: NodeAffinityMetrics;
+  workqueue: WorkQueueMetricFamilies;
+  restClient: RestClientMetricFamilies;
+  /** `node_lifecycle_controller_build_info{version,git_commit,node_version}` gauge, always 1. */
+  buildInfo: Gauge<'version' | 'git_commit' | 'node_version'>;
 }
 
 /** Options of {@link createMetrics}. */
@@ -172,6 +235,8 @@ export interface CreateMetricsOptions {
    * Default true; tests that build many registries may turn it off.
    */
   defaultMetrics?: boolean;
+  /** `git_commit` label of the build info gauge; default `unknown`. */
+  gitCommit?: string;
 }
 
 /**
@@ -305,5 +370,115 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     malformedRules: counter('node_affinity_enforcer_malformed_rules_total', 'Number of malformed during-execution node affinity rules reported; they are never enforced.'),
   };
 
-  return { registry, nodeCollector, taintEviction, podGC, attachDetach, leaderElection, nodeAffinity };
+  const buildInfo = gauge(
+    'node_lifecycle_controller_build_info',
+    'A metric with a constant \'1\' value labeled by version, git_commit and node_version from which node-lifecycle-controller was built.',
+    ['version', 'git_commit', 'node_version'],
+  );
+  buildInfo.set({ version: PROGRAM_VERSION, git_commit: opts.gitCommit || 'unknown', node_version: process.version }, 1);
+
+  return {
+    registry,
+    nodeCollector,
+    taintEviction,
+    podGC,
+    attachDetach,
+    leaderElection,
+    nodeAffinity,
+    workqueue: workQueueMetrics(registers),
+    restClient: restClientMetrics(registers),
+    buildInfo,
+  };
+}
+
+/**
+ * Registers the `workqueue_*` families. Upstream: component-base `metrics/prometheus/workqueue/metrics.go`
+ * (names, help texts, buckets and the `name` label verbatim). The three gauges read the queues'
+ * probes at scrape time instead of upstream's 500 ms `updateUnfinishedWorkLoop`, so the hot path
+ * only increments a counter and observes two histograms per key.
+ */
+function workQueueMetrics(registers: Registry[]): WorkQueueMetricFamilies {
+  const probes = new Map<string, () => WorkQueueGaugeValues>();
+  const probeGauge = (name: string, help: string, pick: (v: WorkQueueGaugeValues) => number): Gauge<'name'> =>
+    new Gauge<'name'>({
+      name,
+      help,
+      labelNames: ['name'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [queue, probe] of probes) this.set({ name: queue }, pick(probe()));
+      },
+    });
+  const histogram = (name: string, help: string): Histogram<'name'> =>
+    new Histogram<'name'>({ name, help, labelNames: ['name'], buckets: [...WORKQUEUE_DURATION_BUCKETS_SECONDS], registers });
+  const depth = probeGauge('workqueue_depth', 'Current depth of workqueue', (v) => v.depth);
+  const adds = new Counter<'name'>({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'], registers });
+  const queueDuration = histogram('workqueue_queue_duration_seconds', 'How long in seconds an item stays in workqueue before being requested.');
+  const workDuration = histogram('workqueue_work_duration_seconds', 'How long in seconds processing an item from workqueue takes.');
+  const unfinishedWork = probeGauge(
+    'workqueue_unfinished_work_seconds',
+    "How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+    (v) => v.unfinishedWorkSeconds,
+  );
+  const longestRunningProcessor = probeGauge(
+    'workqueue_longest_running_processor_seconds',
+    'How many seconds has the longest running processor for workqueue been running.',
+    (v) => v.longestRunningProcessorSeconds,
+  );
+  const retries = new Counter<'name'>({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name'], registers });
+  const provider: WorkQueueMetricsProvider = {
+    forQueue(name, probe): WorkQueueMetrics {
+      // A queue created later under the same name (a restarted controller) takes the name over.
+      probes.set(name, probe);
+      // Series exist from the start, at 0, as client-go's `WithLabelValues` creates them.
+      adds.inc({ name }, 0);
+      retries.inc({ name }, 0);
+      queueDuration.zero({ name });
+      workDuration.zero({ name });
+      const a = adds.labels({ name });
+      const r = retries.labels({ name });
+      const q = queueDuration.labels({ name });
+      const w = workDuration.labels({ name });
+      return { added: () => a.inc(), started: (s) => q.observe(s), finished: (s) => w.observe(s), retried: () => r.inc() };
+    },
+  };
+  return { provider, depth, adds, queueDuration, workDuration, unfinishedWork, longestRunningProcessor, retries };
+}
+
+/**
+ * Registers the `rest_client_*` families this controller can fill. Upstream: component-base
+ * `metrics/prometheus/restclient/metrics.go` (names, help texts, labels and buckets verbatim).
+ */
+function restClientMetrics(registers: Registry[]): RestClientMetricFamilies {
+  const requestsTotal = new Counter<'code' | 'method' | 'host'>({
+    name: 'rest_client_requests_total',
+    help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+    labelNames: ['code', 'method', 'host'],
+    registers,
+  });
+  const requestDuration = new Histogram<'verb' | 'host'>({
+    name: 'rest_client_request_duration_seconds',
+    help: 'Request latency in seconds. Broken down by verb, and host.',
+    labelNames: ['verb', 'host'],
+    buckets: [...REST_CLIENT_DURATION_BUCKETS_SECONDS],
+    registers,
+  });
+  const rateLimiterDuration = new Histogram<'verb' | 'host'>({
+    name: 'rest_client_rate_limiter_duration_seconds',
+    help: 'Client side rate limiter latency in seconds. Broken down by verb, and host.',
+    labelNames: ['verb', 'host'],
+    buckets: [...REST_CLIENT_DURATION_BUCKETS_SECONDS],
+    registers,
+  });
+  const sink: RestClientMetricsSink = {
+    request(method, host, code, durationSeconds) {
+      requestsTotal.inc({ code, method, host });
+      requestDuration.observe({ verb: method, host }, durationSeconds);
+    },
+    rateLimiterWait(verb, host, waitSeconds) {
+      rateLimiterDuration.observe({ verb, host }, waitSeconds);
+    },
+  };
+  return { sink, requestsTotal, requestDuration, rateLimiterDuration };
 }

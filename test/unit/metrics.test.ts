@@ -68,6 +68,9 @@ function touchAll(m: Metrics): void {
   m.podGC.liveReadFailuresTotal.inc({ resource: 'node', reason: 'error' }, 0);
   m.attachDetach.liveReadFailuresTotal.inc({ resource: 'volumeattachment', reason: 'unparsable' }, 0);
   m.nodeAffinity.evictions.inc({ result: 'evicted' }, 0);
+  m.workqueue.provider.forQueue('node_lifecycle_controller', () => ({ depth: 0, unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0 }));
+  m.restClient.sink.request('GET', '127.0.0.1:6443', '200', 0.01);
+  m.restClient.sink.rateLimiterWait('PATCH', '127.0.0.1:6443', 0);
 }
 
 describe('metric names, types, labels and buckets match upstream', () => {
@@ -97,6 +100,19 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['node_affinity_enforcer_violations_total', 'counter', []],
     ['node_affinity_enforcer_evictions_total', 'counter', ['result']],
     ['node_affinity_enforcer_malformed_rules_total', 'counter', []],
+    // component-base (issue 17 item 3).
+    ['workqueue_depth', 'gauge', ['name']],
+    ['workqueue_adds_total', 'counter', ['name']],
+    ['workqueue_queue_duration_seconds', 'histogram', ['name']],
+    ['workqueue_work_duration_seconds', 'histogram', ['name']],
+    ['workqueue_unfinished_work_seconds', 'gauge', ['name']],
+    ['workqueue_longest_running_processor_seconds', 'gauge', ['name']],
+    ['workqueue_retries_total', 'counter', ['name']],
+    ['rest_client_requests_total', 'counter', ['code', 'method', 'host']],
+    ['rest_client_request_duration_seconds', 'histogram', ['verb', 'host']],
+    ['rest_client_rate_limiter_duration_seconds', 'histogram', ['verb', 'host']],
+    // Our counterpart of kubernetes_build_info.
+    ['node_lifecycle_controller_build_info', 'gauge', ['version', 'git_commit', 'node_version']],
   ];
 
   test('every metric is exposed with its type and label names', async () => {
@@ -141,6 +157,19 @@ describe('metric names, types, labels and buckets match upstream', () => {
     const all = await bucketsOf(m, 'node_collector_update_all_nodes_health_duration_seconds');
     assert.deepEqual(all, goExponentialBuckets(0.01, 4, 8));
     assert.equal(all.at(-1), 163.84);
+  });
+
+  test('workqueue durations use ExponentialBuckets(10e-9, 10, 10); rest_client latencies upstream\'s 5 ms … 60 s', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    touchAll(m);
+    const wq = await bucketsOf(m, 'workqueue_queue_duration_seconds');
+    assert.deepEqual(wq, goExponentialBuckets(10e-9, 10, 10));
+    assert.equal(wq.length, 10);
+    assert.ok(Math.abs((wq.at(-1) ?? 0) - 10) < 1e-9);
+    assert.deepEqual(await bucketsOf(m, 'workqueue_work_duration_seconds'), wq);
+    const rest = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+    assert.deepEqual(await bucketsOf(m, 'rest_client_request_duration_seconds'), rest);
+    assert.deepEqual(await bucketsOf(m, 'rest_client_rate_limiter_duration_seconds'), rest);
   });
 
   test('taint eviction deletion latency uses the upstream buckets and records seconds', async () => {
@@ -240,6 +269,21 @@ describe('kube-controller-manager 1.37.2 metric names, labels and help texts', (
       ['name'],
       "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
     ],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/workqueue/metrics.go', 'workqueue_depth', ['name'], 'Current depth of workqueue'],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/workqueue/metrics.go', 'workqueue_adds_total', ['name'], 'Total number of adds handled by workqueue'],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/workqueue/metrics.go', 'workqueue_queue_duration_seconds', ['name'], 'How long in seconds an item stays in workqueue before being requested.'],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/workqueue/metrics.go', 'workqueue_work_duration_seconds', ['name'], 'How long in seconds processing an item from workqueue takes.'],
+    [
+      'k8s.io/component-base@v0.37.2 metrics/prometheus/workqueue/metrics.go',
+      'workqueue_unfinished_work_seconds',
+      ['name'],
+      "How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+    ],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/workqueue/metrics.go', 'workqueue_longest_running_processor_seconds', ['name'], 'How many seconds has the longest running processor for workqueue been running.'],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/workqueue/metrics.go', 'workqueue_retries_total', ['name'], 'Total number of retries handled by workqueue'],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/restclient/metrics.go', 'rest_client_requests_total', ['code', 'method', 'host'], 'Number of HTTP requests, partitioned by status code, method, and host.'],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/restclient/metrics.go', 'rest_client_request_duration_seconds', ['verb', 'host'], 'Request latency in seconds. Broken down by verb, and host.'],
+    ['k8s.io/component-base@v0.37.2 metrics/prometheus/restclient/metrics.go', 'rest_client_rate_limiter_duration_seconds', ['verb', 'host'], 'Client side rate limiter latency in seconds. Broken down by verb, and host.'],
   ];
 
   test('each upstream metric is exposed under its 1.37.2 name with its labels and help, verbatim', async () => {
