@@ -14,27 +14,10 @@
  */
 
 import type { Node, Taint } from '../kube/objects.js';
-// The well-known keys, condition types and taint-set predicates live in src/kube/taints.ts (shared
-// with src/kube/predicates.ts and the other controllers); re-exported here for this controller's users.
-export {
-  NODE_DISK_PRESSURE,
-  NODE_MEMORY_PRESSURE,
-  NODE_NETWORK_UNAVAILABLE,
-  NODE_PID_PRESSURE,
-  NODE_READY,
-  TAINT_NODE_DISK_PRESSURE,
-  TAINT_NODE_MEMORY_PRESSURE,
-  TAINT_NODE_NETWORK_UNAVAILABLE,
-  TAINT_NODE_NOT_READY,
-  TAINT_NODE_OUT_OF_SERVICE,
-  TAINT_NODE_PID_PRESSURE,
-  TAINT_NODE_UNREACHABLE,
-  TAINT_NODE_UNSCHEDULABLE,
-  taintExists,
-  taintKeyExists,
-  taintMatches,
-  taintsEqual,
-} from '../kube/taints.js';
+// The well-known keys, condition types, taint-set predicates and the taint formatter live in
+// src/kube/taints.ts (shared with src/kube/predicates.ts and the other controllers); re-exported
+// here for this controller's users.
+export * from '../kube/taints.js';
 import {
   NODE_DISK_PRESSURE,
   NODE_MEMORY_PRESSURE,
