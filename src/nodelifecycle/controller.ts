@@ -1161,7 +1161,8 @@ export class NodeLifecycleController {
     for (const zone of effective.keys()) this.#ensureZone(zone);
     // Difference 3 may only make a zone stricter: per zone, the statuses with the lower rate (a
     // small zone must not go from PartialDisruption, rate 0, to FullDisruption, full rate).
-    const plan = planDisruption(this.#zoneStates, stricterZoneStatuses(real, effective, this.#cfg), this.#cfg);
+    // The all-zones stop, once on, lasts while the effective count keeps every zone FullDisruption.
+    const plan = planDisruption(this.#zoneStates, stricterZoneStatuses(real, effective, this.#cfg, this.#allZonesStopped()), this.#cfg);
     this.#zoneStates.clear();
     for (const [z, s] of plan.zoneStates) this.#zoneStates.set(z, s);
     // Upstream's metrics, from the real conditions.

@@ -391,24 +391,43 @@ export function planDisruption(
  * Counting more nodes not Ready can also move a small zone from PartialDisruption (rate 0) to
  * FullDisruption (full rate), which would restart tainting that upstream keeps paused. Taking the
  * stricter of the two per zone means the effective count can only lower a zone's rate or pause it,
- * never raise it: every zone's rate is at most upstream's (computed from `real`), the all-zones stop
- * starts whenever upstream's would (a zone FullDisruption by `real` is FullDisruption by `effective`
- * too) and ends only when upstream's would.
+ * never raise it: every zone's rate is at most upstream's (computed from `real`).
+ *
+ * The all-zones stop (rate 0 everywhere, NoExecute taints removed) is the strictest decision of all.
+ * Once it has started, it lasts while every zone is FullDisruption by `effective`: then the
+ * `effective` statuses of every zone are returned. Choosing per zone there would let the stop flap:
+ * it can start on the effective count (a tie between FullDisruption and a Normal zone's full rate)
+ * and would end as soon as one zone's real count reached PartialDisruption (rate 0 in a small zone,
+ * lower than FullDisruption's), so tainting would resume in the other, fully dead zones while the
+ * nodes were still dying together (seen in test/integration/zones.test.ts, "every node in every
+ * zone dies"). So the stop starts whenever upstream's would (a zone FullDisruption by `real` is
+ * FullDisruption by `effective` too) or sooner, and ends only once a silent node heartbeats again
+ * and upstream's would have ended too, or later.
  *
  * @param real per zone, the Ready status of each node as upstream sees it (undefined = no Ready condition).
  * @param effective per zone, the same nodes with long-silent Ready nodes counted as not Ready; same
  *   zones and sizes as `real` (a zone missing from `effective` keeps its `real` statuses).
  * @param cfg flag values; rates in nodes per **second**.
+ * @param inAllZonesStop whether the all-zones stop is on now (every zone's current state FullDisruption).
  * @returns a new map, per zone of `real`, the chosen list (one of the two inputs, not copied).
  */
 export function stricterZoneStatuses(
   real: ReadonlyMap<string, readonly (string | undefined)[]>,
   effective: ReadonlyMap<string, readonly (string | undefined)[]>,
   cfg: DisruptionConfig,
+  inAllZonesStop = false,
 ): Map<string, readonly (string | undefined)[]> {
   const out = new Map<string, readonly (string | undefined)[]>();
+  const allFullByEffective =
+    inAllZonesStop &&
+    real.size > 0 &&
+    [...real.keys()].every((zone) => computeZoneState(effective.get(zone) ?? (real.get(zone) as readonly (string | undefined)[]), cfg.unhealthyZoneThreshold).state === 'FullDisruption');
   for (const [zone, realStatuses] of real) {
     const eff = effective.get(zone);
+    if (allFullByEffective) {
+      out.set(zone, eff ?? realStatuses);
+      continue;
+    }
     if (eff === undefined) {
       out.set(zone, realStatuses);
       continue;

@@ -651,6 +651,26 @@ describe('stricterZoneStatuses (ours, issue 14: the silent-Ready count may only 
     assert.equal(stricterZoneStatuses(new Map([[z1, real]]), new Map([[z1, effective]]), defaults).get(z1), effective);
   });
 
+  test('all-zones stop: once on, it lasts while every zone is FullDisruption by the effective count (a zone PartialDisruption by real statuses does not end it)', () => {
+    // Every node of both zones died together; zone 2's real count is still 3 of 4 Unknown (PartialDisruption,
+    // rate 0 in a small zone). Choosing per zone would leave the stop and resume tainting zone 1 at full rate.
+    const z2 = zoneId('region', 'zone-2');
+    const real = new Map<string, Ready[]>([
+      [z1, ['Unknown', 'Unknown', 'Unknown', 'Unknown']],
+      [z2, ['Unknown', 'Unknown', 'Unknown', 'True']],
+    ]);
+    const effective = new Map<string, Ready[]>([
+      [z1, ['Unknown', 'Unknown', 'Unknown', 'Unknown']],
+      [z2, ['Unknown', 'Unknown', 'Unknown', 'Unknown']],
+    ]);
+    const chosen = stricterZoneStatuses(real, effective, defaults, true);
+    assert.equal(chosen.get(z2), effective.get(z2));
+    // Not yet in the stop: per zone, as before (zone 2 keeps its real PartialDisruption, rate 0).
+    assert.equal(stricterZoneStatuses(real, effective, defaults, false).get(z2), real.get(z2));
+    const prev = new Map<string, ZoneState>([[z1, 'FullDisruption'], [z2, 'FullDisruption']]);
+    assert.equal(planDisruption(prev, chosen, defaults).mode, 'stay-all-disrupted');
+  });
+
   test('property: the chosen rate is never above the real one, and the all-zones stop never ends sooner', () => {
     const statusArb = fc.constantFrom<Ready>('True', 'False', 'Unknown', undefined);
     const zoneArb = fc.array(fc.tuple(statusArb, fc.boolean()), { minLength: 1, maxLength: 70 });
