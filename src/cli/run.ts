@@ -29,7 +29,6 @@ import {
   VOLUME_ATTACHMENT_NODE_NAME_INDEX,
   volumeAttachmentInformer,
 } from '../kube/informers.js';
-import type { Logger as IoLogger } from '../kube/logger.js';
 import type { Lease, Node, Pod } from '../kube/objects.js';
 import { ApiWriteThrottle } from '../kube/writer.js';
 import { coordinationLeaseApi, defaultLeaderIdentity, leaseRequestTimeoutMs, LeaseElector } from '../kube/leaderelection.js';
@@ -121,7 +120,7 @@ const CONTROLLER_STOP_BOUND_MS = 3000;
  */
 export async function startController(config: ControllerConfig, opts: { log?: Logger; clock?: Clock } = {}): Promise<RunningController> {
   const log = opts.log ?? createLogger({ level: config.logLevel, format: config.logFormat });
-  const ioLog: IoLogger = log;
+  const ioLog: Logger = log;
   const clock = opts.clock ?? realClock;
   // Before anything builds a client or a queue: requests and queues report to this registry.
   const metrics = createMetrics({ gitCommit: process.env['NLC_GIT_COMMIT'] ?? '' });
