@@ -259,11 +259,21 @@ describe('manifests/ and the Helm chart', () => {
     const rules = find(docs, 'PrometheusRule').spec?.groups?.[0]?.rules ?? [];
     assert.deepEqual(
       rules.map((r) => r.alert),
-      ['NodeLifecycleControllerNoLeader', 'NodeLifecycleControllerZoneEvictionsPaused', 'NodeLifecycleControllerHighUnhealthyShare'],
+      [
+        'NodeLifecycleControllerNoLeader',
+        'NodeLifecycleControllerTwoLeaders',
+        'NodeLifecycleControllerForceDeleteErrors',
+        'NodeLifecycleControllerThrottleDelayHigh',
+        'NodeLifecycleControllerZoneEvictionsPaused',
+        'NodeLifecycleControllerHighUnhealthyShare',
+      ],
     );
     const registered = new Set(createMetrics({ defaultMetrics: false }).registry.getMetricsAsArray().map((m) => m.name));
     for (const r of rules) {
-      const names = [...(r.expr ?? '').matchAll(/\b(node_collector_\w+|leader_election_\w+)\b/g)].map((m) => m[1] ?? '');
+      // A histogram's series carry the _bucket / _sum / _count suffix; the family is registered without it.
+      const names = [...(r.expr ?? '').matchAll(/\b((?:node_collector|leader_election|pod_gc_collector|rest_client)_\w+)\b/g)].map((m) =>
+        (m[1] ?? '').replace(/_(bucket|sum|count)$/, ''),
+      );
       assert.ok(names.length > 0, `${r.alert} uses no controller metric`);
       for (const n of names) assert.ok(registered.has(n), `${r.alert} uses ${n}, which the program does not register`);
     }
