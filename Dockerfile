@@ -39,7 +39,8 @@ LABEL org.opencontainers.image.title="node-lifecycle-controller" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.base.name="gcr.io/distroless/nodejs24-debian13:nonroot"
-ENV NODE_ENV=production
+# The git commit in node_lifecycle_controller_build_info{git_commit} (src/metrics/registry.ts).
+ENV NODE_ENV=production NLC_GIT_COMMIT=${REVISION}
 WORKDIR /app
 # Root-owned and read-only to the runtime user: the pod runs with readOnlyRootFilesystem.
 COPY --from=build /app/package.json ./package.json

@@ -23,7 +23,7 @@
 import PQueue from 'p-queue';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { TokenBucket } from '../util/tokenbucket.js';
-import { silentLogger, type Logger } from './logger.js';
+import { silentLogger, type Logger } from '../log/logger.js';
 import { describeError } from './client.js';
 
 // ---------------------------------------------------------------------------

@@ -160,7 +160,9 @@ describe('Dockerfile', () => {
   });
 
   test('sets NODE_ENV=production and exposes the metrics port', () => {
-    assert.ok(ops(runtime, 'ENV').some((e) => /^NODE_ENV[= ]production$/.test(e.args)));
+    assert.ok(ops(runtime, 'ENV').some((e) => /^NODE_ENV[= ]production\b/.test(e.args)));
+    // build_info{git_commit} comes from the REVISION build argument.
+    assert.ok(ops(runtime, 'ENV').some((e) => /\bNLC_GIT_COMMIT=\$\{REVISION\}/.test(e.args)));
     const port = DEFAULT_METRICS_BIND_ADDRESS.split(':').at(-1);
     assert.ok(ops(runtime, 'EXPOSE').some((e) => e.args.split(/\s+/).includes(port ?? '')), `EXPOSE ${port}`);
   });
