@@ -226,8 +226,10 @@ describe('node lifecycle (issue 3)', { concurrency: false }, () => {
       );
       const podReady = (): Promise<(string | undefined)[]> => podReadyOn(node);
       assert.ok((await podReady()).length >= 1, 'the node has pods');
-      // Level-based: the next monitor pass (every 5 s) queues them.
-      await waitFor('pods Ready=False', async () => (await podReady()).every((s) => s === 'False'), 3 * 5000 + 5000, 250);
+      // Level-based: the next monitor pass (every 5 s) queues them. What is asserted is convergence,
+      // not latency: the timeout is generous because with four test files on 2 cores the pod writes
+      // queue behind other work (alone this takes ~5 s; twice in full-suite runs it exceeded 20 s).
+      await waitFor('pods Ready=False', async () => (await podReady()).every((s) => s === 'False'), 60_000, 250);
       const other = fleet.nodesInZone(fleet.zones()[2] as string)[2] as string;
       assert.ok((await podReadyOn(other)).every((st) => st === 'True'), 'pods of Ready nodes are untouched');
     } finally {
