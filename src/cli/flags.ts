@@ -30,6 +30,7 @@ import yargs, { type Argv } from 'yargs';
 import { LOG_FORMATS, LOG_LEVELS, logLevelForVerbosity, type LogFormat, type LogLevel } from '../log/logger.js';
 import { parseBindAddress } from '../metrics/server.js';
 import { DurationSyntaxError, formatGoDuration, parseGoDuration } from '../util/duration.js';
+import { CountOrPercentSyntaxError, parseCountOrPercent, type CountOrPercent } from '../nodelifecycle/guard.js';
 import { versionLine } from '../version.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -409,6 +410,37 @@ const FLAGS = [
     help: 'Legacy mode only (--enable-taint-manager=false): grace period before the pods of a failed node are deleted. Removed upstream in 1.27 (kubernetes #115840); kept here.',
   },
   {
+    name: 'max-unhealthy-nodes',
+    kind: 'string',
+    default: '',
+    unit: 'nodes, or a percentage like 20%',
+    help:
+      'Cluster-wide circuit breaker: while more nodes than this are not Ready (counted over every node that takes part in zone disruption; percentages round down), no NoExecute taint is added anywhere and legacy eviction stops. ' +
+      'It closes once at most limit − max(1, 10% of limit) nodes have been not Ready for --node-monitor-grace-period. Our own (docs/node-lifecycle.md). Empty: off.',
+  },
+  {
+    name: 'storm-threshold',
+    kind: 'string',
+    default: '',
+    unit: 'nodes, or a percentage like 10%',
+    help:
+      'Storm detection: when more nodes than this became not Ready within --storm-window, cluster-wide, no NoExecute taint is added anywhere and legacy eviction stops, until the storm has been over for --storm-hold. Our own (docs/node-lifecycle.md). Empty: off.',
+  },
+  {
+    name: 'storm-window',
+    kind: 'duration',
+    default: '1m',
+    unit: DURATION_UNIT,
+    help: 'Storm detection: the window within which --storm-threshold nodes becoming not Ready make a storm. Must be greater than 0. Our own.',
+  },
+  {
+    name: 'storm-hold',
+    kind: 'duration',
+    default: '5m',
+    unit: DURATION_UNIT,
+    help: 'Storm detection: how long NoExecute tainting stays paused after a storm is over. Our own.',
+  },
+  {
     name: 'kube-api-qps',
     kind: 'number',
     default: '20',
@@ -607,6 +639,14 @@ export interface ControllerConfig {
   enableTaintManager: boolean;
   /** `--pod-eviction-timeout` in **milliseconds** (legacy mode only). */
   podEvictionTimeout: number;
+  /** `--max-unhealthy-nodes`: the circuit breaker's limit; undefined (empty flag) = off. */
+  maxUnhealthyNodes: CountOrPercent | undefined;
+  /** `--storm-threshold`: undefined (empty flag) = storm detection off. */
+  stormThreshold: CountOrPercent | undefined;
+  /** `--storm-window` in **milliseconds** (> 0). */
+  stormWindow: number;
+  /** `--storm-hold` in **milliseconds** (>= 0). */
+  stormHold: number;
   /** `--kube-api-qps` in **requests per second** (> 0). */
   kubeApiQps: number;
   /** `--kube-api-burst` in **requests** (integer >= 1). */
@@ -1026,6 +1066,19 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
   if (!(unhealthyZoneThreshold > 0 && unhealthyZoneThreshold <= 1)) {
     fail('unhealthy-zone-threshold', `must be greater than 0 and at most 1, got ${unhealthyZoneThreshold}`);
   }
+  // Issue 16: empty means the guard is off; a bad value names the flag and the value.
+  const countOrPercent = (name: FlagName): CountOrPercent | undefined => {
+    const text = str(name).trim();
+    if (text === '') return undefined;
+    try {
+      return parseCountOrPercent(text);
+    } catch (err) {
+      if (err instanceof CountOrPercentSyntaxError) return fail(name, err.message);
+      throw err;
+    }
+  };
+  const stormWindow = duration('storm-window');
+  if (stormWindow <= 0) fail('storm-window', `must be greater than 0, got ${str('storm-window')}`);
   const kubeApiQps = number('kube-api-qps');
   if (!(kubeApiQps > 0)) fail('kube-api-qps', `must be greater than 0, got ${kubeApiQps}`);
   const kubeApiBurst = integer('kube-api-burst');
@@ -1111,6 +1164,10 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     unhealthyZoneThreshold,
     enableTaintManager: bool('enable-taint-manager'),
     podEvictionTimeout: duration('pod-eviction-timeout'),
+    maxUnhealthyNodes: countOrPercent('max-unhealthy-nodes'),
+    stormThreshold: countOrPercent('storm-threshold'),
+    stormWindow,
+    stormHold: duration('storm-hold'),
     kubeApiQps,
     kubeApiBurst,
     leaderElect,

@@ -52,6 +52,10 @@ const DEFAULTS: [flag: string, text: string, field: keyof ControllerConfig, valu
   ['unhealthy-zone-threshold', '0.55', 'unhealthyZoneThreshold', 0.55],
   ['enable-taint-manager', 'true', 'enableTaintManager', true],
   ['pod-eviction-timeout', '5m', 'podEvictionTimeout', 5 * 60 * 1000],
+  ['max-unhealthy-nodes', '""', 'maxUnhealthyNodes', undefined],
+  ['storm-threshold', '""', 'stormThreshold', undefined],
+  ['storm-window', '1m', 'stormWindow', 60 * 1000],
+  ['storm-hold', '5m', 'stormHold', 5 * 60 * 1000],
   ['kube-api-qps', '20', 'kubeApiQps', 20],
   ['kube-api-burst', '30', 'kubeApiBurst', 30],
   ['leader-elect', 'true', 'leaderElect', true],
@@ -362,6 +366,41 @@ describe('node-affinity-enforcer (issue 19): off by default, its flags', () => {
     assert.match((await flagError(['--affinity-violation-grace=soon'])).message, /--affinity-violation-grace/);
     assert.equal((await flagError(['--affinity-max-evictions-total=-2'])).exitCode, 2);
   });
+});
+
+describe('eviction guards (issue 16): off by default, counts or percentages, Go durations', () => {
+  test('parse counts, percentages and durations; empty is off', async () => {
+    const c = await parse(['--max-unhealthy-nodes=20%', '--storm-threshold=5', '--storm-window=90s', '--storm-hold=2m30s']);
+    assert.deepEqual(c.maxUnhealthyNodes, { kind: 'percent', percent: 20 });
+    assert.deepEqual(c.stormThreshold, { kind: 'count', count: 5 });
+    assert.deepEqual([c.stormWindow, c.stormHold], [90_000, 150_000]);
+    const env = await parse([], { NLC_MAX_UNHEALTHY_NODES: '12', NLC_STORM_THRESHOLD: '' });
+    assert.deepEqual([env.maxUnhealthyNodes, env.stormThreshold], [{ kind: 'count', count: 12 }, undefined]);
+    assert.equal((await parse(['--max-unhealthy-nodes='])).maxUnhealthyNodes, undefined);
+  });
+  const bad: [argv: string, flag: string, value: string][] = [
+    ['--max-unhealthy-nodes=20 percent', 'max-unhealthy-nodes', '20 percent'],
+    ['--max-unhealthy-nodes=120%', 'max-unhealthy-nodes', '120%'],
+    ['--max-unhealthy-nodes=-3', 'max-unhealthy-nodes', '-3'],
+    ['--max-unhealthy-nodes=2.5', 'max-unhealthy-nodes', '2.5'],
+    ['--storm-threshold=10%%', 'storm-threshold', '10%%'],
+    ['--storm-threshold=lots', 'storm-threshold', 'lots'],
+    ['--storm-window=30', 'storm-window', '30'],
+    ['--storm-window=0s', 'storm-window', '0s'],
+    ['--storm-window=1mm', 'storm-window', '1mm'],
+    ['--storm-hold=5 minutes', 'storm-hold', '5 minutes'],
+    ['--storm-hold=-1m', 'storm-hold', '-1m'],
+  ];
+  for (const [argv, flag, value] of bad) {
+    test(`${argv} exits 2 naming --${flag} and "${value}"`, async () => {
+      const err = await flagError([argv]);
+      assert.equal(err.exitCode, 2);
+      assert.equal(err.flag, flag);
+      assert.ok(err.message.startsWith(`--${flag}: `), err.message);
+      assert.ok(err.message.includes(value), err.message);
+      assert.ok(!err.message.includes('\n'), 'one line');
+    });
+  }
 });
 
 describe('--controllers (kube-controller-manager IsControllerEnabled semantics)', () => {
