@@ -101,6 +101,12 @@ export interface NodeCollectorMetrics {
    * (not marked NotReady) because every zone is FullDisruption, the all-zones stop (issue 14).
    */
   podMarkingHeldNodes: Gauge<never>;
+  /**
+   * Our own `node_collector_eviction_circuit_open{guard}` gauge (issue 16): 1 while the cluster-wide
+   * guard `guard` (`max-unhealthy-nodes` or `storm`) stops every new NoExecute taint and legacy
+   * eviction, else 0; set to 0 at start for each configured guard, absent for a guard that is off.
+   */
+  evictionCircuitOpen: Gauge<'guard'>;
 }
 
 /** Taint eviction controller metrics (subsystem `taint_eviction_controller`). */
@@ -294,6 +300,11 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     podMarkingHeldNodes: gauge(
       'node_collector_pod_marking_held_nodes',
       'Number of not Ready Nodes whose Pods are not marked NotReady because every zone is FullDisruption.',
+    ),
+    evictionCircuitOpen: gauge(
+      'node_collector_eviction_circuit_open',
+      'Whether a cluster-wide eviction guard (max-unhealthy-nodes or storm) is open (1), stopping every new NoExecute taint and legacy eviction, or closed (0).',
+      ['guard'],
     ),
   };
 

@@ -65,6 +65,7 @@ function touchAll(m: Metrics): void {
   m.leaderElection.masterStatus.set({ name: 'node-lifecycle-controller' }, 1);
   m.leaderElection.slowpathTotal.inc({ name: 'node-lifecycle-controller' });
   nc.podMarkingHeldNodes.set(0);
+  nc.evictionCircuitOpen.set({ guard: 'storm' }, 0);
   m.podGC.liveReadFailuresTotal.inc({ resource: 'node', reason: 'error' }, 0);
   m.attachDetach.liveReadFailuresTotal.inc({ resource: 'volumeattachment', reason: 'unparsable' }, 0);
   m.nodeAffinity.evictions.inc({ result: 'evicted' }, 0);
@@ -84,6 +85,7 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['node_collector_zone_tainting_rate', 'gauge', ['zone']],
     ['node_collector_zone_eviction_paused', 'gauge', ['zone', 'reason']],
     ['node_collector_pod_marking_held_nodes', 'gauge', []],
+    ['node_collector_eviction_circuit_open', 'gauge', ['guard']],
     ['taint_eviction_controller_pod_deletions_total', 'counter', []],
     ['taint_eviction_controller_pod_deletion_duration_seconds', 'histogram', []],
     ['taint_eviction_controller_pending_pod_deletions', 'gauge', []],
