@@ -50,7 +50,7 @@ export interface RecordedEvent {
 
 /** An in-memory cluster: caches, kubelets that renew their Leases, a recording writes double. */
 export class World {
-  readonly clock = new FakeClock(START);
+  readonly clock: FakeClock;
   readonly nodes = new Map<string, Node>();
   readonly leases = new Map<string, Lease>();
   readonly pods = new Map<string, Pod>();
@@ -81,7 +81,19 @@ export class World {
   leaseReadError: Error | undefined;
   #rv = 1;
 
-  constructor(readonly config: NodeLifecycleConfig = DEFAULT_CONFIG) {}
+  /** Pod keys whose next `markPodNotReady` writes fail (one failure per entry), as a 500 would. */
+  readonly podWriteFailures: string[] = [];
+
+  /**
+   * @param config the controller's configuration
+   * @param startMs the FakeClock's start, epoch ms (upstream's tables use 2015-01-01T12:00:00Z)
+   */
+  constructor(
+    readonly config: NodeLifecycleConfig = DEFAULT_CONFIG,
+    startMs = START,
+  ) {
+    this.clock = new FakeClock(startMs);
+  }
 
   readonly writesDouble: NodeLifecycleWrites = {
     swapNodeTaints: async (name, toAdd, toRemove, _cached, opts = {}) => {
@@ -111,6 +123,12 @@ export class World {
       return { result: 'written', written, node: updated };
     },
     markPodNotReady: async (pod, nodeName) => {
+      const failAt = this.podWriteFailures.indexOf(podKey(pod));
+      if (failAt >= 0) {
+        this.podWriteFailures.splice(failAt, 1);
+        this.writes.push({ kind: 'podNotReady', target: podKey(pod), atMs: this.clock.now(), detail: 'failed' });
+        throw new Error('fake error');
+      }
       const cur = this.pods.get(podKey(pod));
       if (!cur || cur.uid !== pod.uid) return 'gone';
       if (cur.nodeName !== nodeName) return 'unchanged';
@@ -127,7 +145,15 @@ export class World {
       this.putPod({ ...cur, deletionTimestamp: this.clock.now() });
       return 'written';
     },
-    patchNodeLabels: async () => 'unchanged',
+    patchNodeLabels: async (name, cached, compute) => {
+      const node = this.nodes.get(name) ?? cached;
+      if (!node) return 'gone';
+      const labels = compute(node);
+      if (!labels) return 'unchanged';
+      this.writes.push({ kind: 'labels', target: name, atMs: this.clock.now(), detail: JSON.stringify(labels) });
+      this.#putNode({ ...node, labels: { ...node.labels, ...labels } });
+      return 'written';
+    },
     forgetNode: () => undefined,
   };
 
@@ -272,6 +298,19 @@ export class World {
 
   noExecuteAdds(): RecordedWrite[] {
     return this.writes.filter((w) => w.kind === 'taint' && /\+node\.kubernetes\.io\/(unreachable|not-ready):NoExecute/.test(w.detail));
+  }
+
+  /**
+   * Stores a node in the cache as an informer would (a new resourceVersion, then `nodeChanged`).
+   * @returns the stored copy.
+   */
+  storeNode(node: Node): Node {
+    return this.#putNode(node);
+  }
+
+  /** Each zone's state as the controller sees it, keyed by upstream's zone key (`region:\x00:zone`). */
+  zoneStates(): Record<string, string> {
+    return Object.fromEntries(this.ctl.view().zones.map((z) => [z.zone, z.state]));
   }
 
   async settle(ms = 0): Promise<void> {
