@@ -13,9 +13,7 @@ import fc from 'fast-check';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import type { KubeClients } from '../../src/kube/client.js';
-import { toNode, toPod, type Node, type PersistentVolumeClaim, type Pod, type PodCondition, type Taint, type VolumeAttachment } from '../../src/kube/objects.js';
-import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
-import type { EventObjectRef, EventSink } from '../../src/kube/types.js';
+import { toNode, toPod, type Node, type Pod, type PodCondition, type VolumeAttachment } from '../../src/kube/objects.js';
 import { isNodeOutOfService, isPodTerminated } from '../../src/kube/predicates.js';
 import { LiveReadError, readNode, readOrUndefined } from '../../src/kube/reads.js';
 import {
@@ -29,109 +27,11 @@ import {
   podGCCondition,
   shouldForceDeleteOutOfService,
 } from '../../src/podgc/decision.js';
-import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
-import { PodGCWriter, type ForceDeleteRecheck, type ForceDeleteResult } from '../../src/podgc/writer.js';
+import { PodGCWriter } from '../../src/podgc/writer.js';
 import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders } from '../../src/volumes/decision.js';
-import { ForceDetachController, type ForceDetachWrites } from '../../src/volumes/controller.js';
 import { ForceDetachWriter } from '../../src/volumes/writer.js';
 import type { WriteScheduler } from '../../src/kube/writer.js';
-import { silentLogger } from '../../src/log/logger.js';
-
-const T0 = Date.UTC(2026, 0, 1);
-const OOS = 'node.kubernetes.io/out-of-service';
-
-// -------------------------------------------------------------------------------------------------
-// Builders and doubles
-// -------------------------------------------------------------------------------------------------
-
-function node(name: string, ready: 'True' | 'False' | 'Unknown' | undefined, taints: Taint[] = []): Node {
-  return {
-    name,
-    uid: `uid-${name}`,
-    resourceVersion: '1',
-    creationTimestamp: T0 - 3_600_000,
-    labels: {},
-    unschedulable: false,
-    taints,
-    conditions: ready === undefined ? [] : [{ type: 'Ready', status: ready }],
-  };
-}
-
-function pod(name: string, nodeName: string, o: Partial<Pod> = {}): Pod {
-  return {
-    namespace: 'default',
-    name,
-    uid: `uid-${name}`,
-    resourceVersion: '1',
-    nodeName,
-    phase: 'Running',
-    creationTimestamp: T0 - 60_000,
-    conditions: [{ type: 'Ready', status: 'True' }],
-    tolerations: [],
-    ownerReferences: [],
-    pvcNames: [],
-    finalizers: [],
-    ...o,
-  };
-}
-
-/**
- * A pod gracefully deleted at `requestMs` with a 30 s grace period, as the API server stores it:
- * deletionTimestamp = request + 30 s, truncated to whole seconds.
- */
-const terminating = (requestMs: number): Partial<Pod> => ({
-  deletionTimestamp: Math.floor((requestMs + 30_000) / 1000) * 1000,
-  deletionGracePeriodSeconds: 30,
-  containersNotRunning: false,
-});
-
-/** A pod deleted at `requestMs` whose containers have all been reported terminated (upstream `IsPodTerminated`). */
-const terminated = (requestMs: number): Partial<Pod> => ({ ...terminating(requestMs), containersNotRunning: true });
-
-class Store<T extends { name: string; namespace?: string }> {
-  readonly m = new Map<string, T>();
-  key = (o: T): string => (o.namespace !== undefined ? `${o.namespace}/${o.name}` : o.name);
-  put(o: T): void {
-    this.m.set(this.key(o), o);
-  }
-  del(o: T): void {
-    this.m.delete(this.key(o));
-  }
-  get = (k: string): T | undefined => this.m.get(k);
-  list = (): T[] => [...this.m.values()];
-}
-
-class PodStore extends Store<Pod> {
-  podsOnNode = (n: string): Pod[] => this.list().filter((p) => p.nodeName === n);
-}
-
-interface RecordedEvent {
-  ref: EventObjectRef;
-  type: string;
-  reason: string;
-  message: string;
-}
-
-class Events implements EventSink {
-  readonly list: RecordedEvent[] = [];
-  record(ref: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.list.push({ ref, type, reason, message });
-  }
-}
-
-/** Lets queued work, promise chains and due timers run. */
-async function settle(clock: FakeClock, ms = 0): Promise<void> {
-  await clock.advanceAsync(ms);
-  for (let i = 0; i < 5; i++) await clock.advanceAsync(0);
-}
-
-async function counter(m: Metrics, name: string, labels: Record<string, string>): Promise<number> {
-  const metric = m.registry.getSingleMetric(name);
-  assert.ok(metric, name);
-  const got = await metric.get();
-  const v = got.values.find((s) => Object.entries(labels).every(([k, val]) => (s.labels as Record<string, unknown>)[k] === val));
-  return v?.value ?? 0;
-}
+import { counter, DetachHarness, node, OOS, pod, PodGCHarness, settle, T0, terminated, terminating, TIMEOUT } from '../support/outofservice-world.js';
 
 // -------------------------------------------------------------------------------------------------
 // PodGC: pure decisions
@@ -218,79 +118,6 @@ describe('PodGC decisions', () => {
 // PodGC: the controller
 // -------------------------------------------------------------------------------------------------
 
-/** The API as the PodGC controller sees it: live nodes and pods, and a record of force deletes. */
-class FakePodGCApi implements PodGCWrites {
-  readonly nodes = new Map<string, Node>();
-  readonly pods = new Map<string, Pod>();
-  readonly deleted: { key: string; condition: PodCondition }[] = [];
-  readonly nodeGets: string[] = [];
-  failures = 0;
-
-  async getNode(name: string): Promise<Node | undefined> {
-    this.nodeGets.push(name);
-    return this.nodes.get(name);
-  }
-
-  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
-    const key = `${namespace}/${name}`;
-    const live = this.pods.get(key);
-    if (!live || live.uid !== uid) return 'gone';
-    const condition = await recheck(live);
-    if (!condition) return 'skipped';
-    if (this.failures > 0) {
-      this.failures--;
-      throw new ApiException(500, 'InternalError', '{"reason":"InternalError"}', {});
-    }
-    this.deleted.push({ key, condition });
-    this.pods.delete(key);
-    return 'deleted';
-  }
-}
-
-class PodGCHarness {
-  readonly clock = new FakeClock(T0);
-  readonly nodes = new Store<Node>();
-  readonly pods = new PodStore();
-  readonly api = new FakePodGCApi();
-  readonly events = new Events();
-  readonly metrics = createMetrics({ defaultMetrics: false });
-  readonly gc: PodGCController;
-
-  constructor(o: { quarantineMs?: number; scoped?: boolean } = {}) {
-    this.gc = new PodGCController({
-      config: { orphanQuarantineMs: o.quarantineMs ?? ORPHAN_QUARANTINE_MS, sweepPeriodMs: 20_000, scoped: o.scoped ?? false },
-      clock: this.clock,
-      log: silentLogger,
-      caches: { nodes: this.nodes, pods: this.pods },
-      writes: this.api,
-      events: this.events,
-      metrics: this.metrics.podGC,
-      canSeeCluster: () => true,
-    });
-  }
-
-  /** A node in both the cache and the API. */
-  addNode(n: Node): void {
-    this.nodes.put(n);
-    this.api.nodes.set(n.name, n);
-  }
-
-  /** A pod in both the cache and the API. */
-  addPod(p: Pod): void {
-    this.pods.put(p);
-    this.api.pods.set(`${p.namespace}/${p.name}`, p);
-  }
-
-  /** Applies a node change to the cache and the API, then tells the controller (an informer update). */
-  updateNode(n: Node): void {
-    this.addNode(n);
-    this.gc.nodeChanged(n);
-  }
-
-  deletedNames(): string[] {
-    return this.api.deleted.map((d) => d.key.split('/')[1] as string).sort();
-  }
-}
 
 describe('PodGCController: out-of-service', () => {
   test('the taint appearing on a not-Ready node force-deletes its terminating pods at once, with condition, metrics and events', async () => {
@@ -581,7 +408,6 @@ describe('PodGCWriter.forceDeletePod (TestGCInspectingPatchedPodBeforeDeletion)'
 // Force detach: pure decisions
 // -------------------------------------------------------------------------------------------------
 
-const TIMEOUT = 360_000;
 
 describe('IsPodTerminated (pkg/volume/util/util.go) and the container states it reads', () => {
   test('terminal phases, or deleted with every container, init container and ephemeral container terminated or waiting', () => {
@@ -692,84 +518,6 @@ describe('force-detach decisions', () => {
 // Force detach: the controller
 // -------------------------------------------------------------------------------------------------
 
-class FakeDetachApi implements ForceDetachWrites {
-  readonly nodes = new Map<string, Node>();
-  readonly vas = new Map<string, VolumeAttachment>();
-  readonly deleted: string[] = [];
-  async getNode(name: string): Promise<Node | undefined> {
-    return this.nodes.get(name);
-  }
-  async getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
-    return this.vas.get(name);
-  }
-  async deleteVolumeAttachment(name: string, uid: string): Promise<'deleted' | 'gone'> {
-    if (this.vas.get(name)?.uid !== uid) return 'gone';
-    this.vas.delete(name);
-    this.deleted.push(name);
-    return 'deleted';
-  }
-}
-
-class DetachHarness {
-  readonly clock = new FakeClock(T0);
-  readonly nodes = new Store<Node>();
-  readonly pods = new PodStore();
-  readonly vas = new Store<VolumeAttachment>();
-  readonly pvcs = new Store<PersistentVolumeClaim>();
-  readonly api = new FakeDetachApi();
-  readonly events = new Events();
-  readonly metrics = createMetrics({ defaultMetrics: false });
-  readonly fd: ForceDetachController;
-
-  constructor(o: { timeoutMs?: number; disable?: boolean; scoped?: boolean } = {}) {
-    this.fd = new ForceDetachController({
-      config: { forceDetachTimeoutMs: o.timeoutMs ?? TIMEOUT, disableForceDetachOnTimeout: o.disable ?? false, resyncPeriodMs: 60_000, scoped: o.scoped ?? false },
-      clock: this.clock,
-      log: silentLogger,
-      caches: {
-        nodes: this.nodes,
-        pods: this.pods,
-        volumeAttachments: { get: this.vas.get, list: this.vas.list, onNode: (n) => this.vas.list().filter((v) => v.nodeName === n) },
-        pvcs: this.pvcs,
-        pvs: { list: () => [] },
-      },
-      writes: this.api,
-      events: this.events,
-      metrics: this.metrics.attachDetach,
-      canSeeCluster: () => true,
-    });
-  }
-
-  /** Node `w` with one pod `p` using PV `pv-1` through claim `data-p`, attached by VA `va-1`. */
-  setup(ready: 'True' | 'False' | 'Unknown', podOpts: Partial<Pod> = {}): void {
-    this.setNode(node('w', ready));
-    this.pvcs.put({ namespace: 'default', name: 'data-p', uid: 'uid-pvc', volumeName: 'pv-1' });
-    const va: VolumeAttachment = { name: 'va-1', uid: 'uid-va', resourceVersion: '1', attacher: 'csi', nodeName: 'w', persistentVolumeName: 'pv-1', attached: true };
-    this.vas.put(va);
-    this.api.vas.set(va.name, va);
-    this.pods.put(pod('p', 'w', { pvcNames: ['data-p'], ...podOpts }));
-  }
-
-  setNode(n: Node): void {
-    this.nodes.put(n);
-    this.api.nodes.set(n.name, n);
-    this.fd.nodeChanged(n);
-  }
-
-  setPod(p: Pod): void {
-    this.pods.put(p);
-    this.fd.podChanged(p);
-  }
-
-  deletePod(p: Pod): void {
-    this.pods.del(p);
-    this.fd.podChanged(p);
-  }
-
-  async forced(reason: string): Promise<number> {
-    return counter(this.metrics, 'attachdetach_controller_forced_detaches', { reason });
-  }
-}
 
 describe('ForceDetachController', () => {
   test('out of service: once PodGC has force-deleted the terminating pod, the VolumeAttachment is deleted at once, with metric and a Warning event naming it', async () => {
