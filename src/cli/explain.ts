@@ -37,7 +37,8 @@ import type { AffinityViolationView } from '../nodeaffinity/controller.js';
 import { FlagError } from './flags.js';
 import { fetchDebugState, formatDuration, formatEta, formatRate, renderTable, rfc3339, secondsFromNow, zoneName, type DebugState, type StateSource } from './inspect.js';
 import { formatTaint } from '../kube/taints.js';
-import { inspectClients, parseInspectFlags, processIo, type CommandIo } from './status.js';
+import { evictionGuardsOf, inspectClients, parseInspectFlags, processIo, type CommandIo } from './status.js';
+import type { EvictionGuardView } from '../nodelifecycle/guard.js';
 
 // ---------------------------------------------------------------------------------------------
 // Pod
@@ -69,7 +70,8 @@ export interface PodExplanation {
   /**
    * - `not-bound`: no node; `stays`: nothing calls for eviction; `evict-at`: deletion at `deadline`;
    * - `evict-now`: a taint is not tolerated or a toleration ran out; `deleting`: the controller is deleting it;
-   * - `blocked`: the node is not Ready but its zone's tainting is paused, so no NoExecute taint comes;
+   * - `blocked`: the node is not Ready but its zone's tainting is paused (or a cluster-wide eviction
+   *   guard is open), so no NoExecute taint comes;
    * - `waiting-for-taint`: the node is not Ready and queued for its NoExecute taint.
    */
   verdict: 'not-bound' | 'stays' | 'evict-at' | 'evict-now' | 'deleting' | 'blocked' | 'waiting-for-taint';
@@ -78,7 +80,8 @@ export interface PodExplanation {
   /** `controller`: the controller's pending deletion; `computed`: from the taints and tolerations here. */
   deadlineSource: 'controller' | 'computed' | null;
   pendingDeletion: { deadline: string; deadlineInSeconds: number; state: string; reason: string; taints: string[] } | null;
-  blockedByPausedZone: { zone: string; state: string; reason: string } | null;
+  /** `guard` is set when a cluster-wide eviction guard (`max-unhealthy-nodes` or `storm`) holds the taint back. */
+  blockedByPausedZone: { zone: string; state: string; reason: string; guard?: string } | null;
   /**
    * For a not-Ready node without its NoExecute taint yet (blocked or waiting): the taint it will
    * get and how long the pod tolerates it once it lands.
@@ -117,8 +120,13 @@ function zoneOf(node: Node, view: NodeLifecycleView | undefined): ZoneView | und
   return view?.zones.find((z) => z.zoneLabel === label);
 }
 
-/** Whether the zone is holding NoExecute tainting back (a pause reason, or a zero rate). */
-function pauseOf(zone: ZoneView | undefined): { zone: string; state: string; reason: string } | undefined {
+/**
+ * Whether NoExecute tainting is held back for the zone: an open cluster-wide eviction guard (issue
+ * 16; it holds every zone, so it is named first), a pause reason, or a zero rate.
+ */
+function pauseOf(zone: ZoneView | undefined, guards: readonly EvictionGuardView[]): { zone: string; state: string; reason: string; guard?: string } | undefined {
+  const open = guards.find((g) => g.open);
+  if (open) return { zone: zone ? zoneName(zone.zoneLabel) : '(every zone)', state: zone?.state ?? '', reason: open.reason, guard: open.guard };
   if (!zone) return undefined;
   if (zone.pausedReason === undefined && zone.rate > 0) return undefined;
   return {
@@ -294,7 +302,7 @@ function explainPodTaints(input: PodExplainInput): PodExplanation {
   if (decision.kind === 'none' && !pending) {
     const controllerTainted = taints.some((t) => t.key === TAINT_NODE_UNREACHABLE || t.key === TAINT_NODE_NOT_READY);
     const notReady = ready?.status !== 'True';
-    const pause = pauseOf(zone);
+    const pause = pauseOf(zone, evictionGuardsOf(state));
     const nodeView = view?.nodes.find((n) => n.name === node.name);
     const coming: Taint = { key: ready?.status === 'False' ? TAINT_NODE_NOT_READY : TAINT_NODE_UNREACHABLE, effect: 'NoExecute' };
     const comingTol = firstToleratingToleration(coming, pod.tolerations);
@@ -311,7 +319,7 @@ function explainPodTaints(input: PodExplainInput): PodExplanation {
       out.blockedByPausedZone = pause;
       out.prospectiveTaint = { taint: formatTaint(coming), toleratedBy: comingTol ?? null, tolerates: comingText };
       say(`Node ${node.name} is not Ready (${ready?.status ?? 'no Ready condition'}) but carries no NoExecute taint: tainting in zone ${pause.zone} is paused: ${pause.reason}`);
-      say(`If the node is still down when the zone recovers, it is tainted ${formatTaint(coming)}; ${then}.`);
+      say(`If the node is still down when ${pause.guard ? 'the eviction circuit closes' : 'the zone recovers'}, it is tainted ${formatTaint(coming)}; ${then}.`);
     } else if (notReady && !controllerTainted && nodeView?.queued) {
       out.verdict = 'waiting-for-taint';
       out.prospectiveTaint = { taint: formatTaint(coming), toleratedBy: comingTol ?? null, tolerates: comingText };
@@ -336,7 +344,10 @@ export function renderPodExplanation(e: PodExplanation): string {
   }
   lines.push(`Verdict:   ${e.verdict}${e.deadline ? `  deadline ${e.deadline} (${formatEta((e.deadlineInSeconds ?? 0) * 1000, 0)}, ${e.deadlineSource})` : ''}`);
   if (e.nodeAffinity) lines.push(`Affinity:  ${e.nodeAffinity.state} since ${e.nodeAffinity.since}, grace ends ${e.nodeAffinity.evictAt}`);
-  if (e.blockedByPausedZone) lines.push(`Blocked:   zone ${e.blockedByPausedZone.zone} is paused (${e.blockedByPausedZone.state})`);
+  if (e.blockedByPausedZone) {
+    const b = e.blockedByPausedZone;
+    lines.push(b.guard ? `Blocked:   eviction circuit open (${b.guard}): no NoExecute taint is added anywhere` : `Blocked:   zone ${b.zone} is paused (${b.state})`);
+  }
   if (e.prospectiveTaint) {
     const p = e.prospectiveTaint;
     lines.push(`Next:      ${p.taint}, tolerated ${p.tolerates === 'not tolerated' ? 'not at all' : p.tolerates === 'forever' ? 'forever' : `for ${p.tolerates}`}${p.toleratedBy ? ` (${formatToleration(p.toleratedBy)})` : ''}`);
@@ -566,7 +577,7 @@ export function explainNode(input: NodeExplainInput): NodeExplanation {
       `Not healthy: Ready=${ready?.status ?? 'absent'}${ready?.reason ? ` (${ready.reason})` : ''}` +
         (heartbeatAge !== undefined ? `, last heartbeat ${formatDuration(heartbeatAge)} ago.` : '.'),
     );
-    const pause = pauseOf(zone);
+    const pause = pauseOf(zone, evictionGuardsOf(state));
     if (noExec.length > 0) {
       say(`Tainted ${noExec.map((t) => formatTaint(t)).join(', ')}${noExec[0]?.timeAdded !== undefined ? ` at ${rfc3339(noExec[0].timeAdded)}` : ''}: its pods are evicted as their tolerations run out.`);
     } else if (pause) {

@@ -25,6 +25,7 @@ import {
   type EndpointOptions,
   type StateSource,
 } from './inspect.js';
+import type { EvictionGuardView } from '../nodelifecycle/guard.js';
 
 /** Where the inspection commands write; injectable for tests. */
 export interface CommandIo {
@@ -56,6 +57,33 @@ export interface ZoneStatus {
   pausedReason: string | null;
 }
 
+/** One cluster-wide eviction guard (`--max-unhealthy-nodes` or storm detection). */
+export interface EvictionGuardStatus {
+  guard: string;
+  open: boolean;
+  openedAt: string | null;
+  /** When it closes if nothing changes; null unless it is open and closing. */
+  closesAt: string | null;
+  closesInSeconds: number | null;
+  /** Nodes not Ready (breaker) or that became not Ready within the window (storm). */
+  count: number;
+  /** Above this many nodes the guard opens. */
+  limit: number;
+  total: number;
+  settings: string;
+  reason: string;
+}
+
+/**
+ * The eviction guards of a `/debug/state` document (issue 16). Read narrowly: a controller
+ * without the guards, or with the node lifecycle controller off, has none.
+ * @returns the guards, possibly empty. Never throws.
+ */
+export function evictionGuardsOf(state: DebugState | undefined): readonly EvictionGuardView[] {
+  const guards = (state?.nodeLifecycle as { evictionGuards?: unknown } | undefined)?.evictionGuards;
+  return Array.isArray(guards) ? (guards as EvictionGuardView[]) : [];
+}
+
 /** One pending pod deletion. `deadline` is RFC 3339; `deadlineInSeconds` is negative once past. */
 export interface PendingDeletionStatus {
   pod: string;
@@ -79,6 +107,8 @@ export interface StatusReport {
   /** False while the controller cannot trust its caches (it then judges no node); null without the node lifecycle controller. */
   canSeeCluster: boolean | null;
   allZonesDisrupted: boolean;
+  /** The cluster-wide eviction guards (issue 16); empty when both are off. While one is open no NoExecute taint is added anywhere. */
+  evictionGuards: EvictionGuardStatus[];
   zones: ZoneStatus[];
   /** The earliest node due for NoExecute tainting in a zone that is not paused; null when none. */
   nextTaint: { node: string; zone: string; at: string; inSeconds: number } | null;
@@ -111,8 +141,10 @@ export function buildStatusReport(state: DebugState, source: StateSource, nowMs:
     .sort((a, b) => a.zone.localeCompare(b.zone));
   let nextTaint: StatusReport['nextTaint'] = null;
   let nextAt = Infinity;
+  const guards = evictionGuardsOf(state);
+  const guardOpen = guards.some((g) => g.open);
   for (const z of nlc?.zones ?? []) {
-    if (!z.next || z.rate <= 0) continue;
+    if (!z.next || z.rate <= 0 || guardOpen) continue;
     // A head whose time has come waits only for its zone's token; report it as due now.
     const at = Math.max(z.next.processAt, nowMs);
     if (at < nextAt) {
@@ -128,6 +160,18 @@ export function buildStatusReport(state: DebugState, source: StateSource, nowMs:
     answeredBy: state.identity,
     canSeeCluster: nlc ? nlc.canSeeCluster : null,
     allZonesDisrupted: nlc?.allZonesDisrupted ?? false,
+    evictionGuards: guards.map((g) => ({
+      guard: g.guard,
+      open: g.open,
+      openedAt: g.openedAt !== undefined ? rfc3339(g.openedAt) : null,
+      closesAt: g.closesAt !== undefined ? rfc3339(g.closesAt) : null,
+      closesInSeconds: g.closesAt !== undefined ? secondsFromNow(g.closesAt, nowMs) : null,
+      count: g.count,
+      limit: g.limit,
+      total: g.total,
+      settings: g.settings,
+      reason: g.reason,
+    })),
     zones,
     nextTaint,
     pendingDeletions: (state.taintEviction ?? []).map((p) => ({
@@ -174,6 +218,13 @@ export function renderStatusText(r: StatusReport, maxDeletions = 50): string {
   if (r.canSeeCluster === null) lines.push('Node lifecycle controller: not running in this process');
   else lines.push(`Cluster sight: ${r.canSeeCluster ? 'caches current' : 'BLIND — no node is judged until the caches are current again'}`);
   if (r.allZonesDisrupted) lines.push('All zones are fully disrupted: NoExecute tainting is stopped everywhere (the controller assumes its own view is broken).');
+  for (const g of r.evictionGuards) {
+    lines.push(
+      g.open
+        ? `Eviction circuit OPEN (${g.guard}) since ${g.openedAt ?? '?'}: ${g.reason}`
+        : `Eviction guard ${g.guard}: closed, ${g.count}/${g.limit} (${g.settings})`,
+    );
+  }
   lines.push('');
   if (r.zones.length > 0) {
     lines.push(
@@ -197,7 +248,7 @@ export function renderStatusText(r: StatusReport, maxDeletions = 50): string {
   lines.push(
     r.nextTaint
       ? `Next node due for tainting: ${r.nextTaint.node} in zone ${r.nextTaint.zone}, ${etaText(r.nextTaint.inSeconds)} (${r.nextTaint.at})`
-      : `Next node due for tainting: none${r.zones.some((z) => z.queueLength > 0) ? ' (queued nodes wait in paused zones)' : ''}`,
+      : `Next node due for tainting: none${r.zones.some((z) => z.queueLength > 0) ? (r.evictionGuards.some((g) => g.open) ? ' (queued nodes wait for the eviction circuit to close)' : ' (queued nodes wait in paused zones)') : ''}`,
   );
   if (r.pausedZones.length > 0) {
     lines.push('Paused zones:');

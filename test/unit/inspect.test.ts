@@ -23,6 +23,7 @@ import {
 } from '../../src/cli/inspect.js';
 import { buildStatusReport, renderStatusText, runStatusCommand } from '../../src/cli/status.js';
 import { FlagError } from '../../src/cli/flags.js';
+import type { EvictionGuardView } from '../../src/nodelifecycle/guard.js';
 
 const ESC = String.fromCharCode(27);
 const ANSI_SEQ = new RegExp(`${ESC}\\[[0-9;]*m`, 'g');
@@ -291,5 +292,55 @@ describe('explain node', () => {
     assert.equal(e.zone?.pausedReason, reason);
     assert.equal(e.queue.etaInSeconds, null);
     assert.ok(e.explanation.some((l) => l === `NOT tainted: NoExecute tainting in zone region-1:zone-b is paused: ${reason}`));
+  });
+});
+
+describe('eviction guards (issue 16) in status and explain', () => {
+  const REASON = 'Eviction circuit open: 3 of 8 nodes are not Ready (38%), more than --max-unhealthy-nodes=25% allows (2).';
+  const guard: EvictionGuardView = {
+    guard: 'max-unhealthy-nodes',
+    open: true,
+    openedAt: NOW - 20_000,
+    count: 3,
+    limit: 2,
+    total: 8,
+    settings: '--max-unhealthy-nodes=25%',
+    reason: REASON,
+  };
+  function withGuards(nlc: Partial<NodeLifecycleView>, guards: EvictionGuardView[]): DebugState {
+    const s = state(nlc);
+    (s.nodeLifecycle as unknown as Record<string, unknown>)['evictionGuards'] = guards;
+    return s;
+  }
+
+  test('status: an open guard is reported with its reason, and no node is due for tainting', () => {
+    const s = withGuards({ zones: [zone(ZONE_A, { unhealthy: 3, queueLength: 1, next: { node: 'n-a-0', processAt: NOW } })] }, [
+      guard,
+      { guard: 'storm', open: false, count: 0, limit: 1, total: 8, settings: '--storm-threshold=1', reason: 'No storm' },
+    ]);
+    const r = buildStatusReport(s, SOURCE, NOW);
+    assert.equal(r.nextTaint, null);
+    assert.deepEqual(r.evictionGuards.map((g) => [g.guard, g.open, g.openedAt]), [
+      ['max-unhealthy-nodes', true, new Date(NOW - 20_000).toISOString()],
+      ['storm', false, null],
+    ]);
+    const text = renderStatusText(r);
+    assert.ok(text.includes(`Eviction circuit OPEN (max-unhealthy-nodes) since ${new Date(NOW - 20_000).toISOString()}: ${REASON}`), text);
+    assert.match(text, /Eviction guard storm: closed, 0\/1/);
+    assert.match(text, /queued nodes wait for the eviction circuit to close/);
+    assert.deepEqual(buildStatusReport(state({}), SOURCE, NOW).evictionGuards, [], 'none when the guards are off');
+  });
+
+  test('explain pod and node: a not-Ready untainted node is blocked by the open guard, with its reason', () => {
+    const n = node('n-a-0', { conditions: [{ type: 'Ready', status: 'Unknown' }] });
+    const s = withGuards({ zones: [zone(ZONE_A, { unhealthy: 3 })], nodes: [{ name: 'n-a-0', zone: ZONE_A, ready: 'Unknown', queued: true }] }, [guard]);
+    const p = explainPod({ pod: pod('p', 'n-a-0', 30), node: n, state: s, source: SOURCE, nowMs: NOW });
+    assert.equal(p.verdict, 'blocked');
+    assert.deepEqual(p.blockedByPausedZone, { zone: 'region-1:zone-a', state: 'Normal', reason: REASON, guard: 'max-unhealthy-nodes' });
+    assert.match(renderPodExplanation(p), /Blocked: +eviction circuit open \(max-unhealthy-nodes\)/);
+    const e = explainNode({ node: n, lease: undefined, pods: undefined, state: s, source: SOURCE, nowMs: NOW });
+    assert.ok(e.explanation.includes(`NOT tainted: NoExecute tainting in zone region-1:zone-a is paused: ${REASON}`), e.explanation.join('\n'));
+    const closed = withGuards({ zones: [zone(ZONE_A)], nodes: [] }, [{ ...guard, open: false }]);
+    assert.notEqual(explainPod({ pod: pod('p', 'n-a-0', 30), node: n, state: closed, source: SOURCE, nowMs: NOW }).verdict, 'blocked');
   });
 });
