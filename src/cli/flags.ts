@@ -315,6 +315,9 @@ interface FlagSpec {
   readonly help: string;
 }
 
+/** The leader-election Lease name with `--dry-run` when `--leader-elect-resource-name` is not given. */
+export const SHADOW_LEASE_NAME = 'node-lifecycle-controller-shadow';
+
 /** Our default for `--metrics-bind-address`; see the flag's help for why not 10257. */
 export const DEFAULT_METRICS_BIND_ADDRESS = ':10267';
 
@@ -589,6 +592,16 @@ const FLAGS = [
       'The gate went GA in 1.31 and 1.37.2 no longer has it (its kube-controller-manager rejects it as unrecognized); we keep it. Unknown gates are an error.',
   },
   {
+    name: 'dry-run',
+    kind: 'boolean',
+    default: 'false',
+    unit: 'true or false',
+    help:
+      'Shadow mode (ours, not upstream): run every controller but write nothing to the cluster (no status, taint, delete, detach, eviction or Event); ' +
+      'record each would-be write in the log, in node_lifecycle_controller_dry_run_decisions_total and under "shadow" in /debug/state, and let later decisions see it as if it had landed. ' +
+      `Leader election still runs, under the Lease "${SHADOW_LEASE_NAME}" unless --leader-elect-resource-name is given. See docs/shadow-mode.md and the shadow-report command.`,
+  },
+  {
     name: 'node-selector',
     kind: 'string',
     default: '',
@@ -659,7 +672,7 @@ export interface ControllerConfig {
   leaderElectRenewDeadline: number;
   /** `--leader-elect-retry-period` in **milliseconds**. */
   leaderElectRetryPeriod: number;
-  /** `--leader-elect-resource-name`: Lease name. */
+  /** `--leader-elect-resource-name`: Lease name (with `--dry-run` and no explicit name: {@link SHADOW_LEASE_NAME}). */
   leaderElectResourceName: string;
   /** `--leader-elect-resource-namespace`: Lease namespace. */
   leaderElectResourceNamespace: string;
@@ -683,6 +696,8 @@ export interface ControllerConfig {
   logFormat: LogFormat;
   /** `--node-selector`: label selector text; '' selects all nodes. Parse with {@link parseLabelSelector}. */
   nodeSelector: string;
+  /** `--dry-run`: shadow mode, no writes (src/shadow/). */
+  dryRun: boolean;
   /** `--feature-gates`, every known gate resolved to its value (defaults filled in); see {@link parseFeatureGates}. */
   featureGates: FeatureGates;
 }
@@ -740,6 +755,8 @@ interface RawValue {
   value: string | string[];
   /** '' for the command line and the default; otherwise ` (from NLC_X)` or ` (from config file F)`. */
   origin: string;
+  /** True when no layer gave the flag (the value is its default). */
+  defaulted?: true;
 }
 
 function buildParser(argv: string[]): Argv {
@@ -876,7 +893,7 @@ export async function parseControllerFlags(
 
   const pick = (name: FlagName): RawValue => {
     const spec = FLAG_BY_NAME.get(name);
-    return cli.get(name) ?? fromEnv.get(name) ?? fromFile.get(name) ?? { value: spec?.default ?? '', origin: '' };
+    return cli.get(name) ?? fromEnv.get(name) ?? fromFile.get(name) ?? { value: spec?.default ?? '', origin: '', defaulted: true };
   };
   const spellings: Spellings = {
     level: chooseSpelling(args, [cli, fromEnv, fromFile], 'log-level', 'v'),
@@ -1088,7 +1105,9 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
   const leaderElectLeaseDuration = duration('leader-elect-lease-duration');
   const leaderElectRenewDeadline = duration('leader-elect-renew-deadline');
   const leaderElectRetryPeriod = duration('leader-elect-retry-period');
-  const leaderElectResourceName = str('leader-elect-resource-name');
+  const dryRun = bool('dry-run');
+  // A shadow beside a real controller must not campaign for the real controller's Lease.
+  const leaderElectResourceName = dryRun && pick('leader-elect-resource-name').defaulted ? SHADOW_LEASE_NAME : str('leader-elect-resource-name');
   const leaderElectResourceNamespace = str('leader-elect-resource-namespace');
   if (leaderElect) {
     // component-base ValidateLeaderElectionConfiguration and client-go NewLeaderElector (JitterFactor 1.2);
@@ -1187,6 +1206,7 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     logFormat,
     nodeSelector,
     featureGates,
+    dryRun,
   };
 }
 

@@ -75,6 +75,7 @@ const DEFAULTS: [flag: string, text: string, field: keyof ControllerConfig, valu
   ['log-format', 'json', 'logFormat', 'json'],
   ['controllers', '*', 'controllers', ['*']],
   ['node-selector', '""', 'nodeSelector', ''],
+  ['dry-run', 'false', 'dryRun', false],
   ['feature-gates', '""', 'featureGates', { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true }],
   ['kubeconfig', '""', 'kubeconfig', undefined],
   ['config', '""', 'configFile', undefined],
@@ -401,6 +402,25 @@ describe('eviction guards (issue 16): off by default, counts or percentages, Go 
       assert.ok(!err.message.includes('\n'), 'one line');
     });
   }
+});
+
+describe('--dry-run (issue 16, shadow mode): its own Lease unless one is named', () => {
+  test('off by default; on, the Lease defaults to node-lifecycle-controller-shadow', async () => {
+    assert.equal((await parse([])).dryRun, false);
+    const shadow = await parse(['--dry-run']);
+    assert.equal(shadow.dryRun, true);
+    assert.equal(shadow.leaderElectResourceName, 'node-lifecycle-controller-shadow');
+    assert.equal((await parse(['--dry-run=true'], {})).leaderElectResourceName, 'node-lifecycle-controller-shadow');
+    assert.equal((await parse(['--dry-run=false'])).leaderElectResourceName, 'node-lifecycle-controller');
+  });
+  test('an explicit --leader-elect-resource-name (flag, NLC_*, even the default value) wins', async () => {
+    assert.equal((await parse(['--dry-run', '--leader-elect-resource-name=mine'])).leaderElectResourceName, 'mine');
+    assert.equal((await parse(['--dry-run', '--leader-elect-resource-name=node-lifecycle-controller'])).leaderElectResourceName, 'node-lifecycle-controller');
+    assert.equal((await parse(['--dry-run'], { NLC_LEADER_ELECT_RESOURCE_NAME: 'env' })).leaderElectResourceName, 'env');
+  });
+  test('an invalid boolean exits 2 naming the flag', async () => {
+    assert.equal((await flagError(['--dry-run=maybe'])).flag, 'dry-run');
+  });
 });
 
 describe('--controllers (kube-controller-manager IsControllerEnabled semantics)', () => {
