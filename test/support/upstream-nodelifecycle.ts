@@ -18,7 +18,7 @@
  *   live Lease read (`NodeControllerLeaseCircuitBreaker`, on as in 1.37) answers 404 unless the
  *   case puts a Lease in {@link World.apiLeases};
  * - `testRateLimiterQPS` (100,000 nodes/s) with a token bucket of burst 1 on the FakeClock gives one
- *   token per zone per instant; {@link UpstreamTable.quiesce} advances 1 ms steps when asked, as
+ *   token per zone per instant; {@link UpstreamTable.quiesce} advances time when asked, as
  *   upstream's real-time token bucket refills between its calls.
  */
 import type { TestContext } from 'node:test';
@@ -157,7 +157,7 @@ export class UpstreamTable {
   /**
    * One more `monitorNodeHealth` at `start + timeToPassMs` (`nodeController.now = fakeNow +
    * timeToPass`), after `mutate` changed the caches (`syncNodeStore`, `syncLeaseStore`).
-   * @param tokensMs afterwards, advance this many ms in 1 ms steps (token refills); 0 keeps the instant.
+   * @param tokensMs afterwards, advance this many ms (token refills, tainting passes); 0 keeps the instant.
    */
   async pass(timeToPassMs: number, mutate: (w: World) => void = () => undefined, tokensMs = 0): Promise<void> {
     const at = this.start + timeToPassMs;
@@ -175,7 +175,12 @@ export class UpstreamTable {
     this.w.storeNode({ ...n, conditions });
   }
 
-  /** Lets every queue, write and timer due now settle; then advances `tokensMs` in 1 ms steps. */
+  /**
+   * Lets every queue, write and timer due now settle; then advances `tokensMs` in 10 ms steps: the
+   * zone queues' buckets hold one token (burst 1) and the tainting pass runs every 100 ms, so
+   * tainting N nodes of one zone takes up to N passes, where upstream's hand-called pass loops on its
+   * real-time bucket.
+   */
   async quiesce(tokensMs = 0): Promise<void> {
     let last = -1;
     for (let stable = 0; stable < 3; ) {
@@ -184,7 +189,7 @@ export class UpstreamTable {
       stable = n === last ? stable + 1 : 0;
       last = n;
     }
-    for (let i = 0; i < tokensMs; i++) await this.w.settle(1);
+    for (let t = 0; t < tokensMs; t += 10) await this.w.settle(Math.min(10, tokensMs - t));
   }
 
   /** Ready status of node `name` in the cache. */
