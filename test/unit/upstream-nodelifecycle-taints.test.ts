@@ -21,7 +21,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cond, FAKE_NOW, LONG_AGO, MINUTE, newPod, upNode, UpstreamTable } from '../support/upstream-nodelifecycle.js';
+import { cond, MINUTE, newPod, upNode, UpstreamTable } from '../support/upstream-nodelifecycle.js';
 import { observeNodeHealth, savedReadyCondition, type NodeHealth } from '../../src/nodelifecycle/health.js';
 import type { NodeCondition } from '../../src/kube/objects.js';
 
