@@ -150,6 +150,9 @@ describe('manifests/ and the Helm chart', () => {
       ['controller.logLevel=verbose', /controller.logLevel must be one of the following/],
       ['controller.logFormat=yaml', /controller.logFormat must be one of the following/],
       ['image.digest=latest', /image.digest: Does not match pattern/],
+      ['controller.maxUnhealthyNodes=40 percent', /controller.maxUnhealthyNodes: Does not match pattern/],
+      ['controller.stormThreshold=101%', /controller.stormThreshold: Does not match pattern/],
+      ['controller.stormWindow=1 minute', /controller.stormWindow: Does not match pattern/],
     ];
     for (const [set, reason] of bad) {
       const r = await run('bash', ['scripts/helm.sh', 'template', 'nlc', CHART, '--set', set]);
@@ -229,7 +232,13 @@ describe('manifests/ and the Helm chart', () => {
     const differs = (Object.keys(defaults) as (keyof ControllerConfig)[]).filter(
       (k) => JSON.stringify(fromChart[k]) !== JSON.stringify(defaults[k]),
     );
-    assert.deepEqual(differs.sort(), ['leaderElectResourceNamespace', 'nodeSelector'].sort(), 'only the Lease namespace and the set node selector differ from the defaults');
+    // The chart turns the eviction guards on (issue 16; off in the binary): --max-unhealthy-nodes,
+    // --storm-threshold and a shorter --storm-hold than the binary's default.
+    assert.deepEqual(
+      differs.sort(),
+      ['leaderElectResourceNamespace', 'nodeSelector', 'maxUnhealthyNodes', 'stormThreshold', 'stormHold'].sort(),
+      'only the Lease namespace, the set node selector and the eviction guards differ from the defaults',
+    );
     assert.equal(fromChart.leaderElectResourceNamespace, NAMESPACE);
     const port = find(docs, 'Deployment').spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort;
     assert.equal(port, metricsPort);
@@ -265,6 +274,7 @@ describe('manifests/ and the Helm chart', () => {
         'NodeLifecycleControllerForceDeleteErrors',
         'NodeLifecycleControllerThrottleDelayHigh',
         'NodeLifecycleControllerZoneEvictionsPaused',
+        'NodeLifecycleControllerEvictionCircuitOpen',
         'NodeLifecycleControllerHighUnhealthyShare',
       ],
     );
