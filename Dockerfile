@@ -48,7 +48,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # distroless's nonroot user, numeric so that the kubelet can verify runAsNonRoot.
 USER 65532:65532
-# --metrics-bind-address default: /metrics, /healthz, /readyz (plain HTTP).
+# --secure-port default: /metrics, /healthz, /livez, /readyz, /debug/state (HTTPS, delegated authn/authz).
 EXPOSE 10267
 # Node is PID 1 (no tini: distroless has none). That is safe here: the program handles SIGTERM and
 # SIGINT itself (src/cli/run.ts: it releases the Lease and exits), and `run` starts no child processes

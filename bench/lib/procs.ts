@@ -104,6 +104,7 @@ export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): 
       ...shared,
       '--controllers=*',
       `--metrics-bind-address=127.0.0.1:${l.metricsPort}`,
+      '--secure-port=0',
       `--log-level=${l.logLevel}`,
       '--log-format=json',
       ...(l.oursArgs ?? []),

@@ -945,7 +945,9 @@ export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<numbe
       [
         `--kubeconfig=${kubeconfig}`,
         `--node-selector=${FLEET_LABEL}=${opts.prefix}`,
+        // The demo reads the plain port without a token; no HTTPS port (it would take 10267 on every interface).
         '--metrics-bind-address=127.0.0.1:0',
+        '--secure-port=0',
         '--leader-elect=false',
         `--node-monitor-grace-period=${DEMO_TIMINGS.nodeMonitorGracePeriodMs}ms`,
         `--node-monitor-period=${DEMO_TIMINGS.nodeMonitorPeriodMs}ms`,

@@ -25,9 +25,11 @@
  * (leader-election checks).
  */
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { extname } from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { LOG_FORMATS, LOG_LEVELS, logLevelForVerbosity, type LogFormat, type LogLevel } from '../log/logger.js';
+import { alwaysAllowPathMatcher } from '../metrics/delegation.js';
 import { parseBindAddress } from '../metrics/server.js';
 import { DurationSyntaxError, formatGoDuration, parseGoDuration } from '../util/duration.js';
 import { CountOrPercentSyntaxError, parseCountOrPercent, type CountOrPercent } from '../nodelifecycle/guard.js';
@@ -315,11 +317,14 @@ interface FlagSpec {
   readonly help: string;
 }
 
+/** Our default for `--metrics-bind-address`: empty, the plain-HTTP port is off (as kube-controller-manager has none since 1.24). */
+export const DEFAULT_METRICS_BIND_ADDRESS = '';
+
 /** The leader-election Lease name with `--dry-run` when `--leader-elect-resource-name` is not given. */
 export const SHADOW_LEASE_NAME = 'node-lifecycle-controller-shadow';
 
-/** Our default for `--metrics-bind-address`; see the flag's help for why not 10257. */
-export const DEFAULT_METRICS_BIND_ADDRESS = ':10267';
+/** Our default for `--secure-port`; see the flag's help for why not kube-controller-manager's 10257. */
+export const DEFAULT_SECURE_PORT = 10267;
 
 const DURATION_UNIT = 'Go duration, e.g. 500ms, 40s, 1m30s';
 
@@ -547,8 +552,80 @@ const FLAGS = [
     default: DEFAULT_METRICS_BIND_ADDRESS,
     unit: 'host:port',
     help:
-      'Where to serve /metrics, /healthz, /readyz and /debug/state over plain HTTP (no TLS, no authn: protect it with a NetworkPolicy). ' +
-      'Empty host = all interfaces; port 0 = any free port. The default port is not kube-controller-manager\'s 10257 (HTTPS) so both can share a host network and scrape configs are not confused.',
+      'If set, also serve /metrics, /healthz, /livez, /readyz and /debug/state over plain HTTP here, WITHOUT authentication (for the local demo and tests; not upstream). ' +
+      'Empty (default): no plain port. host:port; empty host = all interfaces; port 0 = any free port.',
+  },
+  {
+    name: 'secure-port',
+    kind: 'integer',
+    default: String(DEFAULT_SECURE_PORT),
+    unit: 'port, 0-65535',
+    help:
+      'The port on which to serve HTTPS with authentication and authorization (/metrics, /healthz, /livez, /readyz, /debug/state). If 0, don\'t serve HTTPS at all. ' +
+      'The default is ours, not kube-controller-manager\'s 10257, so both can share a host network and scrape configs are not confused.',
+  },
+  {
+    name: 'bind-address',
+    kind: 'string',
+    default: '0.0.0.0',
+    unit: 'IP address',
+    help: 'The IP address on which to listen for the --secure-port port. If blank or an unspecified address (0.0.0.0 or ::), all interfaces and IP address families will be used.',
+  },
+  {
+    name: 'tls-cert-file',
+    kind: 'string',
+    default: '',
+    unit: 'file path',
+    help: 'File containing the default x509 Certificate for HTTPS (CA cert, if any, concatenated after server cert). Without it and --tls-private-key-file, a self-signed certificate and key are generated in memory at start-up.',
+  },
+  {
+    name: 'tls-private-key-file',
+    kind: 'string',
+    default: '',
+    unit: 'file path',
+    help: 'File containing the default x509 private key matching --tls-cert-file.',
+  },
+  {
+    name: 'authentication-kubeconfig',
+    kind: 'string',
+    default: '',
+    unit: 'file path',
+    help: "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create tokenreviews.authentication.k8s.io. Empty: the connection of --kubeconfig.",
+  },
+  {
+    name: 'authentication-token-webhook-cache-ttl',
+    kind: 'duration',
+    default: '10s',
+    unit: DURATION_UNIT,
+    help: 'The duration to cache responses from the webhook token authenticator (TokenReview); 0 disables the cache.',
+  },
+  {
+    name: 'authorization-kubeconfig',
+    kind: 'string',
+    default: '',
+    unit: 'file path',
+    help: "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create subjectaccessreviews.authorization.k8s.io. Empty: the connection of --kubeconfig.",
+  },
+  {
+    name: 'authorization-webhook-cache-authorized-ttl',
+    kind: 'duration',
+    default: '10s',
+    unit: DURATION_UNIT,
+    help: "The duration to cache 'authorized' responses from the webhook authorizer (SubjectAccessReview); 0 disables.",
+  },
+  {
+    name: 'authorization-webhook-cache-unauthorized-ttl',
+    kind: 'duration',
+    default: '10s',
+    unit: DURATION_UNIT,
+    help: "The duration to cache 'unauthorized' responses from the webhook authorizer (SubjectAccessReview); 0 disables.",
+  },
+  {
+    name: 'authorization-always-allow-paths',
+    kind: 'list',
+    default: '/healthz,/readyz,/livez',
+    unit: 'comma-separated paths; a trailing * matches a prefix',
+    help: "A list of HTTP paths to skip during authorization, i.e. these are authorized without contacting the 'core' kubernetes server (and, ours, served without a token).",
   },
   {
     name: 'log-level',
@@ -688,8 +765,26 @@ export interface ControllerConfig {
   affinityMaxEvictionsPerNode: number;
   /** `--affinity-max-evictions-total` in **pods** (0: no cap). */
   affinityMaxEvictionsTotal: number;
-  /** `--metrics-bind-address`, validated with `parseBindAddress` (src/metrics/server.ts). */
+  /** `--metrics-bind-address`, validated with `parseBindAddress` (src/metrics/server.ts); '' = no plain-HTTP port. */
   metricsBindAddress: string;
+  /** `--secure-port`, 0–65535; 0 = no HTTPS port. */
+  securePort: number;
+  /** `--bind-address`: an IP address; '' or an unspecified one (0.0.0.0, ::) = all interfaces. */
+  bindAddress: string;
+  /** `--tls-cert-file` and `--tls-private-key-file`: both or neither ('' = self-signed in memory). */
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  /** `--authentication-kubeconfig` / `--authorization-kubeconfig`: '' = the connection of `--kubeconfig`. */
+  authenticationKubeconfig: string;
+  authorizationKubeconfig: string;
+  /** `--authentication-token-webhook-cache-ttl` in **milliseconds**. */
+  authenticationTokenWebhookCacheTtl: number;
+  /** `--authorization-webhook-cache-authorized-ttl` in **milliseconds**. */
+  authorizationWebhookCacheAuthorizedTtl: number;
+  /** `--authorization-webhook-cache-unauthorized-ttl` in **milliseconds**. */
+  authorizationWebhookCacheUnauthorizedTtl: number;
+  /** `--authorization-always-allow-paths` (validated with `alwaysAllowPathMatcher`, src/metrics/delegation.ts). */
+  authorizationAlwaysAllowPaths: string[];
   /** `--log-level`. */
   logLevel: LogLevel;
   /** `--log-format`. */
@@ -1144,9 +1239,28 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
 
   const metricsBindAddress = str('metrics-bind-address');
   try {
-    parseBindAddress(metricsBindAddress);
+    if (metricsBindAddress !== '') parseBindAddress(metricsBindAddress);
   } catch (err) {
     fail('metrics-bind-address', (err as Error).message);
+  }
+  const securePort = integer('secure-port');
+  if (securePort < 0 || securePort > 65535) fail('secure-port', `must be between 0 and 65535, got ${securePort}`);
+  const bindAddress = str('bind-address');
+  if (bindAddress !== '' && isIP(bindAddress) === 0) fail('bind-address', `"${bindAddress}" is not an IP address`);
+  const tlsCertFile = str('tls-cert-file');
+  const tlsPrivateKeyFile = str('tls-private-key-file');
+  if ((tlsCertFile === '') !== (tlsPrivateKeyFile === '')) {
+    fail(tlsCertFile === '' ? 'tls-cert-file' : 'tls-private-key-file', 'give both --tls-cert-file and --tls-private-key-file, or neither (self-signed)');
+  }
+  const alwaysAllow = pick('authorization-always-allow-paths');
+  const authorizationAlwaysAllowPaths = (Array.isArray(alwaysAllow.value) ? alwaysAllow.value : [alwaysAllow.value])
+    .flatMap((p) => p.split(','))
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  try {
+    alwaysAllowPathMatcher(authorizationAlwaysAllowPaths);
+  } catch (err) {
+    fail('authorization-always-allow-paths', (err as Error).message);
   }
   const nodeSelector = str('node-selector');
   try {
@@ -1202,6 +1316,16 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     affinityMaxEvictionsPerNode,
     affinityMaxEvictionsTotal,
     metricsBindAddress,
+    securePort,
+    bindAddress,
+    tlsCertFile,
+    tlsPrivateKeyFile,
+    authenticationKubeconfig: str('authentication-kubeconfig'),
+    authorizationKubeconfig: str('authorization-kubeconfig'),
+    authenticationTokenWebhookCacheTtl: duration('authentication-token-webhook-cache-ttl'),
+    authorizationWebhookCacheAuthorizedTtl: duration('authorization-webhook-cache-authorized-ttl'),
+    authorizationWebhookCacheUnauthorizedTtl: duration('authorization-webhook-cache-unauthorized-ttl'),
+    authorizationAlwaysAllowPaths,
     logLevel,
     logFormat,
     nodeSelector,

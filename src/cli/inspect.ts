@@ -23,7 +23,7 @@ import type { NodeLifecycleView } from '../nodelifecycle/controller.js';
 import type { PodGCView } from '../podgc/controller.js';
 import type { PendingPodDeletion } from '../tainteviction/controller.js';
 import type { ForceDetachView } from '../volumes/controller.js';
-import { DEFAULT_METRICS_BIND_ADDRESS, FlagError } from './flags.js';
+import { DEFAULT_SECURE_PORT, FlagError } from './flags.js';
 
 /**
  * The JSON document `/debug/state` serves (built in src/cli/run.ts `startController`). Times are
@@ -85,8 +85,8 @@ export interface StateSource {
 export const DEFAULT_CONTROLLER_NAMESPACE = 'node-lifecycle-controller';
 /** Default Lease name (the controller's `--leader-elect-resource-name` default). */
 export const DEFAULT_LEASE_NAME = 'node-lifecycle-controller';
-/** Default metrics port (the controller's `--metrics-bind-address` default `:10267`). */
-export const DEFAULT_METRICS_PORT = Number(DEFAULT_METRICS_BIND_ADDRESS.slice(DEFAULT_METRICS_BIND_ADDRESS.lastIndexOf(':') + 1));
+/** Default port of the controller pods (the controller's `--secure-port` default, 10267). */
+export const DEFAULT_METRICS_PORT = DEFAULT_SECURE_PORT;
 
 /** yargs option definitions shared by `status` and `explain`. */
 export const ENDPOINT_YARGS_OPTIONS = {

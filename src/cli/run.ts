@@ -34,7 +34,7 @@ import { ApiWriteThrottle } from '../kube/writer.js';
 import { coordinationLeaseApi, defaultLeaderIdentity, leaseRequestTimeoutMs, LeaseElector } from '../kube/leaderelection.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
-import { startMetricsServer } from '../metrics/server.js';
+import { startServing } from '../metrics/serving.js';
 import { setWorkQueueMetricsProvider } from '../kube/workqueue.js';
 import { NodeLifecycleController } from '../nodelifecycle/controller.js';
 import type { EventSink } from '../kube/types.js';
@@ -76,9 +76,11 @@ function eventSink(recorder: EventRecorder): EventSink {
 export interface RunningController {
   config: ControllerConfig;
   metrics: Metrics;
-  /** The metrics/health server's port (useful with `--metrics-bind-address=127.0.0.1:0`). */
+  /** The plain-HTTP metrics/health port (`--metrics-bind-address`, e.g. `127.0.0.1:0`); 0 when that is empty. */
   port: number;
   nodeLifecycle?: NodeLifecycleController;
+  /** The HTTPS port (`--secure-port`); 0 when that is 0. */
+  securePort: number;
   taintEviction?: TaintEvictionController;
   podGC?: PodGCController;
   forceDetach?: ForceDetachController;
@@ -417,16 +419,16 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
 
   let synced = false;
   // Binding the port is the last thing that can fail at start-up: a replica that cannot serve
-  // (EADDRINUSE: a second replica on the same host) throws here, before it ever campaigns.
-  const server = await startMetricsServer({
-    bindAddress: config.metricsBindAddress,
+  // (EADDRINUSE: a second replica on the same host; unreadable serving certificates or review
+  // kubeconfigs) throws here, before it ever campaigns.
+  const server = await startServing(config, {
     metrics,
     isReady: () => synced,
     isHealthy: () => !(elector && lostLeadership),
     debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), nodeAffinity: nodeAffinity?.view(), informers: all.map((i) => i.stats()) }),
     log,
-  });
-  log.info({ identity, metrics: `${config.metricsBindAddress} (port ${server.port})` }, 'node-lifecycle-controller starting');
+  }, { clock, sink: metrics.restClient.sink });
+  log.info({ identity, securePort: server.securePort, metrics: config.metricsBindAddress ? `${config.metricsBindAddress} (port ${server.plainPort})` : 'off' }, 'node-lifecycle-controller starting');
 
   // A standby keeps its caches warm and takes no action until it leads.
   void elector?.run();
@@ -458,7 +460,8 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   return {
     config,
     metrics,
-    port: server.port,
+    port: server.plainPort,
+    securePort: server.securePort,
     ...(nodeLifecycle ? { nodeLifecycle } : {}),
     ...(taintEviction ? { taintEviction } : {}),
     ...(podGC ? { podGC } : {}),

@@ -1,17 +1,18 @@
 /**
- * The plain-HTTP observability endpoint: `/metrics`, `/healthz`, `/readyz` and `/debug/state`
- * on one address (`--metrics-bind-address`).
+ * The observability endpoint: `/metrics`, `/healthz`, `/livez`, `/readyz` and `/debug/state`.
  *
- * Deliberate difference from upstream: kube-controller-manager serves these over HTTPS on
- * `--secure-port` (10257) behind TokenReview/SubjectAccessReview delegation
- * (`k8s.io/controller-manager/app/serve.go`, `BuildHandlerChain`). We serve plain HTTP and leave
- * access control to the network (NetworkPolicy, or a kube-rbac-proxy sidecar) so that the
- * controller needs no serving certificates and no authn/authz delegation RBAC. `/debug/state`
- * exposes internal state, so do not publish this port outside the cluster.
+ * Two instances may run (src/cli/run.ts): the secure port (`--bind-address`:`--secure-port`, HTTPS,
+ * every request but the always-allow paths authenticated and authorized through the API server, see
+ * src/metrics/delegation.ts), as kube-controller-manager serves on 10257
+ * (`k8s.io/controller-manager/app/serve.go` `BuildHandlerChain`); and, only when
+ * `--metrics-bind-address` is set, the same routes over plain HTTP without authentication (for the
+ * local demo and tests; upstream has no plain port since 1.24).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log/logger.js';
+import type { AccessDecision } from './delegation.js';
 import type { Metrics } from './registry.js';
 
 /** A parsed `host:port` listen address. */
@@ -68,6 +69,13 @@ export interface MetricsServerOptions {
   debugState?: () => unknown;
   /** Logger for request errors and the listen line. */
   log: Logger;
+  /** Serve HTTPS with this PEM certificate (chain) and key; absent: plain HTTP. */
+  tls?: { cert: string; key: string };
+  /**
+   * Decides each GET/HEAD before it is served (the secure port: src/metrics/delegation.ts
+   * `DelegatedAccess.check`); absent: every request is served. Must not reject.
+   */
+  access?: { check(path: string, verb: string, authorization: string | undefined): Promise<AccessDecision> };
 }
 
 /** A running metrics server. */
@@ -79,11 +87,12 @@ export interface MetricsServer {
 }
 
 /**
- * Starts the observability HTTP server.
+ * Starts the observability HTTP(S) server.
  *
- * Routes (GET or HEAD; other methods get 405):
+ * Routes (GET or HEAD; other methods get 405; with `access`, a refused request gets its 401 or 403
+ * before any route is looked at):
  * - `/metrics`: Prometheus text exposition of the registry;
- * - `/healthz`: 200 `ok` / 500 `unhealthy`;
+ * - `/healthz`, `/livez`: 200 `ok` / 500 `unhealthy`;
  * - `/readyz`: 200 `ok` / 503 `not ready`;
  * - `/debug/state`: `debugState()` as JSON, 404 when no `debugState` was given;
  * - anything else: 404.
@@ -95,13 +104,14 @@ export interface MetricsServer {
  */
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const { host, port } = parseBindAddress(opts.bindAddress);
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(opts, req, res).catch((err: unknown) => {
       opts.log.error({ err, path: req.url }, 'metrics server request failed');
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
       else res.destroy();
     });
-  });
+  };
+  const server: Server = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, onRequest) : createServer(onRequest);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void => reject(new Error(`cannot listen on ${opts.bindAddress}: ${err.message}`));
     server.once('error', onError);
@@ -112,7 +122,9 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
   });
   server.on('error', (err) => opts.log.error({ err }, 'metrics server error'));
   const bound = (server.address() as AddressInfo).port;
-  opts.log.info({ address: opts.bindAddress, port: bound }, 'serving /metrics, /healthz, /readyz and /debug/state');
+  const scheme = opts.tls ? 'https' : 'http';
+  const auth = opts.access ? 'authenticated and authorized through the API server' : 'without authentication';
+  opts.log.info({ address: opts.bindAddress, port: bound, scheme }, `serving /metrics, /healthz, /livez, /readyz and /debug/state over ${scheme}, ${auth}`);
   let closing: Promise<void> | undefined;
   return {
     port: bound,
@@ -133,13 +145,22 @@ async function handle(opts: MetricsServerOptions, req: IncomingMessage, res: Ser
     send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
     return;
   }
+  if (opts.access) {
+    const decision = await opts.access.check(path, 'get', req.headers.authorization);
+    if (!decision.allowed) {
+      if (decision.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+      send(res, decision.status, 'text/plain; charset=utf-8', `${decision.reason}\n`);
+      return;
+    }
+  }
   switch (path) {
     case '/metrics': {
       const registry = opts.metrics.registry;
       send(res, 200, registry.contentType, await registry.metrics());
       return;
     }
-    case '/healthz': {
+    case '/healthz':
+    case '/livez': {
       const healthy = opts.isHealthy ? opts.isHealthy() : true;
       send(res, healthy ? 200 : 500, 'text/plain; charset=utf-8', healthy ? 'ok\n' : 'unhealthy\n');
       return;

@@ -21,7 +21,9 @@ export async function startTestController(
     [
       `--kubeconfig=${opts.kubeconfig ?? kubeconfigPath()}`,
       `--node-selector=nlc.sim/fleet=${fleetPrefix}`,
+      // The plain port (tests read it without a token); no secure port unless a test asks for one.
       '--metrics-bind-address=127.0.0.1:0',
+      '--secure-port=0',
       '--leader-elect=false',
       '--log-level=debug',
       ...extraFlags,

@@ -107,6 +107,7 @@ export class ControllerProcess {
       '--leader-elect-retry-period=0.5s',
       `--node-selector=nlc.sim/fleet=${opts.fleetPrefix}`,
       `--metrics-bind-address=127.0.0.1:${port}`,
+      '--secure-port=0',
       '--log-format=json',
       '--log-level=debug',
       ...(opts.flags ?? []),

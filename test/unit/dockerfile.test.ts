@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_METRICS_BIND_ADDRESS } from '../../src/cli/flags.js';
+import { DEFAULT_SECURE_PORT } from '../../src/cli/flags.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -159,11 +159,11 @@ describe('Dockerfile', () => {
     assert.equal(version?.args, `VERSION=${pkg.version}`, 'the default VERSION is package.json\'s');
   });
 
-  test('sets NODE_ENV=production and exposes the metrics port', () => {
+  test('sets NODE_ENV=production and exposes the secure port', () => {
     assert.ok(ops(runtime, 'ENV').some((e) => /^NODE_ENV[= ]production\b/.test(e.args)));
     // build_info{git_commit} comes from the REVISION build argument.
     assert.ok(ops(runtime, 'ENV').some((e) => /\bNLC_GIT_COMMIT=\$\{REVISION\}/.test(e.args)));
-    const port = DEFAULT_METRICS_BIND_ADDRESS.split(':').at(-1);
+    const port = String(DEFAULT_SECURE_PORT);
     assert.ok(ops(runtime, 'EXPOSE').some((e) => e.args.split(/\s+/).includes(port ?? '')), `EXPOSE ${port}`);
   });
 });

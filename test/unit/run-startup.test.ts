@@ -48,6 +48,7 @@ describe('start-up failures happen before the campaign', () => {
     '--leader-elect=true',
     '--leader-elect-resource-name=nlc-startup',
     '--leader-elect-resource-namespace=default',
+    '--secure-port=0',
     ...extra,
   ];
 
