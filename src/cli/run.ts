@@ -16,7 +16,6 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { loadKubeConfig, makeClients } from '../kube/client.js';
 import { EventRecorder, type ObjectReference } from '../kube/events.js';
-import type { Informer } from '../kube/informer.js';
 import {
   DAEMON_SET_NAMESPACE_INDEX,
   daemonSetInformer,
@@ -53,6 +52,8 @@ import { NODE_AFFINITY_ENFORCER_NAME, NodeAffinityEnforcer } from '../nodeaffini
 import { AFFINITY_POD_NODE_INDEX, affinityPodInformer } from '../nodeaffinity/informer.js';
 import { AffinityEvictionWriter } from '../nodeaffinity/writer.js';
 import { realClock, type Clock } from '../util/clock.js';
+import type { InformerLike } from '../shadow/overlay.js';
+import { ShadowMode } from '../shadow/mode.js';
 import { isControllerEnabled, parseControllerFlags, type ControllerConfig } from './flags.js';
 
 /**
@@ -138,6 +139,8 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     ? makeClients(loadKubeConfig(config.kubeconfig), { writeTimeoutMs: electionTimeoutMs, readTimeoutMs: electionTimeoutMs }, metrics.restClient.sink)
     : undefined;
   const identity = config.leaderElect ? defaultLeaderIdentity() : `${hostname()}_${randomUUID()}`;
+  // --dry-run (src/shadow/): the controllers run on overlaid caches and dry-run writers; nothing is written.
+  const shadow = config.dryRun ? new ShadowMode({ clock, log, clients, registry: metrics.registry }) : undefined;
   // Fencing: every controller write passes this gate just before it is sent. With election on, a
   // process writes only while its lease is fresh (src/kube/leaderelection.ts `isLeader`).
   let elector: LeaseElector | undefined;
@@ -148,7 +151,8 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     const t = new ApiWriteThrottle({
       qps: config.kubeApiQps,
       burst: config.kubeApiBurst,
-      canWrite: () => (config.leaderElect ? (elector?.isLeader() ?? false) : true),
+      // In dry-run the gate stays shut: a write that got past the dry-run writers fails, unsent.
+      canWrite: () => !shadow && (config.leaderElect ? (elector?.isLeader() ?? false) : true),
       maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER,
       clock,
     });
@@ -157,13 +161,15 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   };
 
   const informerOpts = { log: ioLog, clock };
-  const nodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
+  const realNodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
+  const nodes: InformerLike<Node> = shadow ? shadow.nodeView(realNodes) : realNodes;
   const leases = leaseInformer(clients, informerOpts);
   // Pod labels cost memory on every pod; only legacy eviction reads them (1.20's DaemonSet selector rule).
   const legacyEviction = !config.enableTaintManager && isControllerEnabled(config, 'node-lifecycle-controller');
-  const pods = podInformer(clients, { ...informerOpts, keepLabels: legacyEviction });
+  const realPods = podInformer(clients, { ...informerOpts, keepLabels: legacyEviction });
+  const pods: InformerLike<Pod> = shadow ? shadow.podView(realPods) : realPods;
   const daemonSets = daemonSetInformer(clients, informerOpts);
-  const all: Informer<unknown>[] = [nodes, leases, pods, daemonSets] as Informer<unknown>[];
+  const all = [realNodes, leases, realPods, daemonSets] as InformerLike<unknown>[];
 
   // "Can see the cluster": the node and lease caches are synced and neither has been without a
   // watch stream for longer than a normal reconnect takes. Reacting to every reconnect would reset
@@ -205,8 +211,8 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
             : {}),
         },
       },
-      writes: nlcWriter,
-      events: eventSink(recorder),
+      writes: shadow ? shadow.nodeLifecycleWrites() : nlcWriter,
+      events: shadow ? shadow.events('node-lifecycle-controller') : eventSink(recorder),
       metrics: metrics.nodeCollector,
       canSeeCluster,
       ...(config.featureGates.NodeControllerLeaseCircuitBreaker
@@ -241,16 +247,16 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         nodes,
         pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode: (n) => pods.byIndex(POD_NODE_NAME_INDEX, n) },
       },
-      writes: new TaintEvictionWriter(clients, throttle, clock),
-      events: eventSink(recorder),
+      writes: shadow ? shadow.taintEvictionWrites() : new TaintEvictionWriter(clients, throttle, clock),
+      events: shadow ? shadow.events('taint-eviction-controller') : eventSink(recorder),
       metrics: metrics.taintEviction,
       // A pod is only deleted while its node's taints, the pod itself and the node heartbeats (the
       // node lifecycle controller's view; see the sight hold in src/tainteviction/sight.ts) are current.
-      canSeeCluster: () => ([nodes, pods, leases] as Informer<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
+      canSeeCluster: () => ([nodes, pods, leases] as InformerLike<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
       options: { disruptionConditions: config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod },
     });
     taintEviction = te;
-    for (const i of [nodes, pods, leases] as Informer<unknown>[]) i.on('watching', () => te.sightChanged());
+    for (const i of [nodes, pods, leases] as InformerLike<unknown>[]) i.on('watching', () => te.sightChanged());
     nodes.on('add', (n: Node) => te.nodeChanged(n));
     nodes.on('update', (o: Node, n: Node) => te.nodeChanged(n, o));
     nodes.on('delete', (n: Node) => te.nodeDeleted(n));
@@ -271,8 +277,8 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       clock,
       log: ioLog,
       caches: { nodes, pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode } },
-      writes: new PodGCWriter(clients, throttle, clock),
-      events: eventSink(recorder),
+      writes: shadow ? shadow.podGCWrites() : new PodGCWriter(clients, throttle, clock),
+      events: shadow ? shadow.events('pod-garbage-collector-controller') : eventSink(recorder),
       metrics: metrics.podGC,
       canSeeCluster: () => [nodes, pods].every((i) => i.hasSynced() && i.isWatching()),
     });
@@ -286,10 +292,11 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   let forceDetach: ForceDetachController | undefined;
   if (isControllerEnabled(config, 'persistentvolume-attach-detach-controller')) {
     // Only this controller needs attachments and claims; the program waits for their sync too.
-    const vas = volumeAttachmentInformer(clients, informerOpts);
+    const realVas = volumeAttachmentInformer(clients, informerOpts);
+    const vas = shadow ? shadow.volumeAttachmentView(realVas) : realVas;
     const pvcs = pvcInformer(clients, informerOpts);
     const pvs = pvInformer(clients, informerOpts);
-    all.push(...([vas, pvcs, pvs] as Informer<unknown>[]));
+    all.push(...([realVas, pvcs, pvs] as InformerLike<unknown>[]));
     const throttle = newThrottle();
     const recorder = new EventRecorder({ clients, throttle, component: ATTACH_DETACH_EVENT_SOURCE, host: identity, clock, log: ioLog });
     const fd = new ForceDetachController({
@@ -308,11 +315,11 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         pvcs,
         pvs,
       },
-      writes: new ForceDetachWriter(clients, throttle),
-      events: eventSink(recorder),
+      writes: shadow ? shadow.forceDetachWrites() : new ForceDetachWriter(clients, throttle),
+      events: shadow ? shadow.events('persistentvolume-attach-detach-controller') : eventSink(recorder),
       metrics: metrics.attachDetach,
       // "No running pod uses the volume" is only trusted while pods, claims and attachments are current.
-      canSeeCluster: () => ([nodes, pods, vas, pvcs, pvs] as Informer<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
+      canSeeCluster: () => ([nodes, pods, vas, pvcs, pvs] as InformerLike<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
     });
     forceDetach = fd;
     nodes.on('add', (n: Node) => fd.nodeChanged(n));
@@ -330,8 +337,9 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   // annotations and affinity, which the shared slim Pod drops, so it has its own pod informer.
   let nodeAffinity: NodeAffinityEnforcer | undefined;
   if (isControllerEnabled(config, NODE_AFFINITY_ENFORCER_NAME)) {
-    const affinityPods = affinityPodInformer(clients, informerOpts);
-    all.push(affinityPods as Informer<unknown>);
+    const realAffinityPods = affinityPodInformer(clients, informerOpts);
+    const affinityPods = shadow ? shadow.extraPodView(realAffinityPods) : realAffinityPods;
+    all.push(realAffinityPods as InformerLike<unknown>);
     const throttle = newThrottle();
     const recorder = new EventRecorder({ clients, throttle, component: NODE_AFFINITY_ENFORCER_NAME, host: identity, clock, log: ioLog });
     const na = new NodeAffinityEnforcer({
@@ -341,10 +349,10 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         nodes,
         pods: { get: (k) => affinityPods.get(k), list: () => affinityPods.list(), podsOnNode: (n) => affinityPods.byIndex(AFFINITY_POD_NODE_INDEX, n) },
       },
-      evictor: new AffinityEvictionWriter(clients, throttle),
-      events: eventSink(recorder),
+      evictor: shadow ? shadow.affinityEvictor(NODE_AFFINITY_ENFORCER_NAME) : new AffinityEvictionWriter(clients, throttle),
+      events: shadow ? shadow.events(NODE_AFFINITY_ENFORCER_NAME) : eventSink(recorder),
       metrics: metrics.nodeAffinity,
-      canSeeCluster: () => ([nodes, affinityPods] as Informer<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
+      canSeeCluster: () => ([nodes, affinityPods] as InformerLike<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
       options: {
         graceMs: config.affinityViolationGrace,
         evictionRate: config.affinityEvictionRate,
@@ -353,7 +361,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       },
     });
     nodeAffinity = na;
-    for (const i of [nodes, affinityPods] as Informer<unknown>[]) i.on('watching', () => na.sightChanged());
+    for (const i of [nodes, affinityPods] as InformerLike<unknown>[]) i.on('watching', () => na.sightChanged());
     nodes.on('add', (n: Node) => na.nodeChanged(n));
     nodes.on('update', (o: Node, n: Node) => na.nodeChanged(n, o));
     nodes.on('delete', (n: Node) => na.nodeChanged(n));
@@ -406,7 +414,8 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       onSlowPath: (name, n) => metrics.leaderElection.slowpathTotal.inc({ name }, n),
       onEvent: (reason, message) => {
         const meta = e.getLeaseMeta();
-        if (!meta) return;
+        // A shadow writes its Lease and nothing else: no LeaderElection Events either.
+        if (!meta || shadow) return;
         const ref: ObjectReference = { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: meta.name, namespace: meta.namespace };
         if (meta.uid) ref.uid = meta.uid;
         leaseEvents.record(ref, 'Normal', reason, message);
@@ -425,7 +434,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     metrics,
     isReady: () => synced,
     isHealthy: () => !(elector && lostLeadership),
-    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), nodeAffinity: nodeAffinity?.view(), informers: all.map((i) => i.stats()) }),
+    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), nodeAffinity: nodeAffinity?.view(), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()) }),
     log,
   }, { clock, sink: metrics.restClient.sink });
   log.info({ identity, securePort: server.securePort, metrics: config.metricsBindAddress ? `${config.metricsBindAddress} (port ${server.plainPort})` : 'off' }, 'node-lifecycle-controller starting');
