@@ -459,3 +459,22 @@ function stormReason(step: StormStep, total: number, cfg: StormConfig, nowMs: nu
     `${names ? `: ${names}` : ''}. Many nodes failing together points to a partition or a control-plane problem rather than independent failures, so ${WHAT_STOPS}; ${until}.`
   );
 }
+
+/**
+ * The guards' configuration from the parsed flags (src/cli/flags.ts `ControllerConfig`).
+ * @param flags `maxUnhealthyNodes` / `stormThreshold` (undefined = that guard off), `stormWindow`,
+ *   `stormHold` and `nodeMonitorGracePeriod` in **milliseconds**.
+ * @returns the config; `{}` when both guards are off. Never throws.
+ */
+export function evictionGuardsConfig(flags: {
+  readonly maxUnhealthyNodes: CountOrPercent | undefined;
+  readonly stormThreshold: CountOrPercent | undefined;
+  readonly stormWindow: number;
+  readonly stormHold: number;
+  readonly nodeMonitorGracePeriod: number;
+}): EvictionGuardsConfig {
+  return {
+    ...(flags.maxUnhealthyNodes ? { breaker: { maxUnhealthy: flags.maxUnhealthyNodes, closeAfterMs: flags.nodeMonitorGracePeriod } } : {}),
+    ...(flags.stormThreshold ? { storm: { threshold: flags.stormThreshold, windowMs: flags.stormWindow, holdMs: flags.stormHold } } : {}),
+  };
+}

@@ -15,6 +15,7 @@ import {
   EvictionGuards,
   STORM_NONE,
   breakerLevels,
+  evictionGuardsConfig,
   formatCountOrPercent,
   parseCountOrPercent,
   resolveCountOrPercent,
@@ -309,5 +310,14 @@ describe('EvictionGuards', () => {
     assert.equal(c?.guard, 'storm');
     assert.equal(c?.reason, EVENT_EVICTION_CIRCUIT_CLOSED);
     assert.equal(g.blocksNewNoExecuteTaints(), false);
+  });
+});
+
+test('evictionGuardsConfig: from the flags; the breaker closes after --node-monitor-grace-period; empty flags are off', () => {
+  const flags = { maxUnhealthyNodes: undefined, stormThreshold: undefined, stormWindow: 60_000, stormHold: 300_000, nodeMonitorGracePeriod: GRACE_MS };
+  assert.deepEqual(evictionGuardsConfig(flags), {});
+  assert.deepEqual(evictionGuardsConfig({ ...flags, maxUnhealthyNodes: { kind: 'percent', percent: 40 }, stormThreshold: { kind: 'count', count: 3 } }), {
+    breaker: { maxUnhealthy: { kind: 'percent', percent: 40 }, closeAfterMs: GRACE_MS },
+    storm: { threshold: { kind: 'count', count: 3 }, windowMs: 60_000, holdMs: 300_000 },
   });
 });
