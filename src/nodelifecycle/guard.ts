@@ -338,17 +338,7 @@ export class EvictionGuards {
       soonest(step.closesAtMs);
       const settings = `--max-unhealthy-nodes=${formatCountOrPercent(b.maxUnhealthy)}: opens above ${step.limit} of ${total} nodes not Ready, closes after ${step.closeAt} or fewer for ${formatGoDuration(b.closeAfterMs)}`;
       const reason = breakerReason(step, notReady.length, total, b, now);
-      views.push({
-        guard: 'max-unhealthy-nodes',
-        open: step.state.open,
-        ...(step.state.openedAtMs !== undefined ? { openedAt: step.state.openedAtMs } : {}),
-        ...(step.closesAtMs !== undefined ? { closesAt: step.closesAtMs } : {}),
-        count: notReady.length,
-        limit: step.limit,
-        total,
-        settings,
-        reason,
-      });
+      views.push(guardView('max-unhealthy-nodes', step.state, step.closesAtMs, { count: notReady.length, limit: step.limit, total, settings, reason }));
       if (step.change) out.push(transition('max-unhealthy-nodes', step.change, reason, notReady));
     }
     const s = this.#cfg.storm;
@@ -359,17 +349,7 @@ export class EvictionGuards {
       if (step.state.open) soonest(step.nextExpiryMs);
       const settings = `--storm-threshold=${formatCountOrPercent(s.threshold)} --storm-window=${formatGoDuration(s.windowMs)} --storm-hold=${formatGoDuration(s.holdMs)}: a storm is more than ${step.threshold} of ${total} nodes becoming not Ready within ${formatGoDuration(s.windowMs)}`;
       const reason = stormReason(step, total, s, now);
-      views.push({
-        guard: 'storm',
-        open: step.state.open,
-        ...(step.state.openedAtMs !== undefined ? { openedAt: step.state.openedAtMs } : {}),
-        ...(step.closesAtMs !== undefined ? { closesAt: step.closesAtMs } : {}),
-        count: step.recent,
-        limit: step.threshold,
-        total,
-        settings,
-        reason,
-      });
+      views.push(guardView('storm', step.state, step.closesAtMs, { count: step.recent, limit: step.threshold, total, settings, reason }));
       if (step.change) out.push(transition('storm', step.change, reason, notReady));
     }
     this.#views = views;
@@ -403,6 +383,21 @@ export class EvictionGuards {
   view(): EvictionGuardView[] {
     return this.#views.map((v) => ({ ...v }));
   }
+}
+
+function guardView(
+  guard: EvictionGuardName,
+  state: { readonly open: boolean; readonly openedAtMs?: number },
+  closesAtMs: number | undefined,
+  rest: Pick<EvictionGuardView, 'count' | 'limit' | 'total' | 'settings' | 'reason'>,
+): EvictionGuardView {
+  return {
+    guard,
+    open: state.open,
+    ...(state.openedAtMs !== undefined ? { openedAt: state.openedAtMs } : {}),
+    ...(closesAtMs !== undefined ? { closesAt: closesAtMs } : {}),
+    ...rest,
+  };
 }
 
 function transition(guard: EvictionGuardName, change: 'opened' | 'closed', message: string, notReady: readonly string[]): GuardTransition {
