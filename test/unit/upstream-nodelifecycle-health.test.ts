@@ -18,10 +18,12 @@
  * Not ported: `TestMonitorNodeHealthMarkPodsNotReadyWithWorkerSize`'s `workers` knob
  * (`nodeUpdateWorkerSize` is a Go-internal field; ours is fixed at 8 health workers and 32 pod
  * workers, deliberate difference 11), so its two cases run the same controller.
+ * Also ported (not in issue 15's list, same file): `TestProcessPodMarkPodNotReady`.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cond, FAKE_NOW, HOUR, LONG_AGO, MINUTE, newPod, nodeLease, upNode, UpstreamTable, zoneId, zoneLabels } from '../support/upstream-nodelifecycle.js';
+import { cond, FAKE_NOW, HOUR, LONG_AGO, MINUTE, newPod, nodeLease, upNode, UPSTREAM_CONFIG, UpstreamTable, zoneId, zoneLabels } from '../support/upstream-nodelifecycle.js';
+import { World } from '../support/nodelifecycle-world.js';
 import type { Node, NodeCondition } from '../../src/kube/objects.js';
 
 const z1 = zoneLabels('region1', 'zone1');
@@ -431,5 +433,41 @@ describe('TestMonitorNodeHealthMarkPodsNotReadyRetry', () => {
         assert.equal(u.w.podReady('default/pod0'), peer ? 'False' : 'True');
       });
     }
+  }
+});
+
+describe('TestProcessPodMarkPodNotReady', () => {
+  const node0 = (status: string): ReturnType<typeof upNode> => upNode('node0', { created: FAKE_NOW, conditions: [cond('Ready', status, FAKE_NOW, FAKE_NOW)] });
+
+  test('Do not mark pod as NotReady when the scheduled node\'s healthy is not gathered yet', async (t) => {
+    // monitorNodeHealth: false. Our shell runs its first pass from a timer after start(); the pod
+    // event is delivered and processed before that timer fires (no fake time passes).
+    const w = new World({ ...UPSTREAM_CONFIG }, FAKE_NOW);
+    w.nodes.set('node0', node0('False'));
+    w.build().start();
+    t.after(() => w.ctl.stop());
+    const pod = newPod('pod0', 'node0');
+    w.pods.set('default/pod0', pod);
+    w.ctl.podChanged(pod);
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    assert.equal(w.writes.filter((x) => x.kind === 'podNotReady').length, 0);
+  });
+
+  test('Do not mark pod as NotReady when the scheduled node is ready', async (t) => {
+    const u = await UpstreamTable.create(t, { nodes: [node0('True')] });
+    u.w.putPod(newPod('pod0', 'node0'));
+    await u.quiesce();
+    assert.equal(u.podStatusUpdates(), 0);
+  });
+
+  for (const peer of [false, true]) {
+    test(`Pod marked as NotReady when the scheduled node is not ready${peer ? ' [with a Ready peer]' : ''}`, async (t) => {
+      const u = await UpstreamTable.create(t, { nodes: [node0('False'), ...(peer ? [peerNode()] : [])] });
+      u.w.putPod(newPod('pod0', 'node0'));
+      await u.quiesce();
+      // Without the peer: deliberate difference 15 (node0 is the only node and not Ready: the
+      // all-zones stop), the pod keeps its Ready condition.
+      assert.equal(u.podStatusUpdates(), peer ? 1 : 0);
+    });
   }
 });

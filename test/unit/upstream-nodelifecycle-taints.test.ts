@@ -15,6 +15,9 @@
  * `unreachable:NoExecute`): upstream checks `TaintExists`, which holds for both; where it checks
  * that a node has no taint at all, ours has none either.
  *
+ * Also ported (not in issue 15's list, same file): `TestApplyNoExecuteTaintsToUnreachableNode`,
+ * `Test_isNodeExcludedFromDisruptionChecks`.
+ *
  * `TestTryUpdateNodeHealth` seeds upstream's `nodeHealthMap` (a Go-internal seam our shell does not
  * expose) and calls `tryUpdateNodeHealth`; it is ported against the pure function the shell calls
  * for it, `observeNodeHealth` (src/nodelifecycle/health.ts), with the same seeded record.
@@ -24,6 +27,7 @@ import assert from 'node:assert/strict';
 import { cond, MINUTE, newPod, upNode, UpstreamTable } from '../support/upstream-nodelifecycle.js';
 import { observeNodeHealth, savedReadyCondition, type NodeHealth } from '../../src/nodelifecycle/health.js';
 import type { NodeCondition } from '../../src/kube/objects.js';
+import { isExcludedFromDisruption } from '../../src/nodelifecycle/zones.js';
 
 const T2017 = Date.UTC(2017, 0, 1, 12);
 const T2015 = Date.UTC(2015, 0, 1, 12);
@@ -227,5 +231,17 @@ describe('TestTryUpdateNodeHealth', () => {
       assert.equal(obs.currentReady?.status, savedReadyCondition(saved)?.status);
       if (created === fakeOld) assert.equal(obs.currentReady?.status, 'Unknown', 'past the grace period: marked Unknown');
     });
+  }
+});
+
+describe('Test_isNodeExcludedFromDisruptionChecks', () => {
+  // Upstream's cases have empty names; each is named here by its input. Pure function (zones.ts).
+  const cases: [name: string, node: { labels: Record<string, string> }, want: boolean][] = [
+    ['no labels', { labels: {} }, false],
+    ['named master-abc (no name-based exclusion)', { labels: {} }, false],
+    ['labelled node.kubernetes.io/exclude-disruption', { labels: { 'node.kubernetes.io/exclude-disruption': '' } }, true],
+  ];
+  for (const [name, node, want] of cases) {
+    test(name, () => assert.equal(isExcludedFromDisruption(node), want));
   }
 });
