@@ -1,0 +1,515 @@
+/**
+ * Node health, the node lifecycle controller's monitor loop: the monitor pass, a timer at each
+ * node's probe deadline, the health queue (status writes, the Lease circuit breaker's live read)
+ * and the state they need (health records, registrations, the Lease cache hold).
+ *
+ * Mirrors upstream `pkg/controller/nodelifecycle/node_lifecycle_controller.go` (`monitorNodeHealth`,
+ * `tryUpdateNodeHealth`, `updateNodeFunc`). What a judged node leads to (NoExecute taints, legacy
+ * eviction) is the {@link NodeReaction} controller.ts hands in; zone states are the zone part's
+ * ({@link ZoneStatesForHealth}), pod marking the pod readiness part's (podreadiness.ts).
+ * Deliberate differences 1, 2, 5, 16 and 18 of docs/node-lifecycle.md live here.
+ */
+import type { Lease, Node, NodeCondition } from '../kube/objects.js';
+import { WorkQueue } from '../kube/workqueue.js';
+import { describeError } from '../kube/client.js';
+import type { TimerHandle } from '../util/clock.js';
+import { DeadlineScheduler } from '../util/scheduler.js';
+import {
+  isReadyToNotReadyTransition,
+  nextProbeDeadline,
+  nodeNotReadyEvent,
+  observeNodeHealth,
+  registeredNodeEvent,
+  removingNodeEvent,
+  savedReadyCondition,
+  type NodeHealth,
+  type NodeHealthObservation,
+} from './health.js';
+import { LeaseCacheConsistency, liveLeaseVerdict } from './leasecheck.js';
+import { formatZoneKey, getZoneKey } from './zones.js';
+import type { NodeLifecycleDeps, NodeLifecycleView } from './controller.js';
+import { NODE_WORKERS, recordEvent, type NodeHealthReader, type NodeReaction, type ZoneStatesForHealth } from './parts.js';
+
+/** One node's observation, shared by the synchronous and the queued paths. */
+interface Observed {
+  name: string;
+  node: Node;
+  lease: Lease | undefined;
+  obs: NodeHealthObservation;
+}
+
+/** The other parts as the health part sees them; controller.ts wires them. */
+export interface HealthMonitorLinks {
+  /** True once the controller was stopped (or before it started). */
+  stopped(): boolean;
+  zones: ZoneStatesForHealth;
+  /** NoExecute tainting (taint mode) or legacy eviction. */
+  reaction: NodeReaction;
+  /** Pod readiness: the pods of a node that just turned not-Ready, and the resync of every pass. */
+  pods: { queuePodsNotReady(nodeName: string): void; resyncPodReadiness(): void };
+  /** A health sync of the node finished (the NoSchedule pass may have waited for it). */
+  healthSyncDone(name: string): void;
+  /** The monitor pass found a registered node gone from the cache. */
+  nodeRemoved(name: string, zone: string): void;
+}
+
+/**
+ * The health part. Mirrors the health half of upstream `nodelifecycle.Controller`. Implements
+ * {@link NodeHealthReader} for the other parts.
+ */
+export class NodeHealthMonitor implements NodeHealthReader {
+  readonly #d: NodeLifecycleDeps;
+  readonly #l: HealthMonitorLinks;
+  readonly #health = new Map<string, NodeHealth>();
+  readonly #known = new Map<string, { uid: string; zone: string }>();
+  /** Last Ready status each node was judged with, to notice flips that change zone states. */
+  readonly #lastReady = new Map<string, string | undefined>();
+  /** Nodes the health queue is processing now (the monitor pass defers to it). */
+  readonly #inFlight = new Set<string>();
+  /** Per node, monitor passes waiting for its next health sync to finish (see #awaitHealthSyncs). */
+  readonly #healthWaiters = new Map<string, (() => void)[]>();
+  /** The controller-wide hold after a live Lease read found the Lease cache behind (upstream `consistencyStore`). */
+  readonly #leaseConsistency = new LeaseCacheConsistency();
+  /** The hold was logged (once per hold). */
+  #leaseHoldLogged = false;
+  readonly #healthOpts: { nodeMonitorGracePeriodMs: number; nodeStartupGracePeriodMs: number };
+  readonly #deadlines: DeadlineScheduler<string>;
+  readonly #healthQueue: WorkQueue;
+  #monitorTimer: TimerHandle | undefined;
+  #sawCluster = true;
+  #monitorRunning: Promise<void> | undefined;
+
+  /** @param deps the controller's injected dependencies; @param links the other parts. Never throws. */
+  constructor(deps: NodeLifecycleDeps, links: HealthMonitorLinks) {
+    this.#d = deps;
+    this.#l = links;
+    this.#healthOpts = { nodeMonitorGracePeriodMs: deps.config.nodeMonitorGracePeriodMs, nodeStartupGracePeriodMs: deps.config.nodeStartupGracePeriodMs };
+    const { clock, log } = deps;
+    this.#deadlines = new DeadlineScheduler<string>(clock, {
+      onError: (err, e) => log.error({ node: e.key, err: describeError(err) }, 'probe deadline handler failed'),
+    });
+    this.#deadlines.onDue((e) => this.#healthQueue.add(e.key));
+    this.#healthQueue = new WorkQueue({
+      name: 'node_lifecycle_controller_health',
+      concurrency: NODE_WORKERS,
+      clock,
+      log,
+      sync: (name) => this.#syncNodeHealth(name),
+    });
+  }
+
+  /** Notes whether the cluster is visible now and starts the monitor loop (every `nodeMonitorPeriodMs`). */
+  start(): void {
+    this.#sawCluster = this.#d.canSeeCluster();
+    this.scheduleMonitor(0);
+  }
+
+  /** Stops the monitor loop, the deadlines and the health queue; resolves once in-flight work finished. */
+  async stop(): Promise<void> {
+    this.#monitorTimer?.cancel();
+    this.#deadlines.clear();
+    // A monitor pass waiting for health syncs that shutDown drops must not hold stop() up.
+    for (const name of [...this.#healthWaiters.keys()]) this.#resolveHealthWaiters(name);
+    await this.#healthQueue.shutDown();
+    await this.#monitorRunning;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // NodeHealthReader, and what controller.ts forwards.
+  // ---------------------------------------------------------------------------------------------
+
+  health(name: string): NodeHealth | undefined {
+    return this.#health.get(name);
+  }
+
+  registration(name: string): { uid: string; zone: string } | undefined {
+    return this.#known.get(name);
+  }
+
+  lastReady(name: string): string | undefined {
+    return this.#lastReady.get(name);
+  }
+
+  registered(): IterableIterator<[string, { uid: string; zone: string }]> {
+    return this.#known.entries();
+  }
+
+  /** True while the node's health sync runs (its status write may not be in the cache yet). */
+  isSyncing(name: string): boolean {
+    return this.#inFlight.has(name);
+  }
+
+  /** A Node was deleted: its probe deadline goes. */
+  nodeDeleted(name: string): void {
+    this.#deadlines.cancel(name);
+  }
+
+  /** A Lease in `kube-node-lease` was added or updated: a possible heartbeat. */
+  leaseChanged(nodeName: string): void {
+    // While the Lease cache is known to be behind, the informer calls us before it records the
+    // event's resourceVersion; observe once that is done, or the event that ends the hold is lost.
+    if (this.#leaseConsistency.awaited !== undefined) {
+      queueMicrotask(() => void this.monitorOne(nodeName));
+      return;
+    }
+    // Lease renewals arrive at kubelet rate (100/s at 1,000 nodes): observe them synchronously and
+    // queue only the rare node that needs an API call.
+    this.monitorOne(nodeName);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Health: monitor pass + per-node processing.
+  // ---------------------------------------------------------------------------------------------
+
+  /** (Re)arms the monitor pass `delayMs` milliseconds from now; then every `nodeMonitorPeriodMs`. */
+  scheduleMonitor(delayMs: number): void {
+    this.#monitorTimer?.cancel();
+    this.#monitorTimer = this.#d.clock.setTimeout(() => {
+      this.#monitorRunning = this.monitorNodeHealth()
+        .catch((err: unknown) => this.#d.log.error({ err: describeError(err) }, 'monitorNodeHealth failed'))
+        .finally(() => {
+          // Sliding period, like wait.UntilWithContext.
+          if (!this.#l.stopped()) this.scheduleMonitor(this.#d.config.nodeMonitorPeriodMs);
+        });
+    }, delayMs);
+  }
+
+  /**
+   * One full pass over every cached node: registration and removal events, health of every node,
+   * then zone states. Mirrors `monitorNodeHealth`. Errors per node are logged, never thrown.
+   */
+  async monitorNodeHealth(): Promise<void> {
+    if (this.#l.stopped()) return;
+    const startMs = this.#d.clock.now();
+    const endTimer = this.#d.metrics.updateAllNodesHealthDuration.startTimer();
+    try {
+      if (!this.#checkSight()) return;
+      const nodes = this.#d.caches.nodes.list();
+      const present = new Set<string>();
+      for (const node of nodes) {
+        present.add(node.name);
+        this.#ensureRegistered(node);
+      }
+      for (const [name, info] of this.#known) {
+        if (present.has(name)) continue;
+        this.#known.delete(name);
+        this.#health.delete(name);
+        this.#lastReady.delete(name);
+        this.#deadlines.cancel(name);
+        this.#l.nodeRemoved(name, info.zone);
+        recordEvent(this.#d.events, { kind: 'Node', name, uid: info.uid }, removingNodeEvent(name));
+        this.#d.log.info({ node: name, zone: formatZoneKey(info.zone) }, 'Removing node from controller');
+      }
+      const syncs: Promise<void>[] = [];
+      for (const node of nodes) if (this.monitorOne(node.name)) syncs.push(this.#nextHealthSync(node.name));
+      await this.#awaitHealthSyncs(syncs);
+      this.#l.zones.handleDisruption();
+      // Like upstream's short-circuited pass, no pod is marked while the Lease cache is behind.
+      if (!this.#leaseCacheBehind()) this.#l.pods.resyncPodReadiness();
+    } finally {
+      endTimer();
+      this.#d.log.debug({ ms: this.#d.clock.now() - startMs }, 'monitor pass done');
+    }
+  }
+
+  /**
+   * Sight gate (deliberate difference 5): returns false while the caches cannot be trusted; on the
+   * pass where sight returns, every node's probe timestamp is reset so none is judged on the gap.
+   */
+  #checkSight(): boolean {
+    const sees = this.#d.canSeeCluster();
+    if (sees && !this.#sawCluster) {
+      this.freshGracePeriod(this.#d.clock.now());
+      this.#d.log.warn({ nodes: this.#health.size }, 'API server visible again: every node gets a full grace period from now');
+    } else if (!sees && this.#sawCluster) {
+      this.#d.log.warn({}, 'Lost sight of the API server: no node will be judged until the caches are synced again');
+    }
+    this.#sawCluster = sees;
+    return sees;
+  }
+
+  /**
+   * Every node's probe and ready transition timestamps become `nowMs` (epoch ms): a full grace
+   * period from now (on regained sight, and as upstream when the all-zones stop ends).
+   */
+  freshGracePeriod(nowMs: number): void {
+    for (const [name, h] of this.#health) this.#health.set(name, { ...h, probeTimestamp: nowMs, readyTransitionTimestamp: nowMs });
+  }
+
+  #ensureRegistered(node: Node): void {
+    if (this.#known.has(node.name)) return;
+    const zone = getZoneKey(node.labels);
+    this.#known.set(node.name, { uid: node.uid, zone });
+    this.#l.zones.ensureZone(zone);
+    recordEvent(this.#d.events, { kind: 'Node', name: node.name, uid: node.uid }, registeredNodeEvent(node.name));
+    this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Registered node in controller');
+  }
+
+  /**
+   * Reads a node's caches and runs the pure health observation, persisting the record. Returns
+   * undefined when the node is gone or the controller cannot see the cluster. Synchronous and
+   * idempotent: observing again without a new heartbeat yields the same decision.
+   */
+  #observe(name: string): Observed | undefined {
+    if (this.#l.stopped()) return undefined;
+    const node = this.#d.caches.nodes.get(name);
+    if (!node) return undefined;
+    if (!this.#checkSight()) return undefined;
+    if (this.#leaseCacheBehind()) return undefined;
+    this.#ensureRegistered(node);
+    const lease = this.#d.caches.leases.get(`kube-node-lease/${name}`);
+    const obs = observeNodeHealth(this.#health.get(name), node, lease, this.#d.clock.now(), this.#healthOpts);
+    this.#health.set(name, obs.health);
+    return { name, node, lease, obs };
+  }
+
+  /**
+   * Upstream `consistencyStore.EnsureReady` at the top of `tryUpdateNodeHealth`: true while a live
+   * Lease read has shown the Lease cache to be behind and the informer has not caught up yet; then
+   * no node is judged. Logs the start and the end of each hold.
+   */
+  #leaseCacheBehind(): boolean {
+    const io = this.#d.leaseCircuitBreaker;
+    if (!io || this.#leaseConsistency.awaited === undefined) return false;
+    const behind = this.#leaseConsistency.ensureReady(io.cacheResourceVersion());
+    if (behind && !this.#leaseHoldLogged) {
+      this.#leaseHoldLogged = true;
+      this.#d.log.warn(behind, 'The Lease cache is behind the API server: no node is judged until it catches up');
+    } else if (!behind && this.#leaseHoldLogged) {
+      this.#leaseHoldLogged = false;
+      this.#d.log.info({}, 'The Lease cache caught up: judging nodes again');
+    }
+    return behind !== undefined;
+  }
+
+  /**
+   * Whether `o` is an expired node the controller is about to act on, so that the Lease circuit
+   * breaker must read its Lease live first: a status write (Unknown), or, on a not-Ready node, a
+   * NoExecute taint to queue or swap (taint mode) or pods past `--pod-eviction-timeout` (legacy):
+   * {@link NodeReaction.wouldAct}.
+   * Deliberate difference 18 (docs/node-lifecycle.md): upstream reads the Lease of every expired
+   * node on every pass, also when nothing would follow.
+   */
+  #needsLiveLeaseCheck(o: Observed): boolean {
+    if (!this.#d.leaseCircuitBreaker || !o.obs.expired) return false;
+    if (o.obs.needsStatusUpdate) return true;
+    const ready = o.obs.currentReady;
+    if (!ready || ready.status === 'True') return false; // a Ready node only loses taints
+    return this.#l.reaction.wouldAct(o.node, ready);
+  }
+
+  /**
+   * The live read of `NodeControllerLeaseCircuitBreaker` for an expired node (upstream
+   * `tryUpdateNodeHealth`): a 404 or the resourceVersion saved with the node's last seen renewal
+   * lets the controller act; any other resourceVersion starts the controller-wide hold
+   * ({@link #leaseCacheBehind}) and nothing is done for this node now.
+   * @returns true when the node may be acted on.
+   * @throws the read's error for any other failure (fail closed: the health queue retries with
+   *   backoff; upstream skips the node until its next pass).
+   */
+  async #liveLeaseAllows(o: Observed): Promise<boolean> {
+    const io = this.#d.leaseCircuitBreaker;
+    if (!io) return true;
+    const saved = o.obs.health.lease?.resourceVersion;
+    let live: { resourceVersion: string } | undefined;
+    try {
+      live = await io.readLease(o.name);
+    } catch (err) {
+      this.#d.log.warn({ node: o.name, err: describeError(err) }, 'Live read of the node Lease failed: not acting on the node now; retrying');
+      throw err;
+    }
+    const verdict = liveLeaseVerdict(saved, live);
+    if (verdict.act) return true;
+    this.#leaseConsistency.wroteAt(verdict.liveResourceVersion);
+    this.#d.log.warn(
+      { node: o.name, cachedResourceVersion: saved ?? '', liveResourceVersion: verdict.liveResourceVersion },
+      'The node Lease changed on the API server since the cache saw it renew: not marking the node unhealthy',
+    );
+    return false;
+  }
+
+  /** After an observation (and any status write): re-arm the deadline and recompute zones on a Ready flip. */
+  #afterObservation(o: Observed): void {
+    this.#scheduleDeadline(o.name, o.node.uid, o.obs.gracePeriodMs);
+    const readyStatus = o.obs.currentReady?.status;
+    const seenBefore = this.#lastReady.has(o.name);
+    if (!seenBefore || this.#lastReady.get(o.name) !== readyStatus) {
+      this.#lastReady.set(o.name, readyStatus);
+      // A Ready flip may change its zone's state: recompute before any tainting decision. A first
+      // sight is not a flip; the monitor pass computes zones once after all first sights (O(n), not O(n²)).
+      if (seenBefore) this.#l.zones.handleDisruption();
+    }
+  }
+
+  /**
+   * The monitor pass's per-node step, synchronous (also run on every Node and Lease event:
+   * deliberate differences 1 and 2). A node that needs no API call (the steady state of a healthy
+   * cluster) is handled here, without the work queue; one that needs a write is handed to the
+   * health queue, which observes it again (idempotent) and acts. This keeps a pass over 5,000
+   * healthy nodes free of per-node promise and queue overhead.
+   * @returns true when the node was handed to the health queue.
+   */
+  monitorOne(name: string): boolean {
+    if (this.#inFlight.has(name)) {
+      this.#healthQueue.add(name);
+      return true;
+    }
+    const endTimer = this.#d.metrics.updateNodeHealthDuration.startTimer();
+    try {
+      const o = this.#observe(name);
+      if (!o) return false;
+      if (o.obs.needsStatusUpdate || this.#needsLiveLeaseCheck(o)) {
+        this.#healthQueue.add(name);
+        return true;
+      }
+      this.#afterObservation(o);
+      if (o.obs.currentReady && !this.#actSync(o, o.node, o.obs.currentReady)) {
+        this.#healthQueue.add(name);
+        return true;
+      }
+      return false;
+    } finally {
+      endTimer();
+    }
+  }
+
+  /** Resolves when the next health sync of `name` (queued or running) has finished, or on stop. */
+  #nextHealthSync(name: string): Promise<void> {
+    return new Promise((resolve) => {
+      const list = this.#healthWaiters.get(name);
+      if (list) list.push(resolve);
+      else this.#healthWaiters.set(name, [resolve]);
+    });
+  }
+
+  #resolveHealthWaiters(name: string): void {
+    const list = this.#healthWaiters.get(name);
+    if (!list) return;
+    this.#healthWaiters.delete(name);
+    for (const resolve of list) resolve();
+  }
+
+  /**
+   * The monitor pass waits for the health syncs it queued, as upstream's pass waits for each node's
+   * update, so that zone states are computed on this pass's writes. It waits for those syncs only,
+   * not for the health queue to idle (issue 14 item 7: Lease events keep a busy queue from ever
+   * idling, which starved the pass, its zone states and its pod resync), and at most one monitor
+   * period (a status write that hangs must not stop the passes; zone states are recomputed on every
+   * Ready flip anyway).
+   */
+  async #awaitHealthSyncs(syncs: readonly Promise<void>[]): Promise<void> {
+    if (syncs.length === 0) return;
+    let timer: TimerHandle | undefined;
+    const bound = new Promise<void>((resolve) => (timer = this.#d.clock.setTimeout(resolve, this.#d.config.nodeMonitorPeriodMs)));
+    try {
+      await Promise.race([Promise.all(syncs), bound]);
+    } finally {
+      timer?.cancel();
+    }
+  }
+
+  /** The per-node body of `monitorNodeHealth` (`updateNodeFunc` + `tryUpdateNodeHealth`), run by the health queue. */
+  async #syncNodeHealth(name: string): Promise<void> {
+    this.#inFlight.add(name);
+    try {
+      await this.#syncNodeHealthLocked(name);
+    } finally {
+      this.#inFlight.delete(name);
+      this.#resolveHealthWaiters(name);
+      this.#l.healthSyncDone(name);
+    }
+  }
+
+  async #syncNodeHealthLocked(name: string): Promise<void> {
+    let o = this.#observe(name);
+    if (!o) return;
+    if (this.#needsLiveLeaseCheck(o)) {
+      if (!(await this.#liveLeaseAllows(o))) return;
+      // The read took a round trip: decide again on the caches as they are now (a renewal seen
+      // meanwhile ends the expiry), and act only on the Lease the read confirmed.
+      const again = this.#observe(name);
+      if (!again) return;
+      if (this.#needsLiveLeaseCheck(again) && again.obs.health.lease?.resourceVersion !== o.obs.health.lease?.resourceVersion) return;
+      o = again;
+    }
+    const { node, lease } = o;
+    const endTimer = this.#d.metrics.updateNodeHealthDuration.startTimer();
+    let current: Node = node;
+    try {
+      if (o.obs.needsStatusUpdate) {
+        const before = o.obs.health;
+        const { result, node: written } = await this.#d.writes.updateNodeConditions(name, node, (fresh) => {
+          // After a conflict the node changed under us (maybe a heartbeat): decide again on it.
+          if (fresh !== node) {
+            o.obs = observeNodeHealth(before, fresh, lease, this.#d.clock.now(), this.#healthOpts);
+            this.#health.set(name, o.obs.health);
+          }
+          return o.obs.needsStatusUpdate ? o.obs.unknownConditions : undefined;
+        });
+        if (result === 'gone') return;
+        if (result === 'written' && o.obs.healthAfterStatusUpdate) {
+          this.#health.set(name, o.obs.healthAfterStatusUpdate);
+          this.#d.log.info({ node: name, zone: formatZoneKey(getZoneKey(node.labels)) }, 'Node stopped posting status: conditions set to Unknown');
+        }
+        if (written) current = written;
+      }
+    } catch (err) {
+      // Upstream: "Update health of Node from Controller error, Skipping - no pods will be evicted".
+      this.#d.log.warn({ node: name, err: describeError(err) }, 'updating node health failed; retrying');
+      throw err; // the work queue retries with backoff
+    } finally {
+      endTimer();
+    }
+    this.#afterObservation(o);
+    const currentReady = o.obs.currentReady;
+    if (!currentReady) return;
+    if (this.#actSync(o, current, currentReady)) return;
+    // Taint mode: `processTaintBaseEviction`; legacy: 1.20 `processNoTaintBaseEviction`.
+    const acting = this.#l.reaction.act(current, currentReady);
+    if (acting) await acting;
+    if (isReadyToNotReadyTransition(o.obs.observedReady, currentReady)) {
+      recordEvent(this.#d.events, { kind: 'Node', name, uid: node.uid }, nodeNotReadyEvent(name));
+      this.#l.pods.queuePodsNotReady(name);
+    }
+  }
+
+  /**
+   * Does the post-observation work when none of it needs an API call (no taint to swap or remove,
+   * no pods to mark), and returns true; returns false, doing nothing, when an API call is needed.
+   */
+  #actSync(o: Observed, node: Node, ready: NodeCondition): boolean {
+    if (isReadyToNotReadyTransition(o.obs.observedReady, ready)) return false;
+    return this.#l.reaction.actSync(node, ready);
+  }
+
+  /** Arms one timer at the node's probe deadline (and, in legacy mode, its pod eviction deadline). */
+  #scheduleDeadline(name: string, uid: string, gracePeriodMs: number): void {
+    const h = this.#health.get(name);
+    if (!h) return;
+    const now = this.#d.clock.now();
+    const ready = savedReadyCondition(h)?.status;
+    let at = ready === 'Unknown' ? Infinity : nextProbeDeadline(h, gracePeriodMs);
+    if (this.#l.reaction.deadline) at = Math.min(at, this.#l.reaction.deadline(h, ready));
+    if (Number.isFinite(at) && at > now) {
+      if (this.#deadlines.get(name)?.atMs !== at) this.#deadlines.schedule(name, uid, at, name);
+    } else this.#deadlines.cancel(name);
+  }
+
+  /** The nodes part of {@link NodeLifecycleView}. Times are epoch ms. */
+  nodeViews(): NodeLifecycleView['nodes'] {
+    return [...this.#known.entries()].map(([name, info]) => {
+      const h = this.#health.get(name);
+      const out: NodeLifecycleView['nodes'][number] = {
+        name,
+        zone: formatZoneKey(info.zone),
+        queued: this.#l.zones.isQueued(info.zone, name),
+      };
+      const ready = savedReadyCondition(h)?.status;
+      if (ready !== undefined) out.ready = ready;
+      if (h) out.probeTimestamp = h.probeTimestamp;
+      const d = this.#deadlines.get(name);
+      if (d) out.probeDeadline = d.atMs;
+      return out;
+    });
+  }
+}

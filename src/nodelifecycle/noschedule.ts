@@ -1,0 +1,98 @@
+/**
+ * The NoSchedule condition-taint pass of the node lifecycle controller, with label
+ * reconciliation: a work queue of node names and the one piece of state it needs.
+ *
+ * Mirrors upstream `pkg/controller/nodelifecycle/node_lifecycle_controller.go`
+ * (`doNoScheduleTaintingPass`, `reconcileNodeLabels`, the `nodeUpdateQueue` workers).
+ */
+import type { Node, Taint } from '../kube/objects.js';
+import { WorkQueue } from '../kube/workqueue.js';
+import type { NodeLifecycleDeps } from './controller.js';
+import { conditionTaintDiff } from './taints.js';
+import { NODE_WORKERS } from './parts.js';
+
+const LABEL_RECONCILE: readonly [primary: string, secondary: string][] = [
+  ['kubernetes.io/os', 'beta.kubernetes.io/os'],
+  ['kubernetes.io/arch', 'beta.kubernetes.io/arch'],
+];
+
+/** The NoSchedule pass. Mirrors upstream's `nodeUpdateQueue` and its workers. */
+export class NoScheduleTaintPass {
+  readonly #d: NodeLifecycleDeps;
+  /** True while the health part syncs the node (its status write may not be in the cache yet). */
+  readonly #healthSyncRunning: (name: string) => boolean;
+  /** Nodes whose NoSchedule pass waits for their running health sync (see #doNoScheduleTaintingPass). */
+  readonly #afterHealth = new Set<string>();
+  readonly #queue: WorkQueue;
+
+  /**
+   * @param deps the controller's injected dependencies.
+   * @param healthSyncRunning asks the health part whether the node's health sync is running.
+   * Never throws.
+   */
+  constructor(deps: NodeLifecycleDeps, healthSyncRunning: (name: string) => boolean) {
+    this.#d = deps;
+    this.#healthSyncRunning = healthSyncRunning;
+    this.#queue = new WorkQueue({
+      name: 'node_lifecycle_controller',
+      concurrency: NODE_WORKERS,
+      clock: deps.clock,
+      log: deps.log,
+      sync: (name) => this.#doNoScheduleTaintingPass(name),
+    });
+  }
+
+  /** Queues the node (level-based: the worker re-reads the cache). */
+  enqueue(name: string): void {
+    this.#queue.add(name);
+  }
+
+  /** The node's health sync finished: runs the pass it deferred, if any. */
+  healthSyncDone(name: string): void {
+    if (this.#afterHealth.delete(name)) this.#queue.add(name);
+  }
+
+  /** Shuts the workers down; in-flight writes finish. */
+  stop(): Promise<void> {
+    return this.#queue.shutDown();
+  }
+
+  /** Mirrors `doNoScheduleTaintingPass` + `reconcileNodeLabels`. Throws to request a retry. */
+  async #doNoScheduleTaintingPass(name: string): Promise<void> {
+    if (this.#healthSyncRunning(name)) {
+      // Our own status write's watch event often arrives before its response. Wait for the
+      // health sync: the NoExecute taint it queues carries the condition taints in the same
+      // patch (deliberate difference 12), and would otherwise queue behind this one's write.
+      this.#afterHealth.add(name);
+      return;
+    }
+    const node = this.#d.caches.nodes.get(name);
+    if (!node) return;
+    const cachedDiff = conditionTaintDiff(node);
+    if (cachedDiff.toAdd.length > 0 || cachedDiff.toRemove.length > 0) {
+      // The diff is recomputed on the copy the patch starts from (our own last write's response
+      // when the cache lags): a cache-based diff would re-add a taint that write already added,
+      // re-stamping its timeAdded in a second, useless patch.
+      let applied: { added: readonly Taint[]; removed: readonly Taint[] } = { added: [], removed: [] };
+      const r = await this.#d.writes.swapNodeTaints(name, [], [], node, {
+        conditionTaints: true,
+        onConditionTaints: (added, removed) => (applied = { added, removed }),
+      });
+      if (r === 'written') {
+        this.#d.log.info(
+          { node: name, added: applied.added.map((t) => t.key), removed: applied.removed.map((t) => t.key) },
+          'Updated NoSchedule condition taints',
+        );
+      }
+    }
+    const wanted = (n: Node): Record<string, string> | undefined => {
+      const labels: Record<string, string> = {};
+      for (const [primary, secondary] of LABEL_RECONCILE) {
+        const v = n.labels[primary];
+        if (v !== undefined && n.labels[secondary] !== v) labels[secondary] = v;
+      }
+      return Object.keys(labels).length > 0 ? labels : undefined;
+    };
+    if (wanted(node)) await this.#d.writes.patchNodeLabels(name, node, wanted);
+  }
+}

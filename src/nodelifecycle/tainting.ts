@@ -1,0 +1,484 @@
+/**
+ * Zone states and NoExecute tainting, the node lifecycle controller's zone loop: per-zone states
+ * and rate-limited queues, the tainting pass every 100 ms (in legacy mode the same queues drive
+ * legacy eviction), the all-zones stop and the explanations of every pause.
+ *
+ * Mirrors upstream `pkg/controller/nodelifecycle/node_lifecycle_controller.go` (`handleDisruption`,
+ * `processTaintBaseEviction`, `markNodeForTainting`, `markNodeAsReachable`,
+ * `doNoExecuteTaintingPass`, `addPodEvictorForNewZone`). Deliberate differences 2, 3, 4, 6 and 12
+ * of docs/node-lifecycle.md live here (numbered as there; the list in controller.ts is shorter).
+ *
+ * {@link ZoneTainting.admits} is the one gate every NoExecute taint and every legacy eviction
+ * passes before it is made.
+ */
+import type { Node, NodeCondition } from '../kube/objects.js';
+import { getCondition } from '../kube/objects.js';
+import { describeError } from '../kube/client.js';
+import type { TimerHandle } from '../util/clock.js';
+import { savedReadyCondition } from './health.js';
+import { SwappableTokenBucket } from './ratelimit.js';
+import { NODE_READY, NOT_READY_TAINT_TEMPLATE, taintExists, UNREACHABLE_TAINT_TEMPLATE } from './taints.js';
+import { RateLimitedTimedQueue, type TimedValue, type TryResult } from './timedqueue.js';
+import {
+  computeZoneState,
+  formatZoneKey,
+  getZoneKey,
+  isExcludedFromDisruption,
+  planDisruption,
+  stricterZoneStatuses,
+  type DisruptionPause,
+  type ZoneState,
+} from './zones.js';
+import type { NodeLifecycleDeps, ZoneView } from './controller.js';
+import {
+  GATE_HOLD_RETRY_MS,
+  type LegacyEvictionForZones,
+  type NodeHealthReader,
+  type NodeReaction,
+  type NoExecuteAction,
+  type ZoneQueuesForEviction,
+  type ZoneStatesForHealth,
+} from './parts.js';
+
+const EVENT_SOURCE_TAINT_PASS_MS = 100; // upstream scheduler.NodeEvictionPeriod
+const RETRY_WAIT_MS = 50; // upstream retries a failed taint swap "after 0"; 50 ms avoids a hot loop
+/**
+ * NoExecute taint writes in flight per zone (deliberate difference 12). Upstream writes them one
+ * after another, so a wave of N dead nodes is tainted at one API round trip per node even when the
+ * zone's rate allows more; the token bucket still decides when each node's turn comes.
+ */
+const TAINT_WRITES_IN_FLIGHT = 16;
+
+/** The other parts as the zone part sees them; controller.ts wires them. */
+export interface ZoneTaintingLinks {
+  /** True once the controller was stopped (or before it started). */
+  stopped(): boolean;
+  health: NodeHealthReader;
+  /** The all-zones stop ended at `nowMs` (epoch ms): the health part gives every node a fresh grace period. */
+  allZonesStopEnded(nowMs: number): void;
+  /** Legacy eviction: drains the zone queues in legacy mode; forgets evictions on the all-zones stop. */
+  legacy: LegacyEvictionForZones;
+}
+
+/**
+ * The zone part. In taint mode it is also the {@link NodeReaction} of the health part
+ * (`processTaintBaseEviction`).
+ */
+export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction, NodeReaction {
+  readonly #d: NodeLifecycleDeps;
+  readonly #cfg: NodeLifecycleDeps['config'];
+  readonly #l: ZoneTaintingLinks;
+  readonly #zoneStates = new Map<string, ZoneState>();
+  readonly #zoneQueues = new Map<string, RateLimitedTimedQueue>();
+  readonly #zoneSizes = new Map<string, { size: number; unhealthy: number }>();
+  readonly #pausedReasons = new Map<string, string>();
+  #taintTimer: TimerHandle | undefined;
+  #taintPassRunning = false;
+  #taintPassAgain = false;
+
+  /** @param deps the controller's injected dependencies; @param links the other parts. Never throws. */
+  constructor(deps: NodeLifecycleDeps, links: ZoneTaintingLinks) {
+    this.#d = deps;
+    this.#cfg = deps.config;
+    this.#l = links;
+  }
+
+  /** Starts the tainting (or legacy eviction) pass, every 100 ms. */
+  start(): void {
+    this.#scheduleTaintPass(EVENT_SOURCE_TAINT_PASS_MS);
+  }
+
+  /** Stops the pass timer; a running pass finishes. */
+  stop(): void {
+    this.#taintTimer?.cancel();
+  }
+
+  /**
+   * THE GATE POINT for a cluster-wide eviction circuit breaker (storm guard). Consulted right
+   * before every NoExecute taint is added by the tainting pass ({@link #taintOne}) and every legacy
+   * eviction is made (legacyeviction.ts: a zone-queue entry's pods, and a pod that landed on a node
+   * already evicted). Returning false holds the action, which can only delay it: a zone-queue entry
+   * stays queued in place and is tried again after {@link GATE_HOLD_RETRY_MS} (its token is spent);
+   * a held pod is left alone until the next monitor pass queues it again.
+   * Not gated: the unreachable↔not-ready swap on an already tainted node ({@link #swapNow}) and taint
+   * removal. Today it admits everything.
+   * @param action what is about to be done; @param zone the node's zone key; @param name the node.
+   */
+  admits(_action: NoExecuteAction, _zone: string, _name: string): boolean {
+    return true;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Zone queues (ZoneStatesForHealth, ZoneQueuesForEviction).
+  // ---------------------------------------------------------------------------------------------
+
+  /** Mirrors `addPodEvictorForNewZone`: a new zone starts Initial with a full-rate queue. */
+  ensureZone(zone: string): void {
+    this.#zoneQueue(zone);
+  }
+
+  #zoneQueue(zone: string): RateLimitedTimedQueue {
+    let q = this.#zoneQueues.get(zone);
+    if (!q) {
+      q = new RateLimitedTimedQueue(this.#d.clock, new SwappableTokenBucket(this.#d.clock, this.#cfg.nodeEvictionRate));
+      this.#zoneQueues.set(zone, q);
+      this.#d.metrics.evictionsTotal.inc({ zone }, 0);
+      this.#d.metrics.zoneTaintingRate.set({ zone }, this.#cfg.nodeEvictionRate);
+    }
+    if (!this.#zoneStates.has(zone)) this.#zoneStates.set(zone, 'Initial');
+    return q;
+  }
+
+  enqueue(zone: string, name: string, uid: string): boolean {
+    return this.#zoneQueue(zone).add(name, uid);
+  }
+
+  dequeue(zone: string, name: string): boolean {
+    return this.#zoneQueues.get(zone)?.remove(name) ?? false;
+  }
+
+  isQueued(zone: string, name: string): boolean {
+    return this.#zoneQueues.get(zone)?.has(name) ?? false;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // NoExecute tainting (taint-based eviction): the health part's NodeReaction in taint mode.
+  // ---------------------------------------------------------------------------------------------
+
+  /** Whether a not-Ready node would get a NoExecute taint queued or swapped now. */
+  wouldAct(node: Node, ready: NodeCondition): boolean {
+    const want = ready.status === 'False' ? NOT_READY_TAINT_TEMPLATE : UNREACHABLE_TAINT_TEMPLATE;
+    const opposite = ready.status === 'False' ? UNREACHABLE_TAINT_TEMPLATE : NOT_READY_TAINT_TEMPLATE;
+    if (taintExists(node.taints, opposite)) return true;
+    if (taintExists(node.taints, want)) return false;
+    return !(this.#zoneQueues.get(getZoneKey(node.labels))?.isPending(node.name) ?? false);
+  }
+
+  /** Queues or dequeues the node when no taint write is needed (true); false when one is. */
+  actSync(node: Node, ready: NodeCondition): boolean {
+    const zone = getZoneKey(node.labels);
+    if (ready.status === 'False') {
+      if (taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE)) return false;
+      if (this.#markNodeForTainting(node, 'False', zone)) {
+        this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Node is NotReady. Adding it to the Taint queue');
+      }
+    } else if (ready.status === 'Unknown') {
+      if (taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) return false;
+      if (this.#markNodeForTainting(node, 'Unknown', zone)) {
+        this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Node is unresponsive. Adding it to the Taint queue');
+      }
+    } else if (ready.status === 'True') {
+      if (taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE) || taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) return false;
+      this.#zoneQueues.get(zone)?.remove(node.name);
+    }
+    return true;
+  }
+
+  /** Mirrors `processTaintBaseEviction`, deciding on the current (post-marking) Ready condition. */
+  async act(node: Node, ready: NodeCondition): Promise<void> {
+    const zone = getZoneKey(node.labels);
+    if (ready.status === 'False') {
+      if (taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE)) {
+        await this.#swapNow(node, NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE);
+      } else if (this.#markNodeForTainting(node, 'False', zone)) {
+        this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Node is NotReady. Adding it to the Taint queue');
+      }
+    } else if (ready.status === 'Unknown') {
+      if (taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) {
+        await this.#swapNow(node, UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE);
+      } else if (this.#markNodeForTainting(node, 'Unknown', zone)) {
+        this.#d.log.info({ node: node.name, zone: formatZoneKey(zone) }, 'Node is unresponsive. Adding it to the Taint queue');
+      }
+    } else if (ready.status === 'True') {
+      await this.#markNodeAsReachable(node);
+    }
+  }
+
+  async #swapNow(node: Node, add: typeof NOT_READY_TAINT_TEMPLATE, remove: typeof NOT_READY_TAINT_TEMPLATE): Promise<void> {
+    try {
+      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [remove], node);
+      if (r === 'written') this.#d.log.info({ node: node.name, added: add.key, removed: remove.key }, 'Swapped NoExecute taint');
+    } catch (err) {
+      this.#d.log.warn({ node: node.name, err: describeError(err) }, 'Failed to instantly swap NoExecute taints. Will try again in the next cycle');
+    }
+  }
+
+  /**
+   * Mirrors `markNodeForTainting`. Deliberate difference 6: a node that already carries the right
+   * NoExecute taint is not queued, so its `timeAdded` (and every toleration deadline) stays put.
+   * @returns true when the node was newly queued.
+   */
+  #markNodeForTainting(node: Node, status: 'False' | 'Unknown', zone: string): boolean {
+    const q = this.#zoneQueue(zone);
+    const want = status === 'False' ? NOT_READY_TAINT_TEMPLATE : UNREACHABLE_TAINT_TEMPLATE;
+    if (taintExists(node.taints, want)) {
+      q.remove(node.name);
+      return false;
+    }
+    // Upstream removes and re-adds, which re-queues a node whose earlier entry was processed (its
+    // taint was removed since). It runs once per 5 s pass; we re-evaluate on every Node/Lease
+    // event, so a node still waiting (or being tainted) keeps its place instead of going to the back.
+    if (q.isPending(node.name)) return false;
+    q.remove(node.name);
+    const added = q.add(node.name, node.uid);
+    if (added) this.kickPass();
+    return added;
+  }
+
+  /** Mirrors `markNodeAsReachable`: removes both NoExecute taints and drops the node from its queue. */
+  async #markNodeAsReachable(node: Node): Promise<void> {
+    this.#zoneQueues.get(getZoneKey(node.labels))?.remove(node.name);
+    if (!taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE) && !taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) return;
+    const r = await this.#d.writes.swapNodeTaints(node.name, [], [UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE], node);
+    if (r === 'written') this.#d.log.info({ node: node.name }, 'Node is reachable again: removed NoExecute taints');
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The pass over the zone queues.
+  // ---------------------------------------------------------------------------------------------
+
+  #scheduleTaintPass(delayMs: number): void {
+    this.#taintTimer?.cancel();
+    this.#taintTimer = this.#d.clock.setTimeout(() => {
+      void this.#runTaintPass().finally(() => {
+        if (!this.#l.stopped()) this.#scheduleTaintPass(EVENT_SOURCE_TAINT_PASS_MS);
+      });
+    }, delayMs);
+  }
+
+  /** Runs a pass now instead of waiting up to 100 ms (a node was just queued). */
+  kickPass(): void {
+    if (this.#l.stopped()) return;
+    if (this.#taintPassRunning) this.#taintPassAgain = true;
+    else this.#scheduleTaintPass(0);
+  }
+
+  async #runTaintPass(): Promise<void> {
+    if (this.#taintPassRunning || this.#l.stopped()) return;
+    this.#taintPassRunning = true;
+    try {
+      do {
+        this.#taintPassAgain = false;
+        await this.doNoExecuteTaintingPass();
+      } while (this.#taintPassAgain && !this.#l.stopped());
+    } finally {
+      this.#taintPassRunning = false;
+    }
+  }
+
+  /**
+   * One pass over every zone queue. Mirrors `doNoExecuteTaintingPass` (taint mode) and 1.20's
+   * `doEvictionPass` (legacy mode). Zones are processed concurrently, each in queue order under its
+   * limiter; in taint mode up to {@link TAINT_WRITES_IN_FLIGHT} taint writes of a zone run at once
+   * (deliberate difference 12), legacy eviction stays serial as upstream's.
+   */
+  async doNoExecuteTaintingPass(): Promise<void> {
+    await Promise.all(
+      [...this.#zoneQueues.entries()].map(([zone, q]) =>
+        q
+          .tryAsync(
+            (v) => (this.#cfg.enableTaintManager ? this.#taintOne(zone, v) : this.#l.legacy.evictOne(zone, v)),
+            this.#cfg.enableTaintManager ? TAINT_WRITES_IN_FLIGHT : 1,
+          )
+          .catch((err: unknown) => this.#d.log.error({ zone: formatZoneKey(zone), err: describeError(err) }, 'tainting pass failed')),
+      ),
+    );
+  }
+
+  async #taintOne(zone: string, v: TimedValue): Promise<TryResult> {
+    const node = this.#d.caches.nodes.get(v.value);
+    if (!node) {
+      this.#d.log.info({ node: v.value }, 'Node no longer present in nodeLister');
+      return { done: true, waitMs: 0 };
+    }
+    if (!this.#d.canSeeCluster()) return { done: false, waitMs: 1000 };
+    // The saved condition includes our own Unknown write, which the cache may not show yet.
+    const ready = savedReadyCondition(this.#l.health.health(node.name)) ?? getCondition(node.conditions, NODE_READY);
+    if (!ready) return { done: false, waitMs: RETRY_WAIT_MS };
+    let add: typeof NOT_READY_TAINT_TEMPLATE;
+    let opposite: typeof NOT_READY_TAINT_TEMPLATE;
+    if (ready.status === 'False') {
+      add = NOT_READY_TAINT_TEMPLATE;
+      opposite = UNREACHABLE_TAINT_TEMPLATE;
+    } else if (ready.status === 'Unknown') {
+      add = UNREACHABLE_TAINT_TEMPLATE;
+      opposite = NOT_READY_TAINT_TEMPLATE;
+    } else {
+      this.#d.log.info({ node: node.name }, "Node was in a taint queue, but it's ready now. Ignoring taint request");
+      return { done: true, waitMs: 0 };
+    }
+    if (taintExists(node.taints, add) && !taintExists(node.taints, opposite)) return { done: true, waitMs: 0 };
+    if (!this.admits('NoExecuteTaint', zone, node.name)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
+    try {
+      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [opposite], node, { conditionTaints: true });
+      if (r !== 'gone') {
+        this.#d.metrics.evictionsTotal.inc({ zone });
+        this.#d.log.info({ node: node.name, zone: formatZoneKey(zone), taint: `${add.key}:${add.effect}` }, 'Tainted node with NoExecute');
+      }
+      return { done: true, waitMs: 0 };
+    } catch (err) {
+      this.#d.log.warn({ node: node.name, err: describeError(err) }, 'NoExecute taint failed; retrying');
+      return { done: false, waitMs: RETRY_WAIT_MS };
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Zones.
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * True while the all-zones stop holds: there are zones and every one is FullDisruption (no Ready
+   * node anywhere). Mirrors the `allAreFullyDisrupted` state of `handleDisruption`.
+   */
+  allZonesStopped(): boolean {
+    if (this.#zoneStates.size === 0) return false;
+    for (const state of this.#zoneStates.values()) if (state !== 'FullDisruption') return false;
+    return true;
+  }
+
+  /**
+   * Ready status that may only make zone decisions stricter: real, but a long-silent Ready node
+   * counts as not Ready (difference 3). {@link handleDisruption} uses it only where it lowers a
+   * zone's rate or pauses it ({@link stricterZoneStatuses}).
+   */
+  #effectiveReady(name: string, now: number): string | undefined {
+    const h = this.#l.health.health(name);
+    const ready = savedReadyCondition(h)?.status ?? getCondition(this.#d.caches.nodes.get(name)?.conditions ?? [], NODE_READY)?.status;
+    if (ready === 'True' && h && now - h.probeTimestamp > this.#cfg.nodeMonitorGracePeriodMs / 2) return 'Unknown';
+    return ready;
+  }
+
+  /** Mirrors `handleDisruption`, over the pure {@link planDisruption}. */
+  handleDisruption(): void {
+    const now = this.#d.clock.now();
+    const effective = new Map<string, (string | undefined)[]>();
+    const real = new Map<string, (string | undefined)[]>();
+    const nodesByZone = new Map<string, string[]>();
+    for (const node of this.#d.caches.nodes.list()) {
+      if (!this.#l.health.registration(node.name) || isExcludedFromDisruption(node)) continue;
+      const zone = getZoneKey(node.labels);
+      const realReady = savedReadyCondition(this.#l.health.health(node.name))?.status ?? getCondition(node.conditions, NODE_READY)?.status;
+      push(real, zone, realReady);
+      push(effective, zone, this.#effectiveReady(node.name, now));
+      push(nodesByZone, zone, node.name);
+    }
+    for (const zone of effective.keys()) this.#zoneQueue(zone);
+    // Difference 3 may only make a zone stricter: per zone, the statuses with the lower rate (a
+    // small zone must not go from PartialDisruption, rate 0, to FullDisruption, full rate).
+    // The all-zones stop, once on, lasts while the effective count keeps every zone FullDisruption.
+    const plan = planDisruption(this.#zoneStates, stricterZoneStatuses(real, effective, this.#cfg, this.allZonesStopped()), this.#cfg);
+    this.#zoneStates.clear();
+    for (const [z, s] of plan.zoneStates) this.#zoneStates.set(z, s);
+    // Upstream's metrics, from the real conditions.
+    for (const [zone, statuses] of real) {
+      const { unhealthy } = computeZoneState(statuses, this.#cfg.unhealthyZoneThreshold);
+      const size = statuses.length;
+      this.#d.metrics.zoneSize.set({ zone }, size);
+      this.#d.metrics.zoneHealth.set({ zone }, size > 0 ? (100 * (size - unhealthy)) / size : 100);
+      this.#d.metrics.unhealthyNodesInZone.set({ zone }, unhealthy);
+      this.#zoneSizes.set(zone, { size, unhealthy });
+    }
+    for (const zone of plan.removedZones) {
+      this.#d.metrics.zoneSize.set({ zone }, 0);
+      this.#d.metrics.zoneHealth.set({ zone }, 100);
+      this.#d.metrics.unhealthyNodesInZone.set({ zone }, 0);
+      this.#zoneSizes.delete(zone);
+    }
+    for (const { zone, rate } of plan.rateSwaps) {
+      this.#zoneQueues.get(zone)?.swapLimiter(rate);
+      this.#d.metrics.zoneTaintingRate.set({ zone }, rate);
+      if (rate >= this.#cfg.nodeEvictionRate) this.#clearPause(zone);
+    }
+    for (const t of plan.transitions) {
+      this.#d.log.info({ zone: formatZoneKey(t.zone), from: t.from, to: t.to }, 'Controller detected that zone is now in new state');
+    }
+    for (const pause of plan.pauses) this.#explainPause(pause, nodesByZone);
+    if (plan.mode === 'enter-all-disrupted') {
+      this.#d.log.warn({}, 'Controller detected that all Nodes are not-Ready. Entering master disruption mode');
+      this.#l.legacy.forgetEvictions(); // 1.20 cancelPodEviction on every node: nodeEvictionMap status unmarked
+      for (const node of this.#d.caches.nodes.list()) {
+        void this.#markNodeAsReachable(node).catch((err: unknown) =>
+          this.#d.log.warn({ node: node.name, err: describeError(err) }, 'removing NoExecute taints failed'),
+        );
+      }
+    } else if (plan.mode === 'exit-all-disrupted') {
+      this.#d.log.warn({}, 'Controller detected that some Nodes are Ready. Exiting master disruption mode');
+      for (const zone of this.#zoneQueues.keys()) this.#clearPause(zone, 'all-zones-fully-disrupted');
+      // Every node gets a fresh grace period (upstream resets every probe timestamp); pods left
+      // alone during the stop are marked once it has passed, if their node is still not Ready.
+      this.#l.allZonesStopEnded(now);
+    }
+  }
+
+  /** Deliberate difference 4: every pause is explained with a Warning event, a log line and a gauge. */
+  #explainPause(pause: DisruptionPause, nodesByZone: ReadonlyMap<string, readonly string[]>): void {
+    const zones = pause.zone !== undefined ? [pause.zone] : [...nodesByZone.keys()];
+    const reasonLabel = pause.kind === 'zone-stopped' || pause.kind === 'zone-slowed' ? 'partial-disruption' : 'all-zones-fully-disrupted';
+    const eventReason =
+      pause.kind === 'zone-stopped'
+        ? 'ZoneEvictionPaused'
+        : pause.kind === 'zone-slowed'
+          ? 'ZoneEvictionSlowed'
+          : pause.kind === 'all-zones-stopped'
+            ? 'AllZonesDisrupted'
+            : 'AllZonesRecovered';
+    for (const zone of zones) {
+      if (pause.kind === 'all-zones-resumed') this.#clearPause(zone, reasonLabel);
+      else {
+        this.#pausedReasons.set(zone, pause.reason);
+        this.#d.metrics.zoneEvictionPaused.set({ zone, reason: reasonLabel }, 1);
+      }
+      // The event goes on one node of the zone (preferably a not-Ready one), so `kubectl describe
+      // node` of a dead node says why it is not being tainted.
+      const names = [...(nodesByZone.get(zone) ?? [])].sort();
+      const target = names.find((n) => this.#l.health.lastReady(n) !== 'True') ?? names[0];
+      const info = target !== undefined ? this.#l.health.registration(target) : undefined;
+      if (target !== undefined && info) {
+        this.#d.events.record(
+          { kind: 'Node', name: target, uid: info.uid },
+          pause.kind === 'all-zones-resumed' ? 'Normal' : 'Warning',
+          eventReason,
+          pause.reason,
+        );
+      }
+    }
+    this.#d.log.warn({ zone: pause.zone !== undefined ? formatZoneKey(pause.zone) : undefined, kind: pause.kind }, pause.reason);
+  }
+
+  #clearPause(zone: string, only?: string): void {
+    if (!this.#pausedReasons.has(zone)) return;
+    this.#pausedReasons.delete(zone);
+    for (const reason of ['partial-disruption', 'all-zones-fully-disrupted']) {
+      if (only === undefined || only === reason) this.#d.metrics.zoneEvictionPaused.set({ zone, reason }, 0);
+    }
+  }
+
+  /** The zones part of the controller's view. Times are epoch ms. */
+  zoneViews(): ZoneView[] {
+    const zones: ZoneView[] = [];
+    for (const [zone, q] of this.#zoneQueues) {
+      const sizes = this.#zoneSizes.get(zone) ?? { size: 0, unhealthy: 0 };
+      const head = q.peek();
+      const z: ZoneView = {
+        zone,
+        zoneLabel: formatZoneKey(zone),
+        state: this.#zoneStates.get(zone) ?? 'Initial',
+        size: sizes.size,
+        unhealthy: sizes.unhealthy,
+        rate: q.qps,
+        queueLength: q.length,
+      };
+      if (head) z.next = { node: head.value, processAt: head.processAt };
+      const paused = this.#pausedReasons.get(zone);
+      if (paused) z.pausedReason = paused;
+      zones.push(z);
+    }
+    return zones;
+  }
+}
+
+function push<V>(m: Map<string, V[]>, k: string, v: V): void {
+  const list = m.get(k);
+  if (list) list.push(v);
+  else m.set(k, [v]);
+}
