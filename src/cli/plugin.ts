@@ -20,6 +20,7 @@ const PROGRAM = 'kubectl node-lifecycle';
 const USAGE = `Usage: kubectl node-lifecycle status [flags]                 the controller's view: leader, zones, next taint, pending deletions, paused zones
        kubectl node-lifecycle explain pod NAMESPACE/NAME     what will happen to a pod, and why
        kubectl node-lifecycle explain node NAME              a node's health, zone, queue position and taints
+       kubectl node-lifecycle shadow-report [flags]          a --dry-run shadow's decisions beside kube-controller-manager's actions
        kubectl node-lifecycle --version
 
 Flags: --context NAME picks a kubeconfig context (as kubectl's), --kubeconfig FILE, --namespace/-n NS
@@ -106,10 +107,15 @@ export async function runPlugin(argv: string[]): Promise<number> {
     const [command, ...args] = rest;
     switch (command) {
       case 'status':
-      case 'explain': {
+      case 'explain':
+      case 'shadow-report': {
         if (context !== undefined) pinKubeContext(context);
         const run =
-          command === 'status' ? (await import('./status.js')).runStatusCommand : (await import('./explain.js')).runExplainCommand;
+          command === 'status'
+            ? (await import('./status.js')).runStatusCommand
+            : command === 'explain'
+              ? (await import('./explain.js')).runExplainCommand
+              : (await import('./shadow-report.js')).runShadowReportCommand;
         return run(args);
       }
       case '--version':
@@ -122,7 +128,7 @@ export async function runPlugin(argv: string[]): Promise<number> {
         process.stdout.write(USAGE);
         return 0;
       default:
-        throw new FlagError(`unknown command "${command}" (want status or explain; see kubectl node-lifecycle --help)`);
+        throw new FlagError(`unknown command "${command}" (want status, explain or shadow-report; see kubectl node-lifecycle --help)`);
     }
   });
 }
@@ -193,7 +199,7 @@ async function completionCandidates(rest: string[], previous: string | undefined
     positional.push(w);
   }
   const [command, kind, target] = positional;
-  if (command === undefined) return ['status', 'explain'];
+  if (command === undefined) return ['status', 'explain', 'shadow-report'];
   if (command !== 'explain' || target !== undefined) return [];
   if (kind === undefined) return ['pod', 'node'];
   if (kind === 'node') return use.nodes();

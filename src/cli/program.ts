@@ -6,6 +6,7 @@
  *   node-lifecycle-controller demo [flags]    local control plane + fleet + controller, scripted failures
  *   node-lifecycle-controller status          the running controller's view (zones, queues, deadlines)
  *   node-lifecycle-controller explain pod NS/NAME | node NAME   what will happen to one pod or node, and why
+ *   node-lifecycle-controller shadow-report   a --dry-run shadow's decisions beside kube-controller-manager's actions
  *   node-lifecycle-controller what-if --scenario FILE   what the controllers would do in a scenario (src/whatif/)
  *   node-lifecycle-controller completion      a bash/zsh completion script (yargs)
  *
@@ -22,6 +23,7 @@ Commands:
   demo        bring up a local control plane, a simulated fleet and the controller, and play node failures (\`demo --help\`)
   status      show a running controller's view: leader, zones, next taint, pending deletions, paused zones (\`status --help\`)
   explain     explain what will happen to a pod or node, and why: \`explain pod NS/NAME\`, \`explain node NAME\`
+  shadow-report  a --dry-run shadow's decisions beside what kube-controller-manager did, per node and pod (\`shadow-report --help\`)
   what-if     play a scenario (node failures, Lease pauses, out-of-service) on the controllers' logic with a simulated clock, over the cluster (read only) or a snapshot (\`what-if --help\`)
   completion  print a bash/zsh completion script: \`node-lifecycle-controller completion >> ~/.bashrc\`
 `;
@@ -32,6 +34,7 @@ const SUBCOMMANDS: Readonly<Record<string, () => Promise<(argv: string[]) => Pro
   demo: async () => (await import('./demo.js')).runDemoCommand,
   status: async () => (await import('./status.js')).runStatusCommand,
   explain: async () => (await import('./explain.js')).runExplainCommand,
+  'shadow-report': async () => (await import('./shadow-report.js')).runShadowReportCommand,
   'what-if': async () => (await import('../whatif/command.js')).runWhatIfCommand,
 };
 
@@ -96,6 +99,7 @@ async function runCompletion(argv: string[]): Promise<number> {
     .command('what-if', 'play a scenario on the controllers with a simulated clock', (y) =>
       y.options({ ...runOptions, ...Object.fromEntries(['scenario', 'snapshot', 'save-snapshot', 'output'].map((n) => [n, { type: 'string' as const }])) }),
     )
+    .command('shadow-report', "a --dry-run shadow's decisions beside kube-controller-manager's", (y) => y.options(ENDPOINT_YARGS_OPTIONS))
     .command('help', 'list the commands');
   await parser.completion('completion', 'print a bash/zsh completion script').parseAsync();
   return 0;
