@@ -40,9 +40,10 @@ class MemoryInformer<T> {
     if (old !== undefined) for (const f of this.#h.delete) f(old);
   }
   asInformer(): InformerLike<T> {
-    const self = this;
+    const { store, indexOf } = this;
+    const handlers = this.#h;
     const on = (event: string, handler: never): (() => void) => {
-      if (event === 'add' || event === 'update' || event === 'delete') (self.#h[event] as unknown[]).push(handler);
+      if (event === 'add' || event === 'update' || event === 'delete') (handlers[event] as unknown[]).push(handler);
       return () => undefined;
     };
     const like = {
@@ -52,10 +53,10 @@ class MemoryInformer<T> {
       blindForMs: () => 0,
       hasSynced: () => true,
       waitForSync: async () => undefined,
-      get: (k: string) => self.store.get(k),
-      list: () => [...self.store.values()],
-      keys: () => [...self.store.keys()],
-      byIndex: (_i: string, v: string) => [...self.store.values()].filter((o) => self.indexOf(o) === v),
+      get: (k: string) => store.get(k),
+      list: () => [...store.values()],
+      keys: () => [...store.keys()],
+      byIndex: (_i: string, v: string) => [...store.values()].filter((o) => indexOf(o) === v),
       on,
       stats: () => ({}) as ReturnType<Informer<T>['stats']>,
     };
