@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { DEFAULT_METRICS_BIND_ADDRESS, controllerFlagsHelp, parseControllerFlags, type ControllerConfig } from '../../src/cli/flags.js';
+import { DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, controllerFlagsHelp, parseControllerFlags, type ControllerConfig } from '../../src/cli/flags.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { kubeconfigPath } from '../support/cluster.js';
 
@@ -53,6 +53,7 @@ interface Obj {
   apiVersion?: string;
   metadata?: { name?: string; namespace?: string };
   rules?: unknown[];
+  roleRef?: { kind?: string; name?: string };
   spec?: {
     minAvailable?: number | string;
     template?: {
@@ -100,7 +101,8 @@ function helpFlags(): string[] {
   return [...new Set([...controllerFlagsHelp().matchAll(/^\s+--([a-z][a-z-]*)/gm)].map((m) => m[1] ?? ''))].filter((f) => !notSettings.has(f));
 }
 
-const metricsPort = Number(DEFAULT_METRICS_BIND_ADDRESS.split(':').at(-1));
+/** The port the chart and manifests/ serve on: the secure port (the plain port is off). */
+const securePort = DEFAULT_SECURE_PORT;
 
 /** A NetworkPolicy with both peers and egress rules (API server and DNS), for the server dry run. */
 const NETWORK_POLICY_VALUES = `
@@ -225,6 +227,11 @@ describe('manifests/ and the Helm chart', () => {
     const passed = new Set(args.map((a) => /^--([a-z-]+)=/.exec(a)?.[1]));
     for (const flag of helpFlags()) {
       if (flag === 'kubeconfig' || flag === 'config') continue; // in-cluster config; no file
+      // Files (the delegation kubeconfigs default to the in-cluster connection; the TLS pair is passed
+      // only with controller.tlsSecretName), the plain port (off unless set) and the review caches
+      // (upstream's 10 s; extraArgs can change them).
+      if (/^(authentication-kubeconfig|authorization-kubeconfig|tls-cert-file|tls-private-key-file|metrics-bind-address)$/.test(flag)) continue;
+      if (/^(authentication-token-webhook-cache-ttl|authorization-webhook-cache-(un)?authorized-ttl)$/.test(flag)) continue;
       assert.ok(passed.has(flag), `the chart does not pass --${flag}`);
     }
     const fromChart = await parseControllerFlags(args, {});
@@ -241,23 +248,27 @@ describe('manifests/ and the Helm chart', () => {
     );
     assert.equal(fromChart.leaderElectResourceNamespace, NAMESPACE);
     const port = find(docs, 'Deployment').spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort;
-    assert.equal(port, metricsPort);
-    assert.equal(find(docs, 'Service').spec?.ports?.[0]?.port, metricsPort);
+    assert.equal(port, securePort);
+    assert.equal(find(docs, 'Service').spec?.ports?.[0]?.port, securePort);
   });
 
-  test('manifests/ runs leader election in its own namespace on the metrics port', async () => {
+  test('manifests/ runs leader election in its own namespace on the secure port, without the plain port', async () => {
     const docs = await manifestDocs();
     const config = await parseControllerFlags(containerArgs(docs), {});
     assert.equal(config.leaderElect, true);
     assert.equal(config.leaderElectResourceNamespace, NAMESPACE);
     assert.equal(config.metricsBindAddress, DEFAULT_METRICS_BIND_ADDRESS);
-    assert.equal(find(docs, 'Deployment').spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, metricsPort);
+    assert.equal(config.securePort, securePort);
+    assert.equal(find(docs, 'Deployment').spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, securePort);
   });
 
   test('the chart grants exactly the RBAC rules of manifests/', async () => {
     const chart = parseDocs(await helm('template', 'nlc', CHART, '--namespace', NAMESPACE));
     const plain = await manifestDocs();
-    assert.deepEqual(find(chart, 'ClusterRole').rules, find(plain, 'ClusterRole').rules);
+    assert.deepEqual(find(chart, 'ClusterRole', 'node-lifecycle-controller').rules, find(plain, 'ClusterRole', 'node-lifecycle-controller').rules);
+    // The secure port's TokenReview and SubjectAccessReview (issue 17 item 2).
+    assert.deepEqual(find(chart, 'ClusterRoleBinding', '-auth-delegator').roleRef, find(plain, 'ClusterRoleBinding', '-auth-delegator').roleRef);
+    assert.equal(find(chart, 'ClusterRoleBinding', '-auth-delegator').roleRef?.name, 'system:auth-delegator');
     assert.deepEqual(find(chart, 'Role', ':node-heartbeats').rules, find(plain, 'Role', ':node-heartbeats').rules);
     assert.deepEqual(find(chart, 'Role', ':leader-election').rules, find(plain, 'Role', ':leader-election').rules);
     assert.equal(find(chart, 'Role', ':node-heartbeats').metadata?.namespace, 'kube-node-lease');

@@ -49,7 +49,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- default .Release.Namespace .Values.leaderElection.resourceNamespace -}}
 {{- end -}}
 
-{{/* The port of controller.metricsBindAddress (host:port, [ipv6]:port or :port). */}}
+{{/* controller.securePort (--secure-port); 0 would leave probes, Service and ServiceMonitor nothing to reach. */}}
+{{- define "nlc.securePort" -}}
+{{- $port := int .Values.controller.securePort -}}
+{{- if eq $port 0 -}}
+{{- fail "controller.securePort: 0 (no HTTPS) leaves the probes, the Service and the ServiceMonitor nothing to reach; pick a port" -}}
+{{- end -}}
+{{- $port -}}
+{{- end -}}
+
+{{/* The port of controller.metricsBindAddress (host:port, [ipv6]:port or :port), the optional plain port. */}}
 {{- define "nlc.metricsPort" -}}
 {{- $port := regexFind "[0-9]+$" (toString .Values.controller.metricsBindAddress) -}}
 {{- if not $port -}}
