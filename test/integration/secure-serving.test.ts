@@ -10,6 +10,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { RunningController } from '../../src/cli/run.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
@@ -30,7 +31,7 @@ function get(port: number, path: string, token?: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = token === undefined ? {} : { Authorization: `Bearer ${token}` };
     const req = request({ host: '127.0.0.1', port, path, headers, rejectUnauthorized: false, agent: false }, (res) => {
-      const peer = res.socket && 'getPeerX509Certificate' in res.socket ? (res.socket as import('node:tls').TLSSocket).getPeerX509Certificate()?.toString() : undefined;
+      const peer = res.socket && 'getPeerX509Certificate' in res.socket ? (res.socket as TLSSocket).getPeerX509Certificate()?.toString() : undefined;
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
