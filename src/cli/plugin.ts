@@ -21,6 +21,7 @@ const USAGE = `Usage: kubectl node-lifecycle status [flags]                 the 
        kubectl node-lifecycle explain pod NAMESPACE/NAME     what will happen to a pod, and why
        kubectl node-lifecycle explain node NAME              a node's health, zone, queue position and taints
        kubectl node-lifecycle shadow-report [flags]          a --dry-run shadow's decisions beside kube-controller-manager's actions
+       kubectl node-lifecycle what-if --scenario FILE [flags] what the controllers would do in a scenario (reads the cluster only)
        kubectl node-lifecycle --version
 
 Flags: --context NAME picks a kubeconfig context (as kubectl's), --kubeconfig FILE, --namespace/-n NS
@@ -108,14 +109,17 @@ export async function runPlugin(argv: string[]): Promise<number> {
     switch (command) {
       case 'status':
       case 'explain':
-      case 'shadow-report': {
+      case 'shadow-report':
+      case 'what-if': {
         if (context !== undefined) pinKubeContext(context);
         const run =
           command === 'status'
             ? (await import('./status.js')).runStatusCommand
             : command === 'explain'
               ? (await import('./explain.js')).runExplainCommand
-              : (await import('./shadow-report.js')).runShadowReportCommand;
+              : command === 'shadow-report'
+                ? (await import('./shadow-report.js')).runShadowReportCommand
+                : (await import('../whatif/command.js')).runWhatIfCommand;
         return run(args);
       }
       case '--version':
@@ -128,7 +132,7 @@ export async function runPlugin(argv: string[]): Promise<number> {
         process.stdout.write(USAGE);
         return 0;
       default:
-        throw new FlagError(`unknown command "${command}" (want status, explain or shadow-report; see kubectl node-lifecycle --help)`);
+        throw new FlagError(`unknown command "${command}" (want status, explain, shadow-report or what-if; see kubectl node-lifecycle --help)`);
     }
   });
 }
@@ -199,7 +203,7 @@ async function completionCandidates(rest: string[], previous: string | undefined
     positional.push(w);
   }
   const [command, kind, target] = positional;
-  if (command === undefined) return ['status', 'explain', 'shadow-report'];
+  if (command === undefined) return ['status', 'explain', 'shadow-report', 'what-if'];
   if (command !== 'explain' || target !== undefined) return [];
   if (kind === undefined) return ['pod', 'node'];
   if (kind === 'node') return use.nodes();

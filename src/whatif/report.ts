@@ -53,7 +53,7 @@ export function whatIfText(r: WhatIfResult): string {
   out.push(
     `Summary: ${s.nodesMarkedUnknown} node(s) marked Unknown, ${s.nodesMarkedNotReady} NotReady; ${s.noExecuteTaintsAdded} NoExecute taint(s) added; ` +
       `${s.podsMarkedNotReady} pod(s) marked NotReady; ${s.podsDeleted} pod(s) deleted, ${s.podsForceDeleted} force-deleted; ` +
-      `${s.volumeAttachmentsDetached} volume attachment(s) detached; ${s.zonePauses} zone pause event(s).`,
+      `${s.volumeAttachmentsDetached} volume attachment(s) detached; ${s.zonePauses} zone pause event(s); ${s.guardTrips} eviction guard trip(s).`,
   );
   return `${out.join('\n')}\n`;
 }

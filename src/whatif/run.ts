@@ -12,6 +12,7 @@ import { silentLogger } from '../log/logger.js';
 import { createMetrics } from '../metrics/registry.js';
 import { NodeLifecycleController, type ZoneView } from '../nodelifecycle/controller.js';
 import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
+import { EVENT_EVICTION_CIRCUIT_OPEN } from '../nodelifecycle/guard.js';
 import { TaintEvictionController } from '../tainteviction/controller.js';
 import { TAINT_EVICTION_CONTROLLER_NAME } from '../tainteviction/events.js';
 import { PodGCController } from '../podgc/controller.js';
@@ -25,7 +26,10 @@ import { InMemoryCluster, type TimelineEntry } from './cluster.js';
 import { selectNodes, type Scenario } from './scenario.js';
 import type { ClusterSnapshot } from './snapshot.js';
 
-/** The result of a what-if run. Times: `startedAt` epoch ms; every `atMs` milliseconds after T+0. */
+/**
+ * The result of a what-if run. Times: `startedAt` epoch ms; every `atMs` milliseconds after T+0.
+ * `cluster` counts the nodes `--node-selector` keeps and the pods and attachments on them.
+ */
 export interface WhatIfResult {
   startedAt: number;
   durationMs: number;
@@ -45,6 +49,12 @@ export interface WhatIfResult {
     podsForceDeleted: number;
     volumeAttachmentsDetached: number;
     zonePauses: number;
+    /**
+     * `EvictionCircuitOpen` Events: the cluster-wide breaker (`--max-unhealthy-nodes`) or the storm
+     * guard (`--storm-*`) tripping. They come from the controller through its Event sink, so they
+     * appear as soon as the controller shell applies the guards (src/nodelifecycle/guard.ts).
+     */
+    guardTrips: number;
   };
   /** How long the simulation took on this machine, milliseconds (wall clock; informational only). */
   wallMs: number;
@@ -73,6 +83,11 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
     nodes: selectNodes(s.select, cluster.nodeZones(), { file: scenario.file, line: s.line, field: `steps[${i}]` }),
   }));
   const kubeletsRunningAtStart = cluster.runningKubelets();
+  const scopedNames = new Set(scoped.nodes.map((n) => n.name));
+  const inScope = {
+    pods: snapshot.pods.filter((p) => scopedNames.has(p.nodeName)).length,
+    volumeAttachments: snapshot.volumeAttachments.filter((v) => scopedNames.has(v.nodeName)).length,
+  };
 
   const metrics = createMetrics({ defaultMetrics: false });
   const log = silentLogger;
@@ -254,7 +269,7 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
     startedAt: snapshot.takenAt,
     durationMs: scenario.durationMs,
     scenario: scenario.file,
-    cluster: { nodes: scoped.nodes.length, pods: snapshot.pods.length, volumeAttachments: snapshot.volumeAttachments.length, kubeletsRunningAtStart },
+    cluster: { nodes: scoped.nodes.length, pods: inScope.pods, volumeAttachments: inScope.volumeAttachments, kubeletsRunningAtStart },
     controllers,
     config: {
       nodeMonitorPeriodMs: config.nodeMonitorPeriod,
@@ -278,6 +293,7 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
       podsForceDeleted: count((e) => e.kind === 'pod-deleted' && e.force),
       volumeAttachmentsDetached: count((e) => e.kind === 'detach'),
       zonePauses: count((e) => e.kind === 'event' && (e.reason === 'ZoneEvictionPaused' || e.reason === 'ZoneEvictionSlowed' || e.reason === 'AllZonesDisrupted')),
+      guardTrips: count((e) => e.kind === 'event' && e.reason === EVENT_EVICTION_CIRCUIT_OPEN),
     },
     wallMs: performance.now() - wallStart,
   };

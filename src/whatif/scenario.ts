@@ -265,7 +265,10 @@ export function selectNodes(
     .filter((n) => select.kind === 'all' || n.zone === select.zone || `${n.region}:${n.zone}` === select.zone)
     .map((n) => n.name)
     .sort();
-  if (matching.length === 0) throw new ScenarioError(where.file, where.line, `${where.field}.zone`, `no node is in zone ${JSON.stringify(select.kind === 'zone' ? select.zone : '')}`);
+  if (matching.length === 0) {
+    if (select.kind === 'all') throw new ScenarioError(where.file, where.line, `${where.field}.all`, 'the cluster has no node');
+    throw new ScenarioError(where.file, where.line, `${where.field}.zone`, `no node is in zone ${JSON.stringify(select.zone)}`);
+  }
   const n = select.count !== undefined ? Math.min(select.count, matching.length) : select.percent !== undefined ? Math.ceil((select.percent / 100) * matching.length - 1e-9) : matching.length;
   return matching.slice(0, n);
 }

@@ -82,7 +82,7 @@ describe('pluginCompletions (cobra __complete format, for kubectl_complete-node_
   const complete = async (...words: string[]): Promise<string[]> => (await pluginCompletions(words, lookups)).trimEnd().split('\n');
 
   test('commands, then explain\'s kinds, then names from the cluster; ends with :4 (no file names)', async () => {
-    assert.deepEqual(await complete(''), ['status', 'explain', 'shadow-report', ':4']);
+    assert.deepEqual(await complete(''), ['status', 'explain', 'shadow-report', 'what-if', ':4']);
     assert.deepEqual(await complete('ex'), ['explain', ':4']);
     assert.deepEqual(await complete('explain', ''), ['pod', 'node', ':4']);
     assert.deepEqual(await complete('explain', 'node', 'node-'), ['node-a', 'node-b', ':4']);
