@@ -3,11 +3,16 @@
  * command line, print a stats line every 10 s, and take fault commands on stdin.
  */
 import { createInterface, type Interface } from 'node:readline';
+import { readFileSync } from 'node:fs';
+import yaml from 'js-yaml';
 import yargs from 'yargs';
 import { pino } from 'pino';
 import { loadKubeConfig, makeClients, describeError, type KubeClients } from '../src/kube/client.js';
 import { parseGoDuration, formatGoDuration } from '../src/util/duration.js';
 import { Fleet, resolveFleetOptions, type FleetOptions } from './fleet.js';
+import {
+  EVICTION_FLAGS, evictionConfigFromFlags, type EvictionConfig, type KubeletEvictionConfiguration,
+} from '../src/nodepressure/thresholds.js';
 import { applySimCommand, CommandSyntaxError, formatStats, parseSimCommand } from './commands.js';
 
 /** Where the CLI writes and reads; injectable for tests. */
@@ -81,6 +86,14 @@ const SIM_OPTIONS = {
   cleanup: { type: 'boolean', default: false, describe: 'delete the fleet on exit' },
   'commands-from-stdin': { type: 'boolean', default: false, describe: 'read fault commands from stdin even when it is not a TTY' },
   'log-level': { type: 'string', default: 'warn', choices: LOG_LEVELS, describe: 'simulator log level (logs go to stderr)' },
+  // The simulated kubelets' node-pressure eviction, under the kubelet's own flag names (sim/evictionmanager.ts).
+  'kubelet-config': { type: 'string', describe: 'KubeletConfiguration file (YAML/JSON); its eviction fields (evictionHard, evictionSoft, ...) configure the simulated kubelets' },
+  'eviction-hard': { type: 'string', describe: 'kubelet --eviction-hard, e.g. memory.available<100Mi,nodefs.available<10% (setting it drops the other defaults)' },
+  'eviction-soft': { type: 'string', describe: 'kubelet --eviction-soft, e.g. memory.available<1.5Gi' },
+  'eviction-soft-grace-period': { type: 'string', describe: 'kubelet --eviction-soft-grace-period, e.g. memory.available=1m30s' },
+  'eviction-max-pod-grace-period': { type: 'string', describe: 'kubelet --eviction-max-pod-grace-period (seconds)' },
+  'eviction-minimum-reclaim': { type: 'string', describe: 'kubelet --eviction-minimum-reclaim, e.g. memory.available=0Mi,nodefs.available=500Mi' },
+  'eviction-pressure-transition-period': { type: 'string', describe: 'kubelet --eviction-pressure-transition-period (Go duration; default 5m)' },
 } as const;
 
 /**
@@ -120,6 +133,26 @@ function buildParser(args: string[]) {
       throw new UsageError(msg ?? err?.message ?? 'invalid arguments');
     })
     .options(SIM_OPTIONS);
+}
+
+/**
+ * The simulated kubelets' eviction configuration from `--kubelet-config` and the kubelet's eviction flags (flags win).
+ * @throws Error (one line) for an unreadable file or an invalid value
+ */
+function evictionFlags(parsed: Readonly<Record<string, unknown>>): EvictionConfig {
+  let base: KubeletEvictionConfiguration = {};
+  const file = parsed['kubelet-config'];
+  if (typeof file === 'string') {
+    const doc = yaml.load(readFileSync(file, 'utf8'));
+    if (doc === null || typeof doc !== 'object') throw new Error(`--kubelet-config ${file}: not a KubeletConfiguration object`);
+    base = doc as KubeletEvictionConfiguration;
+  }
+  const flags: Record<string, string> = {};
+  for (const name of EVICTION_FLAGS) {
+    const v = parsed[name];
+    if (typeof v === 'string') flags[name] = v;
+  }
+  return evictionConfigFromFlags(flags, base);
 }
 
 /**
@@ -169,6 +202,7 @@ export async function runSimCommand(argv: string[], io?: SimCliIo): Promise<numb
       tolerationSeconds: intFlag('toleration-seconds', parsed['toleration-seconds'], 0),
       writeConcurrency: intFlag('write-concurrency', parsed['write-concurrency'], 1),
       heartbeatConcurrency: intFlag('heartbeat-concurrency', parsed['heartbeat-concurrency'], 1),
+      eviction: evictionFlags(parsed),
     };
   } catch (e) {
     // yargs' messages can span lines; the CLI promises one.

@@ -4,6 +4,7 @@
  */
 import type { Fleet, FleetStats, HeartbeatMode } from './fleet.js';
 import { PRESSURE_CONDITIONS, type PressureCondition } from './objects.js';
+import { parseFaults, type UsageFaultKind } from './evictionmanager.js';
 
 /** A parsed fault command. */
 export type SimCommand =
@@ -12,6 +13,8 @@ export type SimCommand =
   | { op: 'pressure'; node: string; condition: PressureCondition; on: boolean }
   | { op: 'heartbeat'; node: string; mode: HeartbeatMode }
   | { op: 'nodes'; zone?: string }
+  | { op: 'usage-fault'; pod: string; kind: UsageFaultKind; ratePerSecond: number }
+  | { op: 'usage'; pod: string; profile: string }
   | { op: 'stats' | 'help' | 'quit' | 'noop' };
 
 /** Thrown by {@link parseSimCommand} for a line that is not a valid command; the message is one line. */
@@ -34,6 +37,10 @@ export const COMMAND_HELP = [
   'shutdown NODE                  graceful node shutdown (Ready=False "node is shutting down", pods terminated)',
   'delete NODE                    delete the Node and its Lease',
   'nodes [ZONE] / pods NODE       list nodes (with liveness) or the pods on a node',
+  'memory-leak POD RATE           grow the pod\'s working set by RATE per second (e.g. 50Mi; 0 stops); the node\'s kubelet evicts under pressure',
+  'log-flood POD RATE             grow the pod\'s container logs by RATE bytes per second (DiskPressure)',
+  'fork-bomb POD RATE             add RATE processes per second to the pod (PIDPressure)',
+  'usage POD PROFILE              set usage, e.g. memory=300Mi,ephemeral-storage=1Gi,inodes=5000,pids=20 (memory=150% of request)',
   'stats                          print heartbeat statistics',
   'help / quit',
 ].join('\n');
@@ -90,6 +97,21 @@ export function parseSimCommand(line: string): SimCommand {
       }
       return { op: 'heartbeat', node: args[0] as string, mode };
     }
+    case 'memory-leak':
+    case 'log-flood':
+    case 'fork-bomb': {
+      need(2, `${op} POD RATE`);
+      let rate: number;
+      try {
+        rate = parseFaults(`${op}=${args[1] as string}`).get(op) ?? 0;
+      } catch (err) {
+        throw new CommandSyntaxError((err as Error).message);
+      }
+      return { op: 'usage-fault', pod: args[0] as string, kind: op, ratePerSecond: rate };
+    }
+    case 'usage':
+      need(2, 'usage POD PROFILE');
+      return { op: 'usage', pod: args[0] as string, profile: args[1] as string };
     case 'nodes':
       if (args.length > 1) throw new CommandSyntaxError('usage: nodes [ZONE]');
       return args[0] !== undefined ? { op: 'nodes', zone: args[0] } : { op: 'nodes' };
@@ -160,6 +182,14 @@ export async function applySimCommand(fleet: Fleet, cmd: SimCommand): Promise<st
     case 'nodes': {
       const names = cmd.zone !== undefined ? fleet.nodesInZone(cmd.zone) : fleet.nodeNames();
       return names.map((n) => `${n}\t${fleet.zoneOf(n)}\t${fleet.isAlive(n) ? 'alive' : 'dead'}`).join('\n');
+    }
+    case 'usage-fault': {
+      const node = await fleet.nodePressure.fault(fleet.namespace, cmd.pod, cmd.kind, cmd.ratePerSecond);
+      return `${cmd.pod} on ${node}: ${cmd.kind} ${cmd.ratePerSecond > 0 ? `${cmd.ratePerSecond}/s` : 'stopped'}`;
+    }
+    case 'usage': {
+      const node = await fleet.nodePressure.usage(fleet.namespace, cmd.pod, cmd.profile);
+      return `${cmd.pod} on ${node}: usage ${cmd.profile}`;
     }
     case 'stats':
       return formatStats(fleet.stats());

@@ -59,6 +59,8 @@ import {
 import { HeartbeatScheduler, SampleWindow, spreadStart, type HeartbeatKind, type LagSummary } from './schedule.js';
 import { startListWatch, type ListWatchHandle, type WatchEventType } from './watch.js';
 import { reuseConnections } from '../src/kube/client.js';
+import { NodePressure } from './evictionmanager.js';
+import { evictionConfigFromKubeletConfiguration, type EvictionConfig } from '../src/nodepressure/thresholds.js';
 
 export type { PodKind, PodMix, PressureCondition } from './objects.js';
 export { POD_KINDS, PRESSURE_CONDITIONS, FLEET_LABEL, POD_KIND_LABEL } from './objects.js';
@@ -127,6 +129,8 @@ export interface FleetOptions {
   logger?: SimLogger;
   /** Called with a one-line progress message at each phase of {@link Fleet.start} (for CLIs). */
   onProgress?: (message: string) => void;
+  /** The simulated kubelets' eviction configuration (sim/evictionmanager.ts). Default: the kubelet's defaults. */
+  eviction?: EvictionConfig;
 }
 
 /** What {@link Fleet.stats} reports. Lags and latencies are in milliseconds over the recent window. */
@@ -340,6 +344,8 @@ export class Fleet {
   #errors = 0;
   #late = 0;
   #podDeletions = 0;
+  /** The simulated kubelets' eviction managers (node-pressure eviction), started per node on first use. */
+  readonly nodePressure: NodePressure;
 
   /**
    * Validates the options and plans the fleet (no API calls).
@@ -363,6 +369,11 @@ export class Fleet {
     this.#leaseLag = new SampleWindow(this.#opts.statsWindowMs);
     this.#statusLag = new SampleWindow(this.#opts.statsWindowMs);
     this.#latency = new SampleWindow(this.#opts.statsWindowMs);
+    this.nodePressure = new NodePressure({
+      clients: options.clients, clock: this.#clock, logger: this.#log,
+      config: options.eviction ?? evictionConfigFromKubeletConfiguration({}),
+      setCondition: (node, type, on) => this.setCondition(node, type, on),
+    });
 
     let index = 0;
     for (const zone of zones) {
@@ -476,6 +487,7 @@ export class Fleet {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.nodePressure.stop();
     this.#scheduler.stop();
     for (const w of this.#watches.splice(0)) w.stop();
     for (const t of this.#timers) t.cancel();
