@@ -72,3 +72,26 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * The counterpart of {@link waitFor} for absences: polls `probe` for `windowMs` and throws as soon as
+ * it returns false (or throws), so a forbidden state is caught when it appears, not only at the end.
+ * The window is an observation bound, not a latency: callers derive it from the configured durations
+ * that would make the forbidden action happen inside it, and say so where they call it.
+ * @param windowMs milliseconds to observe
+ * @param intervalMs milliseconds between probes
+ * @throws {Error} naming `what` at the first probe that does not hold.
+ */
+export async function holdsFor(
+  what: string,
+  probe: () => Promise<boolean> | boolean,
+  windowMs: number,
+  intervalMs = 250,
+): Promise<void> {
+  const end = Date.now() + windowMs;
+  for (;;) {
+    if (!(await probe())) throw new Error(`${what}: stopped holding ${windowMs - Math.max(0, end - Date.now())} ms into a ${windowMs} ms observation window`);
+    if (Date.now() >= end) return;
+    await new Promise((r) => setTimeout(r, Math.min(intervalMs, Math.max(0, end - Date.now()))));
+  }
+}
