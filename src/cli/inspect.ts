@@ -4,19 +4,24 @@
  * commands (and the demo's live view) use.
  *
  * Two ways to reach a controller:
- * - `--endpoint http://127.0.0.1:10267`: the metrics server directly (a local process, a
- *   `kubectl port-forward`, the demo);
+ * - `--endpoint URL`: the controller directly: `https://127.0.0.1:10267` (its secure port, e.g.
+ *   through `kubectl port-forward`; a bearer token from `--token` or the kubeconfig, TLS checked
+ *   unless `--insecure-skip-tls-verify`, or against `--certificate-authority`) or
+ *   `http://127.0.0.1:PORT` (its plain port, `--metrics-bind-address`: a local process, the demo);
  * - through the cluster: read the leader-election Lease (`--namespace`/`--lease`, the controller's
  *   `--leader-elect-resource-namespace`/`--leader-elect-resource-name`), take the pod name from its
  *   `holderIdentity` (`<hostname>_<uuid>`; a pod's hostname is its name) and fetch
- *   `/api/v1/namespaces/<ns>/pods/<pod>:<port>/proxy/debug/state` through the API server, with the
- *   caller's own credentials (RBAC: `get` on `pods/proxy` in that namespace).
+ *   `/api/v1/namespaces/<ns>/pods/https:<pod>:<port>/proxy/debug/state` through the API server
+ *   (RBAC: `get` on `pods/proxy` in that namespace). The API server does not pass the caller's
+ *   credentials on to the pod, so the controller answers 401 unless `/debug/state` is in its
+ *   `--authorization-always-allow-paths` (docs/secure-serving.md).
  *
  * Not upstream: kube-controller-manager has no such endpoint or command.
  */
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { readFile } from 'node:fs/promises';
+import { KubeConfig } from '@kubernetes/client-node';
 import { describeError, isNotFound, type KubeClients } from '../kube/client.js';
 import { toLease } from '../kube/objects.js';
 import type { NodeLifecycleView } from '../nodelifecycle/controller.js';
@@ -68,8 +73,14 @@ export interface EndpointOptions {
   namespace: string;
   /** Name of the leader-election Lease. */
   lease: string;
-  /** The controller's metrics port (`--metrics-bind-address`), for the pod proxy. */
+  /** The controller's secure port (`--secure-port`), for the pod proxy. */
   port: number;
+  /** `--token`: bearer token for an `https:` `--endpoint`; default: the kubeconfig's token, if it has one. */
+  token?: string | undefined;
+  /** `--insecure-skip-tls-verify`: accept any certificate from an `https:` `--endpoint` (the self-signed default). */
+  insecureSkipTlsVerify?: boolean | undefined;
+  /** `--certificate-authority`: PEM file of the CA that signed the `--endpoint`'s certificate. */
+  certificateAuthority?: string | undefined;
 }
 
 /** Where a {@link DebugState} came from. */
@@ -85,12 +96,18 @@ export interface StateSource {
 export const DEFAULT_CONTROLLER_NAMESPACE = 'node-lifecycle-controller';
 /** Default Lease name (the controller's `--leader-elect-resource-name` default). */
 export const DEFAULT_LEASE_NAME = 'node-lifecycle-controller';
-/** Default port of the controller pods (the controller's `--secure-port` default, 10267). */
+/** Default port of the controller pods (the controller's `--secure-port` default, 10267; HTTPS). */
 export const DEFAULT_METRICS_PORT = DEFAULT_SECURE_PORT;
 
 /** yargs option definitions shared by `status` and `explain`. */
 export const ENDPOINT_YARGS_OPTIONS = {
-  endpoint: { type: 'string', describe: 'base URL of a controller\'s metrics server, e.g. http://127.0.0.1:10267 (skips the Lease lookup)' },
+  endpoint: {
+    type: 'string',
+    describe: "base URL of a controller: its secure port, e.g. https://127.0.0.1:10267 through kubectl port-forward, or its plain port (--metrics-bind-address) over http (skips the Lease lookup)",
+  },
+  token: { type: 'string', describe: 'bearer token for an https --endpoint (default: the kubeconfig\'s token, if any); needs get on /debug/state' },
+  'insecure-skip-tls-verify': { type: 'boolean', describe: "don't check the certificate of an https --endpoint (the controller's default one is self-signed)" },
+  'certificate-authority': { type: 'string', describe: 'CA file to check the certificate of an https --endpoint' },
   kubeconfig: { type: 'string', describe: 'kubeconfig file (default: in-cluster config, $KUBECONFIG or ~/.kube/config)' },
   namespace: {
     type: 'string',
@@ -99,7 +116,7 @@ export const ENDPOINT_YARGS_OPTIONS = {
     describe: "namespace of the controller's leader-election Lease and pods (the manifests' namespace)",
   },
   lease: { type: 'string', alias: ['leader-elect-resource-name'], default: DEFAULT_LEASE_NAME, describe: 'name of the leader-election Lease' },
-  port: { type: 'number', default: DEFAULT_METRICS_PORT, describe: "the controller pods' metrics port (--metrics-bind-address)" },
+  port: { type: 'number', default: DEFAULT_METRICS_PORT, describe: "the controller pods' secure port (--secure-port), reached through the API server's pod proxy" },
   output: { type: 'string', alias: 'o', choices: ['table', 'json'], default: 'table', describe: 'output format' },
 } as const;
 
@@ -164,6 +181,37 @@ function bodyReason(body: string): string {
 }
 
 /**
+ * The bearer token of a kubeconfig's current user (static, file, exec or OIDC, as client-node
+ * resolves it), or undefined when it has none (client certificates) or cannot be loaded.
+ */
+async function kubeconfigToken(path: string | undefined): Promise<string | undefined> {
+  try {
+    const kc = new KubeConfig();
+    if (path) kc.loadFromFile(path);
+    else kc.loadFromDefault();
+    const opts: RequestOptions & Record<string, unknown> = {};
+    await kc.applyToHTTPSOptions(opts);
+    const auth = (opts.headers as Record<string, unknown> | undefined)?.['Authorization'];
+    const m = typeof auth === 'string' ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
+    return m?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** What to add to a refusal from the controller's secure port. */
+function refusalHint(status: number, viaProxy: boolean): string {
+  if (status !== 401 && status !== 403) return '';
+  if (viaProxy) {
+    return (
+      ' (the API server\'s pod proxy does not pass your credentials on: use `kubectl port-forward` to the pod and ' +
+      '--endpoint https://127.0.0.1:PORT with your token, or add /debug/state to the controller\'s --authorization-always-allow-paths)'
+    );
+  }
+  return status === 401 ? ' (pass --token, or use a kubeconfig whose user has a token)' : ' (your user needs get on the non-resource URL /debug/state)';
+}
+
+/**
  * Fetches `/debug/state` from a controller.
  * @param opts where to look (see {@link EndpointOptions}).
  * @param clients API clients; required unless `opts.endpoint` is set.
@@ -174,13 +222,22 @@ function bodyReason(body: string): string {
 export async function fetchDebugState(opts: EndpointOptions, clients?: KubeClients): Promise<{ state: DebugState; source: StateSource }> {
   if (opts.endpoint) {
     const url = new URL('/debug/state', opts.endpoint);
+    const extra: RequestOptions & Record<string, unknown> = {};
+    if (url.protocol === 'https:') {
+      // Tokens go only over TLS, and only to the endpoint the caller named.
+      const token = opts.token ?? (await kubeconfigToken(opts.kubeconfig));
+      if (token) extra.headers = { Authorization: `Bearer ${token}` };
+      extra['rejectUnauthorized'] = opts.insecureSkipTlsVerify !== true;
+      if (opts.certificateAuthority) extra['ca'] = await readFile(opts.certificateAuthority, 'utf8');
+    }
     let res: RawResponse;
     try {
-      res = await rawGet(url, {}, 10_000);
+      res = await rawGet(url, extra, 10_000);
     } catch (err) {
-      throw new Error(`cannot reach ${url.href}: ${describeError(err)}`, { cause: err });
+      const tlsHint = /certificate|self[- ]signed/i.test(describeError(err)) ? ' (the controller\'s default certificate is self-signed: --insecure-skip-tls-verify or --certificate-authority)' : '';
+      throw new Error(`cannot reach ${url.href}: ${describeError(err)}${tlsHint}`, { cause: err });
     }
-    if (res.status !== 200) throw new Error(`${url.href} answered HTTP ${res.status}: ${bodyReason(res.body)}`);
+    if (res.status !== 200) throw new Error(`${url.href} answered HTTP ${res.status}: ${bodyReason(res.body)}${refusalHint(res.status, false)}`);
     return { state: asDebugState(parseJson(res.body, url.href)), source: { kind: 'endpoint', url: url.href } };
   }
   if (!clients) throw new Error('no --endpoint and no cluster connection');
@@ -200,7 +257,8 @@ export async function fetchDebugState(opts: EndpointOptions, clients?: KubeClien
   }
   const pod = leaderPodName(holder ?? '');
   if (!pod) throw new Error(`Lease ${opts.namespace}/${opts.lease} has no holder (holderIdentity "${holder ?? ''}"): no leader right now`);
-  const path = `/api/v1/namespaces/${encodeURIComponent(opts.namespace)}/pods/${encodeURIComponent(pod)}:${opts.port}/proxy/debug/state`;
+  // https: the controller pods serve only their secure port (the API server does not check its certificate).
+  const path = `/api/v1/namespaces/${encodeURIComponent(opts.namespace)}/pods/https:${encodeURIComponent(pod)}:${opts.port}/proxy/debug/state`;
   let res: RawResponse;
   try {
     res = await apiServerGet(clients.kubeConfig, path);
@@ -208,7 +266,11 @@ export async function fetchDebugState(opts: EndpointOptions, clients?: KubeClien
     throw new Error(`cannot reach the API server for ${path}: ${describeError(err)}`, { cause: err });
   }
   if (res.status !== 200) {
-    throw new Error(`leader pod ${opts.namespace}/${pod} (port ${opts.port}) via the API server proxy: HTTP ${res.status}: ${bodyReason(res.body)}`);
+    // A refusal in the API server's own Status JSON is about the caller's pods/proxy right; plain text is the controller's.
+    const fromController = !/^\s*\{/.test(res.body);
+    throw new Error(
+      `leader pod ${opts.namespace}/${pod} (port ${opts.port}) via the API server proxy: HTTP ${res.status}: ${bodyReason(res.body)}${fromController ? refusalHint(res.status, true) : ''}`,
+    );
   }
   return {
     state: asDebugState(parseJson(res.body, path)),
@@ -231,7 +293,7 @@ export function checkEndpoint(endpoint: string | undefined): void {
   try {
     u = new URL(endpoint);
   } catch {
-    throw new FlagError(`--endpoint: "${endpoint}" is not a URL (e.g. http://127.0.0.1:10267)`, 'endpoint');
+    throw new FlagError(`--endpoint: "${endpoint}" is not a URL (e.g. https://127.0.0.1:10267)`, 'endpoint');
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new FlagError(`--endpoint: "${endpoint}" must be http:// or https://`, 'endpoint');
 }

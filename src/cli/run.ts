@@ -36,6 +36,7 @@ import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { startServing } from '../metrics/serving.js';
 import { setWorkQueueMetricsProvider } from '../kube/workqueue.js';
 import { NodeLifecycleController } from '../nodelifecycle/controller.js';
+import { evictionGuardsConfig } from '../nodelifecycle/guard.js';
 import type { EventSink } from '../kube/types.js';
 import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
 import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
@@ -192,6 +193,8 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         unhealthyZoneThreshold: config.unhealthyZoneThreshold,
         enableTaintManager: config.enableTaintManager,
         podEvictionTimeoutMs: config.podEvictionTimeout,
+        // Issue 16: --max-unhealthy-nodes and storm detection; {} (off) unless a flag is set.
+        evictionGuards: evictionGuardsConfig(config),
       },
       clock,
       log: ioLog,

@@ -337,6 +337,9 @@ export async function parseInspectFlags(command: 'status' | 'explain', argv: str
     lease: parsed.lease,
     port: parsed.port,
     output: parsed.output === 'json' ? 'json' : 'table',
+    token: parsed.token,
+    insecureSkipTlsVerify: parsed['insecure-skip-tls-verify'],
+    certificateAuthority: parsed['certificate-authority'],
     args: parsed._.map(String),
   };
 }

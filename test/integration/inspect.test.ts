@@ -19,6 +19,7 @@ import { runStatusCommand, type StatusReport } from '../../src/cli/status.js';
 import { toLease, toNode, toPod, type Node, type Pod } from '../../src/kube/objects.js';
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
+import { freePort } from '../support/private-cluster.js';
 
 const run = promisify(execFile);
 const GRACE_S = 4;
@@ -68,8 +69,15 @@ describe('status and explain against a live controller (issue 8)', { concurrency
       nodeStatusUpdateFrequencyMs: 60_000,
     });
     await fleet.start();
-    // All interfaces, so that the API server's pod proxy can reach the metrics server too.
-    controller = await startTestController(prefix, [`--node-monitor-grace-period=${GRACE_S}s`, '--node-monitor-period=1s', '--metrics-bind-address=:0']);
+    // The plain port on loopback for --endpoint; the secure port on all interfaces (the default
+    // --bind-address) for the API server's pod proxy, which passes no credentials on: so /debug/state
+    // is made an always-allow path, the documented opt-in for the in-cluster path (docs/secure-serving.md).
+    controller = await startTestController(prefix, [
+      `--node-monitor-grace-period=${GRACE_S}s`,
+      '--node-monitor-period=1s',
+      `--secure-port=${await freePort()}`,
+      '--authorization-always-allow-paths=/healthz,/readyz,/livez,/debug/state',
+    ]);
     endpoint = `http://127.0.0.1:${controller.port}`;
     await waitFor('zones Normal', () => controller.nodeLifecycle?.view().zones.every((z) => z.state === 'Normal') && controller.nodeLifecycle.view().zones.length === 3, 20_000);
     dead = fleet.nodesInZone(zoneName(0))[0] as string;
@@ -220,7 +228,7 @@ describe('status and explain against a live controller (issue 8)', { concurrency
       '--lease',
       'nlc-leader',
       '--port',
-      String(controller.port),
+      String(controller.securePort),
       '-o',
       'json',
     ]);

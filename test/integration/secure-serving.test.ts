@@ -9,11 +9,14 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { RunningController } from '../../src/cli/run.js';
-import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
+import { runStatusCommand, type StatusReport } from '../../src/cli/status.js';
+import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { freePort } from '../support/private-cluster.js';
 import { applyChartRbac, deleteChartRbac, kubectl, serviceAccountKubeconfig, type ChartRbac } from '../support/process.js';
@@ -108,7 +111,8 @@ describe('secure serving on the real API server (issue 17 item 2)', { concurrenc
     await waitFor('reader may get /debug/state', async () =>
       (await kubectl(['auth', 'can-i', 'get', '/debug/state', `--as=system:serviceaccount:${prefix}:reader`]).catch(() => 'no')).trim() === 'yes',
     );
-    controller = await startTestController(prefix, [`--secure-port=${await freePort()}`, '--bind-address=127.0.0.1'], { kubeconfig: sa.path });
+    // All interfaces (the default --bind-address), so that the API server's pod proxy reaches it too.
+    controller = await startTestController(prefix, [`--secure-port=${await freePort()}`], { kubeconfig: sa.path });
   });
 
   after(async () => {
@@ -167,6 +171,57 @@ describe('secure serving on the real API server (issue 17 item 2)', { concurrenc
       } finally {
         await c.stop();
       }
+    }
+  });
+
+  /** `status -o json` in-process: the report, or the error it threw. */
+  async function status(argv: string[]): Promise<StatusReport> {
+    let text = '';
+    const code = await runStatusCommand([...argv, '-o', 'json'], { out: (t) => (text += t), err: () => undefined });
+    assert.equal(code, 0);
+    return JSON.parse(text) as StatusReport;
+  }
+
+  test('status --endpoint https:// with a bound token (the port-forward path) reads the state', async () => {
+    const endpoint = `https://127.0.0.1:${controller.securePort}`;
+    const r = await status(['--endpoint', endpoint, '--token', readerToken, '--insecure-skip-tls-verify']);
+    assert.equal(r.answeredBy, controller.identity);
+    await assert.rejects(status(['--endpoint', endpoint, '--token', readerToken]), /self[- ]signed.*--insecure-skip-tls-verify/s, 'the certificate is checked by default');
+    await assert.rejects(status(['--endpoint', endpoint, '--token', nobodyToken, '--insecure-skip-tls-verify']), /HTTP 403: forbidden: .*needs get on the non-resource URL \/debug\/state/);
+  });
+
+  test("through the API server's pod proxy the caller's token does not arrive: 401, and the error says what to do", async (t) => {
+    const ip = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    if (!ip) return t.skip('no non-loopback IPv4 address for the API server to proxy to');
+    const podName = `${prefix}-leader`;
+    await clients.core.createNamespacedPod({
+      namespace: prefix,
+      body: { metadata: { name: podName }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
+    });
+    await clients.core.patchNamespacedPodStatus(
+      { namespace: prefix, name: podName, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await clients.coordination.createNamespacedLease({
+      namespace: prefix,
+      body: { metadata: { name: 'nlc-leader' }, spec: { holderIdentity: `${podName}_${randomUUID()}`, leaseDurationSeconds: 15 } },
+    });
+    const reader = await serviceAccountKubeconfig(clients, prefix, 'reader');
+    try {
+      // The reader may use the proxy in this namespace; its token still stays at the API server.
+      await kubectl(['-n', prefix, 'create', 'role', 'proxy', '--verb=get', '--resource=pods/proxy,leases.coordination.k8s.io']);
+      await kubectl(['-n', prefix, 'create', 'rolebinding', 'proxy', '--role=proxy', `--serviceaccount=${prefix}:reader`]);
+      const argv = ['--kubeconfig', reader.path, '--namespace', prefix, '--lease', 'nlc-leader', '--port', String(controller.securePort)];
+      await waitFor('the proxy reaches the controller', async () => {
+        const err = await status(argv).then(() => undefined, (e: unknown) => e as Error);
+        return err !== undefined && /HTTP 401: Unauthorized/.test(err.message) && /does not pass your credentials on/.test(err.message);
+      }, 30_000, 500);
+      // As admin, too: a refusal, never the state.
+      await assert.rejects(status(['--kubeconfig', kubeconfigPath(), ...argv.slice(2)]), /HTTP 401/);
+    } finally {
+      await reader.remove();
     }
   });
 });
