@@ -36,7 +36,7 @@
  * 8. `NodeControllerLeaseCircuitBreaker` (1.37, kubernetes #138698): the live Lease read is made
  *    only for an expired node that is about to be acted on (marked Unknown, queued for or swapped to
  *    a NoExecute taint, legacy eviction), not for every expired node on every pass; see
- *    `leaseChanged` and `#liveLeaseAllows` in monitor.ts.
+ *    `#needsLiveLeaseCheck` in monitor.ts and leasebreaker.ts.
  * docs/node-lifecycle.md lists every difference and whether it can only delay or reduce an action.
  */
 import type { Lease, Node, Pod } from '../kube/objects.js';
@@ -47,6 +47,7 @@ import type { NodeCollectorMetrics } from '../metrics/registry.js';
 import type { Clock } from '../util/clock.js';
 import type { NodeLifecycleWriter } from './writer.js';
 import type { ZoneState } from './zones.js';
+import type { EvictionGuardsConfig, EvictionGuardView } from './guard.js';
 import { NodeHealthMonitor } from './monitor.js';
 import { NoScheduleTaintPass } from './noschedule.js';
 import { ZoneTainting } from './tainting.js';
@@ -67,6 +68,11 @@ export interface NodeLifecycleConfig {
   enableTaintManager: boolean;
   /** Legacy mode only: how long a node may be NotReady/Unknown before its pods are deleted. */
   podEvictionTimeoutMs: number;
+  /**
+   * Ours (issue 16): the cluster-wide eviction guards, `--max-unhealthy-nodes` and storm detection
+   * (guard.ts, `evictionGuardsConfig`). Absent or `{}`: both off, as kube-controller-manager.
+   */
+  evictionGuards?: EvictionGuardsConfig;
 }
 
 /** The informer caches the controller reads. Lease keys are `kube-node-lease/<node>`; pod keys `ns/name`. */
@@ -140,6 +146,8 @@ export interface ZoneView {
 export interface NodeLifecycleView {
   allZonesDisrupted: boolean;
   canSeeCluster: boolean;
+  /** The cluster-wide eviction guards that are configured (issue 16); empty when both are off. */
+  evictionGuards: EvictionGuardView[];
   zones: ZoneView[];
   nodes: {
     name: string;
@@ -288,6 +296,7 @@ export class NodeLifecycleController {
     return {
       allZonesDisrupted: this.#zones.allZonesStopped(),
       canSeeCluster: this.#d.canSeeCluster(),
+      evictionGuards: this.#zones.evictionGuardViews(),
       zones: this.#zones.zoneViews(),
       nodes: this.#monitor.nodeViews(),
     };

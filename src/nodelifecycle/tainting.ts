@@ -30,6 +30,7 @@ import {
   type ZoneState,
 } from './zones.js';
 import type { NodeLifecycleDeps, ZoneView } from './controller.js';
+import { EvictionGuards, type EvictionGuardName, type EvictionGuardView, type GuardTransition } from './guard.js';
 import {
   GATE_HOLD_RETRY_MS,
   type LegacyEvictionForZones,
@@ -73,6 +74,12 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   readonly #zoneSizes = new Map<string, { size: number; unhealthy: number }>();
   readonly #pausedReasons = new Map<string, string>();
   #taintTimer: TimerHandle | undefined;
+  /** Issue 16: the cluster-wide eviction guards (guard.ts), consulted by {@link admits}. */
+  readonly #guards: EvictionGuards;
+  /** The timer that observes the guards again when one can close. */
+  #guardRecheck: TimerHandle | undefined;
+  /** Per open guard, the node its EvictionCircuitOpen Event went on (the close Event goes there too). */
+  readonly #guardEventNode = new Map<EvictionGuardName, string>();
   #taintPassRunning = false;
   #taintPassAgain = false;
 
@@ -81,6 +88,8 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     this.#d = deps;
     this.#cfg = deps.config;
     this.#l = links;
+    this.#guards = new EvictionGuards(deps.clock, deps.config.evictionGuards ?? {});
+    for (const guard of this.#guards.configured) deps.metrics.evictionCircuitOpen.set({ guard }, 0);
   }
 
   /** Starts the tainting (or legacy eviction) pass, every 100 ms. */
@@ -91,6 +100,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   /** Stops the pass timer; a running pass finishes. */
   stop(): void {
     this.#taintTimer?.cancel();
+    this.#guardRecheck?.cancel();
   }
 
   /**
@@ -101,11 +111,68 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * stays queued in place and is tried again after {@link GATE_HOLD_RETRY_MS} (its token is spent);
    * a held pod is left alone until the next monitor pass queues it again.
    * Not gated: the unreachable↔not-ready swap on an already tainted node ({@link #swapNow}) and taint
-   * removal. Today it admits everything.
+   * removal.
+   * Issue 16 (deliberate difference 19, only delays or reduces): it holds every action while a
+   * cluster-wide eviction guard (`--max-unhealthy-nodes`, storm detection) is open, whatever the
+   * zone or node; the guards are fed by {@link handleDisruption}.
    * @param action what is about to be done; @param zone the node's zone key; @param name the node.
    */
   admits(_action: NoExecuteAction, _zone: string, _name: string): boolean {
-    return true;
+    return !this.#guards.blocksNewNoExecuteTaints();
+  }
+
+  /**
+   * Issue 16: feeds the eviction guards the readiness of this pass (the stricter count of
+   * difference 3, over the nodes that take part in zone disruption), explains each guard that
+   * opened or closed, and arms one timer at the earliest time a guard can close (a hold ends, or a
+   * storm's entry ages out), so a close does not wait for the next monitor pass.
+   */
+  #observeGuards(readiness: ReadonlyMap<string, boolean>): void {
+    for (const t of this.#guards.observe({ readiness })) this.#explainGuard(t);
+    this.#guardRecheck?.cancel();
+    this.#guardRecheck = undefined;
+    const at = this.#guards.recheckAtMs();
+    if (at === undefined) return;
+    this.#guardRecheck = this.#d.clock.setTimeout(() => {
+      this.#guardRecheck = undefined;
+      // A blind controller decides nothing; the monitor pass observes again once it can see.
+      if (!this.#l.stopped() && this.#d.canSeeCluster()) this.handleDisruption();
+    }, at - this.#d.clock.now());
+  }
+
+  /**
+   * A guard opened or closed: the gauge, a log line and a Warning Event on a Node, as zone pauses are
+   * explained. The open Event goes on the first not-Ready node by name (so `kubectl describe node`
+   * of a dead node says why it is not tainted); the close Event on the same node while it exists.
+   */
+  #explainGuard(t: GuardTransition): void {
+    const opened = t.change === 'opened';
+    this.#d.metrics.evictionCircuitOpen.set({ guard: t.guard }, opened ? 1 : 0);
+    if (opened) this.#d.log.warn({ guard: t.guard, notReady: t.notReadyNodes.length }, t.message);
+    else this.#d.log.info({ guard: t.guard, notReady: t.notReadyNodes.length }, t.message);
+    const earlier = this.#guardEventNode.get(t.guard);
+    const candidates = opened || earlier === undefined ? t.notReadyNodes : [earlier, ...t.notReadyNodes];
+    let target: { name: string; uid: string } | undefined;
+    for (const name of candidates) {
+      const info = this.#l.health.registration(name);
+      if (info) {
+        target = { name, uid: info.uid };
+        break;
+      }
+    }
+    if (!target) {
+      const first = this.#l.health.registered().next();
+      if (!first.done) target = { name: first.value[0], uid: first.value[1].uid };
+    }
+    if (opened && target) this.#guardEventNode.set(t.guard, target.name);
+    else this.#guardEventNode.delete(t.guard);
+    if (target) this.#d.events.record({ kind: 'Node', name: target.name, uid: target.uid }, 'Warning', t.reason, t.message);
+    if (!opened && !this.#guards.blocksNewNoExecuteTaints()) this.kickPass();
+  }
+
+  /** The configured eviction guards, for the view (`/debug/state`, `status`, `explain`). */
+  evictionGuardViews(): EvictionGuardView[] {
+    return this.#guards.view();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -354,13 +421,17 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     const effective = new Map<string, (string | undefined)[]>();
     const real = new Map<string, (string | undefined)[]>();
     const nodesByZone = new Map<string, string[]>();
+    // Issue 16: the guards count the same nodes as zone disruption, with the stricter status.
+    const guardReadiness = this.#guards.enabled ? new Map<string, boolean>() : undefined;
     for (const node of this.#d.caches.nodes.list()) {
       if (!this.#l.health.registration(node.name) || isExcludedFromDisruption(node)) continue;
       const zone = getZoneKey(node.labels);
       const realReady = savedReadyCondition(this.#l.health.health(node.name))?.status ?? getCondition(node.conditions, NODE_READY)?.status;
+      const effectiveReady = this.#effectiveReady(node.name, now);
       push(real, zone, realReady);
-      push(effective, zone, this.#effectiveReady(node.name, now));
+      push(effective, zone, effectiveReady);
       push(nodesByZone, zone, node.name);
+      guardReadiness?.set(node.name, effectiveReady === 'True');
     }
     for (const zone of effective.keys()) this.#zoneQueue(zone);
     // Difference 3 may only make a zone stricter: per zone, the statuses with the lower rate (a
@@ -408,6 +479,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       // alone during the stop are marked once it has passed, if their node is still not Ready.
       this.#l.allZonesStopEnded(now);
     }
+    if (guardReadiness) this.#observeGuards(guardReadiness);
   }
 
   /** Deliberate difference 4: every pause is explained with a Warning event, a log line and a gauge. */

@@ -75,7 +75,7 @@ function state(nlc: Partial<NodeLifecycleView>, pending: PendingPodDeletion[] = 
   return {
     identity: 'host-a_1111',
     leader: 'host-a_1111',
-    nodeLifecycle: { allZonesDisrupted: false, canSeeCluster: true, zones: [], nodes: [], ...nlc },
+    nodeLifecycle: { allZonesDisrupted: false, canSeeCluster: true, evictionGuards: [], zones: [], nodes: [], ...nlc },
     taintEviction: pending,
   };
 }
@@ -307,11 +307,7 @@ describe('eviction guards (issue 16) in status and explain', () => {
     settings: '--max-unhealthy-nodes=25%',
     reason: REASON,
   };
-  function withGuards(nlc: Partial<NodeLifecycleView>, guards: EvictionGuardView[]): DebugState {
-    const s = state(nlc);
-    (s.nodeLifecycle as unknown as Record<string, unknown>)['evictionGuards'] = guards;
-    return s;
-  }
+  const withGuards = (nlc: Partial<NodeLifecycleView>, guards: EvictionGuardView[]): DebugState => state({ ...nlc, evictionGuards: guards });
 
   test('status: an open guard is reported with its reason, and no node is due for tainting', () => {
     const s = withGuards({ zones: [zone(ZONE_A, { unhealthy: 3, queueLength: 1, next: { node: 'n-a-0', processAt: NOW } })] }, [
