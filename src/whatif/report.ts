@@ -77,7 +77,9 @@ function entryText(e: Exclude<TimelineEntry, { kind: 'pod-not-ready' }>): [strin
     case 'zone':
       return [
         'zone',
-        `${e.zone}: ${e.from === '-' ? '' : `${e.from} -> `}${e.to} (${e.unhealthy}/${e.size} not Ready, tainting rate ${e.rate}/s)${e.pausedReason ? `: ${e.pausedReason}` : ''}`,
+        // The counts are upstream's (Ready condition not True); the pause reason (JSON `pausedReason`,
+        // and the Event line) gives the count the controller decided on.
+        `${e.zone}: ${e.from === '-' ? '' : `${e.from} -> `}${e.to} (${e.size} nodes, ${e.unhealthy} with Ready not True; tainting rate ${e.rate}/s${e.pausedReason ? ', paused' : ''})`,
       ];
     case 'event':
       return ['event', `${e.type} ${e.reason} on ${e.object} (${e.by}): ${e.message}`];
