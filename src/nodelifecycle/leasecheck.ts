@@ -3,7 +3,7 @@
  * beta and on by default in kube-controller-manager 1.37, kubernetes #138698), as pure logic.
  *
  * Before a node whose cached Lease has expired is acted on, the controller reads the Lease live
- * (the I/O is the shell's, src/nodelifecycle/monitor.ts). {@link liveLeaseVerdict} decides on the
+ * (the I/O is the shell's, src/nodelifecycle/leasebreaker.ts). {@link liveLeaseVerdict} decides on the
  * answer; {@link LeaseCacheConsistency} is the controller-wide hold that follows a mismatch: no node
  * is judged until the Lease informer has caught up with the resourceVersion the API server returned.
  *

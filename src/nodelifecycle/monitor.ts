@@ -25,7 +25,7 @@ import {
   type NodeHealth,
   type NodeHealthObservation,
 } from './health.js';
-import { LeaseCacheConsistency, liveLeaseVerdict } from './leasecheck.js';
+import { LeaseCircuitBreaker } from './leasebreaker.js';
 import { formatZoneKey, getZoneKey } from './zones.js';
 import type { NodeLifecycleDeps, NodeLifecycleView } from './controller.js';
 import { NODE_WORKERS, recordEvent, type NodeHealthReader, type NodeReaction, type ZoneStatesForHealth } from './parts.js';
@@ -68,10 +68,8 @@ export class NodeHealthMonitor implements NodeHealthReader {
   readonly #inFlight = new Set<string>();
   /** Per node, monitor passes waiting for its next health sync to finish (see #awaitHealthSyncs). */
   readonly #healthWaiters = new Map<string, (() => void)[]>();
-  /** The controller-wide hold after a live Lease read found the Lease cache behind (upstream `consistencyStore`). */
-  readonly #leaseConsistency = new LeaseCacheConsistency();
-  /** The hold was logged (once per hold). */
-  #leaseHoldLogged = false;
+  /** The live Lease read before acting on an expired node, and the hold while the Lease cache is behind. */
+  readonly #breaker: LeaseCircuitBreaker;
   readonly #healthOpts: { nodeMonitorGracePeriodMs: number; nodeStartupGracePeriodMs: number };
   readonly #deadlines: DeadlineScheduler<string>;
   readonly #healthQueue: WorkQueue;
@@ -83,6 +81,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
   constructor(deps: NodeLifecycleDeps, links: HealthMonitorLinks) {
     this.#d = deps;
     this.#l = links;
+    this.#breaker = new LeaseCircuitBreaker(deps.leaseCircuitBreaker, deps.log);
     this.#healthOpts = { nodeMonitorGracePeriodMs: deps.config.nodeMonitorGracePeriodMs, nodeStartupGracePeriodMs: deps.config.nodeStartupGracePeriodMs };
     const { clock, log } = deps;
     this.#deadlines = new DeadlineScheduler<string>(clock, {
@@ -148,7 +147,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
   leaseChanged(nodeName: string): void {
     // While the Lease cache is known to be behind, the informer calls us before it records the
     // event's resourceVersion; observe once that is done, or the event that ends the hold is lost.
-    if (this.#leaseConsistency.awaited !== undefined) {
+    if (this.#breaker.holding) {
       queueMicrotask(() => void this.monitorOne(nodeName));
       return;
     }
@@ -205,7 +204,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
       await this.#awaitHealthSyncs(syncs);
       this.#l.zones.handleDisruption();
       // Like upstream's short-circuited pass, no pod is marked while the Lease cache is behind.
-      if (!this.#leaseCacheBehind()) this.#l.pods.resyncPodReadiness();
+      if (!this.#breaker.cacheBehind()) this.#l.pods.resyncPodReadiness();
     } finally {
       endTimer();
       this.#d.log.debug({ ms: this.#d.clock.now() - startMs }, 'monitor pass done');
@@ -255,31 +254,12 @@ export class NodeHealthMonitor implements NodeHealthReader {
     const node = this.#d.caches.nodes.get(name);
     if (!node) return undefined;
     if (!this.#checkSight()) return undefined;
-    if (this.#leaseCacheBehind()) return undefined;
+    if (this.#breaker.cacheBehind()) return undefined;
     this.#ensureRegistered(node);
     const lease = this.#d.caches.leases.get(`kube-node-lease/${name}`);
     const obs = observeNodeHealth(this.#health.get(name), node, lease, this.#d.clock.now(), this.#healthOpts);
     this.#health.set(name, obs.health);
     return { name, node, lease, obs };
-  }
-
-  /**
-   * Upstream `consistencyStore.EnsureReady` at the top of `tryUpdateNodeHealth`: true while a live
-   * Lease read has shown the Lease cache to be behind and the informer has not caught up yet; then
-   * no node is judged. Logs the start and the end of each hold.
-   */
-  #leaseCacheBehind(): boolean {
-    const io = this.#d.leaseCircuitBreaker;
-    if (!io || this.#leaseConsistency.awaited === undefined) return false;
-    const behind = this.#leaseConsistency.ensureReady(io.cacheResourceVersion());
-    if (behind && !this.#leaseHoldLogged) {
-      this.#leaseHoldLogged = true;
-      this.#d.log.warn(behind, 'The Lease cache is behind the API server: no node is judged until it catches up');
-    } else if (!behind && this.#leaseHoldLogged) {
-      this.#leaseHoldLogged = false;
-      this.#d.log.info({}, 'The Lease cache caught up: judging nodes again');
-    }
-    return behind !== undefined;
   }
 
   /**
@@ -291,41 +271,11 @@ export class NodeHealthMonitor implements NodeHealthReader {
    * node on every pass, also when nothing would follow.
    */
   #needsLiveLeaseCheck(o: Observed): boolean {
-    if (!this.#d.leaseCircuitBreaker || !o.obs.expired) return false;
+    if (!this.#breaker.enabled || !o.obs.expired) return false;
     if (o.obs.needsStatusUpdate) return true;
     const ready = o.obs.currentReady;
     if (!ready || ready.status === 'True') return false; // a Ready node only loses taints
     return this.#l.reaction.wouldAct(o.node, ready);
-  }
-
-  /**
-   * The live read of `NodeControllerLeaseCircuitBreaker` for an expired node (upstream
-   * `tryUpdateNodeHealth`): a 404 or the resourceVersion saved with the node's last seen renewal
-   * lets the controller act; any other resourceVersion starts the controller-wide hold
-   * ({@link #leaseCacheBehind}) and nothing is done for this node now.
-   * @returns true when the node may be acted on.
-   * @throws the read's error for any other failure (fail closed: the health queue retries with
-   *   backoff; upstream skips the node until its next pass).
-   */
-  async #liveLeaseAllows(o: Observed): Promise<boolean> {
-    const io = this.#d.leaseCircuitBreaker;
-    if (!io) return true;
-    const saved = o.obs.health.lease?.resourceVersion;
-    let live: { resourceVersion: string } | undefined;
-    try {
-      live = await io.readLease(o.name);
-    } catch (err) {
-      this.#d.log.warn({ node: o.name, err: describeError(err) }, 'Live read of the node Lease failed: not acting on the node now; retrying');
-      throw err;
-    }
-    const verdict = liveLeaseVerdict(saved, live);
-    if (verdict.act) return true;
-    this.#leaseConsistency.wroteAt(verdict.liveResourceVersion);
-    this.#d.log.warn(
-      { node: o.name, cachedResourceVersion: saved ?? '', liveResourceVersion: verdict.liveResourceVersion },
-      'The node Lease changed on the API server since the cache saw it renew: not marking the node unhealthy',
-    );
-    return false;
   }
 
   /** After an observation (and any status write): re-arm the deadline and recompute zones on a Ready flip. */
@@ -424,7 +374,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
     let o = this.#observe(name);
     if (!o) return;
     if (this.#needsLiveLeaseCheck(o)) {
-      if (!(await this.#liveLeaseAllows(o))) return;
+      if (!(await this.#breaker.allows(o.name, o.obs.health.lease?.resourceVersion))) return;
       // The read took a round trip: decide again on the caches as they are now (a renewal seen
       // meanwhile ends the expiry), and act only on the Lease the read confirmed.
       const again = this.#observe(name);
