@@ -205,7 +205,8 @@ export function buildShadowReport(shadow: ShadowState, observed: readonly Observ
   for (const d of shadow.decisions) {
     if (d.atMs < fromMs || d.atMs > toMs) continue;
     const comparable = compared.has(d.action);
-    const detail = d.action === 'taint' ? taintKeyEffect(d.detail) : d.action === 'mark-unknown' ? d.detail : d.action === 'delete-pod' ? '' : d.detail;
+    // KCM's side of "mark Unknown" is the Ready condition; the shadow's decision lists every condition it marks.
+    const detail = d.action === 'taint' ? taintKeyEffect(d.detail) : d.action === 'mark-unknown' ? 'Ready=Unknown' : d.action === 'delete-pod' ? '' : d.detail;
     const object = decisionObject(d);
     const key = keyOf(d.object.kind, object, d.action, detail) + (comparable ? '' : `\u0000${d.atMs}`);
     const e = entries.get(key);

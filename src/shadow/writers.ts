@@ -124,11 +124,15 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
     const written = compute(node);
     if (!written) return { result: 'unchanged', node };
     const ref = { kind: 'Node' as const, name, uid: node.uid };
-    for (const c of written) {
-      const before = getCondition(node.conditions, c.type);
-      if (before?.status === c.status) continue;
-      const reason = `${c.type} was ${before?.status ?? 'absent'}${c.message ? `: ${c.message}` : ''}`;
-      this.#d.decisions.record(NODE_LIFECYCLE, c.status === 'Unknown' ? 'mark-unknown' : 'update-condition', ref, `${c.type}=${c.status}`, reason, name);
+    // One decision per write, as it would be one status patch: `Ready=Unknown, MemoryPressure=Unknown, …`.
+    const changed = written.filter((c) => getCondition(node.conditions, c.type)?.status !== c.status);
+    for (const unknown of [true, false]) {
+      const these = changed.filter((c) => (c.status === 'Unknown') === unknown);
+      if (these.length === 0) continue;
+      const detail = these.map((c) => `${c.type}=${c.status}`).join(', ');
+      const first = these[0] as NodeCondition;
+      const reason = `${first.type} was ${getCondition(node.conditions, first.type)?.status ?? 'absent'}${first.message ? `: ${first.message}` : ''}`;
+      this.#d.decisions.record(NODE_LIFECYCLE, unknown ? 'mark-unknown' : 'update-condition', ref, detail, reason, name);
     }
     this.#d.overlay.setNodeConditions(node, written);
     return { result: 'written', written, node: this.#d.overlay.node(node) };
