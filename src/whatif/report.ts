@@ -98,9 +98,14 @@ function flagText(cfg: WhatIfResult['config']): string {
     podEvictionTimeoutMs: 'pod-eviction-timeout',
     forceDetachTimeoutMs: 'force-detach-timeout',
     nodeSelector: 'node-selector',
+    maxUnhealthyNodes: 'max-unhealthy-nodes',
+    stormThreshold: 'storm-threshold',
+    stormWindowMs: 'storm-window',
+    stormHoldMs: 'storm-hold',
   };
   return Object.entries(cfg)
-    .filter(([k, v]) => !(k === 'nodeSelector' && v === ''))
+    // Empty string flags (no --node-selector, a guard off) and the storm durations of an off storm guard are left out.
+    .filter(([k, v]) => v !== '' && !(k.startsWith('storm') && k !== 'stormThreshold' && cfg['stormThreshold'] === ''))
     .map(([k, v]) => `--${names[k] ?? k}=${k.endsWith('Ms') && typeof v === 'number' ? formatGoDuration(v) : String(v)}`)
     .join(' ');
 }

@@ -12,7 +12,7 @@ import { silentLogger } from '../log/logger.js';
 import { createMetrics } from '../metrics/registry.js';
 import { NodeLifecycleController, type ZoneView } from '../nodelifecycle/controller.js';
 import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
-import { EVENT_EVICTION_CIRCUIT_OPEN } from '../nodelifecycle/guard.js';
+import { EVENT_EVICTION_CIRCUIT_OPEN, evictionGuardsConfig, formatCountOrPercent } from '../nodelifecycle/guard.js';
 import { TaintEvictionController } from '../tainteviction/controller.js';
 import { TAINT_EVICTION_CONTROLLER_NAME } from '../tainteviction/events.js';
 import { PodGCController } from '../podgc/controller.js';
@@ -112,6 +112,7 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
         unhealthyZoneThreshold: config.unhealthyZoneThreshold,
         enableTaintManager: config.enableTaintManager,
         podEvictionTimeoutMs: config.podEvictionTimeout,
+        evictionGuards: evictionGuardsConfig(config),
       },
       clock,
       log,
@@ -282,6 +283,10 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
       podEvictionTimeoutMs: config.podEvictionTimeout,
       forceDetachTimeoutMs: config.forceDetachTimeout,
       nodeSelector: config.nodeSelector,
+      maxUnhealthyNodes: config.maxUnhealthyNodes ? formatCountOrPercent(config.maxUnhealthyNodes) : '',
+      stormThreshold: config.stormThreshold ? formatCountOrPercent(config.stormThreshold) : '',
+      stormWindowMs: config.stormWindow,
+      stormHoldMs: config.stormHold,
     },
     timeline,
     summary: {

@@ -120,6 +120,23 @@ describe('what-if: known timelines', () => {
     assert.deepEqual(of(r, 'pod-deleted'), [], 'pods tolerate the taint for 300 s; it was gone after 130 s');
   });
 
+  test('--max-unhealthy-nodes=2: three nodes die in three zones (each zone Normal); the breaker trips and no NoExecute taint is added', async () => {
+    const yaml = 'duration: 3m\nsteps:\n  - at: 0s\n    action: stop-kubelet\n    nodes: [a-n0, b-n0, c-n0]\n';
+    const open = await whatIf(yaml, { flags: ['--max-unhealthy-nodes=2'] });
+    const trips = of(open, 'event').filter((e) => e.reason === 'EvictionCircuitOpen');
+    assert.equal(trips.length >= 1, true, 'EvictionCircuitOpen is in the timeline');
+    assert.ok(trips.every((e) => e.type === 'Warning'));
+    assert.ok((trips[0]?.atMs ?? Infinity) <= GRACE_MS + 1000, `the breaker opens by the time the nodes are Unknown (at ${trips[0]?.atMs} ms)`);
+    assert.equal(open.summary.guardTrips, trips.length);
+    assert.deepEqual(noExecuteAdds(open), [], 'no NoExecute taint while more than 2 nodes are not Ready');
+    assert.equal(of(open, 'condition').filter((e) => e.to === 'Unknown').length, 3, 'condition marking goes on');
+    assert.match(whatIfText(open), /--max-unhealthy-nodes=2/);
+    // The same cluster without the flag: each of the three zones taints its node (the guard only held them back).
+    const off = await whatIf(yaml);
+    assert.equal(noExecuteAdds(off).length, 3);
+    assert.equal(off.summary.guardTrips, 0);
+  });
+
   test('the same flags as the controller: --node-monitor-grace-period=20s moves Unknown to T+20s; --controllers=-taint-eviction-controller deletes nothing', async () => {
     const r = await whatIf('duration: 7m\nsteps:\n  - at: 0s\n    action: stop-kubelet\n    nodes: [a-n0]\n', {
       flags: ['--node-monitor-grace-period=20s', '--controllers=*,-taint-eviction-controller'],
