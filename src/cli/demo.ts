@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: the demo command runs a whole scenario (control plane, fleet, cluster watch, six steps, summary); split candidates: ClusterWatch and the step functions.
 /**
  * `node-lifecycle-controller demo` (`npm run demo`): the controller doing its real job on the
  * embedded default, with no cluster of the user's own.

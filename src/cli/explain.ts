@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: two explanations (pod, node), each a pure explain + render pair over live API reads and /debug/state, plus the command; split candidate: one file per explanation.
 /**
  * `node-lifecycle-controller explain pod NS/NAME` and `explain node NAME`: what will happen to one
  * pod or node, and why, from live API reads combined with the controller's `/debug/state`.

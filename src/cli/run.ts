@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: it is the start-up wiring of every informer, controller, writer, the elector and the servers, in one startController whose order is the content (everything that can fail runs before the process campaigns); split candidate: per-controller wiring functions.
 /**
  * `node-lifecycle-controller run`: wires informers → controllers → writers, serves metrics and
  * health, and handles signals. This is the I/O shell; every decision lives in the controllers'

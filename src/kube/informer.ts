@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: one Informer class: list paging, watch, relist on 410, bookmarks, indexes, self-healing, the sight signal and its metrics share the cache and resourceVersion state of one watch.
 /**
  * A self-healing list+watch informer that keeps **one slim copy** of each object.
  *

@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: LeaseElector is one state machine (client-go LeaderElector: acquire, renew, release, transitions) plus fencing, with client-go's semantics in its docstrings; the Lease I/O is already in leaselock.ts.
 /**
  * Leader election over a `coordination.k8s.io/v1` Lease, with client-go's semantics, plus a
  * fencing check for writers.

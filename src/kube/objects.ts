@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: it is the slim object model, one interface and one converter per kind (Node, Pod, Lease, DaemonSet, VolumeAttachment, PVC, PV) that every module imports; split candidate: types vs converters.
 /**
  * The slim object model: the few fields of each Kubernetes object that the controller keeps in
  * memory, with every timestamp normalised to epoch **milliseconds**.

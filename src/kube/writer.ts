@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: it is the one write path (throttle, fencing gate, Retry-After, conflict retry, backoff), kept in one file so every write's retry and fencing rules read in one place; split candidate: the backoff/retry helpers.
 /**
  * The write path that every API write of the controller goes through:
  *

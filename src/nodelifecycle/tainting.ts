@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: zone states, the zone queues, the NoExecute tainting pass and the one gate (admits) with the eviction guards that feed it share the zone state; split candidate: the pause and guard explanations.
 /**
  * Zone states and NoExecute tainting, the node lifecycle controller's zone loop: per-zone states
  * and rate-limited queues, the tainting pass every 100 ms (in legacy mode the same queues drive
