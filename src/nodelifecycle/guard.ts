@@ -251,6 +251,13 @@ export interface GuardObservation {
 export interface EvictionGuardsConfig {
   readonly breaker?: CircuitBreakerConfig;
   readonly storm?: StormConfig;
+  /**
+   * The longest gap between two observations, in **milliseconds**, that still counts as watching.
+   * The controller observes on every monitor pass and skips passes while it cannot see the cluster;
+   * a longer gap means it was blind, and no closing countdown (the breaker's wait, the storm's hold)
+   * may span time it did not see: the countdown starts again. Absent: no such rule (pure tests).
+   */
+  readonly maxObservationGapMs?: number;
 }
 
 /** A guard that opened or closed, for an Event, a log line and the gauge. */
@@ -295,6 +302,7 @@ export class EvictionGuards {
   #storm: StormState = STORM_NONE;
   #views: EvictionGuardView[] = [];
   #recheckAtMs: number | undefined;
+  #lastObservedMs: number | undefined;
 
   /**
    * @param clock the injected clock (epoch ms).
@@ -321,6 +329,13 @@ export class EvictionGuards {
    */
   observe(obs: GuardObservation): GuardTransition[] {
     const now = this.#clock.now();
+    const gap = this.#cfg.maxObservationGapMs;
+    if (gap !== undefined && this.#lastObservedMs !== undefined && now - this.#lastObservedMs > gap) {
+      // Blind since the last observation: a countdown towards closing restarts now.
+      if (this.#breaker.closableSinceMs !== undefined) this.#breaker = { open: true, openedAtMs: this.#breaker.openedAtMs ?? now };
+      if (this.#storm.overSinceMs !== undefined) this.#storm = { ...this.#storm, overSinceMs: now };
+    }
+    this.#lastObservedMs = now;
     const total = obs.readiness.size;
     const notReady: string[] = [];
     for (const [name, ready] of obs.readiness) if (!ready) notReady.push(name);
@@ -458,8 +473,8 @@ function stormReason(step: StormStep, total: number, cfg: StormConfig, nowMs: nu
 /**
  * The guards' configuration from the parsed flags (src/cli/flags.ts `ControllerConfig`).
  * @param flags `maxUnhealthyNodes` / `stormThreshold` (undefined = that guard off), `stormWindow`,
- *   `stormHold` and `nodeMonitorGracePeriod` in **milliseconds**.
- * @returns the config; `{}` when both guards are off. Never throws.
+ *   `stormHold`, `nodeMonitorGracePeriod` and `nodeMonitorPeriod` in **milliseconds**.
+ * @returns the config; neither `breaker` nor `storm` when both guards are off. Never throws.
  */
 export function evictionGuardsConfig(flags: {
   readonly maxUnhealthyNodes: CountOrPercent | undefined;
@@ -467,8 +482,12 @@ export function evictionGuardsConfig(flags: {
   readonly stormWindow: number;
   readonly stormHold: number;
   readonly nodeMonitorGracePeriod: number;
+  readonly nodeMonitorPeriod: number;
 }): EvictionGuardsConfig {
   return {
+    // A monitor pass waits at most one period for its health syncs: passes come at most two periods
+    // apart while the controller sees the cluster; three leave room for a busy event loop.
+    maxObservationGapMs: 3 * flags.nodeMonitorPeriod,
     ...(flags.maxUnhealthyNodes ? { breaker: { maxUnhealthy: flags.maxUnhealthyNodes, closeAfterMs: flags.nodeMonitorGracePeriod } } : {}),
     ...(flags.stormThreshold ? { storm: { threshold: flags.stormThreshold, windowMs: flags.stormWindow, holdMs: flags.stormHold } } : {}),
   };

@@ -314,10 +314,37 @@ describe('EvictionGuards', () => {
 });
 
 test('evictionGuardsConfig: from the flags; the breaker closes after --node-monitor-grace-period; empty flags are off', () => {
-  const flags = { maxUnhealthyNodes: undefined, stormThreshold: undefined, stormWindow: 60_000, stormHold: 300_000, nodeMonitorGracePeriod: GRACE_MS };
-  assert.deepEqual(evictionGuardsConfig(flags), {});
+  const flags = { maxUnhealthyNodes: undefined, stormThreshold: undefined, stormWindow: 60_000, stormHold: 300_000, nodeMonitorGracePeriod: GRACE_MS, nodeMonitorPeriod: 5000 };
+  assert.deepEqual(evictionGuardsConfig(flags), { maxObservationGapMs: 15_000 });
   assert.deepEqual(evictionGuardsConfig({ ...flags, maxUnhealthyNodes: { kind: 'percent', percent: 40 }, stormThreshold: { kind: 'count', count: 3 } }), {
+    maxObservationGapMs: 15_000,
     breaker: { maxUnhealthy: { kind: 'percent', percent: 40 }, closeAfterMs: GRACE_MS },
     storm: { threshold: { kind: 'count', count: 3 }, windowMs: 60_000, holdMs: 300_000 },
   });
+});
+
+test('a gap in the observations (the controller was blind) restarts the countdowns towards closing', () => {
+  const clock = new FakeClock(0);
+  const g = new EvictionGuards(clock, {
+    maxObservationGapMs: 15_000,
+    breaker: { maxUnhealthy: { kind: 'count', count: 2 }, closeAfterMs: GRACE_MS },
+    storm: { threshold: { kind: 'count', count: 2 }, windowMs: 10_000, holdMs: 30_000 },
+  });
+  g.observe({ readiness: fleet(10, 0) });
+  clock.advance(5000);
+  g.observe({ readiness: fleet(10, 3) }); // both open
+  assert.deepEqual(g.openGuards(), ['max-unhealthy-nodes', 'storm']);
+  clock.advance(5000);
+  g.observe({ readiness: fleet(10, 1) }); // breaker closable from 10 s
+  for (let t = 15_000; t <= 20_000; t += 5000) {
+    clock.set(t);
+    g.observe({ readiness: fleet(10, 1) }); // storm over (entries aged out) from 15 s
+  }
+  assert.equal(g.view().find((v) => v.guard === 'max-unhealthy-nodes')?.closesAt, 10_000 + GRACE_MS);
+  assert.equal(g.view().find((v) => v.guard === 'storm')?.closesAt, 15_000 + 30_000);
+  clock.set(40_000); // 20 s without an observation
+  g.observe({ readiness: fleet(10, 1) });
+  assert.equal(g.view().find((v) => v.guard === 'max-unhealthy-nodes')?.closesAt, 40_000 + GRACE_MS, 'the breaker waits a full grace period from now');
+  assert.equal(g.view().find((v) => v.guard === 'storm')?.closesAt, 40_000 + 30_000, 'the storm hold restarts');
+  assert.deepEqual(g.openGuards(), ['max-unhealthy-nodes', 'storm']);
 });
