@@ -59,6 +59,7 @@ export class ShadowMode {
       ...(opts.registry ? { registry: opts.registry } : {}),
       ...(opts.capacity !== undefined ? { capacity: opts.capacity } : {}),
     });
+    opts.log.info({ dryRun: true }, 'dry-run (shadow mode): every controller runs, nothing is written but the leader-election Lease');
   }
 
   /** Wraps the shared node informer (once). @returns the overlaid view. */

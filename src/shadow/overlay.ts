@@ -29,16 +29,8 @@
  */
 import type { Informer } from '../kube/informer.js';
 import type { Node, NodeCondition, PodCondition, Taint, VolumeAttachment } from '../kube/objects.js';
-import {
-  TAINT_NODE_DISK_PRESSURE,
-  TAINT_NODE_MEMORY_PRESSURE,
-  TAINT_NODE_NETWORK_UNAVAILABLE,
-  TAINT_NODE_NOT_READY,
-  TAINT_NODE_PID_PRESSURE,
-  TAINT_NODE_UNREACHABLE,
-  TAINT_NODE_UNSCHEDULABLE,
-  taintsEqual,
-} from '../kube/taints.js';
+import { taintsEqual } from '../kube/taints.js';
+import { CONDITION_TAINT_KEYS } from '../nodelifecycle/taints.js';
 import { REASON_NODE_STATUS_NEVER_UPDATED, REASON_NODE_STATUS_UNKNOWN } from '../nodelifecycle/health.js';
 import { DELETION_BY_TAINT_MANAGER_REASON, DISRUPTION_TARGET_CONDITION_TYPE } from '../tainteviction/events.js';
 
@@ -48,16 +40,11 @@ export type InformerLike<T> = Pick<
   'start' | 'stop' | 'isWatching' | 'blindForMs' | 'hasSynced' | 'waitForSync' | 'get' | 'list' | 'keys' | 'byIndex' | 'on' | 'stats'
 >;
 
-/** Taint keys the node lifecycle controller writes: the shadow keeps its own values of them. */
-export const SHADOW_OWNED_TAINT_KEYS: ReadonlySet<string> = new Set([
-  TAINT_NODE_UNREACHABLE,
-  TAINT_NODE_NOT_READY,
-  TAINT_NODE_UNSCHEDULABLE,
-  TAINT_NODE_MEMORY_PRESSURE,
-  TAINT_NODE_DISK_PRESSURE,
-  TAINT_NODE_PID_PRESSURE,
-  TAINT_NODE_NETWORK_UNAVAILABLE,
-]);
+/**
+ * Taint keys the node lifecycle controller writes, with either effect (the NoSchedule pass's keys
+ * include `unreachable` and `not-ready`, the NoExecute ones): the shadow keeps its own values of them.
+ */
+export const SHADOW_OWNED_TAINT_KEYS: ReadonlySet<string> = CONDITION_TAINT_KEYS;
 
 /** Node condition reasons only a node controller writes (`tryUpdateNodeHealth`). */
 const CONTROLLER_CONDITION_REASONS: ReadonlySet<string> = new Set([REASON_NODE_STATUS_UNKNOWN, REASON_NODE_STATUS_NEVER_UPDATED]);

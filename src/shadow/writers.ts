@@ -92,7 +92,7 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
     toAdd: readonly Taint[],
     toRemove: readonly Taint[],
     cached?: Node,
-    opts: { conditionTaints?: boolean; onConditionTaints?: (added: readonly Taint[], removed: readonly Taint[]) => void } = {},
+    opts: NonNullable<Parameters<NodeLifecycleWrites['swapNodeTaints']>[4]> = {},
   ): Promise<WriteResult> {
     const node = await this.#current(name, cached);
     if (!node) return 'gone';
