@@ -37,7 +37,6 @@ import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { startServing } from '../metrics/serving.js';
 import { setWorkQueueMetricsProvider } from '../kube/workqueue.js';
 import { NodeLifecycleController } from '../nodelifecycle/controller.js';
-import { evictionGuardsConfig } from '../nodelifecycle/guard.js';
 import type { EventSink } from '../kube/types.js';
 import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
 import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
@@ -57,6 +56,7 @@ import { realClock, type Clock } from '../util/clock.js';
 import type { InformerLike } from '../shadow/overlay.js';
 import { ShadowMode } from '../shadow/mode.js';
 import { isControllerEnabled, parseControllerFlags, type ControllerConfig } from './flags.js';
+import { nodeLifecycleConfigFrom } from './nodelifecycleconfig.js';
 
 /**
  * How long (milliseconds) the node or lease informer may be without a watch stream before the
@@ -184,19 +184,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     const recorder = new EventRecorder({ clients, throttle, component: 'node-controller', host: identity, clock, log: ioLog });
     const nlcWriter = new NodeLifecycleWriter(clients, throttle, clock);
     nodeLifecycle = new NodeLifecycleController({
-      config: {
-        nodeMonitorPeriodMs: config.nodeMonitorPeriod,
-        nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
-        nodeStartupGracePeriodMs: config.nodeStartupGracePeriod,
-        nodeEvictionRate: config.nodeEvictionRate,
-        secondaryNodeEvictionRate: config.secondaryNodeEvictionRate,
-        largeClusterSizeThreshold: config.largeClusterSizeThreshold,
-        unhealthyZoneThreshold: config.unhealthyZoneThreshold,
-        enableTaintManager: config.enableTaintManager,
-        podEvictionTimeoutMs: config.podEvictionTimeout,
-        // Issue 16: --max-unhealthy-nodes and storm detection; {} (off) unless a flag is set.
-        evictionGuards: evictionGuardsConfig(config),
-      },
+      config: nodeLifecycleConfigFrom(config),
       clock,
       log: ioLog,
       caches: {

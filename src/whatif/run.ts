@@ -12,7 +12,7 @@ import { silentLogger } from '../log/logger.js';
 import { createMetrics } from '../metrics/registry.js';
 import { NodeLifecycleController, type ZoneView } from '../nodelifecycle/controller.js';
 import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
-import { EVENT_EVICTION_CIRCUIT_OPEN, evictionGuardsConfig, formatCountOrPercent } from '../nodelifecycle/guard.js';
+import { EVENT_EVICTION_CIRCUIT_OPEN, formatCountOrPercent } from '../nodelifecycle/guard.js';
 import { TaintEvictionController } from '../tainteviction/controller.js';
 import { TAINT_EVICTION_CONTROLLER_NAME } from '../tainteviction/events.js';
 import { PodGCController } from '../podgc/controller.js';
@@ -22,6 +22,7 @@ import { ATTACH_DETACH_EVENT_SOURCE, FORCE_DETACH_RESYNC_PERIOD_MS } from '../vo
 import { FakeClock } from '../util/clock.js';
 import { formatGoDuration } from '../util/duration.js';
 import { isControllerEnabled, labelSelectorMatches, parseLabelSelector, type ControllerConfig } from '../cli/flags.js';
+import { nodeLifecycleConfigFrom } from '../cli/nodelifecycleconfig.js';
 import { InMemoryCluster, type TimelineEntry } from './cluster.js';
 import { selectNodes, type Scenario } from './scenario.js';
 import type { ClusterSnapshot } from './snapshot.js';
@@ -99,21 +100,11 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
   const starts: (() => void)[] = [];
   let sampleZones: () => ZoneView[] = () => [];
 
+  const nlcConfig = nodeLifecycleConfigFrom(config);
   if (isControllerEnabled(config, 'node-lifecycle-controller')) {
     const legacy = !config.enableTaintManager;
     const nlc = new NodeLifecycleController({
-      config: {
-        nodeMonitorPeriodMs: config.nodeMonitorPeriod,
-        nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
-        nodeStartupGracePeriodMs: config.nodeStartupGracePeriod,
-        nodeEvictionRate: config.nodeEvictionRate,
-        secondaryNodeEvictionRate: config.secondaryNodeEvictionRate,
-        largeClusterSizeThreshold: config.largeClusterSizeThreshold,
-        unhealthyZoneThreshold: config.unhealthyZoneThreshold,
-        enableTaintManager: config.enableTaintManager,
-        podEvictionTimeoutMs: config.podEvictionTimeout,
-        evictionGuards: evictionGuardsConfig(config),
-      },
+      config: nlcConfig,
       clock,
       log,
       caches: {
@@ -273,14 +264,7 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
     cluster: { nodes: scoped.nodes.length, pods: inScope.pods, volumeAttachments: inScope.volumeAttachments, kubeletsRunningAtStart },
     controllers,
     config: {
-      nodeMonitorPeriodMs: config.nodeMonitorPeriod,
-      nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
-      nodeEvictionRate: config.nodeEvictionRate,
-      secondaryNodeEvictionRate: config.secondaryNodeEvictionRate,
-      largeClusterSizeThreshold: config.largeClusterSizeThreshold,
-      unhealthyZoneThreshold: config.unhealthyZoneThreshold,
-      enableTaintManager: config.enableTaintManager,
-      podEvictionTimeoutMs: config.podEvictionTimeout,
+      ...Object.fromEntries(Object.entries(nlcConfig).filter(([k]) => k !== 'evictionGuards' && k !== 'nodeStartupGracePeriodMs')),
       forceDetachTimeoutMs: config.forceDetachTimeout,
       nodeSelector: config.nodeSelector,
       maxUnhealthyNodes: config.maxUnhealthyNodes ? formatCountOrPercent(config.maxUnhealthyNodes) : '',

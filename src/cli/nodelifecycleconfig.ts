@@ -1,0 +1,31 @@
+/**
+ * The node lifecycle controller's configuration from the parsed flags: one mapping, used by `run`
+ * (src/cli/run.ts) and by `what-if` (src/whatif/run.ts), so a what-if runs exactly the
+ * configuration `run` would.
+ */
+import { evictionGuardsConfig } from '../nodelifecycle/guard.js';
+import type { NodeLifecycleConfig } from '../nodelifecycle/controller.js';
+import type { ControllerConfig } from './flags.js';
+
+/**
+ * Maps the `run` flags to {@link NodeLifecycleConfig}.
+ * @param config the parsed flags (durations in **milliseconds**).
+ * @returns the controller's configuration (durations in **milliseconds**, rates in nodes per second). Never throws.
+ * Upstream analogue: kube-controller-manager's `startNodeLifecycleController`, which passes the
+ * `NodeLifecycleControllerConfiguration` fields to `nodelifecycle.NewNodeLifecycleController`.
+ */
+export function nodeLifecycleConfigFrom(config: ControllerConfig): NodeLifecycleConfig {
+  return {
+    nodeMonitorPeriodMs: config.nodeMonitorPeriod,
+    nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod,
+    nodeStartupGracePeriodMs: config.nodeStartupGracePeriod,
+    nodeEvictionRate: config.nodeEvictionRate,
+    secondaryNodeEvictionRate: config.secondaryNodeEvictionRate,
+    largeClusterSizeThreshold: config.largeClusterSizeThreshold,
+    unhealthyZoneThreshold: config.unhealthyZoneThreshold,
+    enableTaintManager: config.enableTaintManager,
+    podEvictionTimeoutMs: config.podEvictionTimeout,
+    // Issue 16: --max-unhealthy-nodes and storm detection; {} (off) unless a flag is set.
+    evictionGuards: evictionGuardsConfig(config),
+  };
+}
