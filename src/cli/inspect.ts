@@ -65,7 +65,7 @@ export function asDebugState(json: unknown): DebugState {
 
 /** Where the inspection commands get the controller's state from. */
 export interface EndpointOptions {
-  /** Base URL of the controller's metrics server, e.g. `http://127.0.0.1:10267`; when set, the cluster is not asked. */
+  /** Base URL of the controller: `https://127.0.0.1:10267` (secure port) or `http://…` (plain port); when set, the cluster is not asked. */
   endpoint?: string | undefined;
   /** kubeconfig path; undefined: in-cluster config or `$KUBECONFIG` / `~/.kube/config`. */
   kubeconfig?: string | undefined;
@@ -156,7 +156,7 @@ function rawGet(url: URL, extra: RequestOptions & Record<string, unknown>, timeo
 
 /**
  * GET an API server path with the kubeconfig's credentials and TLS settings.
- * @param path absolute API path, e.g. `/api/v1/namespaces/ns/pods/p:10267/proxy/debug/state`.
+ * @param path absolute API path, e.g. `/api/v1/namespaces/ns/pods/https:p:10267/proxy/debug/state`.
  * @returns status code and body text (any status; the caller decides).
  * @throws {Error} on network errors, unreadable credentials or a 10 s timeout.
  */

@@ -60,6 +60,22 @@ describe('start-up failures happen before the campaign', () => {
     assert.deepEqual(api.requestLines, [], 'a replica that cannot serve sent no request: it never campaigned');
   });
 
+  test('secure port in use (EADDRINUSE): startController rejects and no request was ever sent', { timeout: 10_000 }, async () => {
+    const config = await parseControllerFlags(flags([`--kubeconfig=${kubeconfig}`, `--secure-port=${takenPort}`, '--bind-address=127.0.0.1']));
+    await assert.rejects(startController(config, { log: quietLog() }), /cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
+    await sleep(500);
+    assert.deepEqual(api.requestLines, [], 'a replica that cannot serve HTTPS sent no request: it never campaigned');
+  });
+
+  test('unreadable --tls-cert-file: startController rejects naming the flag, before any request', { timeout: 10_000 }, async () => {
+    const config = await parseControllerFlags(
+      flags([`--kubeconfig=${kubeconfig}`, '--secure-port=10267', '--bind-address=127.0.0.1', `--tls-cert-file=${join(dir, 'missing.crt')}`, `--tls-private-key-file=${join(dir, 'missing.key')}`]),
+    );
+    await assert.rejects(startController(config, { log: quietLog() }), /--tls-cert-file: cannot read/);
+    await sleep(200);
+    assert.deepEqual(api.requestLines, []);
+  });
+
   test('unreadable kubeconfig: startController rejects before any request', { timeout: 10_000 }, async () => {
     const config = await parseControllerFlags(flags([`--kubeconfig=${join(dir, 'missing')}`, '--metrics-bind-address=127.0.0.1:0']));
     await assert.rejects(startController(config, { log: quietLog() }), /ENOENT|no such file/);
