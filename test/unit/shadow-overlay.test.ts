@@ -286,3 +286,79 @@ describe('decision log', () => {
     assert.throws(() => new ShadowDecisionLog({ clock, log: silentLogger, capacity: 0 }), RangeError);
   });
 });
+
+describe('dry-run writers with live reads (pod GC, force detach)', () => {
+  const wirePod = {
+    metadata: { name: 'p1', namespace: 'default', uid: 'uid-p1', resourceVersion: '7', creationTimestamp: new Date(START - 60_000).toISOString() },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] },
+    status: { phase: 'Running' },
+  };
+  const wireVa = {
+    metadata: { name: 'va1', uid: 'uid-va1', resourceVersion: '3' },
+    spec: { attacher: 'csi.example', nodeName: 'n1', source: { persistentVolumeName: 'pv1' } },
+    status: { attached: true },
+  };
+  /** Clients with only the reads: any write would be a TypeError. */
+  const readsOnly = {
+    core: { readNamespacedPod: async () => wirePod, readNode: async () => ({ metadata: { name: 'n1', uid: 'uid-n1', resourceVersion: '1', creationTimestamp: new Date(START).toISOString() }, spec: {}, status: {} }) },
+    storage: { readVolumeAttachment: async () => wireVa },
+  } as unknown as Pick<KubeClients, 'core' | 'storage'>;
+
+  function shadowWith(clients: Pick<KubeClients, 'core' | 'storage'>) {
+    const clock = new FakeClock(START);
+    const shadow = new ShadowMode({ clock, log: silentLogger, clients });
+    shadow.nodeView(new MemoryInformer<Node>((n) => n.name).asInformer());
+    shadow.podView(new MemoryInformer<Pod>((p) => podKey(p)).asInformer());
+    return shadow;
+  }
+
+  test('would force-delete: the re-check runs on the live pod; the pod is then gone for every later read', async () => {
+    const shadow = shadowWith(readsOnly);
+    const gc = shadow.podGCWrites();
+    const seen: string[] = [];
+    const r = await gc.forceDeletePod('default', 'p1', 'uid-p1', async (live) => {
+      seen.push(`${live.name}@${live.resourceVersion}`);
+      return { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node is out of service' };
+    });
+    assert.equal(r, 'deleted');
+    assert.deepEqual(seen, ['p1@7']);
+    assert.equal(await gc.getPod('default', 'p1'), undefined);
+    assert.equal(await gc.forceDeletePod('default', 'p1', 'uid-p1', async () => assert.fail('not re-checked: already gone')), 'gone');
+    assert.equal(await gc.forceDeletePod('default', 'p1', 'other-uid', async () => undefined), 'gone');
+    assert.deepEqual(shadow.decisions.decisions().map((d) => [d.controller, d.action, d.reason]), [['pod-garbage-collector-controller', 'force-delete', 'PodGC: node is out of service']]);
+  });
+
+  test('a re-check that says no is not a decision', async () => {
+    const shadow = shadowWith(readsOnly);
+    assert.equal(await shadow.podGCWrites().forceDeletePod('default', 'p1', 'uid-p1', async () => undefined), 'skipped');
+    assert.deepEqual(shadow.decisions.decisions(), []);
+  });
+
+  test('would detach: the attachment is then gone for the live read; a second delete is "gone"', async () => {
+    const shadow = shadowWith(readsOnly);
+    const fd = shadow.forceDetachWrites();
+    assert.equal((await fd.getVolumeAttachment('va1'))?.uid, 'uid-va1');
+    assert.equal(await fd.deleteVolumeAttachment('va1', 'uid-va1'), 'deleted');
+    assert.equal(await fd.getVolumeAttachment('va1'), undefined);
+    assert.equal(await fd.deleteVolumeAttachment('va1', 'uid-va1'), 'gone');
+    const [d] = shadow.decisions.decisions();
+    assert.deepEqual([d?.action, d?.object.kind, d?.detail, d?.node], ['detach', 'VolumeAttachment', 'delete VolumeAttachment (volume pv1)', 'n1']);
+  });
+
+  test('would evict (node affinity enforcer): evicted once, then gone', async () => {
+    const shadow = shadowWith(NO_API);
+    const ev = shadow.affinityEvictor('node-affinity-enforcer');
+    assert.deepEqual(await ev.evict({ namespace: 'default', name: 'p1', uid: 'uid-p1' }), { kind: 'evicted' });
+    assert.equal((await ev.evict({ namespace: 'default', name: 'p1', uid: 'uid-p1' })).kind, 'gone');
+    assert.deepEqual(shadow.decisions.decisions().map((d) => d.action), ['evict']);
+  });
+
+  test('several conditions marked Unknown in one status patch are one decision', async () => {
+    const w = world();
+    w.nodeSrc.put(node('n1'));
+    const base = w.nodes.get('n1') as Node;
+    const conds: NodeCondition[] = ['Ready', 'MemoryPressure'].map((type) => ({ type, status: 'Unknown', reason: 'NodeStatusUnknown', lastTransitionTime: START }));
+    await w.shadow.nodeLifecycleWrites().updateNodeConditions('n1', base, () => conds);
+    assert.deepEqual(w.shadow.decisions.decisions().map((d) => [d.action, d.detail]), [['mark-unknown', 'Ready=Unknown, MemoryPressure=Unknown']]);
+  });
+});
