@@ -134,6 +134,37 @@ describe('TestSwapUnreachableNotReadyTaints', () => {
   });
 });
 
+describe('TestSwapUnreachableNotReadyTaints [ours: the other direction, in a paused zone]', () => {
+  test('a NotReady node that stops posting status has not-ready:NoExecute swapped for unreachable:NoExecute at once, even at rate 0', async (t) => {
+    const nodes = ['node0', 'node1', 'node2', 'node3'];
+    const u = await UpstreamTable.create(t, {
+      now: T2017,
+      config: { nodeEvictionRate: 0.1, secondaryNodeEvictionRate: 0.01 }, // the defaults: a small PartialDisruption zone stops
+      nodes: nodes.map((n) => upNode(n, { conditions: ready(n === 'node0' ? 'False' : 'True', T2017, T2017) })),
+      pods: [newPod('pod0', 'node0')],
+    });
+    assert.ok(u.taints('node0').includes(NOT_READY_NE), `node0: ${u.taints('node0').join()}`);
+    // The other kubelets post at +30 s (so none is silent for more than half the grace period,
+    // which deliberate difference 3 would count as not Ready). Grace (50 s) passes without a
+    // heartbeat from node0 (marked Unknown); node1 and node2 post NotReady, node3 Ready: 3 of 4
+    // not Ready, PartialDisruption, rate 0 in a zone this small.
+    await u.pass(30_000, () => ['node1', 'node2', 'node3'].forEach((n) => u.setConditions(n, ready('True', T2017 + 30_000, T2017))));
+    const later = 50_000 + 1000;
+    await u.pass(later, () => {
+      u.setConditions('node1', ready('False', T2017 + later, T2017 + later));
+      u.setConditions('node2', ready('False', T2017 + later, T2017 + later));
+      u.setConditions('node3', ready('True', T2017 + later, T2017));
+    }, 500);
+    assert.deepEqual(u.w.zoneStates(), { '': 'PartialDisruption' });
+    assert.equal(u.ready('node0'), 'Unknown');
+    // The swap is not rate-limited: it happens while the zone is paused.
+    assert.ok(u.taints('node0').includes(UNREACHABLE_NE), `node0: ${u.taints('node0').join()}`);
+    assert.ok(!u.taints('node0').includes(NOT_READY_NE), 'the not-ready taint is gone in the same patch');
+    // The zone's rate (0) still holds back new taints.
+    assert.ok(!u.taints('node1').includes(NOT_READY_NE) && !u.taints('node2').includes(NOT_READY_NE), 'no new NoExecute taint at rate 0');
+  });
+});
+
 describe('TestTaintsNodeByCondition', () => {
   const z = { 'topology.kubernetes.io/region': 'region1', 'topology.kubernetes.io/zone': 'zone1', 'failure-domain.beta.kubernetes.io/region': 'region1', 'failure-domain.beta.kubernetes.io/zone': 'zone1' };
   const cases: [name: string, conditions: NodeCondition[], expected: string[]][] = [
