@@ -4,8 +4,11 @@
  *
  * Source: `pkg/controller/nodelifecycle/node_lifecycle_controller_test.go` as of Kubernetes 1.20
  * (the revision where `newNodeLifecycleControllerFromClient` still takes `podEvictionTimeout` and
- * `useTaints`, constants testNodeMonitorGracePeriod 40 s, testRateLimiterQPS 10000), read with the
- * code search tool (`kubernetes/kubernetes` at that revision; `apt-get source` was not used).
+ * `useTaints`, constants testNodeMonitorGracePeriod 40 s, testRateLimiterQPS 10000, the
+ * `LabelZoneRegionStable` labels and `k8s.io/kubernetes/pkg/kubelet/apis`), as stored by the code
+ * search tool (found by its `func TestMonitorNodeHealthEvictPodsWithDisruption`; the stored copy
+ * names no repository or commit, so the version is inferred from those signatures). Not
+ * reconstructed: every case below is that file's, with its data; `apt-get source` was not used.
  * Ported verbatim from it, case by case, with its descriptions as test names:
  * `TestMonitorNodeHealthEvictPods`, `TestPodStatusChange` and `TestMonitorNodeHealthEvictPodsWithDisruption`,
  * each of which ran with `useTaints=false`.
