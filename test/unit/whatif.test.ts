@@ -137,6 +137,21 @@ describe('what-if: known timelines', () => {
     assert.equal(off.summary.guardTrips, 0);
   });
 
+  test('--enable-taint-manager=false (1.20 legacy eviction): no NoExecute taint; pods but the DaemonSet one deleted --pod-eviction-timeout after the ready transition the controller saw', async () => {
+    const r = await whatIf('duration: 7m\nsteps:\n  - at: 0s\n    action: stop-kubelet\n    nodes: [a-n0]\n', { flags: ['--enable-taint-manager=false'] });
+    assert.deepEqual(noExecuteAdds(r), []);
+    assert.ok(!r.controllers.includes('taint-eviction-controller'));
+    const deleted = of(r, 'pod-deleted');
+    assert.deepEqual(deleted.map((e) => e.pod).sort(), ['default/db-a-n0', 'default/web-0-0', 'default/web-1-1']);
+    // 1.20's readyTransitionTimestamp of a node first seen at T+0 is T+0 (a controller start), so
+    // eviction is due at T+0 + 5m, not at Unknown + 5m.
+    for (const d of deleted) {
+      near(d.atMs, 300_000, 1000, `legacy eviction of ${d.pod}`);
+      assert.equal(d.by, 'node-lifecycle-controller');
+    }
+    assert.ok(of(r, 'event').some((e) => e.reason === 'DeletingAllPods' && e.object === 'Node/a-n0'));
+  });
+
   test('the same flags as the controller: --node-monitor-grace-period=20s moves Unknown to T+20s; --controllers=-taint-eviction-controller deletes nothing', async () => {
     const r = await whatIf('duration: 7m\nsteps:\n  - at: 0s\n    action: stop-kubelet\n    nodes: [a-n0]\n', {
       flags: ['--node-monitor-grace-period=20s', '--controllers=*,-taint-eviction-controller'],
