@@ -224,4 +224,21 @@ describe('secure serving on the real API server (issue 17 item 2)', { concurrenc
       await reader.remove();
     }
   });
+
+  test("without the chart's system:auth-delegator binding the controller cannot review tokens: 401, never 200", async () => {
+    const binding = rbac.objects.find((o) => o.kind === 'ClusterRoleBinding' && o.name.endsWith('-auth-delegator'));
+    assert.ok(binding, 'the chart renders the auth-delegator binding');
+    await kubectl(['delete', 'clusterrolebinding', binding.name]);
+    await waitFor('the binding is gone from RBAC', async () =>
+      (await kubectl(['auth', 'can-i', 'create', 'tokenreviews.authentication.k8s.io', `--as=system:serviceaccount:${prefix}:${rbac.serviceAccount}`]).catch(() => 'no')).trim() === 'no',
+    );
+    const c = await startTestController(`${prefix}-noad`, [`--secure-port=${await freePort()}`, '--bind-address=127.0.0.1'], { kubeconfig: sa.path });
+    try {
+      const r = await get(c.securePort, '/debug/state', readerToken);
+      assert.equal(r.status, 401, r.body);
+      assert.match(r.body, /TokenReview failed/);
+    } finally {
+      await c.stop();
+    }
+  });
 });
