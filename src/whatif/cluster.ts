@@ -239,6 +239,16 @@ export class InMemoryCluster {
    * @param forMs `pause-heartbeats` only: the pause, milliseconds.
    */
   apply(action: string, nodes: readonly string[], forMs = 0): void {
+    if (action === 'pause-heartbeats') {
+      // Resumes at the end of the pause, not at each node's next phase: a blip ends for everyone at
+      // once. One timer for all of them (thousands of timers would each be a FakeClock scan).
+      this.#clock.setTimeout(() => {
+        for (const name of nodes) {
+          const k = this.#kubelets.get(name);
+          if (k) this.#heartbeat(name, k);
+        }
+      }, forMs);
+    }
     for (const name of nodes) {
       const k = this.#kubelets.get(name);
       const node = this.nodes.get(name);
@@ -254,8 +264,6 @@ export class InMemoryCluster {
           break;
         case 'pause-heartbeats':
           k.pausedUntil = this.#clock.now() + forMs;
-          // Resumes at the end of the pause, not at its next phase: a blip ends for everyone at once.
-          this.#clock.setTimeout(() => this.#heartbeat(name, k), forMs);
           break;
         case 'report-not-ready':
         case 'report-ready':
