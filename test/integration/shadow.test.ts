@@ -11,6 +11,11 @@
  * - `shadow-report` puts both side by side, and its rows carry exactly the times kube-controller-manager
  *   left in the cluster (taint timeAdded, Events) and the shadow's decision times.
  * With `NLC_TEST_LOG_DIR` set, the report's text goes to `<dir>/shadow-report.txt` (the README shows one).
+ *
+ * A second test runs a shadow alone, with leader election, on the shared cluster (scoped to its own
+ * fleet, which no other controller manages): it holds its own Lease, `node-lifecycle-controller-shadow`,
+ * and a node death leaves the cluster exactly as it was — no taint, no Unknown condition, no pod
+ * deletion, no Event — while the shadow's decisions go all the way to "would delete pod".
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +30,7 @@ import { toNode, toPod, type Pod } from '../../src/kube/objects.js';
 import type { ShadowState } from '../../src/shadow/decisions.js';
 import type { ShadowReport } from '../../src/shadow/report.js';
 import { runShadowReportCommand } from '../../src/cli/shadow-report.js';
-import { createTestNamespace, uniquePrefix, waitFor } from '../support/cluster.js';
+import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
 import { PrivateControlPlane } from '../support/private-cluster.js';
 
@@ -189,4 +194,62 @@ test('kube-controller-manager and a --dry-run shadow through a node failure: zer
   const compared = [...report.nodes, ...report.pods].filter((r) => r.verdict !== 'not compared');
   assert.deepEqual([...new Set(compared.map((r) => r.node ?? r.object))], [victim]);
   assert.equal(report.summary.disagreements, 0, text);
+});
+
+test('a shadow alone, with leader election: its own Lease, and a dead node left exactly as it was', { timeout: 300_000 }, async () => {
+  const clients = testClients();
+  const prefix = uniquePrefix('shadow-le');
+  await createTestNamespace(clients, prefix);
+  const f = new Fleet({
+    clients,
+    prefix,
+    namespace: prefix,
+    zones: 1,
+    nodesPerZone: 2,
+    podsPerNode: 1,
+    podMix: { tolerationSeconds: 1 },
+    tolerationSeconds: 5,
+    leaseRenewIntervalMs: 1000,
+    nodeStatusUpdateFrequencyMs: 10_000,
+  });
+  await f.start();
+  let c: RunningController | undefined;
+  try {
+    c = await startTestController(prefix, [
+      '--dry-run',
+      `--node-monitor-grace-period=${GRACE_S}s`,
+      '--node-monitor-period=1s',
+      '--node-eviction-rate=10',
+      '--leader-elect=true',
+      `--leader-elect-resource-namespace=${prefix}`,
+      '--leader-elect-lease-duration=3s',
+      '--leader-elect-renew-deadline=2s',
+      '--leader-elect-retry-period=500ms',
+    ]);
+    const running = c;
+    const lease = await clients.coordination.readNamespacedLease({ name: 'node-lifecycle-controller-shadow', namespace: prefix });
+    assert.equal(lease.spec?.holderIdentity, running.identity, 'the shadow leads through its own Lease');
+    const victim = f.nodeNames()[0] as string;
+    const [victimPod] = (await clients.core.listNamespacedPod({ namespace: prefix, fieldSelector: `spec.nodeName=${victim}` })).items.map(toPod);
+    assert.ok(victimPod);
+    const taintsBefore = toNode(await clients.core.readNode({ name: victim }))?.taints;
+    f.killNode(victim);
+    await waitFor('the shadow would delete the pod', async () => (await shadowState(running)).decisions.some((d) => d.action === 'delete-pod' && d.object.uid === victimPod.uid), GRACE_S * 1000 + 30_000, 500);
+    const s = await shadowState(running);
+    // (Also "untaint": the simulated kubelet registers its node with not-ready:NoSchedule, as a real one does.)
+    const actions = new Set(s.decisions.filter((d) => d.node === victim).map((d) => d.action));
+    for (const a of ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'] as const) assert.ok(actions.has(a), `the shadow decided ${a}`);
+    const node = toNode(await clients.core.readNode({ name: victim }));
+    assert.deepEqual(node?.taints, taintsBefore, "the real node's taints are as they were (not even the start-up taint was removed)");
+    assert.equal(node?.conditions.find((x) => x.type === 'Ready')?.status, 'True', 'Ready was not marked Unknown for real');
+    const pod = toPod(await clients.core.readNamespacedPod({ namespace: prefix, name: victimPod.name }));
+    assert.equal(pod?.deletionTimestamp, undefined, 'the pod was not deleted');
+    assert.equal(pod?.conditions.find((x) => x.type === 'Ready')?.status, 'True', 'the pod was not marked NotReady');
+    const events = (await clients.core.listEventForAllNamespaces({})).items.filter((e) => e.source?.host === running.identity || e.reportingInstance === running.identity);
+    assert.deepEqual(events.map((e) => e.reason), [], 'no Event from the shadow, not even LeaderElection');
+  } finally {
+    await c?.stop();
+    await f.stop();
+    await f.cleanup();
+  }
 });
