@@ -32,6 +32,7 @@ import yargs, { type Argv } from 'yargs';
 import { LOG_FORMATS, LOG_LEVELS, logLevelForVerbosity, type LogFormat, type LogLevel } from '../log/logger.js';
 import { alwaysAllowPathMatcher } from '../metrics/delegation.js';
 import { parseBindAddress } from '../metrics/server.js';
+import type { ServingConfig } from '../metrics/serving.js';
 import { DurationSyntaxError, formatGoDuration, parseGoDuration } from '../util/duration.js';
 import { CountOrPercentSyntaxError, parseCountOrPercent, type CountOrPercent } from '../nodelifecycle/guard.js';
 import { versionLine } from '../version.js';
@@ -704,8 +705,8 @@ export function flagEnvVar(flag: string): string {
 // ---------------------------------------------------------------------------------------------
 // The parsed configuration
 
-/** The validated configuration of the `run` command. All durations are in **milliseconds**. */
-export interface ControllerConfig {
+/** The validated configuration of the `run` command (the serving flags: {@link ServingConfig}). All durations are in **milliseconds**. */
+export interface ControllerConfig extends ServingConfig {
   /** `--kubeconfig`: path, or undefined for in-cluster / default loading. */
   kubeconfig: string | undefined;
   /** `--config`: the config file that was read, if any. */
@@ -766,26 +767,6 @@ export interface ControllerConfig {
   affinityMaxEvictionsPerNode: number;
   /** `--affinity-max-evictions-total` in **pods** (0: no cap). */
   affinityMaxEvictionsTotal: number;
-  /** `--metrics-bind-address`, validated with `parseBindAddress` (src/metrics/server.ts); '' = no plain-HTTP port. */
-  metricsBindAddress: string;
-  /** `--secure-port`, 0–65535; 0 = no HTTPS port. */
-  securePort: number;
-  /** `--bind-address`: an IP address; '' or an unspecified one (0.0.0.0, ::) = all interfaces. */
-  bindAddress: string;
-  /** `--tls-cert-file` and `--tls-private-key-file`: both or neither ('' = self-signed in memory). */
-  tlsCertFile: string;
-  tlsPrivateKeyFile: string;
-  /** `--authentication-kubeconfig` / `--authorization-kubeconfig`: '' = the connection of `--kubeconfig`. */
-  authenticationKubeconfig: string;
-  authorizationKubeconfig: string;
-  /** `--authentication-token-webhook-cache-ttl` in **milliseconds**. */
-  authenticationTokenWebhookCacheTtl: number;
-  /** `--authorization-webhook-cache-authorized-ttl` in **milliseconds**. */
-  authorizationWebhookCacheAuthorizedTtl: number;
-  /** `--authorization-webhook-cache-unauthorized-ttl` in **milliseconds**. */
-  authorizationWebhookCacheUnauthorizedTtl: number;
-  /** `--authorization-always-allow-paths` (validated with `alwaysAllowPathMatcher`, src/metrics/delegation.ts). */
-  authorizationAlwaysAllowPaths: string[];
   /** `--log-level`. */
   logLevel: LogLevel;
   /** `--log-format`. */

@@ -17,19 +17,29 @@ import { servingCertificate } from './tls.js';
 /** Timeout of one TokenReview or SubjectAccessReview, **milliseconds** (upstream: 10 s each). */
 export const REVIEW_TIMEOUT_MS = 10_000;
 
-/** The serving flags (src/cli/flags.ts `ControllerConfig`); durations in **milliseconds**. */
+/** The serving flags, part of src/cli/flags.ts `ControllerConfig` (which validates them); durations in **milliseconds**. */
 export interface ServingConfig {
+  /** `--kubeconfig`: path, or undefined for in-cluster / default loading. */
   kubeconfig: string | undefined;
+  /** `--metrics-bind-address`, validated with `parseBindAddress` (src/metrics/server.ts); '' = no plain-HTTP port. */
   metricsBindAddress: string;
+  /** `--secure-port`, 0–65535; 0 = no HTTPS port. */
   securePort: number;
+  /** `--bind-address`: an IP address; '' or an unspecified one (0.0.0.0, ::) = all interfaces. */
   bindAddress: string;
+  /** `--tls-cert-file` and `--tls-private-key-file`: both or neither ('' = self-signed in memory). */
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
+  /** `--authentication-kubeconfig` / `--authorization-kubeconfig`: '' = the connection of `--kubeconfig`. */
   authenticationKubeconfig: string;
   authorizationKubeconfig: string;
+  /** `--authentication-token-webhook-cache-ttl` in **milliseconds**. */
   authenticationTokenWebhookCacheTtl: number;
+  /** `--authorization-webhook-cache-authorized-ttl` in **milliseconds**. */
   authorizationWebhookCacheAuthorizedTtl: number;
+  /** `--authorization-webhook-cache-unauthorized-ttl` in **milliseconds**. */
   authorizationWebhookCacheUnauthorizedTtl: number;
+  /** `--authorization-always-allow-paths` (validated with `alwaysAllowPathMatcher`, src/metrics/delegation.ts). */
   authorizationAlwaysAllowPaths: readonly string[];
 }
 

@@ -7,11 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { networkInterfaces } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Fleet } from '../../sim/fleet.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { runExplainCommand, type NodeExplanation, type PodExplanation } from '../../src/cli/explain.js';
@@ -20,6 +17,7 @@ import { toLease, toNode, toPod, type Node, type Pod } from '../../src/kube/obje
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { freePort } from '../support/private-cluster.js';
+import { createProxiedLeaderPod, hostIPv4 } from '../support/proxy-pod.js';
 
 const run = promisify(execFile);
 const GRACE_S = 4;
@@ -198,28 +196,11 @@ describe('status and explain against a live controller (issue 8)', { concurrency
   });
 
   test('in a cluster: the leader is found through its Lease and read through the API server\'s pod proxy', async (t) => {
-    const ip = Object.values(networkInterfaces())
-      .flat()
-      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    const ip = hostIPv4();
     if (!ip) return t.skip('no non-loopback IPv4 address for the API server to proxy to');
     const podName = `${prefix}-leader`;
-    const identity = `${podName}_${randomUUID()}`;
-    await clients.core.createNamespacedPod({
-      namespace: prefix,
-      body: { metadata: { name: podName }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
-    });
-    await clients.core.patchNamespacedPodStatus(
-      { namespace: prefix, name: podName, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-    await clients.coordination.createNamespacedLease({
-      namespace: prefix,
-      body: { metadata: { name: 'nlc-leader' }, spec: { holderIdentity: identity, leaseDurationSeconds: 15 } },
-    });
-    t.after(async () => {
-      await clients.core.deleteNamespacedPod({ namespace: prefix, name: podName, gracePeriodSeconds: 0 }).catch(() => undefined);
-      await clients.coordination.deleteNamespacedLease({ namespace: prefix, name: 'nlc-leader' }).catch(() => undefined);
-    });
+    const leader = await createProxiedLeaderPod(clients, prefix, podName, 'nlc-leader', ip);
+    t.after(leader.remove);
     const { out: r } = await json<StatusReport>(runStatusCommand, [
       '--kubeconfig',
       kubeconfigPath(),

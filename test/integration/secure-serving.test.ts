@@ -9,16 +9,15 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { RunningController } from '../../src/cli/run.js';
 import { runStatusCommand, type StatusReport } from '../../src/cli/status.js';
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { freePort } from '../support/private-cluster.js';
+import { createProxiedLeaderPod, hostIPv4 } from '../support/proxy-pod.js';
 import { applyChartRbac, deleteChartRbac, kubectl, serviceAccountKubeconfig, type ChartRbac } from '../support/process.js';
 
 const clients = testClients();
@@ -191,23 +190,10 @@ describe('secure serving on the real API server (issue 17 item 2)', { concurrenc
   });
 
   test("through the API server's pod proxy the caller's token does not arrive: 401, and the error says what to do", async (t) => {
-    const ip = Object.values(networkInterfaces())
-      .flat()
-      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    const ip = hostIPv4();
     if (!ip) return t.skip('no non-loopback IPv4 address for the API server to proxy to');
-    const podName = `${prefix}-leader`;
-    await clients.core.createNamespacedPod({
-      namespace: prefix,
-      body: { metadata: { name: podName }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
-    });
-    await clients.core.patchNamespacedPodStatus(
-      { namespace: prefix, name: podName, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-    await clients.coordination.createNamespacedLease({
-      namespace: prefix,
-      body: { metadata: { name: 'nlc-leader' }, spec: { holderIdentity: `${podName}_${randomUUID()}`, leaseDurationSeconds: 15 } },
-    });
+    const leader = await createProxiedLeaderPod(clients, prefix, `${prefix}-leader`, 'nlc-leader', ip);
+    t.after(leader.remove);
     const reader = await serviceAccountKubeconfig(clients, prefix, 'reader');
     try {
       // The reader may use the proxy in this namespace; its token still stays at the API server.
