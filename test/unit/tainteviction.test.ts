@@ -11,7 +11,7 @@ import { FakeClock } from '../../src/util/clock.js';
 import { podKey, type Pod, type Taint, type Toleration } from '../../src/kube/objects.js';
 import { decidePodEviction, planEviction, type Decision, type PendingEviction } from '../../src/tainteviction/decision.js';
 import { DeadlineScheduler } from '../../src/util/scheduler.js';
-import { getMinTolerationTimeMs, noExecuteTaints, FOREVER } from '../../src/tainteviction/tolerations.js';
+import { noExecuteTaints } from '../../src/tainteviction/tolerations.js';
 import { TaintEvictionWriter } from '../../src/tainteviction/writer.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import {
@@ -21,7 +21,6 @@ import {
   DISRUPTION_TARGET_CONDITION_TYPE,
   podDeletionEvent,
   taintEvictionDisruptionCondition,
-  TAINT_MANAGER_EVICTION_REASON,
   type PodEvent,
 } from '../../src/tainteviction/events.js';
 
@@ -160,18 +159,6 @@ function taintedHarness(): Harness {
   h.taintedNodes.set('node1', [noExecuteTaint(1, h.clock.now())]);
   return h;
 }
-
-test('TestFilterNoExecuteTaints', () => {
-  const taints: Taint[] = [
-    { key: 'one', value: 'one', effect: 'NoExecute' },
-    { key: 'two', value: 'two', effect: 'NoSchedule' },
-  ];
-  const got = noExecuteTaints(taints);
-  assert.deepEqual(
-    got.map((t) => t.key),
-    ['one'],
-  );
-});
 
 describe('TestCreatePod', () => {
   const cases: Array<{ description: string; pod: Pod; tainted: boolean; expectPatch: boolean; expectDelete: boolean }> = [
@@ -387,17 +374,6 @@ describe('TestUpdateNodeWithMultiplePods', () => {
   });
 });
 
-test('TestGetMinTolerationTime', () => {
-  const cases: Array<{ tolerations: Toleration[]; expected: number | typeof FOREVER }> = [
-    { tolerations: [], expected: 0 },
-    { tolerations: [{}], expected: FOREVER },
-    { tolerations: [{ tolerationSeconds: 1 }, { tolerationSeconds: 2 }], expected: 1_000 },
-    { tolerations: [{ tolerationSeconds: 1 }, {}], expected: 1_000 },
-    { tolerations: [{}, { tolerationSeconds: 1 }], expected: 1_000 },
-  ];
-  for (const c of cases) assert.equal(getMinTolerationTimeMs(c.tolerations), c.expected);
-});
-
 describe('TestEventualConsistency', () => {
   const cases: Array<{ description: string; prevPod: Pod | undefined; newPod: Pod; pod2DeletedAtMs: number }> = [
     { description: 'existing pod2 scheduled onto tainted Node', prevPod: newPod('pod2', ''), newPod: newPod('pod2', 'node1'), pod2DeletedAtMs: 0 },
@@ -430,23 +406,9 @@ describe('TestEventualConsistency', () => {
   }
 });
 
-describe('TestPodDeletionEvent', () => {
-  test('emitPodDeletionEvent', () => {
-    assert.deepEqual(podDeletionEvent('test', 'test'), {
-      type: 'Normal',
-      reason: 'TaintManagerEviction',
-      message: 'Marking for deletion Pod test/test',
-      involvedObject: { kind: 'Pod', apiVersion: 'v1', namespace: 'test', name: 'test' },
-    });
-  });
-  test('emitCancelPodDeletionEvent', () => {
-    assert.deepEqual(cancelPodDeletionEvent('test', 'test'), {
-      type: 'Normal',
-      reason: TAINT_MANAGER_EVICTION_REASON,
-      message: 'Cancelling deletion of Pod test/test',
-      involvedObject: { kind: 'Pod', apiVersion: 'v1', namespace: 'test', name: 'test' },
-    });
-  });
+// TestFilterNoExecuteTaints, TestGetMinTolerationTime and TestPodDeletionEvent's two event cases
+// are ported in test/unit/upstream-tainteviction.test.ts (with the rest of the file, onto the shell).
+describe('TaintEvictionWriter and the DisruptionTarget condition', () => {
   test('DisruptionTarget condition (addConditionAndDeletePod)', () => {
     assert.deepEqual(taintEvictionDisruptionCondition(T0), {
       type: 'DisruptionTarget',

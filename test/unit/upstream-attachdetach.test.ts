@@ -31,7 +31,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node, Taint, VolumeAttachment } from '../../src/kube/objects.js';
 import { FORCED_DETACHES_METRIC } from '../../src/metrics/registry.js';
-import { counter, DetachHarness, OOS, pod, settle, T0 } from '../support/outofservice-world.js';
+import { counter, DetachHarness, node, OOS, pod, settle } from '../support/outofservice-world.js';
 
 /** upstream `maxWaitForUnmountDuration`. */
 const MAX_WAIT_FOR_UNMOUNT_MS = 50;
@@ -39,18 +39,7 @@ const MAX_WAIT_FOR_UNMOUNT_MS = 50;
 const MAX_LONG_WAIT_FOR_UNMOUNT_MS = 4_200_000;
 
 /** A node as upstream's tests write it: name only, optionally a Ready condition and taints. */
-function upstreamNode(name: string, ready?: 'True' | 'False', taints: Taint[] = []): Node {
-  return {
-    name,
-    uid: `uid-${name}`,
-    resourceVersion: '1',
-    creationTimestamp: T0 - 3_600_000,
-    labels: {},
-    unschedulable: false,
-    taints,
-    conditions: ready === undefined ? [] : [{ type: 'Ready', status: ready }],
-  };
-}
+const upstreamNode = (name: string, ready?: 'True' | 'False', taints: Taint[] = []): Node => node(name, ready, taints);
 
 /**
  * Arrange: `nodeName` (in the node informer unless `node` is undefined), pod `pod-uid1` using PV
