@@ -166,6 +166,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const realNodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
   const nodes: InformerLike<Node> = shadow ? shadow.nodeView(realNodes) : realNodes;
   const leases = leaseInformer(clients, informerOpts);
+  shadow?.useLeases(leases);
   // Pod labels cost memory on every pod; only legacy eviction reads them (1.20's DaemonSet selector rule).
   const legacyEviction = !config.enableTaintManager && isControllerEnabled(config, 'node-lifecycle-controller');
   const realPods = podInformer(clients, { ...informerOpts, keepLabels: legacyEviction });

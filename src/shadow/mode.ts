@@ -6,8 +6,9 @@
  */
 import type { Registry } from 'prom-client';
 import type { KubeClients } from '../kube/client.js';
-import type { Node, Pod, VolumeAttachment } from '../kube/objects.js';
-import type { EventSink } from '../kube/types.js';
+import { leaseKey } from '../kube/informers.js';
+import type { Lease, Node, Pod, VolumeAttachment } from '../kube/objects.js';
+import type { EventSink, ReadStore } from '../kube/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../util/clock.js';
 import { ShadowDecisionLog, type ShadowState } from './decisions.js';
@@ -66,6 +67,11 @@ export class ShadowMode {
   nodeView(source: InformerLike<Node>): ShadowView<Node> {
     this.#nodes = this.overlay.nodeView(source);
     return this.#nodes;
+  }
+
+  /** Reads the node heartbeat Leases (cache keys `kube-node-lease/<node>`): a renewal makes a would-be Unknown give way. */
+  useLeases(leases: ReadStore<Lease>): void {
+    this.overlay.useLeaseRenewals((node) => leases.get(leaseKey(node))?.renewTime);
   }
 
   /** Wraps the shared pod informer (once). @returns the overlaid view. */

@@ -15,7 +15,9 @@
  * - node conditions written by a node controller (reason `NodeStatusUnknown` /
  *   `NodeStatusNeverUpdated`): replaced by the last condition of that type the kubelet posted, unless
  *   the shadow itself would have written one; the shadow's own condition gives way once the kubelet
- *   posts a newer heartbeat (as a real write would be overwritten);
+ *   posts a newer heartbeat, or renews its Lease {@link KUBELET_STATUS_UPDATE_MS} after the write
+ *   (a live kubelet overwrites a controller's Unknown within its status period; beside no real
+ *   controller, nothing in the cluster shows the Unknown, so the kubelet has nothing to overwrite);
  * - a pod that a taint manager or the pod GC is deleting (`deletionTimestamp` with a
  *   `DisruptionTarget` condition of reason `DeletionByTaintManager` / `DeletionByPodGC` that the
  *   shadow did not write) is shown as not terminating.
@@ -46,6 +48,13 @@ export type InformerLike<T> = Pick<
  */
 export const SHADOW_OWNED_TAINT_KEYS: ReadonlySet<string> = CONDITION_TAINT_KEYS;
 
+/**
+ * The kubelet's `nodeStatusUpdateFrequency` default (10 s), milliseconds: a live kubelet that finds a
+ * controller's Unknown on its node replaces it within this long (`tryUpdateNodeStatus` compares with
+ * the node it GETs).
+ */
+export const KUBELET_STATUS_UPDATE_MS = 10_000;
+
 /** Node condition reasons only a node controller writes (`tryUpdateNodeHealth`). */
 const CONTROLLER_CONDITION_REASONS: ReadonlySet<string> = new Set([REASON_NODE_STATUS_UNKNOWN, REASON_NODE_STATUS_NEVER_UPDATED]);
 
@@ -67,8 +76,8 @@ interface NodeShadow {
   ownedTaints: readonly Taint[];
   /** The last condition of each type that the kubelet (not a node controller) posted. */
   kubelet: Map<string, NodeCondition>;
-  /** The shadow's own conditions, with the kubelet heartbeat (epoch ms) they were decided on. */
-  written: Map<string, { condition: NodeCondition; heartbeatMs: number }>;
+  /** The shadow's own conditions, with the kubelet heartbeat they were decided on and when (epoch ms). */
+  written: Map<string, { condition: NodeCondition; heartbeatMs: number; atMs: number }>;
   /** The shadow's would-be labels. */
   labels: Record<string, string>;
 }
@@ -94,6 +103,12 @@ export class ShadowOverlay {
   /** Deleted VolumeAttachments by UID. */
   readonly #vas = new Set<string>();
   readonly #listeners = new Set<(kind: Kind, key: string) => void>();
+  #leaseRenewMs: (nodeName: string) => number | undefined = () => undefined;
+
+  /** Where the node heartbeat Leases' `renewTime` (epoch ms) comes from (src/shadow/mode.ts wires the Lease informer). */
+  useLeaseRenewals(fn: (nodeName: string) => number | undefined): void {
+    this.#leaseRenewMs = fn;
+  }
 
   /** Calls `fn(kind, key)` after every change (key: node name, `ns/name`, attachment name). @returns unsubscribe. */
   onChange(fn: (kind: Kind, key: string) => void): () => void {
@@ -112,9 +127,11 @@ export class ShadowOverlay {
       this.#nodes.set(real.name, st);
     }
     for (const c of real.conditions) if (!CONTROLLER_CONDITION_REASONS.has(c.reason ?? '')) st.kubelet.set(c.type, c);
+    const renewedMs = this.#leaseRenewMs(real.name) ?? 0;
     for (const [type, w] of st.written) {
-      // The kubelet posted after the shadow's write: a real write would have been overwritten.
-      if ((st.kubelet.get(type)?.lastHeartbeatTime ?? 0) > w.heartbeatMs) st.written.delete(type);
+      // The kubelet posted after the shadow's write, or is alive long enough to have: a real write
+      // would have been overwritten.
+      if ((st.kubelet.get(type)?.lastHeartbeatTime ?? 0) > w.heartbeatMs || renewedMs >= w.atMs + KUBELET_STATUS_UPDATE_MS) st.written.delete(type);
     }
     for (const [k, v] of Object.entries(st.labels)) if (real.labels[k] === v) delete st.labels[k];
     return st;
@@ -166,10 +183,11 @@ export class ShadowOverlay {
   /**
    * Records would-be node conditions (merged by type, as the strategic-merge status patch does).
    * @param base the view the decision was made on (its kubelet heartbeats decide when they give way).
+   * @param atMs when the write would have been sent, epoch ms.
    */
-  setNodeConditions(base: Node, written: readonly NodeCondition[]): void {
+  setNodeConditions(base: Node, written: readonly NodeCondition[], atMs: number): void {
     const st = this.#nodeState(base);
-    for (const c of written) st.written.set(c.type, { condition: c, heartbeatMs: st.kubelet.get(c.type)?.lastHeartbeatTime ?? 0 });
+    for (const c of written) st.written.set(c.type, { condition: c, heartbeatMs: st.kubelet.get(c.type)?.lastHeartbeatTime ?? 0, atMs });
     this.#changed('node', base.name);
   }
 

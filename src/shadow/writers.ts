@@ -134,7 +134,7 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
       const reason = `${first.type} was ${getCondition(node.conditions, first.type)?.status ?? 'absent'}${first.message ? `: ${first.message}` : ''}`;
       this.#d.decisions.record(NODE_LIFECYCLE, unknown ? 'mark-unknown' : 'update-condition', ref, detail, reason, name);
     }
-    this.#d.overlay.setNodeConditions(node, written);
+    this.#d.overlay.setNodeConditions(node, written, this.#d.clock.now());
     return { result: 'written', written, node: this.#d.overlay.node(node) };
   }
 

@@ -167,6 +167,19 @@ describe('overlay: would-be writes over the real objects', () => {
     assert.equal(w.nodes.get('n1')?.conditions[0]?.status, 'True');
   });
 
+  test('would mark Unknown, alone: a Lease renewed a kubelet status period after the write makes it give way', async () => {
+    const w = world();
+    const renew = new Map<string, number>();
+    w.shadow.useLeases({ get: (k) => (renew.has(k) ? { namespace: 'kube-node-lease', name: k, resourceVersion: '1', renewTime: renew.get(k) } : undefined), list: () => [] });
+    w.nodeSrc.put(node('n1'));
+    const unknown: NodeCondition = { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', lastHeartbeatTime: START - 1000, lastTransitionTime: START };
+    await w.shadow.nodeLifecycleWrites().updateNodeConditions('n1', w.nodes.get('n1'), () => [unknown]);
+    renew.set('kube-node-lease/n1', START + 9_999);
+    assert.equal(w.nodes.get('n1')?.conditions[0]?.status, 'Unknown', 'not yet: the kubelet may not have posted');
+    renew.set('kube-node-lease/n1', START + 10_000);
+    assert.equal(w.nodes.get('n1')?.conditions[0]?.status, 'True', "a live kubelet would have replaced the controller's Unknown by now");
+  });
+
   test("a node controller's Unknown that the shadow did not write is replaced by the kubelet's last condition", () => {
     const w = world();
     w.nodeSrc.put(node('n1'));
