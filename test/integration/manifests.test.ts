@@ -137,7 +137,7 @@ describe('manifests/ and the Helm chart', () => {
 
   test('helm lint --strict passes with the defaults and with every optional object enabled', async () => {
     await helm('lint', '--strict', CHART);
-    await helm('lint', '--strict', CHART, '--set', 'networkPolicy.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true');
+    await helm('lint', '--strict', CHART, '--set', 'networkPolicy.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboard.enabled=true');
   });
 
   test('values.schema.json: a mistyped key or a bad duration, rate, level or format fails helm template and helm lint', async () => {
