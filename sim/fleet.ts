@@ -59,7 +59,8 @@ import {
 import { HeartbeatScheduler, SampleWindow, spreadStart, type HeartbeatKind, type LagSummary } from './schedule.js';
 import { startListWatch, type ListWatchHandle, type WatchEventType } from './watch.js';
 import { reuseConnections } from '../src/kube/client.js';
-import { NodePressure } from './evictionmanager.js';
+import { NodePressure, STATS_HOUSEKEEPING_INTERVAL_MS } from './evictionmanager.js';
+import { KubeletServer, type KubeletEndpoint } from './kubeletserver.js';
 import { evictionConfigFromKubeletConfiguration, type EvictionConfig } from '../src/nodepressure/thresholds.js';
 
 export type { PodKind, PodMix, PressureCondition } from './objects.js';
@@ -131,6 +132,12 @@ export interface FleetOptions {
   onProgress?: (message: string) => void;
   /** The simulated kubelets' eviction configuration (sim/evictionmanager.ts). Default: the kubelet's defaults. */
   eviction?: EvictionConfig;
+  /**
+   * Serve each node's `/stats/summary` and `/configz` over HTTPS (sim/kubeletserver.ts), one port per
+   * node on this machine's address, which the node then reports as its InternalIP and kubelet port so
+   * that the API server's node proxy reaches it. Default false (a port per node; large fleets skip it).
+   */
+  kubeletServer?: boolean;
 }
 
 /** What {@link Fleet.stats} reports. Lags and latencies are in milliseconds over the recent window. */
@@ -346,6 +353,9 @@ export class Fleet {
   #podDeletions = 0;
   /** The simulated kubelets' eviction managers (node-pressure eviction), started per node on first use. */
   readonly nodePressure: NodePressure;
+  /** The kubelet endpoints (`/stats/summary`), when {@link FleetOptions.kubeletServer}. */
+  #kubeletServer: KubeletServer | undefined;
+  readonly #serveKubelets: boolean;
 
   /**
    * Validates the options and plans the fleet (no API calls).
@@ -374,6 +384,7 @@ export class Fleet {
       config: options.eviction ?? evictionConfigFromKubeletConfiguration({}),
       setCondition: (node, type, on) => this.setCondition(node, type, on),
     });
+    this.#serveKubelets = options.kubeletServer ?? false;
 
     let index = 0;
     for (const zone of zones) {
@@ -442,6 +453,7 @@ export class Fleet {
 
     await this.#ensureNamespace();
     const nodes = [...this.#nodes.values()];
+    if (this.#serveKubelets) await this.#startKubeletServer(nodes.map((n) => n.name));
     await settle(nodes.map((n) => this.#registerNode(n)));
     check();
     const now = this.#clock.now();
@@ -488,6 +500,7 @@ export class Fleet {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.nodePressure.stop();
+    await this.#kubeletServer?.stop();
     this.#scheduler.stop();
     for (const w of this.#watches.splice(0)) w.stop();
     for (const t of this.#timers) t.cancel();
@@ -825,6 +838,29 @@ export class Fleet {
     );
   }
 
+  /** Where a node's simulated kubelet serves `/stats/summary`, when the fleet serves them. */
+  kubeletEndpoint(node: string): KubeletEndpoint | undefined {
+    return this.#kubeletServer?.endpoint(node);
+  }
+
+  async #startKubeletServer(nodes: readonly string[]): Promise<void> {
+    const server = await KubeletServer.start({
+      logger: this.#log,
+      config: () => this.nodePressure.config,
+      // The first request starts the node's eviction manager; its first stats refresh follows at once.
+      summary: async (node) => {
+        const manager = this.nodePressure.manager(node);
+        // Wall time on purpose: this bounds a network request, whatever clock drives the fleet.
+        const until = Date.now() + STATS_HOUSEKEEPING_INTERVAL_MS;
+        while (!manager.summary() && Date.now() < until && !this.#stopped) await new Promise((r) => setTimeout(r, 100));
+        return manager.summary();
+      },
+    });
+    this.#kubeletServer = server;
+    for (const n of nodes) await server.listen(n);
+    this.#log.info({ fleet: this.#opts.prefix, address: server.address, nodes: nodes.length }, 'sim kubelet endpoints serving /stats/summary');
+  }
+
   async #ignoreAlreadyExists(p: Promise<unknown>): Promise<void> {
     try {
       await p;
@@ -846,6 +882,7 @@ export class Fleet {
         index: node.index,
         conditions: [...node.conditions.values()],
         volumes: [...node.volumes],
+        ...(this.#kubeletServer ? { kubeletEndpoint: this.#kubeletServer.endpoint(node.name) } : {}),
       },
       now,
     );

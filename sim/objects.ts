@@ -291,6 +291,13 @@ export interface SimNodeSpec {
   conditions: readonly SimCondition[];
   /** CSI unique volume names reported attached and in use. */
   volumes: readonly string[];
+  /**
+   * Where the node's simulated kubelet serves HTTPS (sim/kubeletserver.ts). When set, the node reports
+   * `address` as its only address (InternalIP) and `port` as `daemonEndpoints.kubeletEndpoint.Port`:
+   * kube-apiserver's default `--kubelet-preferred-address-types` try Hostname first, and a simulated
+   * node's hostname resolves nowhere, so the node proxy would fail on it.
+   */
+  kubeletEndpoint?: { address: string; port: number };
 }
 
 /** InternalIP of fleet node `index`: 172.16.0.0/12 space, one address per node (172.16.0.0 itself is skipped). */
@@ -365,11 +372,13 @@ export function buildNode(spec: SimNodeSpec, nowMs: number): V1Node {
         'hugepages-2Mi': '0',
       },
       conditions: spec.conditions.map((c) => conditionToTyped(c, nowMs)),
-      addresses: [
-        { type: 'InternalIP', address: nodeIp(spec.index) },
-        { type: 'Hostname', address: spec.name },
-      ],
-      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      addresses: spec.kubeletEndpoint
+        ? [{ type: 'InternalIP', address: spec.kubeletEndpoint.address }]
+        : [
+            { type: 'InternalIP', address: nodeIp(spec.index) },
+            { type: 'Hostname', address: spec.name },
+          ],
+      daemonEndpoints: { kubeletEndpoint: { Port: spec.kubeletEndpoint?.port ?? 10250 } },
       nodeInfo: {
         machineID: machineId,
         systemUUID: uuid,

@@ -40,6 +40,10 @@ import { fetchDebugState, formatDuration, formatEta, formatRate, renderTable, rf
 import { formatTaint } from '../kube/taints.js';
 import { evictionGuardsOf, inspectClients, parseInspectFlags, processIo, type CommandIo } from './status.js';
 import type { EvictionGuardView } from '../nodelifecycle/guard.js';
+import {
+  explainKubeletEviction, explainNodePressure, kubeletEvictionSentence, readKubeletView, renderNodePressure,
+  type KubeletEvictionView, type NodePressureExplanation,
+} from './explain-pressure.js';
 
 // ---------------------------------------------------------------------------------------------
 // Pod
@@ -102,6 +106,8 @@ export interface PodExplanation {
     nextAttempt: string | null;
     pdbRefusals: number;
   };
+  /** Set when the kubelet evicted the pod under node pressure (src/cli/explain-pressure.ts). */
+  kubeletEviction?: KubeletEvictionView;
 }
 
 /** Inputs of {@link explainPod}. */
@@ -345,6 +351,7 @@ export function renderPodExplanation(e: PodExplanation): string {
   }
   lines.push(`Verdict:   ${e.verdict}${e.deadline ? `  deadline ${e.deadline} (${formatEta((e.deadlineInSeconds ?? 0) * 1000, 0)}, ${e.deadlineSource})` : ''}`);
   if (e.nodeAffinity) lines.push(`Affinity:  ${e.nodeAffinity.state} since ${e.nodeAffinity.since}, grace ends ${e.nodeAffinity.evictAt}`);
+  if (e.kubeletEviction) lines.push(`Evicted:   by the kubelet: ${e.kubeletEviction.signals.join(' or ')} below ${e.kubeletEviction.threshold ?? '?'} (available ${e.kubeletEviction.available ?? '?'})`);
   if (e.blockedByPausedZone) {
     const b = e.blockedByPausedZone;
     lines.push(b.guard ? `Blocked:   eviction circuit open (${b.guard}): no NoExecute taint is added anywhere` : `Blocked:   zone ${b.zone} is paused (${b.state})`);
@@ -409,6 +416,8 @@ export interface NodeExplanation {
   /** Pods bound to the node; `terminating` ones have a deletionTimestamp (on a dead node they stay until force-deleted or the node returns). */
   pods: { total: number; terminating: number; pendingDeletions: number; nextDeadline: string | null; nextDeadlineInSeconds: number | null };
   explanation: string[];
+  /** Set when the node has a pressure condition: signals, thresholds and the kubelet's eviction order (src/cli/explain-pressure.ts). */
+  pressure?: NodePressureExplanation;
 }
 
 /** Inputs of {@link explainNode}. */
@@ -624,6 +633,7 @@ export function renderNodeExplanation(e: NodeExplanation): string {
   lines.push('');
   if (e.taints.length > 0) lines.push(...renderTable(['taint', 'added', 'managed by', 'why'], e.taints.map((t) => [t.taint, t.timeAdded ?? '-', t.managedBy, t.why])));
   else lines.push('No taints.');
+  if (e.pressure) lines.push('', ...renderNodePressure(e.pressure));
   lines.push('');
   lines.push('Why:');
   for (const s of e.explanation) lines.push(`  - ${s}`);
@@ -671,10 +681,16 @@ export async function runExplainCommand(argv: string[], io: CommandIo = processI
     if (slash <= 0 || slash === target.length - 1) throw new FlagError(`explain pod: expected NAMESPACE/NAME, got "${target}"`);
     const namespace = target.slice(0, slash);
     const name = target.slice(slash + 1);
-    const pod = toPod(await readOrExplain(() => clients.core.readNamespacedPod({ name, namespace }), `pod ${namespace}/${name}`));
+    const raw = await readOrExplain(() => clients.core.readNamespacedPod({ name, namespace }), `pod ${namespace}/${name}`);
+    const pod = toPod(raw);
     if (!pod) throw new Error(`pod ${namespace}/${name}: malformed object`);
     const node = pod.nodeName ? toNode(await readOptional(() => clients.core.readNode({ name: pod.nodeName }))) : undefined;
     const e = explainPod({ pod, node, state, source, nowMs: now() });
+    const kubeletEviction = explainKubeletEviction(raw.status);
+    if (kubeletEviction) {
+      e.kubeletEviction = kubeletEviction;
+      e.explanation.unshift(kubeletEvictionSentence(kubeletEviction));
+    }
     io.out(flags.output === 'json' ? `${JSON.stringify(e, null, 2)}\n` : renderPodExplanation(e));
     return 0;
   }
@@ -684,6 +700,14 @@ export async function runExplainCommand(argv: string[], io: CommandIo = processI
   const podList = await clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${target}` });
   const pods = podList.items.map((p) => toPod(p)).filter((p): p is Pod => p !== undefined);
   const e = explainNode({ node, lease, pods, state, source, nowMs: now() });
+  // Only a node under pressure costs the access review and the two node-proxy reads.
+  if (node.conditions.some((c) => c.status === 'True' && /^(Memory|Disk|PID)Pressure$/.test(c.type))) {
+    const pressure = explainNodePressure({ conditions: node.conditions, pods: podList.items, kubelet: await readKubeletView(clients.kubeConfig, target), nowMs: now() });
+    if (pressure) {
+      e.pressure = pressure;
+      e.explanation.push(...pressure.explanation);
+    }
+  }
   io.out(flags.output === 'json' ? `${JSON.stringify(e, null, 2)}\n` : renderNodeExplanation(e));
   return 0;
 }
