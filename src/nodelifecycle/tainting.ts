@@ -25,6 +25,8 @@ import {
   formatZoneKey,
   getZoneKey,
   isExcludedFromDisruption,
+  isLegacyMasterName,
+  legacyStricterZoneStatuses,
   planDisruption,
   stricterZoneStatuses,
   type DisruptionPause,
@@ -422,6 +424,10 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     const effective = new Map<string, (string | undefined)[]>();
     const real = new Map<string, (string | undefined)[]>();
     const nodesByZone = new Map<string, string[]>();
+    // Legacy mode: the same nodes without those 1.20 took for masters by name (used only where stricter).
+    const legacyMode = !this.#cfg.enableTaintManager;
+    const legacyReal = new Map<string, (string | undefined)[]>();
+    const legacyEffective = new Map<string, (string | undefined)[]>();
     // Issue 16: the guards count the same nodes as zone disruption, with the stricter status.
     const guardReadiness = this.#guards.enabled ? new Map<string, boolean>() : undefined;
     for (const node of this.#d.caches.nodes.list()) {
@@ -432,13 +438,28 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       push(real, zone, realReady);
       push(effective, zone, effectiveReady);
       push(nodesByZone, zone, node.name);
+      if (legacyMode && !isLegacyMasterName(node.name)) {
+        push(legacyReal, zone, realReady);
+        push(legacyEffective, zone, effectiveReady);
+      }
       guardReadiness?.set(node.name, effectiveReady === 'True');
     }
     for (const zone of effective.keys()) this.#zoneQueue(zone);
     // Difference 3 may only make a zone stricter: per zone, the statuses with the lower rate (a
     // small zone must not go from PartialDisruption, rate 0, to FullDisruption, full rate).
     // The all-zones stop, once on, lasts while the effective count keeps every zone FullDisruption.
-    const plan = planDisruption(this.#zoneStates, stricterZoneStatuses(real, effective, this.#cfg, this.allZonesStopped()), this.#cfg);
+    const inStop = this.allZonesStopped();
+    let chosen = stricterZoneStatuses(real, effective, this.#cfg, inStop);
+    let outsideAllZonesStop: ReadonlySet<string> | undefined;
+    if (legacyMode) {
+      // 1.20 left `*master` nodes out of zone health (LegacyNodeRoleBehavior), so a Ready master did
+      // not keep its zone out of FullDisruption there. Only where that is stricter (deliberate
+      // difference 20): a NotReady master left out would make its zone look healthier.
+      const legacy = legacyStricterZoneStatuses(chosen, stricterZoneStatuses(legacyReal, legacyEffective, this.#cfg, inStop), this.#cfg);
+      chosen = legacy.statuses;
+      outsideAllZonesStop = legacy.outsideLegacyView;
+    }
+    const plan = planDisruption(this.#zoneStates, chosen, this.#cfg, outsideAllZonesStop);
     this.#zoneStates.clear();
     for (const [z, s] of plan.zoneStates) this.#zoneStates.set(z, s);
     // Upstream's metrics, from the real conditions.

@@ -60,11 +60,31 @@ export function formatZoneKey(zone: string): string {
 /**
  * Whether the node is left out of zone disruption checks: it has the
  * {@link EXCLUDE_DISRUPTION_LABEL} label, whatever its value. The old name-based exclusion of
- * masters is gone upstream and here.
+ * masters is gone upstream (1.22) and here; legacy mode applies it only where it makes a zone
+ * decision stricter ({@link isLegacyMasterName}, {@link legacyStricterZoneStatuses}).
  * Mirrors `isNodeExcludedFromDisruptionChecks`.
  */
 export function isExcludedFromDisruption(node: { readonly labels: Readonly<Record<string, string>> }): boolean {
   return Object.hasOwn(node.labels, EXCLUDE_DISRUPTION_LABEL);
+}
+
+/**
+ * Whether kube-controller-manager 1.19–1.20 took the node for a master by its name alone: the name
+ * ends in `master`, or it has at least 10 characters and ends in `master-` plus any 3 characters
+ * (upstream's "master(-...)?$" written without a regexp). With the feature gate
+ * LegacyNodeRoleBehavior (Beta, on by default in 1.19 and 1.20; off in 1.21, removed in 1.22) such a
+ * node was left out of zone health. Node names are DNS subdomains (ASCII), so UTF-16 length equals
+ * Go's byte length.
+ * Mirrors 1.20 `legacyIsMasterNode` (pkg/controller/nodelifecycle/node_lifecycle_controller.go).
+ * Used only in legacy mode, and only where it makes a zone decision stricter
+ * ({@link legacyStricterZoneStatuses}).
+ * @param nodeName the node's name.
+ * @returns true when 1.20 would have excluded the node from zone disruption checks by its name.
+ */
+export function isLegacyMasterName(nodeName: string): boolean {
+  if (nodeName.endsWith('master')) return true;
+  if (nodeName.length >= 10) return nodeName.slice(0, -3).endsWith('master-');
+  return false;
 }
 
 /** Zone health state. `Initial` is a zone seen for the first time, before any health pass. */
@@ -285,13 +305,20 @@ function partialPause(zone: string, h: ZoneHealthSummary, rate: number, cfg: Dis
  * @param zoneReadyStatuses per zone, the Ready status of each node that is not excluded by
  *   {@link isExcludedFromDisruption} (undefined = no Ready condition).
  * @param cfg flag values; rates in nodes per **second**.
+ * @param outsideAllZonesStop zones that neither keep the all-zones stop from starting nor end it
+ *   (legacy mode: zones of only `*master` nodes, which 1.20 does not see; from
+ *   {@link legacyStricterZoneStatuses}). They still get their own state and rate, and the stop covers
+ *   them too. Ignored when it holds every zone of this pass. Empty (the default) in taint mode.
  * @returns the plan; `prevStates` is not modified.
  */
 export function planDisruption(
   prevStates: ReadonlyMap<string, ZoneState>,
   zoneReadyStatuses: ReadonlyMap<string, readonly (string | undefined)[]>,
   cfg: DisruptionConfig,
+  outsideAllZonesStop: ReadonlySet<string> = new Set(),
 ): DisruptionPlan {
+  // With every zone outside, the stop would start on no evidence at all: then nothing is outside.
+  const outside = [...zoneReadyStatuses.keys()].every((z) => outsideAllZonesStop.has(z)) ? new Set<string>() : outsideAllZonesStop;
   const states = new Map(prevStates);
   const health = new Map<string, ZoneHealthSummary>();
   const metrics: ZoneMetrics[] = [];
@@ -301,7 +328,7 @@ export function planDisruption(
     const size = statuses.length;
     metrics.push({ zone, size, healthPercent: size > 0 ? (100 * (size - unhealthy)) / size : 100, unhealthy });
     health.set(zone, { size, unhealthy, state });
-    if (state !== 'FullDisruption') allAreFullyDisrupted = false;
+    if (state !== 'FullDisruption' && !outside.has(zone)) allAreFullyDisrupted = false;
     if (!states.has(zone)) states.set(zone, 'Initial');
   }
 
@@ -313,7 +340,7 @@ export function planDisruption(
       removedZones.push(zone);
       continue;
     }
-    if (state !== 'FullDisruption') allWasFullyDisrupted = false;
+    if (state !== 'FullDisruption' && !outside.has(zone)) allWasFullyDisrupted = false;
   }
 
   const plan: DisruptionPlan = {
@@ -340,11 +367,16 @@ export function planDisruption(
       if (state !== 'FullDisruption') plan.transitions.push({ zone, from: state, to: 'FullDisruption' });
       states.set(zone, 'FullDisruption');
     }
-    const zones = [...states.keys()].map((z): [string, ZoneHealthSummary] => [z, summaryOf(z)]);
+    const zones = [...states.keys()].filter((z) => !outside.has(z)).map((z): [string, ZoneHealthSummary] => [z, summaryOf(z)]);
+    const masters = [...states.keys()].filter((z) => outside.has(z)).map((z): [string, ZoneHealthSummary] => [z, summaryOf(z)]);
     plan.pauses.push({
       kind: 'all-zones-stopped',
       reason:
         `All ${zones.length} zone(s) are FullDisruption, with no Ready node (${listZones(zones, false)}). ` +
+        (masters.length > 0
+          ? `Not counted, as kube-controller-manager 1.20 (LegacyNodeRoleBehavior) did not count them: ` +
+            `zones with only nodes named like masters (${listZones(masters, false)}). `
+          : '') +
         `This looks like a control-plane or network problem rather than failed nodes, so NoExecute ` +
         `tainting is paused in every zone and the unreachable/not-ready NoExecute taints are removed ` +
         `from every node, until some node is Ready again.`,
@@ -368,7 +400,7 @@ export function planDisruption(
   }
   if (exiting) {
     const recovered = [...states.keys()]
-      .filter((z) => summaryOf(z).state !== 'FullDisruption')
+      .filter((z) => summaryOf(z).state !== 'FullDisruption' && !outside.has(z))
       .map((z): [string, ZoneHealthSummary] => [z, summaryOf(z)]);
     plan.pauses.unshift({
       kind: 'all-zones-resumed',
@@ -379,6 +411,11 @@ export function planDisruption(
     });
   }
   return plan;
+}
+
+/** The {@link zoneRate} (nodes per **second**) of a zone with these Ready statuses. */
+function statusesRate(statuses: readonly (string | undefined)[], cfg: DisruptionConfig): number {
+  return zoneRate(computeZoneState(statuses, cfg.unhealthyZoneThreshold).state, statuses.length, cfg) ?? cfg.nodeEvictionRate;
 }
 
 /**
@@ -432,9 +469,76 @@ export function stricterZoneStatuses(
       out.set(zone, realStatuses);
       continue;
     }
-    const rateOf = (statuses: readonly (string | undefined)[]): number =>
-      zoneRate(computeZoneState(statuses, cfg.unhealthyZoneThreshold).state, statuses.length, cfg) ?? cfg.nodeEvictionRate;
-    out.set(zone, rateOf(eff) <= rateOf(realStatuses) ? eff : realStatuses);
+    out.set(zone, statusesRate(eff, cfg) <= statusesRate(realStatuses, cfg) ? eff : realStatuses);
   }
   return out;
+}
+
+/** Result of {@link legacyStricterZoneStatuses}. */
+export interface LegacyZoneStatuses {
+  /** Per zone of `ours`, the chosen list (one of the two inputs, not copied). */
+  statuses: Map<string, readonly (string | undefined)[]>;
+  /**
+   * Zones that 1.20 does not see (every node in them is a `*master`): pass to {@link planDisruption}
+   * as `outsideAllZonesStop`. Empty when 1.20 sees no zone at all.
+   */
+  outsideLegacyView: Set<string>;
+}
+
+/**
+ * Legacy mode only (`--enable-taint-manager=false`): per zone, the Ready statuses that give a zone
+ * decision at least as strict as both kube-controller-manager 1.20's and ours.
+ *
+ * Why: 1.20 (feature gate LegacyNodeRoleBehavior, on by default) left nodes named `*master`
+ * ({@link isLegacyMasterName}) out of zone health; 1.37, and our taint mode, do not. A Ready master
+ * then kept a zone out of FullDisruption here, and we evicted where 1.20 kept the all-zones stop.
+ * Switching to 1.20's rule outright would break the safety rule the other way: a NotReady master
+ * no longer counted makes its zone look healthier (for example PartialDisruption, rate 0, becomes
+ * Normal). So both views are computed and the stricter is taken, in the manner of
+ * {@link stricterZoneStatuses}:
+ * - 1.20's all-zones stop (every zone it sees FullDisruption) is the strictest decision, so when it
+ *   holds every zone 1.20 sees gets `legacy`'s statuses (all FullDisruption), and the zones it does
+ *   not see (only masters; 1.20 left their queues at their old rate) are returned in
+ *   `outsideLegacyView`, so that they do not keep the stop off. The stop then pauses them too.
+ *   Our own all-zones stop implies 1.20's (leaving nodes out of a zone with no Ready node leaves it
+ *   with no Ready node, or empty), so it is kept as well.
+ * - Otherwise, per zone, the list with the lower {@link zoneRate}; on a tie `legacy`'s if only it is
+ *   FullDisruption (it can only start the all-zones stop sooner), else `ours`.
+ * Every zone's rate is therefore at most both views' rates, and the all-zones stop starts whenever
+ * either view's would and ends only when both views' have ended.
+ *
+ * @param ours per zone, the statuses the controller uses without the name rule (already
+ *   {@link stricterZoneStatuses} of real and effective).
+ * @param legacy per zone, the same, computed without the nodes {@link isLegacyMasterName} matches;
+ *   a zone with only such nodes is missing. Zones not in `ours` are ignored.
+ * @param cfg flag values; rates in nodes per **second**.
+ * @returns the chosen statuses and the zones 1.20 does not see; the inputs are not modified.
+ */
+export function legacyStricterZoneStatuses(
+  ours: ReadonlyMap<string, readonly (string | undefined)[]>,
+  legacy: ReadonlyMap<string, readonly (string | undefined)[]>,
+  cfg: DisruptionConfig,
+): LegacyZoneStatuses {
+  const stateOf = (statuses: readonly (string | undefined)[]): ZoneState => computeZoneState(statuses, cfg.unhealthyZoneThreshold).state;
+  const seen = [...ours.keys()].filter((zone) => legacy.has(zone));
+  const legacyAllFull = seen.length > 0 && seen.every((zone) => stateOf(legacy.get(zone) ?? []) === 'FullDisruption');
+  const statuses = new Map<string, readonly (string | undefined)[]>();
+  const outsideLegacyView = new Set<string>();
+  for (const [zone, o] of ours) {
+    const l = legacy.get(zone);
+    if (l === undefined) {
+      if (seen.length > 0) outsideLegacyView.add(zone);
+      statuses.set(zone, o);
+      continue;
+    }
+    if (legacyAllFull) {
+      statuses.set(zone, l);
+      continue;
+    }
+    const rl = statusesRate(l, cfg);
+    const ro = statusesRate(o, cfg);
+    const legacyStricter = rl < ro || (rl === ro && stateOf(l) === 'FullDisruption' && stateOf(o) !== 'FullDisruption');
+    statuses.set(zone, legacyStricter ? l : o);
+  }
+  return { statuses, outsideLegacyView };
 }

@@ -185,8 +185,6 @@ describe('TestMonitorNodeHealthEvictPodsWithDisruption (1.20, useTaints=false)',
     expectedEvictPods: boolean;
     /** With the default rate functions, where upstream's expectation differs from `expectedEvictPods`. */
     defaultRatesEvict?: boolean;
-    /** Ours differs from 1.20: why (the case asserts ours). */
-    ours?: { evict: boolean; initial?: Record<string, string>; states?: Record<string, string>; why: string };
     /**
      * Deliberate difference 15: the eviction 1.20 makes in the pass that ends the all-zones stop
      * comes one `--pod-eviction-timeout` later here (every node gets a fresh grace period when the
@@ -226,19 +224,6 @@ describe('TestMonitorNodeHealthEvictPodsWithDisruption (1.20, useTaints=false)',
       initial: { [zoneId('region1', 'zone1')]: 'FullDisruption' },
       following: { [zoneId('region1', 'zone1')]: 'FullDisruption' },
       expectedEvictPods: false,
-      // 1.20 left nodes named `*master` out of zone health (LegacyNodeRoleBehavior, on by default
-      // in 1.20, removed in 1.21+); we follow 1.37, which excludes only nodes labelled
-      // node.kubernetes.io/exclude-disruption (the next case). In legacy mode this counts a Ready
-      // `*-master` node, so the zone is Normal and node0's pods are evicted where 1.20 evicts none.
-      // NOT a documented deliberate difference: found by this port and reported to the lead (issue
-      // 15); adding 1.20's name rule can also make a zone less strict (a NotReady `*master` node
-      // no longer counted), so it needs a decision, not a quiet fix.
-      ours: {
-        evict: true,
-        initial: { [zoneId('region1', 'zone1')]: 'Normal' },
-        states: { [zoneId('region1', 'zone1')]: 'Normal' },
-        why: 'no name-based master exclusion (1.37 semantics, not 1.20 LegacyNodeRoleBehavior)',
-      },
     },
     {
       // Ours: 1.37's form of the previous case (TestMonitorNodeHealth "the only available Node has
@@ -249,6 +234,33 @@ describe('TestMonitorNodeHealthEvictPodsWithDisruption (1.20, useTaints=false)',
       initial: { [zoneId('region1', 'zone1')]: 'FullDisruption' },
       following: { [zoneId('region1', 'zone1')]: 'FullDisruption' },
       expectedEvictPods: false,
+    },
+    {
+      // Ours: the previous 1.20 case with the Ready master in a zone of its own. 1.20 does not see
+      // that zone (only masters), so zone 1 is the only zone, FullDisruption, and the all-zones stop
+      // holds; without the name rule zone 2 would be Normal and node0's pods evicted. The stop covers
+      // zone 2 too (1.20 has no state for it), so it is FullDisruption here (deliberate difference 20).
+      name: 'NetworkDisruption: eviction should stop, only -master Node is healthy [master alone in another zone]',
+      nodes: [node('node0', z1, 'Unknown'), node('node-master', z2, 'True')],
+      updated: [unhealthy, healthy],
+      initial: { [zoneId('region1', 'zone1')]: 'FullDisruption', [zoneId('region1', 'zone2')]: 'FullDisruption' },
+      following: { [zoneId('region1', 'zone1')]: 'FullDisruption', [zoneId('region1', 'zone2')]: 'FullDisruption' },
+      expectedEvictPods: false,
+    },
+    {
+      // Ours: a NotReady `*-master` node. Counted, 3 of 5 nodes are not Ready: PartialDisruption. 1.20's
+      // name rule alone would leave 2 of 4 (not more than 2): Normal, and evict at the full rate where
+      // a small PartialDisruption zone is stopped. The name rule applies only where it is stricter
+      // (deliberate difference 20), so the zone stays PartialDisruption and nothing more is evicted
+      // than without the rule: with the default rates, nothing.
+      name: 'NotReady -master Node: the zone stays PartialDisruption (the name rule never makes a zone healthier)',
+      nodes: [node('node0', z1, 'Unknown'), node('node1', z1, 'Unknown'), node('node-master', z1, 'Unknown'), node('node3', z1, 'True'), node('node4', z1, 'True')],
+      updated: [unhealthy, unhealthy, unhealthy, healthy, healthy],
+      initial: { [zoneId('region1', 'zone1')]: 'PartialDisruption' },
+      following: { [zoneId('region1', 'zone1')]: 'PartialDisruption' },
+      // The secondary rate (10000/s) equals the normal one here, so both views evict; the states differ.
+      expectedEvictPods: true,
+      defaultRatesEvict: false,
     },
     {
       name: 'Initially both zones down, one comes back - eviction should take place',
@@ -279,10 +291,10 @@ describe('TestMonitorNodeHealthEvictPodsWithDisruption (1.20, useTaints=false)',
           nodes: c.nodes,
           pods: [newPod('pod0', 'node0')],
         });
-        assert.deepEqual(u.w.zoneStates(), c.ours?.initial ?? c.initial, 'expectedInitialStates');
+        assert.deepEqual(u.w.zoneStates(), c.initial, 'expectedInitialStates');
         await u.pass(HOUR, () => c.nodes.forEach((n, i) => u.setConditions(n.name, c.updated[i] ?? [])));
-        const evict = c.ours?.evict ?? (defaults ? (c.defaultRatesEvict ?? c.expectedEvictPods) : c.expectedEvictPods);
-        assert.deepEqual(u.w.zoneStates(), c.ours?.states ?? c.following, `expectedFollowingStates${c.ours ? ` (ours: ${c.ours.why})` : ''}`);
+        const evict = defaults ? (c.defaultRatesEvict ?? c.expectedEvictPods) : c.expectedEvictPods;
+        assert.deepEqual(u.w.zoneStates(), c.following, 'expectedFollowingStates');
         if (c.evictsAfterStopEnds) {
           // deliberate difference 15: nothing in the pass that ends the all-zones stop ...
           assert.deepEqual(u.evictedPods(), [], 'deliberate difference 15: not in the pass that ends the all-zones stop');
@@ -296,7 +308,7 @@ describe('TestMonitorNodeHealthEvictPodsWithDisruption (1.20, useTaints=false)',
           assert.deepEqual(u.evictedPods(), ['default/pod0'], 'expectedEvictPods, one --pod-eviction-timeout after the stop ended');
           return;
         }
-        assert.deepEqual(u.evictedPods(), evict ? ['default/pod0'] : [], c.ours ? `ours: ${c.ours.why}` : 'expectedEvictPods');
+        assert.deepEqual(u.evictedPods(), evict ? ['default/pod0'] : [], 'expectedEvictPods');
         if (!evict) {
           // Upstream retries Try for up to a minute of real time; give the zone queue a minute.
           await u.quiesce(60_000);
@@ -305,4 +317,11 @@ describe('TestMonitorNodeHealthEvictPodsWithDisruption (1.20, useTaints=false)',
       });
     }
   }
+
+  test('taint mode keeps 1.37 semantics: a Ready -master Node is counted, the zone is Normal (no name rule)', async (t) => {
+    const nodes = [node('node0', z1, 'Unknown'), node('node-master', z1, 'True')];
+    const u = await UpstreamTable.create(t, { config: { ...LEGACY_120, enableTaintManager: true }, nodes, pods: [newPod('pod0', 'node0')] });
+    await u.pass(HOUR, () => nodes.forEach((n, i) => u.setConditions(n.name, [unhealthy, healthy][i] ?? [])));
+    assert.deepEqual(u.w.zoneStates(), { [zoneId('region1', 'zone1')]: 'Normal' });
+  });
 });

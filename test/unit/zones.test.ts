@@ -11,6 +11,8 @@ import {
   formatZoneKey,
   getZoneKey,
   isExcludedFromDisruption,
+  isLegacyMasterName,
+  legacyStricterZoneStatuses,
   planDisruption,
   stricterZoneStatuses,
   zoneRate,
@@ -698,6 +700,163 @@ describe('stricterZoneStatuses (ours, issue 14: the silent-Ready count may only 
           [...m.values()].every((s) => computeZoneState(s, cfg.unhealthyZoneThreshold).state === 'FullDisruption');
         if (full(real)) assert.ok(full(chosen), 'upstream in the all-zones stop implies ours');
       }),
+    );
+  });
+});
+
+describe('isLegacyMasterName (1.20 legacyIsMasterNode, LegacyNodeRoleBehavior)', () => {
+  const table: [string, boolean][] = [
+    ['master', true],
+    ['node-master', true],
+    ['kubemaster', true],
+    ['master-abc', true], // 10 characters: "master-" plus 3
+    ['my-master-001', true],
+    ['master-ab', false], // 9 characters
+    ['node-master-1', false], // "master(-...)?$" wants exactly 3 characters after the dash
+    ['node-master-1234', false],
+    ['mastery', false],
+    ['master-node', false],
+    ['MASTER', false],
+    ['node0', false],
+    ['', false],
+  ];
+  for (const [name, want] of table) test(`${JSON.stringify(name)} -> ${want}`, () => assert.equal(isLegacyMasterName(name), want));
+
+  test('property: matches the regexp master(-...)?$ it stands for', () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-z0-9-]{0,8}(master)?(-[a-z0-9]{0,4})?$/),
+        (name) => assert.equal(isLegacyMasterName(name), /master(-...)?$/.test(name), name),
+      ),
+    );
+  });
+});
+
+describe('legacyStricterZoneStatuses (legacy mode: 1.20\'s name rule only where it is stricter)', () => {
+  /** A node reduced to its Ready status and whether 1.20 took it for a master by name. */
+  type N = [Ready, boolean];
+  /** The controller's two views: all nodes, and without masters (a zone of only masters is missing). */
+  function views(zones: ReadonlyMap<string, readonly N[]>): { ours: Map<string, Ready[]>; legacy: Map<string, Ready[]> } {
+    const ours = new Map<string, Ready[]>();
+    const legacy = new Map<string, Ready[]>();
+    for (const [zone, nodes] of zones) {
+      ours.set(zone, nodes.map(([s]) => s));
+      const workers = nodes.filter(([, master]) => !master).map(([s]) => s);
+      if (workers.length > 0) legacy.set(zone, workers);
+    }
+    return { ours, legacy };
+  }
+  /** Each zone's rate (nodes/s) after one pass from `prev`: the swap of this pass, else `prevRate`. */
+  function ratesAfter(p: DisruptionPlan, zones: Iterable<string>, prevRate: number | undefined): Map<string, number | undefined> {
+    const rates = new Map<string, number | undefined>();
+    for (const z of zones) rates.set(z, prevRate);
+    for (const { zone, rate } of p.rateSwaps) rates.set(zone, rate);
+    return rates;
+  }
+
+  test('1.20 case "only -master Node is healthy": the zone is FullDisruption by 1.20\'s view, the all-zones stop starts', () => {
+    const { ours, legacy } = views(new Map<string, N[]>([[z1, [['Unknown', false], ['True', true]]]]));
+    const chosen = legacyStricterZoneStatuses(ours, legacy, defaults);
+    assert.equal(chosen.statuses.get(z1), legacy.get(z1));
+    assert.deepEqual(chosen.outsideLegacyView, new Set());
+    assert.equal(planDisruption(new Map(), chosen.statuses, defaults, chosen.outsideLegacyView).mode, 'enter-all-disrupted');
+    assert.equal(planDisruption(new Map(), ours, defaults).mode, 'none', 'without the rule: Normal, pods evicted');
+  });
+
+  test('a zone of only Ready masters does not keep the all-zones stop off (1.20 does not see it), and the stop pauses it too', () => {
+    const { ours, legacy } = views(
+      new Map<string, N[]>([
+        [z1, [['Unknown', false], ['Unknown', false]]],
+        [z2, [['True', true]]],
+      ]),
+    );
+    const chosen = legacyStricterZoneStatuses(ours, legacy, defaults);
+    assert.deepEqual(chosen.outsideLegacyView, new Set([z2]));
+    assert.equal(chosen.statuses.get(z2), ours.get(z2));
+    const enter = planDisruption(new Map(), chosen.statuses, defaults, chosen.outsideLegacyView);
+    assert.equal(enter.mode, 'enter-all-disrupted');
+    assert.deepEqual(ratesAfter(enter, ours.keys(), undefined), new Map([[z1, 0], [z2, 0]]));
+    assert.match(enter.pauses[0]?.reason ?? '', /Not counted, as kube-controller-manager 1\.20/);
+    // The stop lasts while the master is Ready, and ends when a worker is Ready again.
+    const stay = planDisruption(enter.zoneStates, chosen.statuses, defaults, chosen.outsideLegacyView);
+    assert.equal(stay.mode, 'stay-all-disrupted');
+    const back = views(new Map<string, N[]>([[z1, [['True', false], ['Unknown', false]]], [z2, [['True', true]]]]));
+    const after = legacyStricterZoneStatuses(back.ours, back.legacy, defaults);
+    const exit = planDisruption(enter.zoneStates, after.statuses, defaults, after.outsideLegacyView);
+    assert.equal(exit.mode, 'exit-all-disrupted');
+    assert.deepEqual(ratesAfter(exit, ours.keys(), 0), new Map([[z1, 0.1], [z2, 0.1]]));
+    // Without the rule zone 2 is Normal and zone 1 is evicted at the full rate.
+    assert.deepEqual(ratesAfter(planDisruption(new Map(), ours, defaults), ours.keys(), undefined), new Map([[z1, 0.1], [z2, 0.1]]));
+  });
+
+  test('1.20\'s all-zones stop wins over a zone that is PartialDisruption (rate 0) only because a Ready master is counted', () => {
+    const { ours, legacy } = views(
+      new Map<string, N[]>([
+        [z1, [['Unknown', false], ['Unknown', false], ['Unknown', false], ['True', true]]],
+        [z2, [['Unknown', false]]],
+      ]),
+    );
+    // Per zone, ours would be stricter for zone 1 (PartialDisruption, rate 0) but leave zone 2 at the full rate.
+    const chosen = legacyStricterZoneStatuses(ours, legacy, defaults);
+    const p = planDisruption(new Map(), chosen.statuses, defaults, chosen.outsideLegacyView);
+    assert.equal(p.mode, 'enter-all-disrupted');
+    assert.deepEqual(ratesAfter(planDisruption(new Map(), ours, defaults), ours.keys(), undefined), new Map([[z1, 0], [z2, 0.1]]));
+  });
+
+  test('a NotReady master is still counted where leaving it out would make the zone healthier (PartialDisruption stays, not Normal)', () => {
+    const { ours, legacy } = views(
+      new Map<string, N[]>([[z1, [['Unknown', false], ['Unknown', false], ['Unknown', true], ['True', false], ['True', false]]]]),
+    );
+    assert.equal(computeZoneState(legacy.get(z1) ?? [], 0.55).state, 'Normal');
+    const chosen = legacyStricterZoneStatuses(ours, legacy, defaults);
+    assert.equal(chosen.statuses.get(z1), ours.get(z1));
+    assert.equal(computeZoneState(chosen.statuses.get(z1) ?? [], 0.55).state, 'PartialDisruption');
+  });
+
+  test('a zone of only NotReady masters keeps our FullDisruption; with no zone 1.20 sees, nothing is outside', () => {
+    const { ours, legacy } = views(new Map<string, N[]>([[z1, [['Unknown', true]]]]));
+    const chosen = legacyStricterZoneStatuses(ours, legacy, defaults);
+    assert.equal(chosen.statuses.get(z1), ours.get(z1));
+    assert.deepEqual(chosen.outsideLegacyView, new Set());
+    // planDisruption also ignores an outside set that holds every zone.
+    assert.equal(planDisruption(new Map(), ours, defaults, new Set([z1])).mode, 'enter-all-disrupted');
+    const healthy = new Map<string, Ready[]>([[z1, ['True']]]);
+    assert.equal(planDisruption(new Map(), healthy, defaults, new Set([z1])).mode, 'none');
+  });
+
+  test('property: the chosen legacy statuses never give a higher rate than either candidate', () => {
+    const zoneNames = [z1, z2, zoneId('region2', 'zone3'), ''];
+    const nodeArb = fc.tuple(fc.constantFrom<Ready>('True', 'False', 'Unknown', undefined), fc.boolean());
+    const cfgArb = fc.record({
+      nodeEvictionRate: fc.constantFrom(0.1, 1),
+      secondaryNodeEvictionRate: fc.constantFrom(0, 0.01, 1),
+      largeClusterSizeThreshold: fc.integer({ min: 0, max: 20 }),
+      unhealthyZoneThreshold: fc.constantFrom(0.3, 0.55, 0.9),
+    });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(fc.constantFrom(...zoneNames), fc.array(nodeArb, { minLength: 1, maxLength: 30 })), { selector: ([z]) => z, minLength: 1, maxLength: 4 }),
+        cfgArb,
+        fc.boolean(),
+        (entries, cfg, inStop) => {
+          const { ours, legacy } = views(new Map(entries));
+          // From a fresh start (every zone Initial), or from inside the all-zones stop (rate 0 everywhere).
+          const prevFor = (zones: Iterable<string>): Map<string, ZoneState> =>
+            new Map([...zones].map((z): [string, ZoneState] => [z, 'FullDisruption']).filter(() => inStop));
+          const prevRate = inStop ? 0 : undefined;
+          const chosen = legacyStricterZoneStatuses(ours, legacy, cfg);
+          const got = ratesAfter(planDisruption(prevFor(ours.keys()), chosen.statuses, cfg, chosen.outsideLegacyView), ours.keys(), prevRate);
+          const oursRates = ratesAfter(planDisruption(prevFor(ours.keys()), ours, cfg), ours.keys(), prevRate);
+          // 1.20 has no rate for a zone it does not see (its queue keeps its old rate): no bound there.
+          const legacyRates = ratesAfter(planDisruption(prevFor(legacy.keys()), legacy, cfg), legacy.keys(), prevRate);
+          for (const zone of ours.keys()) {
+            const r = got.get(zone);
+            assert.ok(r !== undefined, `zone ${zone} has a rate`);
+            assert.ok(r <= (oursRates.get(zone) ?? Infinity), `zone ${zone}: ${r} > ours ${oursRates.get(zone)}`);
+            if (legacy.has(zone)) assert.ok(r <= (legacyRates.get(zone) ?? Infinity), `zone ${zone}: ${r} > 1.20's ${legacyRates.get(zone)}`);
+          }
+        },
+      ),
     );
   });
 });
