@@ -28,6 +28,7 @@ import type { NodeLifecycleView } from '../nodelifecycle/controller.js';
 import type { PodGCView } from '../podgc/controller.js';
 import type { PendingPodDeletion } from '../tainteviction/controller.js';
 import type { ForceDetachView } from '../volumes/controller.js';
+import type { ShadowDebugState } from '../shadow/mode.js';
 import { DEFAULT_SECURE_PORT, FlagError } from './flags.js';
 
 /**
@@ -43,6 +44,8 @@ export interface DebugState {
   taintEviction?: PendingPodDeletion[];
   podGC?: PodGCView;
   forceDetach?: ForceDetachView;
+  /** Present only on a `--dry-run` (shadow) process: its decisions (src/shadow/). */
+  shadow?: ShadowDebugState;
   informers?: unknown[];
 }
 

@@ -11,7 +11,6 @@
  *
  * Not upstream.
  */
-import yargs from 'yargs';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { loadKubeConfig, makeClients, type KubeClients } from '../kube/client.js';
 import { toNode, toPod, type Node, type Pod } from '../kube/objects.js';
@@ -19,23 +18,57 @@ import type { ShadowState } from '../shadow/decisions.js';
 import { buildShadowReport, observeCluster, type ObservedEvent, type ReportRow, type ShadowReport } from '../shadow/report.js';
 import { DurationSyntaxError, parseGoDuration } from '../util/duration.js';
 import { FlagError, SHADOW_LEASE_NAME } from './flags.js';
-import { checkEndpoint, ENDPOINT_YARGS_OPTIONS, fetchDebugState, formatDuration, renderTable, rfc3339 } from './inspect.js';
-import { processIo, type CommandIo } from './status.js';
+import { fetchDebugState, formatDuration, renderTable, rfc3339, type EndpointOptions } from './inspect.js';
+import { parseInspectFlags, processIo, type CommandIo } from './status.js';
 
-const USAGE = `$0 [--endpoint URL | --kubeconfig FILE [--namespace NS --lease NAME --port PORT]] [--node-selector SEL] [--tolerance 10s] [--min-history 10m] [-o table|json]
+const USAGE = `$0 [--endpoint URL | --kubeconfig FILE [--namespace NS --lease NAME --port PORT]] [--node-selector SEL] [--tolerance 10s] [--min-history 10m] [--event-ttl 1h] [-o table|json]
 
 Compares what a --dry-run shadow would have done with what kube-controller-manager did over the
 same window: per node (mark Unknown, NoExecute/NoSchedule taints) and per pod (taint-manager
 deletions), KCM's time (taint timeAdded, Ready condition, Events), the shadow's would-be time and the
-difference. Other shadow decisions (untaint, force-delete, detach, evict) are listed, not compared.`;
+difference. Other shadow decisions (untaint, force-delete, detach, evict) are listed, not compared.
+The shadow is found as \`status\` finds the controller (the options below), through its own Lease,
+${SHADOW_LEASE_NAME} unless --lease is given.
+
+Report options (Go durations):
+  --node-selector SEL  the shadow's --node-selector: only these nodes and their pods are compared  [default: ""]
+  --tolerance D        times closer than this agree                                               [default: 10s]
+  --min-history D      a shorter shadow window is reported as not enough history                  [default: 10m]
+  --event-ttl D        the API server's --event-ttl: older Events are gone                        [default: 1h]`;
+
+/** The report's own flags (the endpoint flags are `status`'s), with their defaults. */
+const REPORT_FLAGS = { 'node-selector': '', tolerance: '10s', 'min-history': '10m', 'event-ttl': '1h' } as const;
+type ReportFlag = keyof typeof REPORT_FLAGS;
+
+/**
+ * Takes the report's own flags (`--x v`, `--x=v`) out of `argv`, before a `--`.
+ * @returns their values (defaults filled in) and the other words.
+ * @throws {FlagError} for a report flag without a value.
+ */
+export function splitReportFlags(argv: readonly string[]): { own: Record<ReportFlag, string>; rest: string[] } {
+  const own: Record<ReportFlag, string> = { ...REPORT_FLAGS };
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i] ?? '';
+    if (w === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    const m = /^--([a-z-]+)(?:=(.*))?$/s.exec(w);
+    const name = m?.[1];
+    if (!m || name === undefined || !Object.hasOwn(REPORT_FLAGS, name)) {
+      rest.push(w);
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new FlagError(`--${name}: needs a value`, name);
+    own[name as ReportFlag] = value;
+  }
+  return { own, rest };
+}
 
 /** Parsed flags. Durations **ms**. */
-interface ShadowReportFlags {
-  endpoint?: string | undefined;
-  kubeconfig?: string | undefined;
-  namespace: string;
-  lease: string;
-  port: number;
+interface ShadowReportFlags extends EndpointOptions {
   output: 'table' | 'json';
   nodeSelector: string;
   toleranceMs: number;
@@ -43,7 +76,7 @@ interface ShadowReportFlags {
   eventTtlMs: number;
 }
 
-function durationFlag(name: string, text: string): number {
+function durationFlag(name: ReportFlag, text: string): number {
   try {
     return parseGoDuration(text);
   } catch (err) {
@@ -52,49 +85,24 @@ function durationFlag(name: string, text: string): number {
   }
 }
 
+/**
+ * The report's flags: its own, then `status`'s endpoint flags (one parser for both commands), with
+ * the shadow's Lease as the default `--lease`.
+ * @returns the flags, or undefined after printing `--help`. @throws {FlagError} for bad flags.
+ */
 async function parseFlags(argv: string[], io: CommandIo): Promise<ShadowReportFlags | undefined> {
-  let helpText = '';
-  const parser = yargs(argv)
-    .scriptName('node-lifecycle-controller shadow-report')
-    .usage(USAGE)
-    .parserConfiguration({ 'camel-case-expansion': false, 'boolean-negation': false })
-    .strict()
-    .exitProcess(false)
-    .version(false)
-    .help(false)
-    .option('help', { alias: 'h', type: 'boolean', describe: 'show this help' })
-    .wrap(110)
-    .fail((msg: string | undefined, err: Error | undefined) => {
-      throw new FlagError((msg ?? err?.message ?? 'invalid arguments').replace(/\s+/g, ' ').trim());
-    })
-    .options({
-      ...ENDPOINT_YARGS_OPTIONS,
-      lease: { ...ENDPOINT_YARGS_OPTIONS.lease, default: SHADOW_LEASE_NAME, describe: "name of the shadow's leader-election Lease" },
-      'node-selector': { type: 'string', default: '', describe: "the shadow's --node-selector: only these nodes (and their pods) are compared" },
-      tolerance: { type: 'string', default: '10s', describe: 'times closer than this agree (Go duration)' },
-      'min-history': { type: 'string', default: '10m', describe: 'a shorter shadow window is reported as not enough history (Go duration)' },
-      'event-ttl': { type: 'string', default: '1h', describe: "the API server's --event-ttl: older Events are gone (Go duration)" },
-    });
-  const parsed = await parser.parseAsync();
-  if (parsed.help) {
-    parser.showHelp((s) => (helpText = s));
-    io.out(`${helpText}\n`);
-    return undefined;
-  }
-  if (parsed._.length > 0) throw new FlagError(`shadow-report takes no arguments, got ${parsed._.join(' ')}`);
-  checkEndpoint(parsed.endpoint);
-  if (!Number.isInteger(parsed.port) || parsed.port < 1 || parsed.port > 65535) throw new FlagError(`--port: must be 1-65535, got ${String(parsed.port)}`, 'port');
+  const { own, rest } = splitReportFlags(argv);
+  const leaseGiven = rest.some((w) => /^--(lease|leader-elect-resource-name)(=|$)/.test(w));
+  const flags = await parseInspectFlags('shadow-report', leaseGiven ? rest : [...rest, `--lease=${SHADOW_LEASE_NAME}`], USAGE, io);
+  if (!flags) return undefined;
+  if (flags.args.length > 0) throw new FlagError(`shadow-report takes no arguments, got ${flags.args.join(' ')}`);
+  const { args: _args, ...endpoint } = flags;
   return {
-    endpoint: parsed.endpoint,
-    kubeconfig: parsed.kubeconfig,
-    namespace: parsed.namespace,
-    lease: parsed.lease,
-    port: parsed.port,
-    output: parsed.output === 'json' ? 'json' : 'table',
-    nodeSelector: parsed['node-selector'],
-    toleranceMs: durationFlag('tolerance', parsed.tolerance),
-    minHistoryMs: durationFlag('min-history', parsed['min-history']),
-    eventTtlMs: durationFlag('event-ttl', parsed['event-ttl']),
+    ...endpoint,
+    nodeSelector: own['node-selector'],
+    toleranceMs: durationFlag('tolerance', own.tolerance),
+    minHistoryMs: durationFlag('min-history', own['min-history']),
+    eventTtlMs: durationFlag('event-ttl', own['event-ttl']),
   };
 }
 

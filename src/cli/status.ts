@@ -119,6 +119,8 @@ export interface StatusReport {
   volumesAwaitingDetach: { volumeAttachment: string; node: string; persistentVolume: string; timeoutAt: string | null; timeoutInSeconds: number | null }[];
   /** Deleted nodes whose pods are in PodGC's orphan quarantine. */
   orphanQuarantine: { node: string; endsAt: string; endsInSeconds: number }[];
+  /** Only for a `--dry-run` (shadow) process: what it would have done since `since` (see `shadow-report`). */
+  shadow?: { since: string; decisions: number; totals: Record<string, number> };
 }
 
 /**
@@ -197,6 +199,9 @@ export function buildStatusReport(state: DebugState, source: StateSource, nowMs:
       endsAt: rfc3339(m.quarantineEndsAt),
       endsInSeconds: secondsFromNow(m.quarantineEndsAt, nowMs),
     })),
+    ...(state.shadow
+      ? { shadow: { since: rfc3339(state.shadow.startedAtMs), decisions: Object.values(state.shadow.totals).reduce((a, b) => a + (b ?? 0), 0), totals: { ...state.shadow.totals } as Record<string, number> } }
+      : {}),
   };
 }
 
@@ -216,6 +221,10 @@ export function renderStatusText(r: StatusReport, maxDeletions = 50): string {
   lines.push(`Leader:        ${leaderText}${r.leader.pod ? `  (pod ${r.leader.pod})` : ''}`);
   if (r.answeredBy !== r.leader.identity) lines.push(`Answered by:   ${r.answeredBy}`);
   lines.push(`Source:        ${r.source.kind === 'endpoint' ? r.source.url : `API server proxy to pod ${r.source.pod?.namespace}/${r.source.pod?.name}`}`);
+  if (r.shadow) {
+    const totals = Object.entries(r.shadow.totals).map(([a, n]) => `${a} ${n}`).join(', ');
+    lines.push(`Shadow mode:   --dry-run since ${r.shadow.since}: nothing is written; ${r.shadow.decisions} would-be writes${totals ? ` (${totals})` : ''} (see shadow-report)`);
+  }
   if (r.canSeeCluster === null) lines.push('Node lifecycle controller: not running in this process');
   else lines.push(`Cluster sight: ${r.canSeeCluster ? 'caches current' : 'BLIND — no node is judged until the caches are current again'}`);
   if (r.allZonesDisrupted) lines.push('All zones are fully disrupted: NoExecute tainting is stopped everywhere (the controller assumes its own view is broken).');
@@ -306,7 +315,7 @@ export interface InspectFlags extends EndpointOptions {
  * @returns the flags, or undefined after printing `--help`.
  * @throws {FlagError} for unknown flags, bad values or (for `status`) positional words.
  */
-export async function parseInspectFlags(command: 'status' | 'explain', argv: string[], usage: string, io: CommandIo): Promise<InspectFlags | undefined> {
+export async function parseInspectFlags(command: 'status' | 'explain' | 'shadow-report', argv: string[], usage: string, io: CommandIo): Promise<InspectFlags | undefined> {
   let helpText = '';
   const parser = yargs(argv)
     .scriptName(`node-lifecycle-controller ${command}`)

@@ -10,7 +10,9 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { ShadowDecisionLog } from '../../src/shadow/decisions.js';
 import { buildShadowReport, observeCluster, type ObservedEvent } from '../../src/shadow/report.js';
-import { renderShadowReport, toObservedEvent } from '../../src/cli/shadow-report.js';
+import { renderShadowReport, runShadowReportCommand, splitReportFlags, toObservedEvent } from '../../src/cli/shadow-report.js';
+import { FlagError } from '../../src/cli/flags.js';
+import { buildStatusReport, renderStatusText } from '../../src/cli/status.js';
 
 const T0 = Date.UTC(2026, 10, 24, 10);
 const MIN = 60_000;
@@ -179,5 +181,40 @@ describe('buildShadowReport: side by side', () => {
     assert.match(text, /^ {2}n1 {5}taint node\.kubernetes\.io\/unreachable:NoExecute +10:00:46\.000 +10:01:03\.000 +\+17\.0s +ours later$/m);
     assert.match(text, /^ {2}ns\/a +delete pod +10:01:16\.000 +— +KCM only$/m);
     assert.match(text, /^Summary: 6 rows: 2 agree, 1 ours later, 0 ours earlier, 1 KCM only, 1 ours only, 1 not compared; 3 disagreement\(s\)\.$/m);
+  });
+});
+
+describe('status of a shadow', () => {
+  test('status says the process is a --dry-run shadow and counts its would-be writes; absent otherwise', () => {
+    const clock = new FakeClock(T0);
+    const log = new ShadowDecisionLog({ clock, log: silentLogger });
+    log.record('node-lifecycle-controller', 'taint', { kind: 'Node', name: 'n1' }, 'k:NoExecute', 'x');
+    log.record('taint-eviction-controller', 'delete-pod', { kind: 'Pod', namespace: 'ns', name: 'p' }, 'graceful delete', 'x');
+    const source = { kind: 'endpoint' as const, url: 'http://127.0.0.1:1/debug/state' };
+    const shadowState = { ...log.state(), overlay: { nodes: 1, pods: 1, volumeAttachments: 0 } };
+    const r = buildStatusReport({ identity: 'me', leader: 'me', shadow: shadowState }, source, T0);
+    assert.deepEqual(r.shadow, { since: '2026-11-24T10:00:00.000Z', decisions: 2, totals: { taint: 1, 'delete-pod': 1 } });
+    assert.match(renderStatusText(r), /^Shadow mode: {3}--dry-run since 2026-11-24T10:00:00\.000Z: nothing is written; 2 would-be writes \(taint 1, delete-pod 1\) \(see shadow-report\)$/m);
+    assert.equal(buildStatusReport({ identity: 'me', leader: 'me' }, source, T0).shadow, undefined);
+  });
+});
+
+describe('shadow-report flags', () => {
+  test("its own flags are taken out (both spellings); the rest goes to status's endpoint parser", () => {
+    assert.deepEqual(splitReportFlags(['--tolerance', '5s', '--endpoint=http://x', '--min-history=1h', '-o', 'json', '--node-selector=a=b']), {
+      own: { 'node-selector': 'a=b', tolerance: '5s', 'min-history': '1h', 'event-ttl': '1h' },
+      rest: ['--endpoint=http://x', '-o', 'json'],
+    });
+    assert.throws(() => splitReportFlags(['--tolerance']), (e: unknown) => e instanceof FlagError && e.flag === 'tolerance');
+  });
+
+  test('a bad duration or a positional word exits 2 (FlagError) naming the flag, before any I/O', async () => {
+    const io = { out: () => undefined, err: () => undefined };
+    await assert.rejects(runShadowReportCommand(['--endpoint=http://127.0.0.1:1', '--tolerance=zz'], io), (e: unknown) => e instanceof FlagError && e.flag === 'tolerance' && /"zz"/.test(e.message));
+    await assert.rejects(runShadowReportCommand(['--endpoint=http://127.0.0.1:1', 'extra'], io), (e: unknown) => e instanceof FlagError && /takes no arguments/.test(e.message));
+    let help = '';
+    assert.equal(await runShadowReportCommand(['--help'], { out: (s) => (help += s), err: () => undefined }), 0);
+    assert.match(help, /--min-history D/);
+    assert.match(help, /node-lifecycle-controller-shadow unless --lease is given/);
   });
 });
