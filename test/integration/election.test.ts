@@ -190,7 +190,7 @@ async function withReplicas(name: string, fleetOpts: Partial<FleetOptions>, body
 }
 
 describe('leader election, fencing and RBAC with the real program (issue 7)', { concurrency: false }, () => {
-  test('election: exactly one of three acts; SIGKILL → takeover within lease + retry, pending work done; SIGTERM → exit 0, lease released, standby leads within 3 s', async (t) => {
+  test('election: exactly one of three acts; SIGKILL → takeover within lease + retry, pending work done; SIGTERM → exit 0, lease released, standby leads within retry + 2.5 s', async (t) => {
     // tolerationSeconds pods (1 s) are evicted soon after their node is tainted: the taint eviction
     // controller acts too, and its Events carry its process's identity.
     await withReplicas('el', { podsPerNode: 1, podMix: { tolerationSeconds: 1 }, tolerationSeconds: 1 }, async ({ prefix, leaseName, fleet: f, tracker, spawn, procs }) => {
@@ -246,7 +246,10 @@ describe('leader election, fencing and RBAC with the real program (issue 7)', { 
       const handed = await waitFor('the standby leads', () => tracker.firstAfter(termAt, (h) => h === third.identity), 10_000, 20);
       const handoverMs = handed.atMs - termAt;
       t.diagnostic(`standby leads ${handoverMs} ms after SIGTERM`);
-      assert.ok(handoverMs <= 3000, `standby leads ${handoverMs} ms after SIGTERM (bound 3000 ms)`);
+      // A released Lease is free: a standby takes it at its next retry (--leader-elect-retry-period).
+      // Tolerance 2.5 s: three controller processes and the test share 2 cores with other tests.
+      const handoverBound = RETRY_MS + 2500;
+      assert.ok(handoverMs <= handoverBound, `standby leads ${handoverMs} ms after SIGTERM (bound --leader-elect-retry-period + 2.5 s = ${handoverBound} ms)`);
       const exit = await second.exited;
       t.diagnostic(`SIGTERM → exit ${exit.code} after ${exit.atMs - termAt} ms`);
       assert.equal(exit.code, 0, `${second.name} exits 0 on SIGTERM`);
