@@ -267,7 +267,7 @@ export function diffControllerView(
 // ---------------------------------------------------------------------------------------------
 
 /** The scenario steps, in the order they always run. */
-export const DEMO_STEPS = ['power-loss', 'recover', 'zone-outage', 'out-of-service', 'memory-pressure', 'node-affinity'] as const;
+export const DEMO_STEPS = ['power-loss', 'recover', 'zone-outage', 'out-of-service', 'memory-pressure', 'node-pressure', 'node-affinity'] as const;
 /** One scenario step. */
 export type DemoStep = (typeof DEMO_STEPS)[number];
 

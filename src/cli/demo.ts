@@ -12,7 +12,8 @@
  * 3. Plays the scenario: power loss of one node (Unknown, NoExecute taint, pods evicted at their
  *    toleration times); its recovery (taints removed, pending deletions cancelled); most of one
  *    zone failing (tainting paused, and why); a dead node with a volume getting the
- *    out-of-service taint (force-delete and force-detach); MemoryPressure (NoSchedule taint).
+ *    out-of-service taint (force-delete and force-detach); MemoryPressure (NoSchedule taint); node
+ *    pressure from a leak (the simulated kubelet's eviction manager evicts the BestEffort pod).
  * 4. Shows a live view on a TTY (plain timestamped lines otherwise or with `--plain`) built from
  *    the cluster (node and Event watches) and the controller's `view()`s, then a summary with the
  *    kubectl commands that show the same from the cluster.
@@ -31,11 +32,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1PodStatus } from '@kubernetes/client-node';
 import yargs from 'yargs';
 import { Fleet } from '../../sim/fleet.js';
 import { silentLogger } from '../../sim/log.js';
 import { buildPod, FLEET_LABEL } from '../../sim/objects.js';
+import { FAULT_ANNOTATION } from '../../sim/evictionmanager.js';
+import { hostAddress } from '../../sim/kubeletserver.js';
+import { evictionConfigFromFlags } from '../nodepressure/thresholds.js';
 import { startListWatch, type ListWatchHandle, type WatchEventType } from '../../sim/watch.js';
 import { describeError, isConflict, loadKubeConfig, makeClients, type KubeClients } from '../kube/client.js';
 import { getCondition, podKey, taintToWire, toMillis, toNode, toPod, type Node, type Pod, type Taint } from '../kube/objects.js';
@@ -128,6 +132,9 @@ const LOGGED_REASONS: ReadonlySet<string> = new Set([
   'ForceDeletedOrphanPod',
   'ForceDetachedOutOfService',
   'ForceDetachedTimeout',
+  // The simulated kubelet's node-pressure eviction (node-pressure step).
+  'EvictionThresholdMet',
+  'Evicted',
 ]);
 
 // ---------------------------------------------------------------------------------------------
@@ -723,6 +730,72 @@ async function stepMemoryPressure(ctx: Ctx, s: DemoStepSummary): Promise<void> {
   );
 }
 
+/** The simulated kubelets' eviction settings in the demo (kubelet flag names): a 1Gi hard threshold, a 10 s transition period. */
+const NODE_PRESSURE_DEMO_FLAGS = { 'eviction-hard': 'memory.available<1Gi', 'eviction-pressure-transition-period': '10s' } as const;
+
+/**
+ * The node-pressure step (issue 20, docs/node-pressure.md): a BestEffort pod leaks 2Gi/s on a node
+ * that also runs a Guaranteed pod. The simulated kubelet's eviction manager reports MemoryPressure;
+ * our controller taints `memory-pressure:NoSchedule`; the kubelet evicts the BestEffort pod (Failed,
+ * reason Evicted) while the Guaranteed pod stays; after the transition period the condition and the
+ * taint clear.
+ */
+async function stepNodePressure(ctx: Ctx, s: DemoStepSummary): Promise<void> {
+  const node = await pickNode(ctx, 0);
+  if (!node) throw new StepError('no unused live node left for node-pressure');
+  s.nodes = [node];
+  ctx.used.add(node);
+  const { clients, namespace } = ctx;
+  const leaker = `${node}-leak`;
+  const guaranteed = `${node}-guaranteed`;
+  const create = async (name: string, change: (p: ReturnType<typeof buildPod>) => void): Promise<void> => {
+    const body = buildPod({ prefix: ctx.opts.prefix, namespace, name, nodeName: node, kind: 'plain', tolerationSeconds: 0 });
+    change(body);
+    await clients.core.createNamespacedPod({ namespace, body });
+  };
+  await create(guaranteed, (p) => {
+    const c = p.spec?.containers[0];
+    if (c) c.resources = { requests: { cpu: '100m', memory: '512Mi' }, limits: { cpu: '100m', memory: '512Mi' } };
+  });
+  await create(leaker, (p) => void (p.metadata = { ...p.metadata, annotations: { ...p.metadata?.annotations, [FAULT_ANNOTATION]: 'memory-leak=2Gi' } }));
+  const phase = async (name: string): Promise<V1PodStatus | undefined> => (await clients.core.readNamespacedPod({ name, namespace })).status;
+  for (const name of [guaranteed, leaker]) await waitUntil(ctx, `pod ${name} Running`, async () => (await phase(name))?.phase === 'Running', 15_000);
+  const manager = ctx.fleet.nodePressure.manager(node);
+  const leakAt = Date.now();
+  ctx.setPhase(`step node-pressure: ${leaker} (BestEffort) leaks 2Gi/s on ${node}; kubelet hard threshold memory.available<1Gi`);
+  ctx.log('step', `node-pressure: ${leaker} (BestEffort) starts leaking 2Gi/s; ${guaranteed} (Guaranteed) runs beside it`);
+  const memoryPressure = (): string | undefined => getCondition(ctx.watch.nodes.get(node)?.conditions ?? [], 'MemoryPressure')?.status;
+  const polledAt = await waitUntil(ctx, `MemoryPressure=True on ${node}`, () => memoryPressure() === 'True' && Date.now(), 40_000);
+  const taintedAt = await waitUntil(ctx, `taint ${MEMORY_PRESSURE_NO_SCHEDULE} on ${node}`, () => ctx.watch.taintSeenAt(node, MEMORY_PRESSURE_NO_SCHEDULE), 15_000);
+  // The condition is polled every 100 ms, the taint is timed by the watch itself; the taint cannot
+  // come before the condition, so a taint seen first bounds when the condition arrived.
+  const pressureAt = Math.min(polledAt, taintedAt);
+  ctx.log('zone', `node-pressure: the kubelet reports MemoryPressure=True on ${node}`, pressureAt);
+  s.taints.push({ node, taint: MEMORY_PRESSURE_NO_SCHEDULE, t: tSec(ctx, taintedAt) });
+  let ranking: string | undefined;
+  const evicted = await waitUntil(ctx, `${leaker} Failed/Evicted`, async () => {
+    const victim = manager.lastResult()?.choice;
+    if (victim?.victim && ranking === undefined) {
+      ranking = victim.ranking.slice(0, 3).map((r) => `${r.rank}. ${r.pod.metadata?.name ?? ''} (${r.qosClass}, ${r.why[0] ?? ''})`).join(', ');
+    }
+    const st = await phase(leaker);
+    return st?.phase === 'Failed' && st.reason === 'Evicted' ? { atMs: Date.now(), message: st.message ?? '' } : undefined;
+  }, 40_000);
+  const guaranteedPhase = (await phase(guaranteed))?.phase;
+  if (guaranteedPhase !== 'Running') throw new StepError(`${guaranteed} (Guaranteed) is ${guaranteedPhase ?? 'gone'}, expected Running`);
+  ctx.log('step', `node-pressure: the kubelet evicted ${leaker}: ${evicted.message.trim()}`, evicted.atMs);
+  ctx.setPhase(`step node-pressure: memory recovered; MemoryPressure is held for the ${NODE_PRESSURE_DEMO_FLAGS['eviction-pressure-transition-period']} transition period`);
+  const clearedAt = await waitUntil(ctx, `MemoryPressure=False on ${node}`, () => memoryPressure() === 'False' && Date.now(), 40_000);
+  const untaintedAt = await waitUntil(ctx, `taint ${MEMORY_PRESSURE_NO_SCHEDULE} removed from ${node}`, () => ctx.watch.taintSeenAt(node, MEMORY_PRESSURE_NO_SCHEDULE) === undefined && Date.now(), 15_000);
+  s.lines.push(
+    `${leaker} (BestEffort) started leaking 2Gi/s at ${tPlus(leakAt, ctx.originMs)}; the kubelet reported MemoryPressure=True at ${tPlus(pressureAt, ctx.originMs)} (memory.available < 1Gi)`,
+    `our controller tainted ${MEMORY_PRESSURE_NO_SCHEDULE} at ${tPlus(taintedAt, ctx.originMs)}`,
+    `the kubelet's ranking: ${ranking ?? '(not captured)'}; it evicted ${leaker} at ${tPlus(evicted.atMs, ctx.originMs)} (phase Failed, reason Evicted); ${guaranteed} (Guaranteed) stays Running`,
+    `after the ${NODE_PRESSURE_DEMO_FLAGS['eviction-pressure-transition-period']} transition period MemoryPressure=False at ${tPlus(clearedAt, ctx.originMs)}; taint removed at ${tPlus(untaintedAt, ctx.originMs)}`,
+  );
+  if (ctx.fleet.kubeletEndpoint(node)) s.lines.push(`the kubelet's Summary API: kubectl get --raw /api/v1/nodes/${node}/proxy/stats/summary (with --wait or --keep)`);
+}
+
 /** The node label the node-affinity step's rule selects (`on` matches, `off` breaks the rule). */
 const AFFINITY_DEMO_LABEL = 'nlc.demo/affinity';
 /** `--affinity-violation-grace` in the demo, milliseconds. */
@@ -924,6 +997,13 @@ export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<numbe
       nodeStatusUpdateFrequencyMs: 60_000,
       tolerationSeconds: DEMO_TIMINGS.tolerationSeconds,
       onProgress: (m) => println(`[demo] fleet: ${m}`),
+      ...(opts.steps.includes('node-pressure')
+        ? {
+            eviction: evictionConfigFromFlags(NODE_PRESSURE_DEMO_FLAGS),
+            // The Summary API behind the node proxy needs a non-loopback address (sim/kubeletserver.ts); without one the step still runs.
+            kubeletServer: hostAddress() !== undefined,
+          }
+        : {}),
     });
     println(`[demo] creating ${opts.zones * opts.nodesPerZone} simulated nodes and ${opts.zones * opts.nodesPerZone * opts.podsPerNode} pods (namespace ${namespace})`);
     await fleet.start();
@@ -1009,6 +1089,7 @@ export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<numbe
         else if (step === 'zone-outage') await stepZoneOutage(stepCtx, s, zones[zones.length - 1] as string);
         else if (step === 'out-of-service') await stepOutOfService(stepCtx, s);
         else if (step === 'memory-pressure') await stepMemoryPressure(stepCtx, s);
+        else if (step === 'node-pressure') await stepNodePressure(stepCtx, s);
         else await stepNodeAffinity(stepCtx, s);
         s.ok = true;
         log('ok', `${step}: done`);

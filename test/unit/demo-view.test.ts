@@ -165,7 +165,8 @@ describe('summary', () => {
 describe('demo flags', () => {
   test('scenario lists run in canonical order; unknown steps and impossible fleets are rejected', async () => {
     assert.deepEqual(parseScenario('memory-pressure,power-loss'), ['power-loss', 'memory-pressure']);
-    assert.equal(parseScenario('all').length, 6);
+    assert.deepEqual(parseScenario('node-affinity,node-pressure,memory-pressure'), ['memory-pressure', 'node-pressure', 'node-affinity']);
+    assert.equal(parseScenario('all').length, 7);
     assert.throws(() => parseScenario('explode'), FlagError);
     assert.throws(() => parseScenario(' , '), FlagError);
     await assert.rejects(parseDemoFlags(['--scenario', 'recover']), /recover needs power-loss/);
