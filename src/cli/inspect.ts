@@ -10,19 +10,27 @@
  *   `http://127.0.0.1:PORT` (its plain port, `--metrics-bind-address`: a local process, the demo);
  * - through the cluster: read the leader-election Lease (`--namespace`/`--lease`, the controller's
  *   `--leader-elect-resource-namespace`/`--leader-elect-resource-name`), take the pod name from its
- *   `holderIdentity` (`<hostname>_<uuid>`; a pod's hostname is its name) and fetch
- *   `/api/v1/namespaces/<ns>/pods/https:<pod>:<port>/proxy/debug/state` through the API server
- *   (RBAC: `get` on `pods/proxy` in that namespace). The API server does not pass the caller's
- *   credentials on to the pod, so the controller answers 401 unless `/debug/state` is in its
- *   `--authorization-always-allow-paths` (docs/secure-serving.md).
+ *   `holderIdentity` (`<hostname>_<uuid>`; a pod's hostname is its name), then
+ *   - `--via port-forward` (default): open one port-forward connection to the pod's secure port
+ *     through the API server (src/kube/portforward.ts, RBAC `create`+`get` on `pods/portforward`)
+ *     and send the CALLER's bearer token over TLS inside it, so the controller reviews the caller
+ *     (`get` on `/debug/state`); the certificate is checked as for `--endpoint`, against the pod
+ *     name or `--tls-server-name`;
+ *   - `--via proxy`: fetch `/api/v1/namespaces/<ns>/pods/https:<pod>:<port>/proxy/debug/state`
+ *     (RBAC: `get` on `pods/proxy`). The API server does not pass the caller's credentials on to
+ *     the pod, so the controller answers 401 unless `/debug/state` is in its
+ *     `--authorization-always-allow-paths` (docs/secure-serving.md).
  *
  * Not upstream: kube-controller-manager has no such endpoint or command.
  */
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { readFile } from 'node:fs/promises';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import type { Duplex } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describeError, isNotFound, type KubeClients } from '../kube/client.js';
+import { openPodPortStream } from '../kube/portforward.js';
 import { toLease } from '../kube/objects.js';
 import type { NodeLifecycleView } from '../nodelifecycle/controller.js';
 import type { PodGCView } from '../podgc/controller.js';
@@ -84,15 +92,21 @@ export interface EndpointOptions {
   insecureSkipTlsVerify?: boolean | undefined;
   /** `--certificate-authority`: PEM file of the CA that signed the `--endpoint`'s certificate. */
   certificateAuthority?: string | undefined;
+  /** `--via`: how to reach the leader pod without `--endpoint` (default `port-forward`). */
+  via?: 'port-forward' | 'proxy' | undefined;
+  /** `--tls-server-name`: the name the certificate must carry over a port-forward (default: the pod name). */
+  tlsServerName?: string | undefined;
 }
 
 /** Where a {@link DebugState} came from. */
 export interface StateSource {
-  kind: 'endpoint' | 'pod-proxy';
-  /** The URL fetched (for `pod-proxy`, the API server path). */
+  kind: 'endpoint' | 'pod-proxy' | 'port-forward';
+  /** The URL fetched (for `pod-proxy`, the API server path; for `port-forward`, `https://<server name>:<port>/debug/state` inside the tunnel). */
   url: string;
-  /** The leader's pod, for `pod-proxy`. */
+  /** The leader's pod, for `pod-proxy` and `port-forward`. */
   pod?: { namespace: string; name: string };
+  /** For `port-forward`: what the TLS check established (see {@link tlsVerificationNote}). */
+  tls?: string;
 }
 
 /** Namespace the shipped manifests (manifests/) install the controller and its Lease into. */
@@ -108,9 +122,16 @@ export const ENDPOINT_YARGS_OPTIONS = {
     type: 'string',
     describe: "base URL of a controller: its secure port, e.g. https://127.0.0.1:10267 through kubectl port-forward, or its plain port (--metrics-bind-address) over http (skips the Lease lookup)",
   },
-  token: { type: 'string', describe: 'bearer token for an https --endpoint (default: the kubeconfig\'s token, if any); needs get on /debug/state' },
-  'insecure-skip-tls-verify': { type: 'boolean', describe: "don't check the certificate of an https --endpoint (the controller's default one is self-signed)" },
-  'certificate-authority': { type: 'string', describe: 'CA file to check the certificate of an https --endpoint' },
+  token: { type: 'string', describe: 'bearer token sent to the controller (default: the kubeconfig\'s token, exec plugin included); needs get on /debug/state' },
+  'insecure-skip-tls-verify': { type: 'boolean', describe: "don't check the controller's certificate (its default one is self-signed)" },
+  'certificate-authority': { type: 'string', describe: "CA file to check the controller's certificate" },
+  'tls-server-name': { type: 'string', describe: "name the controller's certificate must carry over a port-forward (default: the leader pod's name)" },
+  via: {
+    type: 'string',
+    choices: ['port-forward', 'proxy'],
+    default: 'port-forward',
+    describe: "without --endpoint: port-forward to the leader pod and send your token (needs pods/portforward), or the API server's pod proxy (works only if /debug/state is in the controller's --authorization-always-allow-paths)",
+  },
   kubeconfig: { type: 'string', describe: 'kubeconfig file (default: in-cluster config, $KUBECONFIG or ~/.kube/config)' },
   namespace: {
     type: 'string',
@@ -119,7 +140,7 @@ export const ENDPOINT_YARGS_OPTIONS = {
     describe: "namespace of the controller's leader-election Lease and pods (the manifests' namespace)",
   },
   lease: { type: 'string', alias: ['leader-elect-resource-name'], default: DEFAULT_LEASE_NAME, describe: 'name of the leader-election Lease' },
-  port: { type: 'number', default: DEFAULT_METRICS_PORT, describe: "the controller pods' secure port (--secure-port), reached through the API server's pod proxy" },
+  port: { type: 'number', default: DEFAULT_METRICS_PORT, describe: "the controller pods' secure port (--secure-port), reached through the API server" },
   output: { type: 'string', alias: 'o', choices: ['table', 'json'], default: 'table', describe: 'output format' },
 } as const;
 
@@ -141,8 +162,11 @@ interface RawResponse {
   body: string;
 }
 
+/** Request options of {@link rawGet}: TLS material, headers, and `createConnection` for a tunnel. */
+type RawGetOptions = RequestOptions & Record<string, unknown>;
+
 /** GET `url` with node:http(s); `extra` carries TLS material and headers. Rejects on network errors and after `timeoutMs`. */
-function rawGet(url: URL, extra: RequestOptions & Record<string, unknown>, timeoutMs: number): Promise<RawResponse> {
+function rawGet(url: URL, extra: RawGetOptions, timeoutMs: number): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(url, { ...extra, method: 'GET', headers: { Accept: 'application/json', ...(extra.headers as Record<string, string> | undefined) } }, (res) => {
@@ -166,7 +190,7 @@ function rawGet(url: URL, extra: RequestOptions & Record<string, unknown>, timeo
 export async function apiServerGet(kc: KubeConfig, path: string): Promise<RawResponse> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const opts: RequestOptions & Record<string, unknown> = {};
+  const opts: RawGetOptions = {};
   await kc.applyToHTTPSOptions(opts);
   const base = cluster.server.replace(/\/+$/, '');
   return rawGet(new URL(base + path), opts, 10_000);
@@ -183,83 +207,208 @@ function bodyReason(body: string): string {
   return body.trim().split('\n')[0]?.slice(0, 200) ?? '';
 }
 
+/** How a kubeconfig's current user authenticates, as far as the controller's secure port cares. */
+export interface KubeconfigCredential {
+  /** The bearer token (static, `tokenFile`, exec plugin or auth provider, as client-node resolves it), if any. */
+  token?: string;
+  /** The user's name in the kubeconfig (for messages). */
+  user: string;
+  /** True when the user has a client certificate (which cannot be passed through a tunnel or proxy). */
+  clientCertificate: boolean;
+}
+
 /**
- * The bearer token of a kubeconfig's current user (static, file, exec or OIDC, as client-node
- * resolves it), or undefined when it has none (client certificates) or cannot be loaded.
+ * What the current user of `kc` would present: client-node's `applyToHTTPSOptions` runs exec
+ * plugins and reads token files, so their tokens count as bearer tokens.
+ * @returns the credential; `token` undefined when the user has none.
+ * @throws {Error} when an exec plugin or auth provider fails (its message).
  */
+export async function kubeconfigCredential(kc: KubeConfig): Promise<KubeconfigCredential> {
+  const user = kc.getCurrentUser();
+  const opts: RawGetOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const auth = (opts.headers as Record<string, unknown> | undefined)?.['Authorization'];
+  const m = typeof auth === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
+  return {
+    ...(m?.[1] ? { token: m[1] } : {}),
+    user: user?.name ?? '',
+    clientCertificate: Boolean(user?.certData || user?.certFile || opts['cert']),
+  };
+}
+
+/** The bearer token of the kubeconfig at `path` (default one when undefined), or undefined when it has none or cannot be loaded. */
 async function kubeconfigToken(path: string | undefined): Promise<string | undefined> {
   try {
     const kc = new KubeConfig();
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
-    const opts: RequestOptions & Record<string, unknown> = {};
-    await kc.applyToHTTPSOptions(opts);
-    const auth = (opts.headers as Record<string, unknown> | undefined)?.['Authorization'];
-    const m = typeof auth === 'string' ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
-    return m?.[1];
+    return (await kubeconfigCredential(kc)).token;
   } catch {
     return undefined;
   }
 }
+
+/**
+ * The one-line error for a caller with no bearer token to send (the controller's secure port
+ * accepts only bearer tokens: docs/secure-serving.md difference 2).
+ */
+export function noTokenMessage(cred: KubeconfigCredential): string {
+  const who = cred.clientCertificate ? `kubeconfig user "${cred.user}" authenticates with a client certificate, which cannot be passed on to the controller` : `kubeconfig user "${cred.user}" has no bearer token`;
+  return (
+    `${who}: pass --token (e.g. from \`kubectl create token\`; it needs get on /debug/state), or have an operator add /debug/state ` +
+    'to the controller\'s --authorization-always-allow-paths (restrict the port with a NetworkPolicy) and use --via proxy'
+  );
+}
+
+/**
+ * TLS options for the controller's secure port, and a sentence saying what they verify.
+ * @param serverName the name the certificate must carry (`servername`, also sent as SNI).
+ * @returns node:tls options (`rejectUnauthorized`, `ca` when a CA file is given) and the note.
+ * @throws {Error} when `--certificate-authority` cannot be read.
+ */
+export async function controllerTlsOptions(
+  opts: Pick<EndpointOptions, 'insecureSkipTlsVerify' | 'certificateAuthority'>,
+  serverName: string | undefined,
+): Promise<{ tls: ConnectionOptions; note: string }> {
+  const tls: ConnectionOptions = { rejectUnauthorized: opts.insecureSkipTlsVerify !== true };
+  if (serverName !== undefined) tls.servername = serverName;
+  if (opts.certificateAuthority) {
+    try {
+      tls.ca = await readFile(opts.certificateAuthority, 'utf8');
+    } catch (err) {
+      throw new Error(`--certificate-authority: cannot read "${opts.certificateAuthority}": ${describeError(err)}`, { cause: err });
+    }
+  }
+  return { tls, note: tlsVerificationNote(opts, serverName) };
+}
+
+/** What a TLS check with these options establishes, in one sentence (shown by `status` and in docs/secure-serving.md). */
+export function tlsVerificationNote(opts: Pick<EndpointOptions, 'insecureSkipTlsVerify' | 'certificateAuthority'>, serverName: string | undefined): string {
+  const name = serverName === undefined ? 'the host name' : `"${serverName}"`;
+  if (opts.insecureSkipTlsVerify === true) return "certificate NOT verified (--insecure-skip-tls-verify): your token goes to whatever answers on the pod's port";
+  if (opts.certificateAuthority) return `certificate verified against ${opts.certificateAuthority} for ${name}`;
+  return `certificate verified against the system CAs for ${name}`;
+}
+
+/** Whether an error text is a certificate failure (the default certificate is self-signed). */
+function isCertificateError(text: string): boolean {
+  return /certificate|self[- ]signed|altnames|Hostname\/IP does not match/i.test(text);
+}
+
+const SELF_SIGNED_HINT =
+  " (the controller's default certificate is self-signed: --certificate-authority with the CA of its --tls-cert-file, or --insecure-skip-tls-verify)";
 
 /** What to add to a refusal from the controller's secure port. */
 function refusalHint(status: number, viaProxy: boolean): string {
   if (status !== 401 && status !== 403) return '';
   if (viaProxy) {
     return (
-      ' (the API server\'s pod proxy does not pass your credentials on: use `kubectl port-forward` to the pod and ' +
-      '--endpoint https://127.0.0.1:PORT with your token, or add /debug/state to the controller\'s --authorization-always-allow-paths)'
+      ' (the API server\'s pod proxy does not pass your credentials on: use the default --via port-forward, or --endpoint ' +
+      'https://127.0.0.1:PORT after kubectl port-forward, or add /debug/state to the controller\'s --authorization-always-allow-paths)'
     );
   }
   return status === 401 ? ' (pass --token, or use a kubeconfig whose user has a token)' : ' (your user needs get on the non-resource URL /debug/state)';
 }
 
 /**
+ * The leader's pod: the Lease's holder identity without its `_<uuid>`.
+ * @returns the pod name.
+ * @throws {Error} (one line) when the Lease is missing, unreadable or has no holder.
+ */
+export async function findLeaderPod(clients: Pick<KubeClients, 'coordination'>, namespace: string, lease: string): Promise<string> {
+  let holder: string | undefined;
+  try {
+    const raw = await clients.coordination.readNamespacedLease({ name: lease, namespace });
+    holder = toLease(raw)?.holderIdentity;
+  } catch (err) {
+    if (isNotFound(err)) {
+      throw new Error(`Lease ${namespace}/${lease} not found: is the controller running with --leader-elect there? (set --namespace/--lease, or use --endpoint)`, {
+        cause: err,
+      });
+    }
+    throw new Error(`cannot read Lease ${namespace}/${lease}: ${describeError(err)}`, { cause: err });
+  }
+  const pod = leaderPodName(holder ?? '');
+  if (!pod) throw new Error(`Lease ${namespace}/${lease} has no holder (holderIdentity "${holder ?? ''}"): no leader right now`);
+  return pod;
+}
+
+/** Opens a connection to a pod's port; {@link openPodPortStream} unless a test injects another. */
+export type PodStreamOpener = (kc: KubeConfig, namespace: string, pod: string, port: number) => Promise<Duplex>;
+
+/**
+ * GET `/debug/state` from the leader pod through a port-forward, with the caller's token over TLS.
+ * @returns the state and its source (`port-forward`).
+ * @throws {Error} (one line): no token (see {@link noTokenMessage}); port-forward refused; TLS
+ *   failure (with what to pass); the controller's 401/403 (with what is missing).
+ */
+async function fetchViaPortForward(opts: EndpointOptions, kc: KubeConfig, pod: string, open: PodStreamOpener): Promise<{ state: DebugState; source: StateSource }> {
+  let token = opts.token;
+  if (!token) {
+    const cred = await kubeconfigCredential(kc).catch((err: unknown) => {
+      throw new Error(`cannot get a token from the kubeconfig: ${describeError(err)}`, { cause: err });
+    });
+    if (!cred.token) throw new Error(noTokenMessage(cred));
+    token = cred.token;
+  }
+  const serverName = opts.tlsServerName ?? pod;
+  const { tls, note } = await controllerTlsOptions(opts, serverName);
+  const stream = await open(kc, opts.namespace, pod, opts.port);
+  const url = new URL(`https://${serverName}:${opts.port}/debug/state`);
+  const where = `leader pod ${opts.namespace}/${pod} (port ${opts.port}) via port-forward`;
+  let res: RawResponse;
+  try {
+    // The tunnel is the socket: no DNS, no local port; the token travels only inside TLS.
+    res = await rawGet(url, { headers: { Authorization: `Bearer ${token}` }, createConnection: () => tlsConnect({ ...tls, socket: stream }) }, 10_000);
+  } catch (err) {
+    const text = describeError(err);
+    throw new Error(`${where}: ${text}${isCertificateError(text) ? SELF_SIGNED_HINT : ''}`, { cause: err });
+  } finally {
+    stream.destroy();
+  }
+  if (res.status !== 200) throw new Error(`${where}: HTTP ${res.status}: ${bodyReason(res.body)}${refusalHint(res.status, false)}`);
+  return {
+    state: asDebugState(parseJson(res.body, where)),
+    source: { kind: 'port-forward', url: url.href, pod: { namespace: opts.namespace, name: pod }, tls: note },
+  };
+}
+
+/**
  * Fetches `/debug/state` from a controller.
  * @param opts where to look (see {@link EndpointOptions}).
  * @param clients API clients; required unless `opts.endpoint` is set.
+ * @param open how to open a port-forward connection (tests inject one; default {@link openPodPortStream}).
  * @returns the state and where it came from.
  * @throws {Error} with a one-line reason: endpoint unreachable or not a controller; Lease missing
- *   or without holder; leader pod not reachable through the API server (with the HTTP status).
+ *   or without holder; no token for a port-forward; leader pod not reachable (with the HTTP status).
  */
-export async function fetchDebugState(opts: EndpointOptions, clients?: KubeClients): Promise<{ state: DebugState; source: StateSource }> {
+export async function fetchDebugState(
+  opts: EndpointOptions,
+  clients?: KubeClients,
+  open: PodStreamOpener = openPodPortStream,
+): Promise<{ state: DebugState; source: StateSource }> {
   if (opts.endpoint) {
     const url = new URL('/debug/state', opts.endpoint);
-    const extra: RequestOptions & Record<string, unknown> = {};
+    let extra: RawGetOptions = {};
     if (url.protocol === 'https:') {
       // Tokens go only over TLS, and only to the endpoint the caller named.
       const token = opts.token ?? (await kubeconfigToken(opts.kubeconfig));
+      extra = { ...(await controllerTlsOptions(opts, undefined)).tls };
       if (token) extra.headers = { Authorization: `Bearer ${token}` };
-      extra['rejectUnauthorized'] = opts.insecureSkipTlsVerify !== true;
-      if (opts.certificateAuthority) extra['ca'] = await readFile(opts.certificateAuthority, 'utf8');
     }
     let res: RawResponse;
     try {
       res = await rawGet(url, extra, 10_000);
     } catch (err) {
-      const tlsHint = /certificate|self[- ]signed/i.test(describeError(err)) ? ' (the controller\'s default certificate is self-signed: --insecure-skip-tls-verify or --certificate-authority)' : '';
+      const tlsHint = isCertificateError(describeError(err)) ? SELF_SIGNED_HINT : '';
       throw new Error(`cannot reach ${url.href}: ${describeError(err)}${tlsHint}`, { cause: err });
     }
     if (res.status !== 200) throw new Error(`${url.href} answered HTTP ${res.status}: ${bodyReason(res.body)}${refusalHint(res.status, false)}`);
     return { state: asDebugState(parseJson(res.body, url.href)), source: { kind: 'endpoint', url: url.href } };
   }
   if (!clients) throw new Error('no --endpoint and no cluster connection');
-  let holder: string | undefined;
-  try {
-    const raw = await clients.coordination.readNamespacedLease({ name: opts.lease, namespace: opts.namespace });
-    holder = toLease(raw)?.holderIdentity;
-  } catch (err) {
-    if (isNotFound(err)) {
-      throw new Error(
-        `Lease ${opts.namespace}/${opts.lease} not found: is the controller running with --leader-elect there? ` +
-          '(set --namespace/--lease, or use --endpoint)',
-        { cause: err },
-      );
-    }
-    throw new Error(`cannot read Lease ${opts.namespace}/${opts.lease}: ${describeError(err)}`, { cause: err });
-  }
-  const pod = leaderPodName(holder ?? '');
-  if (!pod) throw new Error(`Lease ${opts.namespace}/${opts.lease} has no holder (holderIdentity "${holder ?? ''}"): no leader right now`);
+  const pod = await findLeaderPod(clients, opts.namespace, opts.lease);
+  if (opts.via !== 'proxy') return fetchViaPortForward(opts, clients.kubeConfig, pod, open);
   // https: the controller pods serve only their secure port (the API server does not check its certificate).
   const path = `/api/v1/namespaces/${encodeURIComponent(opts.namespace)}/pods/https:${encodeURIComponent(pod)}:${opts.port}/proxy/debug/state`;
   let res: RawResponse;

@@ -205,6 +205,14 @@ export function buildStatusReport(state: DebugState, source: StateSource, nowMs:
   };
 }
 
+/** Where the report came from, for the `Source:` line (a port-forward also says what its TLS check established). */
+function sourceText(s: StateSource): string {
+  const pod = `pod ${s.pod?.namespace}/${s.pod?.name}`;
+  if (s.kind === 'endpoint') return s.url;
+  if (s.kind === 'port-forward') return `port-forward to ${pod}, your token over TLS (${s.tls ?? ''})`;
+  return `API server proxy to ${pod}`;
+}
+
 /** `in 3.0s` / `2.0s ago` from a seconds-from-now value. */
 function etaText(inSeconds: number): string {
   return formatEta(inSeconds * 1000, 0);
@@ -220,7 +228,7 @@ export function renderStatusText(r: StatusReport, maxDeletions = 50): string {
   const leaderText = r.leader.identity === '' ? '(unknown)' : r.leader.identity;
   lines.push(`Leader:        ${leaderText}${r.leader.pod ? `  (pod ${r.leader.pod})` : ''}`);
   if (r.answeredBy !== r.leader.identity) lines.push(`Answered by:   ${r.answeredBy}`);
-  lines.push(`Source:        ${r.source.kind === 'endpoint' ? r.source.url : `API server proxy to pod ${r.source.pod?.namespace}/${r.source.pod?.name}`}`);
+  lines.push(`Source:        ${sourceText(r.source)}`);
   if (r.shadow) {
     const totals = Object.entries(r.shadow.totals).map(([a, n]) => `${a} ${n}`).join(', ');
     lines.push(`Shadow mode:   --dry-run since ${r.shadow.since}: nothing is written; ${r.shadow.decisions} would-be writes${totals ? ` (${totals})` : ''} (see shadow-report)`);
@@ -349,6 +357,8 @@ export async function parseInspectFlags(command: 'status' | 'explain' | 'shadow-
     token: parsed.token,
     insecureSkipTlsVerify: parsed['insecure-skip-tls-verify'],
     certificateAuthority: parsed['certificate-authority'],
+    tlsServerName: parsed['tls-server-name'],
+    via: parsed.via === 'proxy' ? 'proxy' : 'port-forward',
     output: parsed.output === 'json' ? 'json' : 'table',
     args: parsed._.map(String),
   };
@@ -370,7 +380,8 @@ const STATUS_USAGE = `$0 [--endpoint URL | --kubeconfig FILE [--namespace NS --l
 Shows the running controller's view: the leader, each zone's state, size, unhealthy count, tainting
 rate and queue, the next node due for NoExecute tainting, pending pod deletions with their deadlines,
 and paused zones with the reason. Reads /debug/state directly (--endpoint) or, in a cluster, from the
-leader (found through its leader-election Lease) via the API server's pod proxy.`;
+leader (found through its leader-election Lease) through a port-forward with your own token
+(--via port-forward, the default) or the API server's pod proxy (--via proxy).`;
 
 /**
  * Runs `status`.
