@@ -14,6 +14,7 @@ import { podKey, type Node, type NodeCondition, type Pod, type Taint, type Toler
 import type { KubeClients } from '../../src/kube/client.js';
 import { TaintEvictionController } from '../../src/tainteviction/controller.js';
 import { ShadowMode } from '../../src/shadow/mode.js';
+import { pod as basePod } from '../support/outofservice-world.js';
 import { ShadowDecisionLog } from '../../src/shadow/decisions.js';
 import type { InformerLike } from '../../src/shadow/overlay.js';
 
@@ -84,22 +85,9 @@ function node(name: string, taints: Taint[] = [], ready: Partial<NodeCondition> 
   };
 }
 
+/** The shared pod builder, with tolerations. */
 function pod(name: string, nodeName: string, tolerations: Toleration[] = [], extra: Partial<Pod> = {}): Pod {
-  return {
-    namespace: 'default',
-    name,
-    uid: `uid-${name}`,
-    resourceVersion: '1',
-    nodeName,
-    phase: 'Running',
-    creationTimestamp: START - 600_000,
-    conditions: [{ type: 'Ready', status: 'True' }],
-    tolerations,
-    ownerReferences: [],
-    pvcNames: [],
-    finalizers: [],
-    ...extra,
-  };
+  return basePod(name, nodeName, { tolerations, ...extra });
 }
 
 /** A shadow over in-memory node and pod informers, with the real taint eviction controller wired as run.ts does. */
