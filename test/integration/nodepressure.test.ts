@@ -17,7 +17,8 @@ import { FAULT_ANNOTATION } from '../../sim/evictionmanager.js';
 import { evictionConfigFromFlags } from '../../src/nodepressure/thresholds.js';
 import { getCondition, toNode, type Node } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
-import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
+import { runExplainCommand, type PodExplanation } from '../../src/cli/explain.js';
+import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 
 const TRANSITION_PERIOD_S = 15;
@@ -93,6 +94,13 @@ describe('node-pressure eviction (issue 20)', () => {
     at.evicted = Date.now();
     assert.match(evicted.status?.message ?? '', /^The node was low on resource: memory\. Threshold quantity: 1Gi, available: \S+\. /);
     assert.equal(evicted.status?.conditions?.find((c) => c.type === 'DisruptionTarget')?.reason, 'TerminationByKubelet');
+    // explain pod names the signal and threshold from the kubelet's status message.
+    let out = '';
+    await runExplainCommand(['pod', `${namespace}/leaker`, '--kubeconfig', kubeconfigPath(), '-o', 'json'], { out: (t) => void (out += t), err: () => undefined });
+    const explained = JSON.parse(out) as PodExplanation;
+    assert.equal(explained.kubeletEviction?.signals[0], 'memory.available');
+    assert.equal(explained.kubeletEviction?.threshold, '1Gi');
+    assert.match(explained.explanation[0] ?? '', /^The kubelet evicted the pod under node pressure: signal memory\.available/);
     for (const name of ['burstable', 'guaranteed']) {
       const p = await clients.core.readNamespacedPod({ name, namespace });
       assert.equal(p.status?.phase, 'Running', `${name} is not evicted`);
