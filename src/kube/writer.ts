@@ -3,8 +3,8 @@
  * The write path that every API write of the controller goes through:
  *
  * - {@link ApiWriteThrottle}: the `--kube-api-qps` / `--kube-api-burst` token bucket (client-go's
- *   `flowcontrol.NewTokenBucketRateLimiter`, which `rest.Config` installs on every client), built on
- *   bottleneck, plus a fencing gate that refuses a write once this process may no longer act
+ *   `flowcontrol.NewTokenBucketRateLimiter`, which `rest.Config` installs on every client): the
+ *   project's token bucket for admission, bottleneck for the priority order, plus a fencing gate that refuses a write once this process may no longer act
  *   (leader election supplies "am I still leader").
  * - {@link retryOnConflict} / {@link retryOnError}: client-go `util/retry.RetryOnConflict` / `OnError`
  *   over `wait.Backoff`.
@@ -19,6 +19,7 @@
  */
 import Bottleneck from 'bottleneck';
 import { realClock, type Clock } from '../util/clock.js';
+import { TokenBucket } from '../util/tokenbucket.js';
 import { apiStatusCode, isConflict, runAfterThrottleWait } from './client.js';
 import { ApiException } from '@kubernetes/client-node';
 
@@ -44,7 +45,7 @@ export function isFenced(err: unknown): boolean {
 }
 
 // ---------------------------------------------------------------------------
-// Token bucket arithmetic
+// Token bucket settings
 // ---------------------------------------------------------------------------
 
 /** kube-controller-manager's `--kube-api-qps` default (requests per second). */
@@ -56,33 +57,12 @@ export const CLIENT_GO_DEFAULT_QPS = 5;
 /** client-go `rest.DefaultBurst`, used when burst is 0. */
 export const CLIENT_GO_DEFAULT_BURST = 10;
 
-/** Bottleneck's heartbeat, in milliseconds: the reservoir can only grow on this beat (bottleneck#88). */
-export const BOTTLENECK_HEARTBEAT_MS = 250;
-
-/**
- * Reservoir units per token. Bottleneck keeps `reservoir` as a plain number and compares
- * `weight <= reservoir`; with fractional refill amounts (qps / 4 per beat) floating-point sums such
- * as `0.1 * 10 = 0.9999999999999999` would delay a token by a whole beat. Counting in integer
- * units (each write weighs `TOKEN_UNITS`) keeps every qps with up to three decimals exact.
- */
-export const TOKEN_UNITS = 4000;
-
-/** The bottleneck settings for one qps/burst pair, in reservoir units (see {@link TOKEN_UNITS}). */
+/** The token bucket for one qps/burst pair, after client-go's defaulting. */
 export interface ThrottleSettings {
-  /** Effective requests per second after client-go's defaulting. */
+  /** Effective writes per **second**: the bucket's continuous refill rate. */
   qps: number;
-  /** Effective burst (requests) after client-go's defaulting. */
+  /** Effective burst (writes): the bucket's size; it starts full. */
   burst: number;
-  /** Initial reservoir: the bucket starts full, in units. */
-  reservoir: number;
-  /** Units added every {@link BOTTLENECK_HEARTBEAT_MS} ms (≈ qps / 4 tokens). */
-  reservoirIncreaseAmount: number;
-  /** Always {@link BOTTLENECK_HEARTBEAT_MS} ms. */
-  reservoirIncreaseInterval: number;
-  /** Bucket capacity, in units (burst tokens). */
-  reservoirIncreaseMaximum: number;
-  /** Units one write consumes ({@link TOKEN_UNITS}). */
-  weight: number;
 }
 
 /**
@@ -98,19 +78,7 @@ export function throttleSettings(qps: number, burst: number): ThrottleSettings |
   if (!Number.isFinite(qps)) throw new RangeError(`kube-api-qps must be a finite number, got ${qps}`);
   if (!Number.isInteger(burst) || burst < 0) throw new RangeError(`kube-api-burst must be an integer >= 0, got ${burst}`);
   if (qps < 0) return null;
-  const effQps = qps === 0 ? CLIENT_GO_DEFAULT_QPS : qps;
-  const effBurst = burst === 0 ? CLIENT_GO_DEFAULT_BURST : burst;
-  // qps tokens/s = qps/4 tokens per 250 ms beat = qps * TOKEN_UNITS / 4 units per beat.
-  const perBeat = Math.max(1, Math.round((effQps * TOKEN_UNITS * BOTTLENECK_HEARTBEAT_MS) / 1000));
-  return {
-    qps: effQps,
-    burst: effBurst,
-    reservoir: effBurst * TOKEN_UNITS,
-    reservoirIncreaseAmount: perBeat,
-    reservoirIncreaseInterval: BOTTLENECK_HEARTBEAT_MS,
-    reservoirIncreaseMaximum: effBurst * TOKEN_UNITS,
-    weight: TOKEN_UNITS,
-  };
+  return { qps: qps === 0 ? CLIENT_GO_DEFAULT_QPS : qps, burst: burst === 0 ? CLIENT_GO_DEFAULT_BURST : burst };
 }
 
 // ---------------------------------------------------------------------------
@@ -179,8 +147,12 @@ export function retryAfterMs(err: unknown): number | undefined {
 
 /** Counters of an {@link ApiWriteThrottle}. */
 export interface ApiWriteThrottleStats {
-  /** Writes waiting for a token. */
+  /** Writes waiting for a token (or, with a token, for bottleneck to start them). */
   queued: number;
+  /** Of those, writes bottleneck has received but not queued yet (its submit step takes a timer turn each). */
+  received: number;
+  /** Tokens taken from the bucket for waiting writes that have not started yet. */
+  admitted: number;
   /** Writes currently running. */
   running: number;
   /** Writes whose function was called. */
@@ -194,9 +166,24 @@ export interface ApiWriteThrottleStats {
 /**
  * Client-side rate limit for the controller's own API writes, plus the fencing gate.
  *
- * Mirrors client-go `rest.Config{QPS, Burst}` → `flowcontrol.NewTokenBucketRateLimiter` (a bucket
- * that starts full with `burst` tokens and refills `qps` tokens per second; callers wait for a
- * token). Writes run in FIFO order and concurrently once admitted.
+ * Mirrors client-go `rest.Config{QPS, Burst}` → `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`
+ * (a bucket that starts full with `burst` tokens and refills continuously at `qps` tokens per
+ * second; callers wait for a token). The bucket is the project's one token bucket
+ * (src/util/tokenbucket.ts, {@link TokenBucket.reserve}, as `rate.Limiter.Wait` uses it).
+ *
+ * How a write is admitted: bottleneck keeps the waiting writes in priority order and caps the
+ * writes in flight (`maxInFlight`), as before; its reservoir (no heartbeat, no refill of its own)
+ * is fed from the token bucket, one taken token per write that is waiting and has a free slot. When
+ * the bucket is empty the feeder reserves the next token and sleeps on the injected clock until it
+ * is due; only then does bottleneck hand it to whichever write is first in priority order. The
+ * admitted rate over any window of T seconds is therefore at most `burst + qps × T` and, while
+ * writes wait, at least `qps × T − 1` (unit tests: test/unit/writer.test.ts).
+ *
+ * Why not bottleneck's own refill: `reservoirIncreaseInterval` runs on a 250 ms `setInterval`
+ * heartbeat that sets `_lastReservoirIncrease = now` and compares with `>=`, so a late beat drops
+ * its lateness and a beat whose `Date.now()` lags the timer by a millisecond is skipped; under load
+ * it admitted 17.8–18.2 writes/s of a 20/s budget (issue 18). The token bucket reads the clock
+ * when a token is taken, so a late timer delays a write but never loses a token.
  *
  * A write answered 429 or 5xx with `Retry-After: N` is sent again after N seconds (client-go
  * `rest/with_retry.go`: `checkWait`, then `Before` throttles the retry through the same limiter).
@@ -211,15 +198,23 @@ export interface ApiWriteThrottleStats {
  */
 export class ApiWriteThrottle implements WriteScheduler {
   readonly settings: ThrottleSettings | null;
+  /** Priority order and the in-flight cap; its reservoir holds tokens handed over by {@link #feed}. */
   #limiter: Bottleneck;
+  #bucket: TokenBucket | null;
+  readonly #maxInFlight: number;
   #canWrite: () => boolean;
   #executed = 0;
   #fenced = 0;
   #running = 0;
   #retriedAfter = 0;
+  /** Writes scheduled whose function has not started (and that were not dropped by stop). */
+  #waiting = 0;
+  /** Tokens in bottleneck's reservoir that no write has taken yet. */
+  #granted = 0;
+  #feeding = false;
   readonly #clock: Clock;
   readonly #maxRetryAfterRetries: number;
-  /** Aborted by {@link stop}: ends `Retry-After` waits. */
+  /** Aborted by {@link stop}: ends the feeder's and `Retry-After` waits. */
   readonly #stopping = new AbortController();
 
   /**
@@ -237,23 +232,53 @@ export class ApiWriteThrottle implements WriteScheduler {
     this.#canWrite = opts.canWrite ?? (() => true);
     this.#clock = opts.clock ?? realClock;
     this.#maxRetryAfterRetries = opts.maxRetryAfterRetries ?? MAX_RETRY_AFTER_RETRIES;
-    const s = this.settings;
-    // Workaround for bottleneck#185 ("updateSettings clobbers reservoir increment logic",
-    // typescript-notes.md §2.2): `updateSettings` kills the refill heartbeat for good. This class
-    // never calls it; the rate is fixed for the limiter's lifetime (build a new throttle to change it).
-    this.#limiter = new Bottleneck(
-      s
-        ? {
-            reservoir: s.reservoir,
-            reservoirIncreaseAmount: s.reservoirIncreaseAmount,
-            reservoirIncreaseInterval: s.reservoirIncreaseInterval,
-            reservoirIncreaseMaximum: s.reservoirIncreaseMaximum,
-            // Bottleneck counts running jobs by weight, and each write weighs one token (TOKEN_UNITS).
-            maxConcurrent: opts.maxInFlight === undefined ? null : opts.maxInFlight * s.weight,
-            minTime: 0,
-          }
-        : { maxConcurrent: opts.maxInFlight ?? null, minTime: 0 },
-    );
+    this.#maxInFlight = opts.maxInFlight ?? Infinity;
+    this.#bucket = this.settings ? new TokenBucket(this.#clock, this.settings.qps, this.settings.burst) : null;
+    // No reservoirIncrease*/reservoirRefresh* options: bottleneck starts no heartbeat, and this class
+    // never calls updateSettings (bottleneck#185); only incrementReservoir, from the feeder.
+    this.#limiter = new Bottleneck({ reservoir: this.#bucket ? 0 : null, maxConcurrent: opts.maxInFlight ?? null, minTime: 0 });
+  }
+
+  /** Starts the feeder unless it runs already (or writes are not rate-limited). */
+  #wakeFeeder(): void {
+    if (!this.#bucket || this.#feeding || this.#stopping.signal.aborted) return;
+    this.#feeding = true;
+    void this.#feed(this.#bucket);
+  }
+
+  /**
+   * Moves tokens from the bucket into bottleneck's reservoir while writes wait for one: as many as
+   * there are waiting writes with a free in-flight slot, minus tokens already handed over. With the
+   * bucket empty it reserves the next token and hands it over when it is due.
+   */
+  async #feed(bucket: TokenBucket): Promise<void> {
+    // Cleared in the same turn as the last look at the demand, so a wake-up right after is never lost.
+    try {
+      await this.#feedLoop(bucket);
+    } finally {
+      this.#feeding = false;
+    }
+  }
+
+  async #feedLoop(bucket: TokenBucket): Promise<void> {
+    for (;;) {
+      const want = Math.min(this.#waiting, this.#maxInFlight - this.#running) - this.#granted;
+      if (want <= 0 || this.#stopping.signal.aborted) return;
+      let n = 0;
+      while (n < want && bucket.tryAccept()) n++;
+      if (n === 0) {
+        // The bucket is empty: take the next token now, in debt (rate.Limiter.Reserve, as client-go's
+        // Wait does), and hand it over when it is due. Bottleneck gives it to whichever write is
+        // first in priority order at that moment, and a late timer costs no token. Demand cannot
+        // fall meanwhile: a waiting write only leaves the queue with a token (or at stop).
+        // Whole milliseconds, rounded up (less float noise): a real timer never fires before the token is due.
+        const dueMs = Math.ceil(bucket.reserve() - 1e-6);
+        if (dueMs > 0 && !(await sleepUnlessAborted(this.#clock, dueMs, this.#stopping.signal))) return;
+        n = 1;
+      }
+      this.#granted += n;
+      await this.#limiter.incrementReservoir(n);
+    }
   }
 
   /**
@@ -273,7 +298,7 @@ export class ApiWriteThrottle implements WriteScheduler {
    * @returns what `fn` resolves to.
    * @throws {FencedError} (rejection) when the gate refuses the write (also before a retry); `fn` is not called.
    * @throws whatever `fn` rejects with (the last answer once the `Retry-After` retries run out);
-   *   a bottleneck error when the throttle was stopped.
+   *   a bottleneck error, or an `Error` "throttle stopped", when the throttle was stopped.
    */
   async schedule<T>(fn: () => Promise<T>, priority: WritePriority = 'pod'): Promise<T> {
     for (let retries = 0; ; retries++) {
@@ -289,11 +314,16 @@ export class ApiWriteThrottle implements WriteScheduler {
     }
   }
 
-  #scheduleOnce<T>(fn: () => Promise<T>, priority: WritePriority): Promise<T> {
+  async #scheduleOnce<T>(fn: () => Promise<T>, priority: WritePriority): Promise<T> {
     const queuedAt = this.#clock.now();
+    let started = false;
     const run = async (): Promise<T> => {
+      started = true;
+      this.#waiting--;
+      if (this.#bucket) this.#granted--;
       if (!this.#canWrite()) {
         this.#fenced++;
+        this.#wakeFeeder();
         throw new FencedError();
       }
       this.#executed++;
@@ -305,17 +335,27 @@ export class ApiWriteThrottle implements WriteScheduler {
         return await runAfterThrottleWait(Math.max(0, this.#clock.now() - queuedAt) / 1000, fn);
       } finally {
         this.#running--;
+        // A freed slot may let a waiting write take a token.
+        this.#wakeFeeder();
       }
     };
-    const p = BOTTLENECK_PRIORITY[priority];
-    return this.settings ? this.#limiter.schedule({ weight: this.settings.weight, priority: p }, run) : this.#limiter.schedule({ priority: p }, run);
+    this.#waiting++;
+    const done = this.#limiter.schedule({ priority: BOTTLENECK_PRIORITY[priority] }, run);
+    this.#wakeFeeder();
+    try {
+      return await done;
+    } catch (err) {
+      if (!started) this.#waiting--;
+      throw err;
+    }
   }
 
   /** Current counters (see {@link ApiWriteThrottleStats}). */
   stats(): ApiWriteThrottleStats {
-    const c = this.#limiter.counts();
     return {
-      queued: (c.RECEIVED ?? 0) + (c.QUEUED ?? 0),
+      queued: this.#waiting,
+      received: this.#limiter.counts().RECEIVED ?? 0,
+      admitted: this.#granted,
       running: this.#running,
       executed: this.#executed,
       fenced: this.#fenced,
@@ -323,11 +363,12 @@ export class ApiWriteThrottle implements WriteScheduler {
     };
   }
 
-  /** Tokens currently in the bucket (may be fractional), or `null` when unlimited. */
+  /**
+   * Tokens available: in the bucket (fractional) plus those handed to bottleneck that no write has
+   * taken yet; `null` when unlimited.
+   */
   async tokens(): Promise<number | null> {
-    if (!this.settings) return null;
-    const r = await this.#limiter.currentReservoir();
-    return r === null ? null : r / this.settings.weight;
+    return this.#bucket ? this.#bucket.tokens() + this.#granted : null;
   }
 
   /**

@@ -5,11 +5,9 @@ import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import {
   ApiWriteThrottle,
-  BOTTLENECK_HEARTBEAT_MS,
   DEFAULT_BACKOFF,
   DEFAULT_RETRY,
   FencedError,
-  TOKEN_UNITS,
   UPDATE_TAINT_BACKOFF,
   backoffDelays,
   retryOnConflict,
@@ -17,6 +15,7 @@ import {
   retryWithBackoff,
   throttleSettings,
   type RetryOutcome,
+  type WritePriority,
 } from '../../src/kube/writer.js';
 
 const conflict = (): ApiException<string> => new ApiException(409, 'Conflict', '{"reason":"Conflict"}', {});
@@ -33,41 +32,10 @@ async function runUntilSettled<T>(clock: FakeClock, p: Promise<T>, stepMs = 1, m
   return p;
 }
 
-describe('throttleSettings: --kube-api-qps / --kube-api-burst arithmetic', () => {
-  test('qps 20 / burst 30 (kube-controller-manager defaults): full bucket, 5 tokens per 250 ms beat', () => {
-    const s = throttleSettings(20, 30);
-    assert.ok(s);
-    assert.equal(s.reservoirIncreaseInterval, BOTTLENECK_HEARTBEAT_MS);
-    assert.equal(s.reservoir, 30 * s.weight);
-    assert.equal(s.reservoirIncreaseMaximum, 30 * s.weight);
-    assert.equal(s.reservoirIncreaseAmount / s.weight, 5);
-  });
-
-  test('fractional qps stays exact: qps 0.4 yields exactly one token after 10 beats (2.5 s)', () => {
-    const s = throttleSettings(0.4, 1);
-    assert.ok(s);
-    let reservoir = 0;
-    let beats = 0;
-    while (reservoir < s.weight) {
-      reservoir += s.reservoirIncreaseAmount;
-      beats++;
-    }
-    assert.equal(beats, 10);
-    assert.equal(reservoir, s.weight, 'integer units: no floating-point shortfall');
-  });
-
-  test('property: any qps with up to three decimals refills at exactly qps tokens per second', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 1000 }), (milliQps, burst) => {
-        const qps = milliQps / 1000;
-        const s = throttleSettings(qps, burst);
-        assert.ok(s);
-        const tokensPerSecond = (s.reservoirIncreaseAmount * (1000 / s.reservoirIncreaseInterval)) / s.weight;
-        assert.ok(Math.abs(tokensPerSecond - qps) < 1e-9, `${tokensPerSecond} vs ${qps}`);
-        assert.equal(s.reservoir / s.weight, burst);
-        assert.equal(s.weight, TOKEN_UNITS);
-      }),
-    );
+describe('throttleSettings: --kube-api-qps / --kube-api-burst', () => {
+  test('qps 20 / burst 30 (kube-controller-manager defaults) pass through', () => {
+    assert.deepEqual(throttleSettings(20, 30), { qps: 20, burst: 30 });
+    assert.deepEqual(throttleSettings(0.4, 1), { qps: 0.4, burst: 1 });
   });
 
   test("client-go defaulting: qps 0 → 5, burst 0 → 10, negative qps → unlimited", () => {
@@ -82,6 +50,106 @@ describe('throttleSettings: --kube-api-qps / --kube-api-burst arithmetic', () =>
     assert.throws(() => throttleSettings(Number.NaN, 1), RangeError);
     assert.throws(() => throttleSettings(1, -1), RangeError);
     assert.throws(() => throttleSettings(1, 1.5), RangeError);
+  });
+});
+
+/** True when the throttle only waits for fake time: every waiting write is queued and none holds a token. */
+const idle = (t: ApiWriteThrottle): boolean => t.stats().admitted === 0 && t.stats().received === 0;
+
+/**
+ * Schedules `count` writes at once on a FakeClock throttle and drives the clock like an infinitely
+ * fast machine: fake time moves (1 ms at a time) only while the throttle sleeps on it, never while
+ * a write is still entering bottleneck's queue or already has its token and waits for bottleneck's
+ * real-time dispatch. @returns each write's admission time, ms after start.
+ */
+async function admissionTimes(qps: number, burst: number, count: number, priorityOf: (i: number) => WritePriority = () => 'pod'): Promise<number[]> {
+  const clock = new FakeClock();
+  const t0 = clock.now();
+  const throttle = new ApiWriteThrottle({ qps, burst, clock });
+  const times: number[] = [];
+  let done = 0;
+  const jobs = Array.from({ length: count }, (_, i) =>
+    throttle.schedule(async () => void times.push(clock.now() - t0), priorityOf(i)).finally(() => done++),
+  );
+  while (done < count) {
+    if (clock.pendingTimers > 0 && idle(throttle)) clock.advance(1);
+    else await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all(jobs);
+  await throttle.stop();
+  return times;
+}
+
+describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.NewTokenBucketRateLimiter)', () => {
+  test('qps 20 / burst 30: the burst at once, then one write every 50 ms; over 30 s exactly burst + qps × 30 s', async () => {
+    const times = await admissionTimes(20, 30, 30 + 600 + 20);
+    assert.deepEqual(times.slice(0, 30), new Array(30).fill(0), 'the full bucket admits the burst at t = 0');
+    assert.equal(times[30], 50, 'the 31st write waits one token (1 / qps = 50 ms)');
+    for (let i = 31; i < times.length; i++) assert.equal((times[i] as number) - (times[i - 1] as number), 50, `write ${i}`);
+    // The admitted rate over a long window: burst + qps × T, and qps exactly after the burst.
+    // Tolerance: one token (an admission on the window's edge), documented in writer.ts.
+    const inWindow = times.filter((t) => t <= 30_000).length;
+    assert.ok(Math.abs(inWindow - (30 + 20 * 30)) <= 1, `admitted in 30 s: ${inWindow}`);
+    const sustained = (times.length - 31) / (((times.at(-1) as number) - (times[30] as number)) / 1000);
+    assert.ok(Math.abs(sustained - 20) < 0.001, `sustained ${sustained}/s`);
+  });
+
+  test('fractional qps 0.4 / burst 1: one write, then one every 2.5 s (no beat rounding)', async () => {
+    assert.deepEqual(await admissionTimes(0.4, 1, 5), [0, 2500, 5000, 7500, 10_000]);
+  });
+
+  test('property: for any qps and burst, writes queued at once are admitted at burst + qps × t', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 60 }), async (qps, burst, extra) => {
+        const times = await admissionTimes(qps, burst, burst + extra);
+        for (let i = 0; i < times.length; i++) {
+          // The i-th write (0-based) needs i + 1 tokens: burst at t = 0, then one per 1000 / qps ms,
+          // admitted on the first whole fake millisecond at or after it is due.
+          const dueMs = i < burst ? 0 : Math.ceil(((i + 1 - burst) * 1000) / qps - 1e-6);
+          assert.ok(Math.abs((times[i] as number) - dueMs) <= 1, `qps ${qps} burst ${burst}: write ${i} at ${times[i]} ms, due ${dueMs} ms`);
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  test('a late timer delays a write but loses no token: a 400 ms stall at qps 20 is caught up at once, up to the burst', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const throttle = new ApiWriteThrottle({ qps: 20, burst: 30, clock });
+    const times: number[] = [];
+    const jobs = Array.from({ length: 40 }, () => throttle.schedule(async () => void times.push(clock.now() - t0)));
+    while (times.length < 30) await new Promise((r) => setImmediate(r));
+    // The 31st write sleeps until t = 50 ms; the process stalls and its timer fires at 400 ms.
+    clock.advance(400);
+    while (times.length < 38) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(times.slice(30, 38), new Array(8).fill(400), '400 ms of tokens (8) are all there after the stall');
+    await throttle.stop();
+    await Promise.allSettled(jobs);
+  });
+
+  test('node writes before pod writes before events while the bucket is empty, at the bucket rate', async () => {
+    const order: WritePriority[] = ['event', 'pod', 'pod', 'node', 'event', 'node', 'pod'];
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const throttle = new ApiWriteThrottle({ qps: 10, burst: 1, clock });
+    const seen: string[] = [];
+    const times: number[] = [];
+    const jobs = order.map((p, i) =>
+      throttle.schedule(async () => {
+        seen.push(`${p}${i}`);
+        times.push(clock.now() - t0);
+      }, p),
+    );
+    while (seen.length < order.length) {
+      if (clock.pendingTimers > 0 && idle(throttle)) clock.advance(1);
+      else await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(jobs);
+    await throttle.stop();
+    // The first write takes the only token; each later token goes to the first waiting write in priority order.
+    assert.deepEqual(seen, ['event0', 'node3', 'node5', 'pod1', 'pod2', 'pod6', 'event4']);
+    assert.deepEqual(times, [0, 100, 200, 300, 400, 500, 600]);
   });
 });
 
