@@ -16,7 +16,7 @@ import { Fleet } from '../../sim/fleet.js';
 import type { RunningController } from '../../src/cli/run.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { toNode, toPod, type Pod } from '../../src/kube/objects.js';
-import { createTestNamespace, uniquePrefix, waitFor } from '../support/cluster.js';
+import { createTestNamespace, holdsFor, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { PrivateControlPlane } from '../support/private-cluster.js';
 
@@ -102,7 +102,14 @@ test('pods whose toleration ran out during an API outage are kept when their nod
   await waitFor('the node lifecycle controller removed the taint', async () => (await unreachableTaint(clients, victim)) === undefined, 60_000, 200);
   // Well past the hold (a grace period after sight returned): nothing may still be pending.
   await waitFor('no deletion pending on the revived node', () => !controller?.taintEviction?.view().some((v) => v.node === victim), 30_000, 200);
-  await new Promise((r) => setTimeout(r, GRACE_MS + 2000));
+  // Absence: nothing is pending any more, and the hold ended a grace period after sight returned;
+  // a deletion that escaped the hold would show within another grace period (+ 2 s for the writes).
+  await holdsFor(
+    'both pods kept, neither terminating',
+    async () => (await podsOn(clients, prefix, victim)).every((p) => p.deletionTimestamp === undefined),
+    GRACE_MS + 2000,
+    500,
+  );
 
   const after = await podsOn(clients, prefix, victim);
   assert.deepEqual(
