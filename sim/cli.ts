@@ -87,6 +87,7 @@ const SIM_OPTIONS = {
   'commands-from-stdin': { type: 'boolean', default: false, describe: 'read fault commands from stdin even when it is not a TTY' },
   'log-level': { type: 'string', default: 'warn', choices: LOG_LEVELS, describe: 'simulator log level (logs go to stderr)' },
   // The simulated kubelets' node-pressure eviction, under the kubelet's own flag names (sim/evictionmanager.ts).
+  'kubelet-server': { type: 'boolean', default: false, describe: 'serve each node\'s /stats/summary and /configz over HTTPS (one port per node on this machine\'s address) so that kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary works' },
   'kubelet-config': { type: 'string', describe: 'KubeletConfiguration file (YAML/JSON); its eviction fields (evictionHard, evictionSoft, ...) configure the simulated kubelets' },
   'eviction-hard': { type: 'string', describe: 'kubelet --eviction-hard, e.g. memory.available<100Mi,nodefs.available<10% (setting it drops the other defaults)' },
   'eviction-soft': { type: 'string', describe: 'kubelet --eviction-soft, e.g. memory.available<1.5Gi' },
@@ -203,6 +204,7 @@ export async function runSimCommand(argv: string[], io?: SimCliIo): Promise<numb
       writeConcurrency: intFlag('write-concurrency', parsed['write-concurrency'], 1),
       heartbeatConcurrency: intFlag('heartbeat-concurrency', parsed['heartbeat-concurrency'], 1),
       eviction: evictionFlags(parsed),
+      kubeletServer: parsed['kubelet-server'] === true,
     };
   } catch (e) {
     // yargs' messages can span lines; the CLI promises one.

@@ -649,7 +649,8 @@ const EXPLAIN_USAGE = `$0 pod NAMESPACE/NAME | node NAME [--endpoint URL | --kub
 Says what will happen to one pod (its node, the NoExecute taints on it, the matching tolerations, the
 deletion deadline, and whether a paused zone holds eviction back) or one node (health, heartbeat age,
 zone state, tainting queue position, and each taint with the reason), from live API reads and the
-controller's /debug/state. The API is always read with the kubeconfig; --namespace/--lease/--endpoint
+controller's /debug/state. A node under Memory/Disk/PIDPressure also gets the signals, thresholds and the
+kubelet's eviction order, live through the node proxy if you may get nodes/proxy, else static. The API is always read with the kubeconfig; --namespace/--lease/--endpoint
 only say where the controller is.`;
 
 /**
