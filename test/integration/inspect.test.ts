@@ -210,6 +210,8 @@ describe('status and explain against a live controller (issue 8)', { concurrency
       'nlc-leader',
       '--port',
       String(controller.securePort),
+      '--via',
+      'proxy',
       '-o',
       'json',
     ]);

@@ -199,7 +199,7 @@ describe('secure serving on the real API server (issue 17 item 2)', { concurrenc
       // The reader may use the proxy in this namespace; its token still stays at the API server.
       await kubectl(['-n', prefix, 'create', 'role', 'proxy', '--verb=get', '--resource=pods/proxy,leases.coordination.k8s.io']);
       await kubectl(['-n', prefix, 'create', 'rolebinding', 'proxy', '--role=proxy', `--serviceaccount=${prefix}:reader`]);
-      const argv = ['--kubeconfig', reader.path, '--namespace', prefix, '--lease', 'nlc-leader', '--port', String(controller.securePort)];
+      const argv = ['--kubeconfig', reader.path, '--namespace', prefix, '--lease', 'nlc-leader', '--port', String(controller.securePort), '--via', 'proxy'];
       await waitFor('the proxy reaches the controller', async () => {
         const err = await status(argv).then(() => undefined, (e: unknown) => e as Error);
         return err !== undefined && /HTTP 401: Unauthorized/.test(err.message) && /does not pass your credentials on/.test(err.message);

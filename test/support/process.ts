@@ -375,10 +375,11 @@ const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding
 
 /**
  * Renders the chart (`scripts/helm.sh template <release> … --namespace <namespace>` with the given
- * Lease name) and applies only its ServiceAccount, ClusterRole, Roles and bindings as admin.
+ * Lease name, plus `--set` for each of `extraSet`) and applies only its ServiceAccount, ClusterRole,
+ * Roles and bindings as admin.
  * @throws {Error} when helm or kubectl fails (what was applied is deleted again first).
  */
-export async function applyChartRbac(release: string, namespace: string, leaseName: string): Promise<ChartRbac> {
+export async function applyChartRbac(release: string, namespace: string, leaseName: string, extraSet: string[] = []): Promise<ChartRbac> {
   const rendered = await runCommand('bash', [
     'scripts/helm.sh',
     'template',
@@ -388,6 +389,7 @@ export async function applyChartRbac(release: string, namespace: string, leaseNa
     namespace,
     '--set',
     `leaderElection.resourceName=${leaseName}`,
+    ...extraSet.flatMap((s) => ['--set', s]),
   ]);
   // Round-trip through JSON: client-node's loader returns typed models with camelCase copies.
   const docs = (loadAllYaml(rendered) as unknown[])

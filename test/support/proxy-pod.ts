@@ -18,6 +18,8 @@ export function hostIPv4(): string | undefined {
 
 /**
  * Creates the Pod `podName` with `podIP` = `ip` in `namespace` and the Lease `leaseName` held by it.
+ * @param nodeName bind the pod to this Node (a port-forward goes to the pod's node's kubelet: see
+ *   test/support/portforward-kubelet.ts); default: unbound (the pod proxy needs only the pod IP).
  * @returns the holder identity and a function that deletes both (never rejects).
  * @throws {Error} when a create or the status patch fails.
  */
@@ -27,11 +29,12 @@ export async function createProxiedLeaderPod(
   podName: string,
   leaseName: string,
   ip: string,
+  nodeName?: string,
 ): Promise<{ identity: string; remove: () => Promise<void> }> {
   const identity = `${podName}_${randomUUID()}`;
   await clients.core.createNamespacedPod({
     namespace,
-    body: { metadata: { name: podName }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
+    body: { metadata: { name: podName }, spec: { ...(nodeName ? { nodeName } : {}), automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } },
   });
   await clients.core.patchNamespacedPodStatus(
     { namespace, name: podName, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } },
