@@ -9,7 +9,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RbacAuthorizationV1Api, type V1Pod, type V1ResourceRequirements } from '@kubernetes/client-node';
 import { Fleet } from '../../sim/fleet.js';
 import { FLEET_LABEL, SIM_IMAGE } from '../../sim/objects.js';
 import { USAGE_ANNOTATION } from '../../sim/evictionmanager.js';
@@ -19,12 +22,17 @@ import type { Summary } from '../../src/nodepressure/signals.js';
 import { apiServerGet } from '../../src/cli/inspect.js';
 import { runExplainCommand, type NodeExplanation } from '../../src/cli/explain.js';
 import { getCondition, toNode } from '../../src/kube/objects.js';
+import { loadKubeConfig } from '../../src/kube/client.js';
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 
 const clients = testClients();
+const rbac = clients.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
 const prefix = uniquePrefix('pproxy');
 const namespace = prefix;
+/** A read-only ClusterRole for `explain node` without nodes/proxy (cluster-scoped: removed in after()). */
+const readerRole = `${prefix}-explain-reader`;
 let fleet: Fleet;
+let tmp: string | undefined;
 
 function pod(name: string, node: string, resources: V1ResourceRequirements | undefined, usage: string): V1Pod {
   return {
@@ -36,10 +44,38 @@ function pod(name: string, node: string, resources: V1ResourceRequirements | und
   };
 }
 
-async function explain(args: string[]): Promise<string> {
+async function explain(args: string[], kubeconfig = kubeconfigPath()): Promise<string> {
   let out = '';
-  await runExplainCommand([...args, '--kubeconfig', kubeconfigPath()], { out: (t) => void (out += t), err: () => undefined });
+  await runExplainCommand([...args, '--kubeconfig', kubeconfig], { out: (t) => void (out += t), err: () => undefined });
   return out;
+}
+
+/** A kubeconfig for a ServiceAccount that may read nodes, pods and leases but not get nodes/proxy. */
+async function readerKubeconfig(): Promise<string> {
+  await clients.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'reader' } } });
+  await rbac.createClusterRole({ body: { metadata: { name: readerRole }, rules: [
+    { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list'] },
+  ] } });
+  await rbac.createClusterRoleBinding({ body: {
+    metadata: { name: readerRole },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: readerRole },
+    subjects: [{ kind: 'ServiceAccount', name: 'reader', namespace }],
+  } });
+  const token = (await clients.core.createNamespacedServiceAccountToken({ name: 'reader', namespace, body: { spec: { expirationSeconds: 3600 } } })).status?.token;
+  assert.ok(token, 'a token for the reader');
+  const cluster = clients.kubeConfig.getCurrentCluster();
+  assert.ok(cluster);
+  tmp = await mkdtemp(join(tmpdir(), 'nlc-pproxy-'));
+  const path = join(tmp, 'reader.kubeconfig');
+  await writeFile(path, JSON.stringify({
+    apiVersion: 'v1', kind: 'Config',
+    clusters: [{ name: 'c', cluster: { server: cluster.server, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'reader', user: { token } }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'reader' } }],
+    'current-context': 'c',
+  }));
+  return path;
 }
 
 before(async () => {
@@ -59,6 +95,9 @@ before(async () => {
 after(async () => {
   await fleet?.stop();
   await fleet?.cleanup();
+  await rbac.deleteClusterRoleBinding({ name: readerRole }).catch(() => undefined);
+  await rbac.deleteClusterRole({ name: readerRole }).catch(() => undefined);
+  if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
 describe('the Summary API behind the node proxy (issue 20)', () => {
@@ -113,5 +152,18 @@ describe('the Summary API behind the node proxy (issue 20)', () => {
     assert.match(text, /Eviction order for memory\.available \(the kubelet's ranking, live usage\)/);
     assert.match(text, new RegExp(`1 +${namespace}/hog +BestEffort`));
     assert.match(text, /Next to be evicted for memory\.available: .*hog/);
+
+    // Without nodes/proxy (a read-only role): the static order, and it says so.
+    const reader = await readerKubeconfig();
+    const denied = await apiServerGet(loadKubeConfig(reader), `/api/v1/nodes/${node}/proxy/stats/summary`);
+    assert.equal(denied.status, 403, 'the reader may not use the node proxy');
+    const s = JSON.parse(await explain(['node', node, '-o', 'json'], reader)) as NodeExplanation;
+    assert.equal(s.pressure?.source, 'static');
+    assert.equal(s.pressure?.ranking.static, true);
+    assert.ok(s.pressure?.notes.some((n) => n.includes('you may not get nodes/proxy')));
+    assert.deepEqual(s.pressure?.ranking.pods.map((p) => [p.pod, p.qosClass, p.usage]), [
+      [`${namespace}/hog`, 'BestEffort', null], [`${namespace}/burstable`, 'Burstable', null], [`${namespace}/guaranteed`, 'Guaranteed', null],
+    ]);
+    assert.match(await explain(['node', node], reader), /Eviction order for memory\.available \(STATIC: QoS class, priority, requests; not live usage\)/);
   });
 });
