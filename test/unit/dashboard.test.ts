@@ -7,6 +7,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   dashboardExprs,
   dashboardPanels,
@@ -17,6 +19,7 @@ import {
   substituteVariables,
   type Dashboard,
 } from '../../bench/dashboard/dashboard.js';
+import { formatValue, legend, renderDashboard } from '../../bench/dashboard/render.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { ShadowDecisionLog } from '../../src/shadow/decisions.js';
@@ -157,5 +160,57 @@ describe('the Grafana dashboard', () => {
     // Without --dry-run the shadow's counters are absent; the panel says so.
     const plain = exposedFamilies(await createMetrics({ defaultMetrics: false }).registry.metrics());
     assert.equal(plain.has('node_lifecycle_controller_dry_run_decisions_total'), false);
+  });
+});
+
+describe('the renderer behind docs/dashboard.png (bench/dashboard/render.ts)', () => {
+  test('legends fill {{label}} and drop control characters (upstream zone keys hold a NUL)', () => {
+    assert.equal(legend('{{zone}} not Ready', { zone: 'region-1:\x00:zone-a' }), 'region-1::zone-a not Ready');
+    assert.equal(legend('{{method}} {{code}}', { method: 'PATCH' }), 'PATCH');
+  });
+
+  test('values in the panel unit', () => {
+    assert.equal(formatValue(100, 'percent'), '100%');
+    assert.equal(formatValue(0.25, 's'), '250 ms');
+    assert.equal(formatValue(2.5, 's'), '2.5 s');
+    assert.equal(formatValue(3, 'reqps'), '3 req/s');
+    assert.equal(formatValue(0.0123, 'short'), '0.012');
+  });
+
+  test('every panel is drawn from the answer to its own substituted queries; a query Prometheus rejects fails the page', async () => {
+    const asked: string[] = [];
+    let reject = false;
+    const server = createServer((req, res) => {
+      const q = new URL(req.url ?? '/', 'http://x').searchParams;
+      asked.push(q.get('query') ?? '');
+      res.setHeader('content-type', 'application/json');
+      if (reject) return void res.end(JSON.stringify({ status: 'error', error: 'parse error' }));
+      // Only the zone health query has data: the other panels say "No data".
+      const data = (q.get('query') ?? '').startsWith('max by (zone) (node_collector_zone_health')
+        ? [{ metric: { zone: 'region-1:\x00:zone-a' }, values: [[100, '100'], [101, '90'], [102, 'NaN'], [103, '80']] }]
+        : [];
+      res.end(JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: data } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const prometheus = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const opts = { prometheus, fromS: 100, toS: 103, stepS: 1, rateInterval: '10s', caption: 'test & caption' };
+      const page = await renderDashboard(dashboard, opts);
+      const targets = dashboardPanels(dashboard).flatMap((p) => p.targets ?? []);
+      assert.equal(asked.length, targets.length);
+      assert.deepEqual(asked, targets.map((t) => substituteVariables(t.expr, dashboard, '10s')));
+      for (const p of dashboardPanels(dashboard)) assert.ok(page.html.includes(`<div class="title">${p.title.replace(/&/g, '&amp;')}</div>`), p.title);
+      assert.equal(page.html.split('No data').length - 1, dashboardPanels(dashboard).length - 1);
+      assert.match(page.html, /region-1::zone-a/);
+      assert.match(page.html, /test &amp; caption/);
+      // The NaN sample breaks the line: two pieces.
+      assert.match(page.html, /<path d="M[^"]*L[^"M]*M[^"]*"/);
+      assert.equal(page.width, 1600);
+      assert.ok(page.height > 1000);
+      reject = true;
+      await assert.rejects(renderDashboard(dashboard, opts), /Prometheus rejected .*parse error/);
+    } finally {
+      server.close();
+    }
   });
 });
