@@ -174,10 +174,14 @@ export async function pluginCompletions(words: string[], lookups?: CompletionLoo
   return `${shown.map((c) => `${c}\n`).join('')}:${NO_FILE_COMPLETION}\n`;
 }
 
-/** The flags of `status` and `explain` (inspect.ts), plus the plugin's `--context`. */
-function inspectFlagWords(): string[] {
+/**
+ * The flags of `status` and `explain` (inspect.ts), plus the plugin's `--context`.
+ * @param valuesOnly only the flags that take a value (not the boolean ones such as `--insecure-skip-tls-verify`).
+ */
+function inspectFlagWords(valuesOnly = false): string[] {
   const words = ['--context'];
   for (const [name, spec] of Object.entries(ENDPOINT_YARGS_OPTIONS)) {
+    if (valuesOnly && spec.type === 'boolean') continue;
     words.push(`--${name}`);
     const aliases = 'alias' in spec ? spec.alias : [];
     for (const a of typeof aliases === 'string' ? [aliases] : aliases) words.push(a.length === 1 ? `-${a}` : `--${a}`);
@@ -188,11 +192,12 @@ function inspectFlagWords(): string[] {
 async function completionCandidates(rest: string[], previous: string | undefined, partial: string, use: CompletionLookups): Promise<string[]> {
   if (previous === '--context') return use.contexts();
   if (previous === '-o' || previous === '--output') return ['table', 'json'];
+  if (previous === '--via') return [...ENDPOINT_YARGS_OPTIONS.via.choices];
   if (previous === '-n' || previous === '--namespace' || previous === '--leader-elect-resource-namespace') return use.namespaces();
   if (previous === '--kubeconfig') return [];
   if (partial.startsWith('-')) return inspectFlagWords();
   // Positional words, skipping flags and the values of flags that take one.
-  const valueFlags = new Set(inspectFlagWords().filter((f) => f !== '--help'));
+  const valueFlags = new Set(inspectFlagWords(true));
   const positional: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const w = rest[i] ?? '';

@@ -98,6 +98,9 @@ describe('pluginCompletions (cobra __complete format, for kubectl_complete-node_
     assert.deepEqual(await complete('status', '-o', ''), ['table', 'json', ':4']);
     assert.deepEqual(await complete('--context', ''), ['prod', 'staging', ':4']);
     assert.deepEqual(await complete('--context', 'prod', 'explain', '-n', 'kube-system', ''), ['pod', 'node', ':4'], 'flag values are not positional words');
+    assert.ok(flags.includes('--via') && flags.includes('--tls-server-name'));
+    assert.deepEqual(await complete('status', '--via', ''), ['port-forward', 'proxy', ':4']);
+    assert.deepEqual(await complete('explain', '--insecure-skip-tls-verify', ''), ['pod', 'node', ':4'], 'a boolean flag takes no value');
   });
 
   test('a failing lookup only means no candidates', async () => {
