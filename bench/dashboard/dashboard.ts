@@ -91,9 +91,8 @@ export function dashboardPanels(d: Dashboard): DashboardPanel[] {
 export function dashboardExprs(d: Dashboard): string[] {
   const fromPanels = dashboardPanels(d).flatMap((p) => (p.targets ?? []).map((t) => t.expr));
   const fromVariables = d.templating.list.flatMap((v) => {
-    const q = typeof v.query === 'string' ? (v.type === 'query' ? v.query : '') : (v.query?.query ?? '');
-    const m = /^label_values\(\s*([^,]+?)\s*,/.exec(q);
-    return m?.[1] ? [m[1]] : [];
+    const q = labelValuesQuery(v);
+    return q ? [q.match] : [];
   });
   return [...fromPanels, ...fromVariables];
 }
@@ -153,25 +152,46 @@ export function exposedFamilies(text: string): Map<string, string> {
 }
 
 /**
- * Replaces the dashboard's template variables in `expr` by the values a renderer without Grafana
- * uses: an `includeAll` variable by its `allValue` (`.+` for the job), any other by its current
- * value; `$__rate_interval` (and `$__interval`) by `rateInterval`.
- * @param rateInterval a PromQL duration, e.g. `15s`.
- * @returns the expression Prometheus can evaluate.
- * @throws {Error} when the expression uses a variable the dashboard does not define.
+ * The `label_values(METRIC, LABEL)` query of a `query` variable, or undefined for other variables.
+ * @returns the metric selector and the label whose values the variable offers.
  */
-export function substituteVariables(expr: string, d: Dashboard, rateInterval: string): string {
-  const values = new Map<string, string>();
+export function labelValuesQuery(v: DashboardVariable): { match: string; label: string } | undefined {
+  const q = typeof v.query === 'string' ? v.query : (v.query?.query ?? '');
+  const m = v.type === 'query' ? /^label_values\(\s*([^,]+?)\s*,\s*(\w+)\s*\)$/.exec(q) : null;
+  return m?.[1] && m[2] ? { match: m[1], label: m[2] } : undefined;
+}
+
+/**
+ * Replaces the dashboard's template variables in `expr` by the values a renderer without Grafana
+ * uses: an `includeAll` variable set to All by its `allValue`, or else as Grafana does by the regex
+ * `(v1|v2|…)` of its options (`options`, e.g. the jobs that serve the build info); any other
+ * variable by its current value; `$__rate_interval` (and `$__interval`) by `rateInterval`.
+ * @param rateInterval a PromQL duration, e.g. `15s`.
+ * @param options variable name -> the values its query offers (needed for All without `allValue`).
+ * @returns the expression Prometheus can evaluate.
+ * @throws {Error} when the expression uses a variable the dashboard does not define, or an All
+ *   variable whose options are not given.
+ */
+export function substituteVariables(expr: string, d: Dashboard, rateInterval: string, options: ReadonlyMap<string, readonly string[]> = new Map()): string {
+  const values = new Map<string, string | (() => string)>();
   for (const v of d.templating.list) {
     const current = Array.isArray(v.current?.value) ? v.current.value[0] : v.current?.value;
-    const value = v.includeAll && (current === undefined || current === '$__all') ? (v.allValue ?? '.*') : current;
-    if (value !== undefined) values.set(v.name, value);
+    if (!(v.includeAll && (current === undefined || current === '$__all'))) {
+      if (current !== undefined) values.set(v.name, current);
+      continue;
+    }
+    values.set(v.name, () => {
+      if (v.allValue !== undefined) return v.allValue;
+      const offered = options.get(v.name);
+      if (!offered || offered.length === 0) throw new Error(`$${v.name} is All, and its values are not known`);
+      return `(${offered.map((o) => o.replace(/[\\^$.*+?()[\]{}|]/g, '\\\\$&')).join('|')})`;
+    });
   }
   return expr.replace(/\$\{(\w+)\}|\$(\w+)/g, (whole, braced: string | undefined, bare: string | undefined) => {
     const name = braced ?? bare ?? '';
     if (name === '__rate_interval' || name === '__interval') return rateInterval;
     const value = values.get(name);
     if (value === undefined) throw new Error(`${whole} is not a variable of dashboard ${d.uid}`);
-    return value;
+    return typeof value === 'string' ? value : value();
   });
 }

@@ -14,7 +14,7 @@
 import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import yargs from 'yargs';
-import { dashboardPanels, readDashboard, substituteVariables, type Dashboard, type DashboardPanel } from './dashboard.js';
+import { dashboardPanels, labelValuesQuery, readDashboard, substituteVariables, type Dashboard, type DashboardPanel } from './dashboard.js';
 
 /** One series of a `query_range` answer: labels and `[unix seconds, value]` samples. */
 export interface RangeSeries {
@@ -44,6 +44,21 @@ export async function queryRange(base: string, expr: string, fromS: number, toS:
   const body = (await res.json()) as { status: string; error?: string; data?: { resultType: string; result: RangeSeries[] } };
   if (body.status !== 'success' || body.data?.resultType !== 'matrix') throw new Error(`Prometheus rejected ${expr}: ${body.error ?? res.status}`);
   return body.data.result;
+}
+
+/**
+ * What a `label_values(match, label)` variable offers: `/api/v1/label/<label>/values` over the window.
+ * @param fromS window start, unix **seconds**; `toS` its end.
+ * @returns the label's values, sorted.
+ * @throws {Error} when Prometheus answers with an error or is unreachable.
+ */
+export async function labelValues(base: string, match: string, label: string, fromS: number, toS: number): Promise<string[]> {
+  const url = new URL(`/api/v1/label/${encodeURIComponent(label)}/values`, base);
+  url.search = new URLSearchParams({ 'match[]': match, start: String(fromS), end: String(toS) }).toString();
+  const res = await fetch(url);
+  const body = (await res.json()) as { status: string; error?: string; data?: string[] };
+  if (body.status !== 'success' || !body.data) throw new Error(`Prometheus rejected label_values(${match}, ${label}): ${body.error ?? res.status}`);
+  return [...body.data].sort();
 }
 
 /** Grafana's `{{label}}` legend; control characters (upstream's zone key has a NUL) are dropped. */
@@ -210,6 +225,12 @@ export async function renderDashboard(d: Dashboard, o: RenderOptions): Promise<{
   const rows = d.panels.filter((p) => p.type === 'row');
   const bottom = Math.max(...[...rows, ...dashboardPanels(d)].map((p) => p.gridPos.y + p.gridPos.h));
   const height = HEADER + bottom * ROW_UNIT + MARGIN;
+  // The job variable's All: the jobs that serve the build info, as Grafana would offer them.
+  const options = new Map<string, string[]>();
+  for (const v of d.templating.list) {
+    const q = labelValuesQuery(v);
+    if (q) options.set(v.name, await labelValues(o.prometheus, q.match, q.label, o.fromS, o.toS));
+  }
   const boxes: string[] = [];
   for (const r of rows) {
     boxes.push(`<div class="row" style="left:${MARGIN}px;top:${HEADER + r.gridPos.y * ROW_UNIT}px">${esc(r.title)}</div>`);
@@ -221,7 +242,7 @@ export async function renderDashboard(d: Dashboard, o: RenderOptions): Promise<{
     const h = p.gridPos.h * ROW_UNIT - 6;
     const drawn: Drawn[] = [];
     for (const t of p.targets ?? []) {
-      const result = await queryRange(o.prometheus, substituteVariables(t.expr, d, o.rateInterval), o.fromS, o.toS, o.stepS);
+      const result = await queryRange(o.prometheus, substituteVariables(t.expr, d, o.rateInterval, options), o.fromS, o.toS, o.stepS);
       for (const series of result) drawn.push({ series, label: legend(t.legendFormat, series.metric) });
     }
     drawn.sort((a, b) => a.label.localeCompare(b.label));

@@ -13,6 +13,7 @@ import {
   dashboardExprs,
   dashboardPanels,
   exposedFamilies,
+  labelValuesQuery,
   metricFamily,
   metricNamesInPromQL,
   readDashboard,
@@ -140,13 +141,24 @@ describe('the Grafana dashboard', () => {
     }
   });
 
+  test('the job variable\'s All selects only jobs that serve node_lifecycle_controller_build_info, never every job', () => {
+    // kube-controller-manager, kube-scheduler and every client-go program serve rest_client_* and
+    // workqueue_* too: an allValue such as .+ would mix their series into the panels.
+    const job = dashboard.templating.list.find((v) => v.name === 'job');
+    assert.ok(job?.includeAll);
+    assert.equal(job.allValue, undefined);
+    assert.deepEqual(labelValuesQuery(job), { match: 'node_lifecycle_controller_build_info', label: 'job' });
+  });
+
   test('every variable a query uses is defined; the renderer substitutes them', () => {
+    const options = new Map([['job', ['nlc', 'a.b']]]);
     for (const expr of dashboardExprs(dashboard)) {
-      const out = substituteVariables(expr, dashboard, '15s');
+      const out = substituteVariables(expr, dashboard, '15s', options);
       assert.doesNotMatch(out, /\$/, out);
     }
-    assert.equal(substituteVariables('x{job=~"$job"} > $unhealthy_zone_threshold', dashboard, '1m'), 'x{job=~".+"} > 0.55');
-    assert.throws(() => substituteVariables('x > $nope', dashboard, '1m'), /\$nope is not a variable/);
+    assert.equal(substituteVariables('x{job=~"$job"} > $unhealthy_zone_threshold', dashboard, '1m', options), 'x{job=~"(nlc|a\\\\.b)"} > 0.55');
+    assert.throws(() => substituteVariables('x{job=~"$job"}', dashboard, '1m'), /\$job is All, and its values are not known/);
+    assert.throws(() => substituteVariables('x > $nope', dashboard, '1m', options), /\$nope is not a variable/);
   });
 
   test('queries only metrics the program registers (histogram series by their family)', async () => {
@@ -181,9 +193,14 @@ describe('the renderer behind docs/dashboard.png (bench/dashboard/render.ts)', (
     const asked: string[] = [];
     let reject = false;
     const server = createServer((req, res) => {
-      const q = new URL(req.url ?? '/', 'http://x').searchParams;
-      asked.push(q.get('query') ?? '');
+      const url = new URL(req.url ?? '/', 'http://x');
+      const q = url.searchParams;
       res.setHeader('content-type', 'application/json');
+      if (url.pathname === '/api/v1/label/job/values') {
+        assert.equal(q.get('match[]'), 'node_lifecycle_controller_build_info');
+        return void res.end(JSON.stringify({ status: 'success', data: ['nlc'] }));
+      }
+      asked.push(q.get('query') ?? '');
       if (reject) return void res.end(JSON.stringify({ status: 'error', error: 'parse error' }));
       // Only the zone health query has data: the other panels say "No data".
       const data = (q.get('query') ?? '').startsWith('max by (zone) (node_collector_zone_health')
@@ -198,7 +215,8 @@ describe('the renderer behind docs/dashboard.png (bench/dashboard/render.ts)', (
       const page = await renderDashboard(dashboard, opts);
       const targets = dashboardPanels(dashboard).flatMap((p) => p.targets ?? []);
       assert.equal(asked.length, targets.length);
-      assert.deepEqual(asked, targets.map((t) => substituteVariables(t.expr, dashboard, '10s')));
+      assert.deepEqual(asked, targets.map((t) => substituteVariables(t.expr, dashboard, '10s', new Map([['job', ['nlc']]]))));
+      assert.ok(asked.every((a) => !a.includes('job=~') || a.includes('job=~"(nlc)"')));
       for (const p of dashboardPanels(dashboard)) assert.ok(page.html.includes(`<div class="title">${p.title.replace(/&/g, '&amp;')}</div>`), p.title);
       assert.equal(page.html.split('No data').length - 1, dashboardPanels(dashboard).length - 1);
       assert.match(page.html, /region-1::zone-a/);
