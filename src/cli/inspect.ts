@@ -125,7 +125,7 @@ export const ENDPOINT_YARGS_OPTIONS = {
   token: { type: 'string', describe: 'bearer token sent to the controller (default: the kubeconfig\'s token, exec plugin included); needs get on /debug/state' },
   'insecure-skip-tls-verify': { type: 'boolean', describe: "don't check the controller's certificate (its default one is self-signed)" },
   'certificate-authority': { type: 'string', describe: "CA file to check the controller's certificate" },
-  'tls-server-name': { type: 'string', describe: "name the controller's certificate must carry over a port-forward (default: the leader pod's name)" },
+  'tls-server-name': { type: 'string', describe: "name the controller's certificate must carry (default: the leader pod's name over a port-forward, the URL's host with --endpoint)" },
   via: {
     type: 'string',
     choices: ['port-forward', 'proxy'],
@@ -393,7 +393,7 @@ export async function fetchDebugState(
     if (url.protocol === 'https:') {
       // Tokens go only over TLS, and only to the endpoint the caller named.
       const token = opts.token ?? (await kubeconfigToken(opts.kubeconfig));
-      extra = { ...(await controllerTlsOptions(opts, undefined)).tls };
+      extra = { ...(await controllerTlsOptions(opts, opts.tlsServerName)).tls };
       if (token) extra.headers = { Authorization: `Bearer ${token}` };
     }
     let res: RawResponse;

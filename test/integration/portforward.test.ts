@@ -13,6 +13,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { RunningController } from '../../src/cli/run.js';
@@ -166,7 +169,7 @@ describe('status / explain / plugin through a port-forward with the caller\'s to
     assert.equal(e.source?.kind, 'port-forward');
   });
 
-  test('the kubectl plugin runs status through the port-forward', async (t) => {
+  test('the kubectl plugin runs status through the port-forward, from the checkout and as the one-file bundle', async (t) => {
     if (!ip) return t.skip('no non-loopback IPv4 address');
     const { stdout } = await run(`${root}bin/kubectl-node_lifecycle`, ['status', '--kubeconfig', viewer.path, ...argv, '--insecure-skip-tls-verify', '-o', 'json'], {
       cwd: '/',
@@ -175,5 +178,18 @@ describe('status / explain / plugin through a port-forward with the caller\'s to
     const r = JSON.parse(stdout) as StatusReport;
     assert.equal(r.source.kind, 'port-forward');
     assert.equal(r.answeredBy, controller.identity);
+    // The one-file bundle (npm run build:plugin), alone in an empty directory: ws and client-node's PortForward are in it.
+    await run('npm', ['run', '-s', 'build:plugin'], { cwd: root, timeout: 120_000 });
+    const dir = await mkdtemp(join(tmpdir(), 'nlc-plugin-'));
+    try {
+      const alone = join(dir, 'kubectl-node_lifecycle.mjs');
+      await copyFile(join(root, 'dist/plugin/kubectl-node_lifecycle.mjs'), alone);
+      const bundled = await run(process.execPath, [alone, 'status', '--kubeconfig', viewer.path, ...argv, '--insecure-skip-tls-verify', '-o', 'json'], { cwd: dir, timeout: 60_000 });
+      const b = JSON.parse(bundled.stdout) as StatusReport;
+      assert.equal(b.source.kind, 'port-forward');
+      assert.equal(b.answeredBy, controller.identity);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

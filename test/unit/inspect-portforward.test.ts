@@ -282,6 +282,14 @@ describe('fetchDebugState --via port-forward, over an injected tunnel to an HTTP
         /Hostname\/IP does not match|altnames/,
         'a name the certificate does not carry is refused',
       );
+      // --endpoint: the URL's host (127.0.0.1 is in the default certificate), or --tls-server-name.
+      const endpoint = `https://127.0.0.1:${port}`;
+      const direct = await fetchDebugState({ ...base, endpoint, token: 'caller-token', certificateAuthority: join(dir, 'ca.pem') });
+      assert.equal(direct.source.kind, 'endpoint');
+      await assert.rejects(
+        fetchDebugState({ ...base, endpoint, token: 'caller-token', certificateAuthority: join(dir, 'ca.pem'), tlsServerName: 'nlc.nlc.svc' }),
+        /Hostname\/IP does not match|altnames/,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
