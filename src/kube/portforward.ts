@@ -34,10 +34,15 @@ export interface PodPortStreamOptions {
   connector?: PortForwardConnector;
 }
 
+/** The message of an Error or of a WebSocket error event (an object with `message`). */
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof err === 'object' && err !== null && 'message' in err ? String((err as { message: unknown }).message) : String(err);
+}
+
 /** The HTTP status in a failed WebSocket upgrade (`ws`: "Unexpected server response: 403"), if any. */
 export function upgradeStatus(err: unknown): number | undefined {
-  const text = err instanceof Error ? err.message : typeof err === 'object' && err !== null && 'message' in err ? String((err as { message: unknown }).message) : String(err);
-  const m = /Unexpected server response: (\d{3})/.exec(text);
+  const m = /Unexpected server response: (\d{3})/.exec(messageOf(err));
   return m ? Number(m[1]) : undefined;
 }
 
@@ -92,8 +97,7 @@ export async function openPodPortStream(kc: KubeConfig, namespace: string, pod: 
     ws = (await Promise.race([opened, timeout])) as unknown as TunnelSocket;
   } catch (err) {
     if (err instanceof Error && err.message.startsWith('port-forward to ')) throw err;
-    const cause = err instanceof Error ? err.message : typeof err === 'object' && err !== null && 'message' in err ? String((err as { message: unknown }).message) : String(err);
-    throw new Error(portForwardRefusal(upgradeStatus(err), where, namespace, cause), { cause: err });
+    throw new Error(portForwardRefusal(upgradeStatus(err), where, namespace, messageOf(err)), { cause: err });
   } finally {
     clearTimeout(timer);
   }
