@@ -48,7 +48,9 @@ export function upgradeStatus(err: unknown): number | undefined {
 
 /**
  * Why the API server refused a port-forward, in one line, with what to do.
- * @param status HTTP status of the refused upgrade; @param where `NS/POD:PORT`.
+ * @param status HTTP status of the refused upgrade (undefined: no HTTP answer); @param where `NS/POD:PORT`;
+ * @param namespace the pod's namespace (named in the 403 hint); @param cause the error text used when there is no status.
+ * @returns the message, without a newline.
  */
 export function portForwardRefusal(status: number | undefined, where: string, namespace: string, cause: string): string {
   if (status === 401) return `port-forward to ${where}: the API server did not accept your kubeconfig's credentials (401)`;
