@@ -26,7 +26,7 @@ interface Rendered {
   kind?: string;
   metadata?: { name?: string; labels?: Record<string, string> };
   data?: Record<string, string>;
-  spec?: { groups?: { rules?: { alert?: string; expr?: string }[] }[] };
+  spec?: { jobLabel?: string; groups?: { rules?: { alert?: string; expr?: string }[] }[] };
 }
 
 async function helmTemplate(...set: string[]): Promise<Rendered[]> {
@@ -81,6 +81,24 @@ describe('the dashboard and the alerts query metrics a running controller serves
     assert.deepEqual(JSON.parse(json), JSON.parse(await readFile(DASHBOARD_PATH, 'utf8')), 'the ConfigMap holds the dashboard file unchanged');
     const out = await kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify(cm));
     assert.match(out, /configmap\/nlc-node-lifecycle-controller-dashboard (created|configured|unchanged) \(server dry run\)/);
+  });
+
+  test('alerts on names other components serve too select the job the ServiceMonitor gives', async () => {
+    const docs = await helmTemplate('prometheusRule.enabled=true', 'serviceMonitor.enabled=true');
+    const jobLabel = docs.find((d) => d.kind === 'ServiceMonitor')?.spec?.jobLabel ?? '';
+    const job = docs.find((d) => d.kind === 'Service')?.metadata?.labels?.[jobLabel];
+    assert.ok(job, `the Service has no ${jobLabel} label`);
+    const rules = docs.find((d) => d.kind === 'PrometheusRule')?.spec?.groups?.flatMap((g) => g.rules ?? []) ?? [];
+    for (const [alert, series] of [
+      ['NodeLifecycleControllerThrottleDelayHigh', 'rest_client_rate_limiter_duration_seconds_bucket'],
+      ['NodeLifecycleControllerForceDeleteErrors', 'pod_gc_collector_force_delete_pod_errors_total'],
+    ]) {
+      const expr = rules.find((r) => r.alert === alert)?.expr ?? '';
+      assert.ok(expr.includes(`${series}{job="${job}"}[`), `${alert}: ${expr}`);
+    }
+    const custom = await helmTemplate('prometheusRule.enabled=true', 'prometheusRule.selector=namespace="ops"');
+    const expr = custom.find((d) => d.kind === 'PrometheusRule')?.spec?.groups?.[0]?.rules?.find((r) => r.alert === 'NodeLifecycleControllerThrottleDelayHigh')?.expr ?? '';
+    assert.ok(expr.includes('rest_client_rate_limiter_duration_seconds_bucket{namespace="ops"}['), expr);
   });
 
   test('every metric name of the dashboard and the PrometheusRule is on /metrics of a running controller', async () => {
