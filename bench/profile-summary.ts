@@ -2,7 +2,11 @@
  * Summarises a V8 CPU profile (`node --cpu-prof`, as `bench/run.ts --cpu-profile` writes them):
  * self time by function and by package/file, to say what dominates our controller's CPU.
  *
- *   node --import tsx bench/profile-summary.ts FILE.cpuprofile [--top 25]
+ *   node --import tsx bench/profile-summary.ts FILE.cpuprofile [--top 25] [--from S] [--to S]
+ *
+ * `--from` / `--to` keep only the samples in that window, in seconds after the profile started
+ * (the process start for `node --cpu-prof`): e.g. `--to 5` for start-up up to caches synced, and
+ * `--from 60` for the steady state.
  */
 import { readFileSync } from 'node:fs';
 
@@ -29,17 +33,29 @@ export function origin(url: string): string {
   return ours ? (ours[1] as string) : url;
 }
 
+/** A window of a profile, seconds after its start (either end open). */
+export interface ProfileWindow {
+  fromS?: number;
+  toS?: number;
+}
+
 /**
- * Self time (ms) per function and per origin. Pure.
- * @returns both maps, sorted descending, and the profile's total ms.
+ * Self time (ms) per function and per origin, over the samples inside `window` (default: all). Pure.
+ * @returns both maps, sorted descending, and the total ms of the samples counted.
  */
-export function selfTimes(p: CpuProfile): { totalMs: number; byFunction: [string, number][]; byOrigin: [string, number][] } {
+export function selfTimes(p: CpuProfile, window: ProfileWindow = {}): { totalMs: number; byFunction: [string, number][]; byOrigin: [string, number][] } {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const fn = new Map<string, number>();
   const org = new Map<string, number>();
   let total = 0;
+  const fromUs = (window.fromS ?? -Infinity) * 1e6;
+  const toUs = (window.toS ?? Infinity) * 1e6;
+  let atUs = 0; // sample time, µs after startTime (timeDeltas are µs since the previous sample)
   p.samples.forEach((id, i) => {
-    const ms = (p.timeDeltas[i] ?? 0) / 1000;
+    const deltaUs = p.timeDeltas[i] ?? 0;
+    atUs += deltaUs;
+    if (atUs < fromUs || atUs > toUs) return;
+    const ms = deltaUs / 1000;
     const n = byId.get(id);
     if (!n) return;
     total += ms;
@@ -55,18 +71,23 @@ export function selfTimes(p: CpuProfile): { totalMs: number; byFunction: [string
 
 function main(): number {
   const file = process.argv[2];
-  const topIdx = process.argv.indexOf('--top');
-  const top = topIdx > 0 ? Number(process.argv[topIdx + 1]) : 25;
-  if (!file) {
-    process.stderr.write('usage: bench/profile-summary.ts FILE.cpuprofile [--top N]\n');
+  const arg = (name: string): number | undefined => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? Number(process.argv[i + 1]) : undefined;
+  };
+  const top = arg('--top') ?? 25;
+  const window: ProfileWindow = { ...(arg('--from') !== undefined ? { fromS: arg('--from') } : {}), ...(arg('--to') !== undefined ? { toS: arg('--to') } : {}) };
+  if (!file || [top, window.fromS, window.toS].some((x) => x !== undefined && !Number.isFinite(x))) {
+    process.stderr.write('usage: bench/profile-summary.ts FILE.cpuprofile [--top N] [--from S] [--to S]\n');
     return 2;
   }
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const { totalMs, byFunction, byOrigin } = selfTimes(p);
+  const { totalMs, byFunction, byOrigin } = selfTimes(p, window);
   const idle = byOrigin.find(([k]) => k === '(idle)')?.[1] ?? 0;
   const busy = totalMs - idle;
   const pct = (ms: number): string => `${((ms / busy) * 100).toFixed(1)}%`;
-  process.stdout.write(`profile ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s, busy ${(busy / 1000).toFixed(2)} s (idle excluded from %)\n\nby origin:\n`);
+  const span = window.fromS !== undefined || window.toS !== undefined ? `, window ${window.fromS ?? 0}–${window.toS ?? 'end'} s` : '';
+  process.stdout.write(`profile ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s${span}, busy ${(busy / 1000).toFixed(2)} s (idle excluded from %)\n\nby origin:\n`);
   for (const [k, v] of byOrigin.filter(([k]) => k !== '(idle)').slice(0, top)) process.stdout.write(`  ${pct(v).padStart(6)}  ${(v / 1000).toFixed(2)} s  ${k}\n`);
   process.stdout.write('\nby function (self time):\n');
   for (const [k, v] of byFunction.filter(([k]) => !k.startsWith('(idle)')).slice(0, top)) process.stdout.write(`  ${pct(v).padStart(6)}  ${k}\n`);

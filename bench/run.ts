@@ -91,7 +91,7 @@ async function main(): Promise<number> {
     argv = await benchParser(process.argv.slice(2))
       .usage('Usage: bench/run.ts [flags]\n\nOurs vs upstream kube-controller-manager (1.37.2 by default, 1.20.2 with --upstream-version 1.20) on private control planes of the same Kubernetes version.')
       .options({
-        scenario: { type: 'string', default: SCENARIOS.join(','), describe: 'comma-separated: steady, failure, eviction, scale (or 1–4)' },
+        scenario: { type: 'string', default: SCENARIOS.join(','), describe: 'comma-separated: steady, failure, eviction, scale, failure-qps (or 1–5; failure-qps is the failure wave at --kube-api-qps/--kube-api-burst)' },
         quick: { type: 'boolean', default: false, describe: 'small sizes and short windows (a few minutes); explicit size flags still win' },
         nodes: { type: 'number', describe: 'nodes in scenarios 1 and 2 (default 1000; --quick 100)' },
         'pods-per-node': { type: 'number', default: 30, describe: 'pods per node in every scenario' },
@@ -110,7 +110,7 @@ async function main(): Promise<number> {
         'node-startup-grace-period': { type: 'string', default: '1m' },
         'node-eviction-rate': { type: 'number', default: 100 },
         'secondary-node-eviction-rate': { type: 'number', default: 100 },
-        'kube-api-qps': { type: 'number', default: 20, describe: 'both controllers, scenarios 1, 3 and 4 (kube-controller-manager default)' },
+        'kube-api-qps': { type: 'number', default: 20, describe: 'both controllers, scenarios 1, 3, 4 and 5 (kube-controller-manager default)' },
         'kube-api-burst': { type: 'number', default: 30 },
         'failure-kube-api-qps': { type: 'number', default: 100, describe: 'both controllers in scenario 2 (high, so API throttling does not dominate)' },
         'failure-kube-api-burst': { type: 'number', default: 200 },
@@ -241,7 +241,8 @@ async function main(): Promise<number> {
   };
   if (argv.merge && existsSync(join(argv.out, 'latest.json'))) {
     const old = JSON.parse(readFileSync(join(argv.out, 'latest.json'), 'utf8')) as BenchResults;
-    for (const s of SCENARIOS) if (!scenarios.includes(s) && old[s]) Object.assign(results, { [s]: old[s] });
+    const resultKey = (s: Scenario): 'steady' | 'failure' | 'eviction' | 'scale' | 'failureQps' => (s === 'failure-qps' ? 'failureQps' : s);
+    for (const s of SCENARIOS) if (!scenarios.includes(s) && old[resultKey(s)]) Object.assign(results, { [resultKey(s)]: old[resultKey(s)] });
     results.mergedFrom = [...(old.mergedFrom ?? []), { date: old.date, command: old.command, durationS: old.durationS }];
     results.errors.push(...old.errors);
     results.options = { ...old.options, [`merged ${results.date}`]: results.options };
@@ -287,15 +288,17 @@ async function main(): Promise<number> {
       }
       for (const kind of orderOf(i).filter((k) => argv.only === undefined || k === argv.only)) {
         log(`--- ${scenario} #${i + 1}: ${kind}`);
-        const tag = `${scenario.slice(0, 2)}${i + 1}`;
+        const tag = `${scenario === 'failure-qps' ? 'fq' : scenario.slice(0, 2)}${i + 1}`;
         if (scenario === 'steady') {
           const r = await attempt(`steady ${kind} #${i + 1}`, () =>
             runSteady(ctx, kind, { nodes, podsPerNode: ppn, zones: argv.zones, podMix, windowMs, baselineMs, warmupMs, flags: base }, tag),
           );
           results.steady ??= { upstream: [], ours: [] };
           if (r) results.steady[kind].push(r);
-        } else if (scenario === 'failure') {
-          const r = await attempt(`failure ${kind} #${i + 1}`, () =>
+        } else if (scenario === 'failure' || scenario === 'failure-qps') {
+          // Scenario 5 is the same wave at the default API QPS: node status and taint writes must go first while pod writes queue.
+          const qpsFlags = scenario === 'failure' ? { kubeApiQps: argv['failure-kube-api-qps'], kubeApiBurst: argv['failure-kube-api-burst'] } : {};
+          const r = await attempt(`${scenario} ${kind} #${i + 1}`, () =>
             runFailure(
                 ctx,
                 kind,
@@ -310,13 +313,14 @@ async function main(): Promise<number> {
                   failFraction: 0.1,
                   baselineMs,
                   warmupMs,
-                  flags: { ...base, kubeApiQps: argv['failure-kube-api-qps'], kubeApiBurst: argv['failure-kube-api-burst'] },
+                  flags: { ...base, ...qpsFlags },
                 },
                 tag,
               ),
           );
-          results.failure ??= { upstream: [], ours: [] };
-          if (r) results.failure[kind].push(r);
+          const key = scenario === 'failure' ? 'failure' : 'failureQps';
+          results[key] ??= { upstream: [], ours: [] };
+          if (r) results[key][kind].push(r);
         } else {
           const evictionOptions = { nodes: evictNodes, podsPerNode: ppn, zones: 1, podMix: { plain: 1 }, baselineMs: Math.min(baselineMs, 20_000), warmupMs, flags: base };
           const r = await attempt(`eviction ${kind} #${i + 1}`, () => runEviction(ctx, kind, evictionOptions, tag));

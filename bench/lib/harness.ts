@@ -12,6 +12,7 @@ import { startPrivateControlPlane, freePorts, type PrivateControlPlane } from '.
 import { scrapeRequestTotals, diffCounts, subtractBaseline, totalWrites, withoutSimulatorOnly, type RequestCounts } from './apimetrics.js';
 import { ControllerProcess, procUsage, type ControllerKind, type ControllerLaunch, type SharedControllerFlags, type UpstreamVersion } from './procs.js';
 import { observeCluster, type ClusterObserver } from './observe.js';
+import { WatchLagMeter, withLeaseWriteHook } from './watchlag.js';
 
 /** Settings every scenario shares (from the command line). */
 export interface BenchContext {
@@ -93,10 +94,16 @@ export interface FleetShape {
  * creation burst to drain. @returns the fleet and how long creation took (ms).
  * @throws {Error} when the fleet does not start.
  */
-export async function startFleet(ctx: BenchContext, env: RunEnv, shape: FleetShape, settleMs = 10_000): Promise<{ fleet: Fleet; createMs: number }> {
+export async function startFleet(
+  ctx: BenchContext,
+  env: RunEnv,
+  shape: FleetShape,
+  settleMs = 10_000,
+  clients: KubeClients = env.clients,
+): Promise<{ fleet: Fleet; createMs: number }> {
   const zones = Math.max(1, Math.min(shape.zones, shape.nodes));
   const fleet = new Fleet({
-    clients: env.clients,
+    clients,
     prefix: shape.prefix,
     namespace: `ns-${shape.prefix}`,
     zones,
@@ -302,6 +309,8 @@ export interface Session {
   createMs: number;
   /** the bench's own watches (when asked for) */
   observer?: ClusterObserver;
+  /** the simulator's Lease writes paired with the bench watch's sight of them (with the observer) */
+  watchLag?: WatchLagMeter;
   /** no-controller API traffic (when asked for) */
   baseline?: Baseline;
   /** API request totals just before the controller was spawned */
@@ -345,8 +354,12 @@ export interface SessionSpec {
  */
 export async function runSession<T>(ctx: BenchContext, kind: ControllerKind, spec: SessionSpec, body: (s: Session) => Promise<T>): Promise<T> {
   return await withControlPlane(ctx, async (env) => {
-    const { fleet, createMs } = await startFleet(ctx, env, { ...spec.shape, prefix: `${spec.tag}-${kind === 'upstream' ? 'up' : 'ours'}` });
-    const observer = spec.observe ? observeCluster(env.kc, { namespace: fleet.namespace, podKindLabel: POD_KIND_LABEL }) : undefined;
+    const watchLag = spec.observe ? new WatchLagMeter() : undefined;
+    const fleetClients = watchLag ? withLeaseWriteHook(env.clients, (name, renewMs, at) => watchLag.wrote(name, renewMs, at)) : env.clients;
+    const { fleet, createMs } = await startFleet(ctx, env, { ...spec.shape, prefix: `${spec.tag}-${kind === 'upstream' ? 'up' : 'ours'}` }, 10_000, fleetClients);
+    const observer = watchLag
+      ? observeCluster(env.kc, { namespace: fleet.namespace, podKindLabel: POD_KIND_LABEL, onLeaseSeen: (name, renewMs, at) => watchLag.seen(name, renewMs, at) })
+      : undefined;
     try {
       await observer?.synced;
       let baseline: Baseline | undefined;
@@ -373,6 +386,7 @@ export async function runSession<T>(ctx: BenchContext, kind: ControllerKind, spe
           fleet,
           createMs,
           ...(observer ? { observer } : {}),
+          ...(watchLag ? { watchLag } : {}),
           ...(baseline ? { baseline } : {}),
           countsBeforeLaunch,
           launchAtMs,

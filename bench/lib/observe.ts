@@ -19,6 +19,8 @@ export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 export interface NodeTimeline {
   /** latest of the Lease's renewTime and the Ready condition's lastHeartbeatTime seen before Unknown */
   lastHeartbeatMs?: number;
+  /** when the bench's watch first delivered that heartbeat (its Lease or Node event) */
+  lastHeartbeatSeenMs?: number;
   /** first observation of Ready=Unknown */
   unknownAtMs?: number;
   /** first observation of a not-ready/unreachable NoExecute taint */
@@ -32,7 +34,10 @@ export interface NodeTimeline {
  * No I/O, so it is unit-testable.
  */
 export class FailureTracker {
-  readonly #renew = new Map<string, number>();
+  /** latest renewTime per Lease, and when the watch first delivered it */
+  readonly #renew = new Map<string, { ms: number; seenAtMs: number }>();
+  /** latest Ready lastHeartbeatTime per tracked node, and when the watch first delivered it */
+  readonly #readyBeat = new Map<string, { ms: number; seenAtMs: number }>();
   readonly #nodes = new Map<string, NodeTimeline>();
   readonly #pods = new Map<string, { node: string; goneAtMs?: number }>();
   readonly #podNodes = new Set<string>();
@@ -59,9 +64,10 @@ export class FailureTracker {
   }
 
   /** A Lease in kube-node-lease was seen at `atMs`. */
-  observeLease(name: string, renewTimeMs: number | undefined, _atMs: number): void {
+  observeLease(name: string, renewTimeMs: number | undefined, atMs: number): void {
     if (renewTimeMs === undefined) return;
-    this.#renew.set(name, Math.max(this.#renew.get(name) ?? 0, renewTimeMs));
+    const cur = this.#renew.get(name);
+    if (!cur || renewTimeMs > cur.ms) this.#renew.set(name, { ms: renewTimeMs, seenAtMs: atMs });
   }
 
   /** A Node was seen at `atMs`. */
@@ -70,8 +76,16 @@ export class FailureTracker {
     if (!t) return;
     const ready = getCondition(node.conditions, 'Ready');
     if (t.unknownAtMs === undefined) {
-      const hb = Math.max(this.#renew.get(node.name) ?? 0, ready?.lastHeartbeatTime ?? 0);
-      if (hb > 0) t.lastHeartbeatMs = hb;
+      const beat = ready?.lastHeartbeatTime;
+      const cur = this.#readyBeat.get(node.name);
+      if (beat !== undefined && (!cur || beat > cur.ms)) this.#readyBeat.set(node.name, { ms: beat, seenAtMs: atMs });
+      // The later heartbeat of the two; on a tie, the one the watch delivered first.
+      const candidates = [this.#renew.get(node.name), this.#readyBeat.get(node.name)].filter((x): x is { ms: number; seenAtMs: number } => x !== undefined && x.ms > 0);
+      const last = candidates.sort((a, b) => b.ms - a.ms || a.seenAtMs - b.seenAtMs)[0];
+      if (last) {
+        t.lastHeartbeatMs = last.ms;
+        t.lastHeartbeatSeenMs = last.seenAtMs;
+      }
       if (ready?.status === 'Unknown') {
         t.unknownAtMs = atMs;
         this.#notify();
@@ -145,9 +159,15 @@ export class FailureTracker {
   }
 }
 
-/** Detection and taint latencies (ms) of the tracked nodes that got that far. Pure. */
-export function failureLatencies(timelines: Map<string, NodeTimeline>): { detectionMs: number[]; taintMs: number[]; missing: number } {
+/**
+ * Detection and taint latencies (ms) of the tracked nodes that got that far. Detection is counted
+ * from the last heartbeat's own timestamp (`detectionMs`) and from when the bench's watch first
+ * delivered it (`detectionFromSeenMs`, issue 18's measure: it leaves out the API server's and the
+ * bench's lag in showing the heartbeat). Pure.
+ */
+export function failureLatencies(timelines: Map<string, NodeTimeline>): { detectionMs: number[]; detectionFromSeenMs: number[]; taintMs: number[]; missing: number } {
   const detectionMs: number[] = [];
+  const detectionFromSeenMs: number[] = [];
   const taintMs: number[] = [];
   let missing = 0;
   for (const t of timelines.values()) {
@@ -156,11 +176,12 @@ export function failureLatencies(timelines: Map<string, NodeTimeline>): { detect
       continue;
     }
     detectionMs.push(t.unknownAtMs - t.lastHeartbeatMs);
+    if (t.lastHeartbeatSeenMs !== undefined) detectionFromSeenMs.push(t.unknownAtMs - t.lastHeartbeatSeenMs);
     // A taint seen in the same or an earlier event than Unknown counts as 0.
     if (t.noExecuteTaintAtMs !== undefined) taintMs.push(Math.max(0, t.noExecuteTaintAtMs - t.unknownAtMs));
     else missing++;
   }
-  return { detectionMs, taintMs, missing };
+  return { detectionMs, detectionFromSeenMs, taintMs, missing };
 }
 
 /** A running set of watches feeding a {@link FailureTracker}. */
@@ -173,9 +194,13 @@ export interface ClusterObserver {
 /**
  * Watches Nodes, node Leases and the fleet namespace's pods (optionally filtered by label) and
  * feeds them to a new {@link FailureTracker}. The pod kind comes from `podKindLabel`.
+ * `onLeaseSeen` gets every Lease renewal the watch delivers (for bench/lib/watchlag.ts `WatchLagMeter`).
  * @returns the observer; `synced` resolves after every initial list. Never throws.
  */
-export function observeCluster(kc: KubeConfig, opts: { namespace: string; podKindLabel: string; podLabelSelector?: string }): ClusterObserver {
+export function observeCluster(
+  kc: KubeConfig,
+  opts: { namespace: string; podKindLabel: string; podLabelSelector?: string; onLeaseSeen?: (name: string, renewTimeMs: number, atMs: number) => void },
+): ClusterObserver {
   const { core, coordination } = makeClients(kc);
   const tracker = new FailureTracker();
   const common = { kubeConfig: kc, clock: realClock, logger: silentLogger };
@@ -185,7 +210,10 @@ export function observeCluster(kc: KubeConfig, opts: { namespace: string; podKin
   };
   const onLease = (_type: WatchEventType, raw: unknown): void => {
     const l = toLease(raw);
-    if (l) tracker.observeLease(l.name, l.renewTime, Date.now());
+    if (!l) return;
+    const at = Date.now();
+    tracker.observeLease(l.name, l.renewTime, at);
+    if (l.renewTime !== undefined) opts.onLeaseSeen?.(l.name, l.renewTime, at);
   };
   const kindOf = (raw: unknown): string =>
     (raw as { metadata?: { labels?: Record<string, string> } }).metadata?.labels?.[opts.podKindLabel] ?? '';

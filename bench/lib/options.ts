@@ -5,8 +5,8 @@ import yargs, { type Argv } from 'yargs';
 import type { PodMix } from '../../sim/fleet.js';
 import type { ControllerKind } from './procs.js';
 
-/** The scenarios, in issue 9's order. */
-export const SCENARIOS = ['steady', 'failure', 'eviction', 'scale'] as const;
+/** The scenarios, in issue 9's order, then issue 18's failure wave at the default API QPS. */
+export const SCENARIOS = ['steady', 'failure', 'eviction', 'scale', 'failure-qps'] as const;
 /** A scenario name. */
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -26,14 +26,14 @@ export function parsePodMix(text: string): PodMix {
 }
 
 /**
- * Parses `--scenario` (names or numbers 1–4, comma-separated). Pure.
+ * Parses `--scenario` (names or numbers 1–5, comma-separated). Pure.
  * @throws {Error} for an unknown scenario.
  */
 export function parseScenarios(text: string): Scenario[] {
   const out: Scenario[] = [];
   for (const s of text.split(',').map((x) => x.trim()).filter(Boolean)) {
-    const name = /^[1-4]$/.test(s) ? SCENARIOS[Number(s) - 1] : (SCENARIOS as readonly string[]).includes(s) ? (s as Scenario) : undefined;
-    if (!name) throw new Error(`--scenario: unknown "${s}" (one of ${SCENARIOS.join(', ')} or 1–4)`);
+    const name = /^[1-5]$/.test(s) ? SCENARIOS[Number(s) - 1] : (SCENARIOS as readonly string[]).includes(s) ? (s as Scenario) : undefined;
+    if (!name) throw new Error(`--scenario: unknown "${s}" (one of ${SCENARIOS.join(', ')} or 1–5)`);
     if (!out.includes(name)) out.push(name);
   }
   return out;

@@ -6,6 +6,7 @@ import type { SteadyRun } from '../scenarios/steady.js';
 import type { FailureRun } from '../scenarios/failure.js';
 import type { EvictionRun } from '../scenarios/eviction.js';
 import type { ScaleRun } from '../scenarios/scale.js';
+import { parseGoDuration } from '../../src/util/duration.js';
 
 /** Runs of one scenario, per controller. */
 export interface ScenarioRuns<R> {
@@ -22,6 +23,8 @@ export interface BenchResults {
   options: Record<string, unknown>;
   steady?: ScenarioRuns<SteadyRun>;
   failure?: ScenarioRuns<FailureRun>;
+  /** scenario 5: the failure wave at the default `--kube-api-qps` (issue 18's last goal) */
+  failureQps?: ScenarioRuns<FailureRun>;
   eviction?: ScenarioRuns<EvictionRun> & {
     /** ours with {@link ONE_DELETE_GATE}: the same writes per eviction as kube-controller-manager 1.20 */
     oursOneDelete?: EvictionRun[];
@@ -61,6 +64,18 @@ export function cell(v: number | undefined, digits = 2): string {
   return Number(v.toFixed(digits)).toString();
 }
 
+/**
+ * A summary cell: the median, and with more than one run its spread, `median (min–max)`.
+ * (— for no values.) Pure.
+ */
+export function spreadCell(values: readonly number[], digits = 2): string {
+  const v = values.filter((x) => Number.isFinite(x));
+  const m = median(v);
+  if (m === undefined) return '—';
+  if (v.length < 2) return cell(m, digits);
+  return `${cell(m, digits)} (${cell(Math.min(...v), digits)}–${cell(Math.max(...v), digits)})`;
+}
+
 /** ours / upstream, formatted as `1.23×` (— when either is missing or upstream is 0). */
 export function ratio(ours: number | undefined, upstream: number | undefined): string {
   if (ours === undefined || upstream === undefined || !Number.isFinite(ours) || !Number.isFinite(upstream) || upstream === 0) return '—';
@@ -72,10 +87,11 @@ type Getter<R> = (r: R) => number | undefined;
 function row<R extends { sim: { flagged: boolean } }>(label: string, runs: ScenarioRuns<R>, pick: Getter<R>, digits = 2): string {
   const u = usable(runs.upstream);
   const o = usable(runs.ours);
-  const mu = median(u.runs.map(pick).filter((x): x is number => x !== undefined));
-  const mo = median(o.runs.map(pick).filter((x): x is number => x !== undefined));
+  const vu = u.runs.map(pick).filter((x): x is number => x !== undefined);
+  const vo = o.runs.map(pick).filter((x): x is number => x !== undefined);
   const flag = (f: boolean, s: string): string => (f && s !== '—' ? `${s} ⚠ flagged` : s);
-  return `| ${label} | ${flag(u.flagged, cell(mu, digits))} | ${flag(o.flagged, cell(mo, digits))} | ${ratio(mo, mu)} |`;
+  // The ratio is of the medians; with --repeat the cells also show each controller's spread.
+  return `| ${label} | ${flag(u.flagged, spreadCell(vu, digits))} | ${flag(o.flagged, spreadCell(vo, digits))} | ${ratio(median(vo), median(vu))} |`;
 }
 
 /**
@@ -85,6 +101,22 @@ function row<R extends { sim: { flagged: boolean } }>(label: string, runs: Scena
 export function upstreamVersionOf(res: Pick<BenchResults, 'options'>): string {
   const v = res.options['upstreamVersion'];
   return typeof v === 'string' ? v : 'v1.20.2';
+}
+
+/** `--node-monitor-grace-period` of a results file, seconds (20 when it has none). */
+export function graceOf(res: Pick<BenchResults, 'options'>): number {
+  const g = (res.options['flags'] as { nodeMonitorGracePeriod?: unknown } | undefined)?.nodeMonitorGracePeriod;
+  try {
+    return typeof g === 'string' ? parseGoDuration(g) / 1000 : 20;
+  } catch {
+    return 20;
+  }
+}
+
+/** `--kube-api-qps` / `--kube-api-burst` of a results file, as `qps/burst` ('?' when absent). */
+export function qpsOf(res: Pick<BenchResults, 'options'>): string {
+  const f = res.options['flags'] as { kubeApiQps?: unknown; kubeApiBurst?: unknown } | undefined;
+  return f ? `${String(f.kubeApiQps)}/${String(f.kubeApiBurst)}` : '?';
 }
 
 function header(peer: string): string {
@@ -144,12 +176,82 @@ export function failureTable(runs: ScenarioRuns<FailureRun>, peer = 'v1.20.2'): 
     header(peer),
     row('detection p50, last heartbeat → Ready=Unknown (s)', runs, (r) => r.detectionS.p50, 3),
     row('detection p99 (s)', runs, (r) => r.detectionS.p99, 3),
+    row('detection p50 from the last heartbeat seen in the bench\'s watch (s)', runs, (r) => r.detectionFromSeenS?.p50, 3),
+    row('detection p99 from the last heartbeat seen (s)', runs, (r) => r.detectionFromSeenS?.p99, 3),
+    ...watchLagRows(runs),
     row('taint latency p50, Unknown → NoExecute taint (s)', runs, (r) => r.taintS.p50, 3),
     row('taint latency p99 (s)', runs, (r) => r.taintS.p99, 3),
     row('eviction complete, kill → last pod terminating (s)', runs, (r) => r.evictionCompleteS, 2),
     row('eviction complete after first taint (s)', runs, (r) => r.evictionAfterTaintS, 2),
     row('API writes per failed node', runs, (r) => r.writesPerFailedNode, 1),
     row('nodes never Unknown+tainted / pods never evicted', runs, (r) => r.missing.nodes + r.missing.pods, 0),
+    row('simulator lease lag p99 (ms)', runs, (r) => r.sim.leaseLagP99Ms, 1),
+    '',
+    runsNote(runs),
+  ].join('\n');
+}
+
+/** The watch-lag rows of a failure-wave table (bench/lib/watchlag.ts). */
+function watchLagRows(runs: ScenarioRuns<FailureRun>): string[] {
+  return [
+    row('watch fan-out lag p50, Lease PATCH returned → bench watch (ms)', runs, (r) => r.watchLag?.fanOutMs.p50, 1),
+    row('watch fan-out lag p99 (ms)', runs, (r) => r.watchLag?.fanOutMs.p99, 1),
+    row('watch fan-out lag of the failed nodes\' last renewal, max (ms)', runs, (r) => r.watchLag?.lastRenewalFanOutMs.max, 1),
+    row('bench process (simulator + watcher) event-loop lag p99 (ms)', runs, (r) => r.watchLag?.benchEventLoopMs.p99Ms, 1),
+    row('bench process event-loop lag max (ms)', runs, (r) => r.watchLag?.benchEventLoopMs.maxMs, 1),
+  ];
+}
+
+/** Issue 18's deadlines for a failure wave at the default QPS, per run. */
+export interface WaveDeadlines {
+  /** failed nodes marked Unknown later than grace + 2 s after their last heartbeat was seen, or never */
+  unknownLate: number;
+  /** the worst such delay, seconds */
+  worstUnknownS: number | undefined;
+  /** failed nodes tainted later than 5 s after Unknown, or never */
+  taintLate: number;
+  /** the worst Unknown → taint delay, seconds */
+  worstTaintS: number | undefined;
+}
+
+/** Limits of issue 18's last goal, seconds: Unknown within grace + this, tainted within this of Unknown. */
+export const WAVE_UNKNOWN_SLACK_S = 2;
+export const WAVE_TAINT_LIMIT_S = 5;
+
+/**
+ * Checks one run against issue 18's last goal: every failed node Unknown within grace + 2 s of
+ * its last heartbeat being visible in a watch, and tainted within 5 s of that. Nodes that never
+ * got there count as late. Pure.
+ */
+export function waveDeadlines(run: FailureRun, graceS: number): WaveDeadlines {
+  const seen = run.samples.detectionFromSeenS ?? [];
+  const missing = Math.max(0, run.failedNodes - seen.length);
+  const taintMissing = Math.max(0, run.failedNodes - run.samples.taintS.length);
+  return {
+    unknownLate: seen.filter((x) => x > graceS + WAVE_UNKNOWN_SLACK_S).length + missing,
+    worstUnknownS: seen.length > 0 ? Math.max(...seen) : undefined,
+    taintLate: run.samples.taintS.filter((x) => x > WAVE_TAINT_LIMIT_S).length + taintMissing,
+    worstTaintS: run.samples.taintS.length > 0 ? Math.max(...run.samples.taintS) : undefined,
+  };
+}
+
+/** Markdown of scenario 5: the failure wave at the default `--kube-api-qps`. */
+export function failureQpsTable(runs: ScenarioRuns<FailureRun>, graceS: number, qps: string, peer = 'v1.20.2'): string {
+  const first = runs.upstream[0] ?? runs.ours[0];
+  const d = (r: FailureRun): WaveDeadlines => waveDeadlines(r, graceS);
+  return [
+    `### 5. Failure wave at the default API QPS (${qps}) — ${first?.failedNodes ?? '?'} of ${first?.nodes ?? '?'} nodes die, ${first?.trackedPods ?? '?'} pods to evict while node writes must go first`,
+    '',
+    header(peer),
+    row('detection p99 from the last heartbeat seen (s)', runs, (r) => r.detectionFromSeenS?.p99, 3),
+    row('detection max from the last heartbeat seen (s)', runs, (r) => d(r).worstUnknownS, 3),
+    row(`failed nodes Unknown later than grace + ${WAVE_UNKNOWN_SLACK_S} s (${graceS + WAVE_UNKNOWN_SLACK_S} s) or never`, runs, (r) => d(r).unknownLate, 0),
+    row('taint latency p99, Unknown → NoExecute taint (s)', runs, (r) => r.taintS.p99, 3),
+    row('taint latency max (s)', runs, (r) => d(r).worstTaintS, 3),
+    row(`failed nodes tainted later than ${WAVE_TAINT_LIMIT_S} s after Unknown or never`, runs, (r) => d(r).taintLate, 0),
+    row('eviction complete, kill → last pod terminating (s)', runs, (r) => r.evictionCompleteS, 2),
+    row('API writes per failed node', runs, (r) => r.writesPerFailedNode, 1),
+    ...watchLagRows(runs),
     row('simulator lease lag p99 (ms)', runs, (r) => r.sim.leaseLagP99Ms, 1),
     '',
     runsNote(runs),
@@ -231,6 +333,20 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
     cmp('detection p99 ≤ grace + 1 s', med(res.failure.ours, (r) => r.detectionS.p99), graceS + 1, 's', (v, l) => v <= l);
     cmp('taint latency p99 ≤ 0.5 s', med(res.failure.ours, (r) => r.taintS.p99), 0.5, 's', (v, l) => v <= l);
   }
+  if (res.failure && res.failure.ours.some((r) => r.detectionFromSeenS !== undefined)) {
+    cmp('issue 18: detection p99 ≤ grace + 1 s from the last heartbeat seen in a watch', med(res.failure.ours, (r) => r.detectionFromSeenS?.p99), graceS + 1, 's', (v, l) => v <= l);
+    cmp('issue 18: taint latency p99 ≤ 1 s after Unknown', med(res.failure.ours, (r) => r.taintS.p99), 1, 's', (v, l) => v <= l);
+  }
+  if (res.failureQps && res.failureQps.ours.length > 0) {
+    const runs = usable(res.failureQps.ours).runs;
+    const worst = (f: (d: WaveDeadlines) => number): number => Math.max(...runs.map((r) => f(waveDeadlines(r, graceS))));
+    const late = (f: (d: WaveDeadlines) => number, what: string, target: string): void => {
+      if (runs.length === 0) out.push({ target, measured: 'not measured' });
+      else out.push({ target, measured: `${worst(f)} of ${runs[0]?.failedNodes ?? '?'} failed nodes ${what} (worst run)`, met: worst(f) === 0 });
+    };
+    late((d) => d.unknownLate, `Unknown later than ${graceS + WAVE_UNKNOWN_SLACK_S} s`, `issue 18: at the default QPS every failed node Unknown ≤ grace + ${WAVE_UNKNOWN_SLACK_S} s after its last heartbeat was seen`);
+    late((d) => d.taintLate, `tainted later than ${WAVE_TAINT_LIMIT_S} s after Unknown`, `issue 18: at the default QPS every failed node tainted ≤ ${WAVE_TAINT_LIMIT_S} s after Unknown`);
+  }
   if (res.eviction) {
     const eu = med(res.eviction.upstream, (r) => r.deletionsPerSecond);
     const eo = med(res.eviction.ours, (r) => r.deletionsPerSecond);
@@ -272,10 +388,11 @@ export function renderMarkdown(res: BenchResults): string {
   const peer = upstreamVersionOf(res);
   if (res.steady) parts.push(steadyTable(res.steady, peer), '');
   if (res.failure) parts.push(failureTable(res.failure, peer), '', '![detection and taint latency](latency.png)', '');
+  if (res.failureQps) parts.push(failureQpsTable(res.failureQps, graceOf(res), qpsOf(res), peer), '');
   if (res.eviction) parts.push(evictionTable(res.eviction, peer), '');
   if (res.scale && res.scale.length > 0) parts.push(scaleTable(res.scale), '');
   if (res.targets && res.targets.length > 0) {
-    parts.push('### Targets (issue 9)', '', '| target | measured | met |', '| --- | --- | --- |');
+    parts.push('### Targets (issues 9 and 18)', '', '| target | measured | met |', '| --- | --- | --- |');
     for (const t of res.targets) parts.push(`| ${t.target} | ${t.measured} | ${t.met === undefined ? '—' : t.met ? 'yes' : 'no'} |`);
     parts.push('');
   }

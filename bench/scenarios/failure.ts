@@ -11,6 +11,7 @@ import { countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, tota
 import { round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type SessionSpec, type SimHealth } from '../lib/harness.js';
 import { failureLatencies, type FailureTracker } from '../lib/observe.js';
 import type { ControllerKind, SharedControllerFlags } from '../lib/procs.js';
+import { lagSummary, startEventLoopLag, type EventLoopLag, type LagSummary } from '../lib/watchlag.js';
 
 /** Settings of scenario 2. */
 export interface FailureOptions {
@@ -44,12 +45,16 @@ export interface FailureRun {
   nodes: number;
   failedNodes: number;
   trackedPods: number;
-  /** last heartbeat → Ready=Unknown, seconds */
+  /** last heartbeat (its own timestamp) → Ready=Unknown, seconds */
   detectionS: Dist;
+  /** last heartbeat as first delivered by the bench's watch → Ready=Unknown, seconds (issue 18's measure) */
+  detectionFromSeenS?: Dist;
+  /** how late the bench saw what the simulator wrote (see bench/lib/watchlag.ts) */
+  watchLag?: WatchLagFigures;
   /** Ready=Unknown → NoExecute taint, seconds */
   taintS: Dist;
   /** raw samples for the chart, seconds */
-  samples: { detectionS: number[]; taintS: number[] };
+  samples: { detectionS: number[]; taintS: number[]; detectionFromSeenS?: number[] };
   /** kill → last tracked pod terminating, seconds (undefined when it timed out) */
   evictionCompleteS?: number;
   /** first NoExecute taint → last tracked pod terminating, seconds */
@@ -63,6 +68,16 @@ export interface FailureRun {
   /** how busy the machine was while measuring, and how much of it was other people's work */
   interference: Interference;
   sim: SimHealth;
+}
+
+/** The watch lag next to the detection figures of one failure-wave run. */
+export interface WatchLagFigures {
+  /** Lease renewals of every node, from 30 s before the kill to the end: watch receipt − PATCH return, ms */
+  fanOutMs: LagSummary;
+  /** the same for each failed node's last renewal only, ms */
+  lastRenewalFanOutMs: LagSummary;
+  /** event-loop lag of the bench process (simulator and watcher), kill → end, ms */
+  benchEventLoopMs: EventLoopLag;
 }
 
 /** Percentile summary of values (any unit), rounded to 3 decimals. Pure. */
@@ -118,7 +133,7 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
     baselineMs: o.baselineMs,
     warmupMs: o.warmupMs,
   };
-  return await runSession(ctx, kind, spec, async ({ env, fleet, observer, baseline, c }) => {
+  return await runSession(ctx, kind, spec, async ({ env, fleet, observer, baseline, c, watchLag }) => {
     if (!observer || !baseline) throw new Error('the failure wave needs the observer and a baseline');
     const zone = fleet.zones()[0] as string;
     const inZone = fleet.nodesInZone(zone);
@@ -129,6 +144,7 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
     const k0 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
     const errorsBefore = fleet.stats().errors;
     const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
+    const endLoopLag = startEventLoopLag();
     const killAt = Date.now();
     for (const n of victims) fleet.killNode(n);
     ctx.log(`  killed ${victims.length} of ${inZone.length} nodes in ${zone} (${trackedPods} pods to evict); waiting`);
@@ -136,6 +152,7 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
     const done = await waitUntil(tracker, () => tracker.complete(), timeoutMs);
     const doneAt = Date.now();
     const interference = endInterference();
+    const benchEventLoopMs = endLoopLag();
     await sleep(3000);
     const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
     const sim = simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs);
@@ -152,8 +169,18 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
       failedNodes: victims.length,
       trackedPods,
       detectionS: dist(lat.detectionMs.map((x) => x / 1000)),
+      detectionFromSeenS: dist(lat.detectionFromSeenMs.map((x) => x / 1000)),
+      ...(watchLag
+        ? {
+            watchLag: {
+              fanOutMs: lagSummary(watchLag.samples(killAt - 30_000, doneAt).map((x) => x.lagMs)),
+              lastRenewalFanOutMs: lagSummary(watchLag.lastRenewalLags(victims)),
+              benchEventLoopMs,
+            },
+          }
+        : {}),
       taintS: dist(lat.taintMs.map((x) => x / 1000)),
-      samples: { detectionS: lat.detectionMs.map((x) => x / 1000), taintS: lat.taintMs.map((x) => x / 1000) },
+      samples: { detectionS: lat.detectionMs.map((x) => x / 1000), taintS: lat.taintMs.map((x) => x / 1000), detectionFromSeenS: lat.detectionFromSeenMs.map((x) => x / 1000) },
       writesPerFailedNode: round1(totalWrites(writes) / victims.length),
       writesDetail: countsToObject(writeKeys),
       missing: { nodes: lat.missing, pods: gone.filter((g) => g === undefined).length },
@@ -166,7 +193,9 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
       if (Number.isFinite(firstTaint)) run.evictionAfterTaintS = Math.round(lastGone - firstTaint) / 1000;
     }
     ctx.log(
-      `  ${kind}: detection p50 ${run.detectionS.p50} s p99 ${run.detectionS.p99} s; taint p50 ${run.taintS.p50} s p99 ${run.taintS.p99} s; ` +
+      `  ${kind}: detection p50 ${run.detectionS.p50} s p99 ${run.detectionS.p99} s (from seen: p50 ${run.detectionFromSeenS?.p50} s p99 ${run.detectionFromSeenS?.p99} s); ` +
+        `watch fan-out lag p50 ${run.watchLag?.fanOutMs.p50} ms p99 ${run.watchLag?.fanOutMs.p99} ms, bench event loop p99 ${benchEventLoopMs.p99Ms} ms; ` +
+        `taint p50 ${run.taintS.p50} s p99 ${run.taintS.p99} s; ` +
         `eviction complete ${run.evictionCompleteS ?? 'timed out'} s; writes/failed node ${run.writesPerFailedNode}; ` +
         `sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''} (${((doneAt - killAt) / 1000).toFixed(0)} s)`,
     );

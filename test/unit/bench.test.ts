@@ -21,7 +21,10 @@ import { quietLimits, syncedLine } from '../../bench/lib/harness.js';
 import { histogramMean, memoryBreakdown } from '../../bench/scenarios/scale.js';
 import { encodePng, Raster } from '../../bench/lib/png.js';
 import { niceTicks, renderCdfChart } from '../../bench/lib/chart.js';
-import { evaluateTargets, median, ratio, usable, renderMarkdown, type BenchResults } from '../../bench/lib/report.js';
+import { evaluateTargets, median, ratio, spreadCell, usable, renderMarkdown, waveDeadlines, type BenchResults } from '../../bench/lib/report.js';
+import { lagSummary, startEventLoopLag, WatchLagMeter, withLeaseWriteHook } from '../../bench/lib/watchlag.js';
+import type { FailureRun } from '../../bench/scenarios/failure.js';
+import type { KubeClients } from '../../src/kube/client.js';
 import { orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { origin, selfTimes } from '../../bench/profile-summary.js';
@@ -189,9 +192,26 @@ describe('bench failure tracker', () => {
     assert.equal(tl.get('n1')?.noExecuteTaintKey, 'node.kubernetes.io/unreachable');
     const lat = failureLatencies(tl);
     assert.deepEqual(lat.detectionMs, [21_000]);
+    // The watch delivered that renewal at 10 001: 20 999 ms from the heartbeat's sight to Unknown.
+    assert.equal(tl.get('n1')?.lastHeartbeatSeenMs, 10_001);
+    assert.deepEqual(lat.detectionFromSeenMs, [20_999]);
     assert.deepEqual(lat.taintMs, [400]);
     assert.equal(lat.missing, 1);
     assert.equal(t.complete(), false);
+  });
+
+  test('the heartbeat seen is the later of Lease and Ready, timed at its first delivery; a repeated event does not move it', () => {
+    const t = new FailureTracker();
+    t.trackNodes(['n1']);
+    t.observeLease('n1', 10_000, 18_000); // the watch delivered this renewal 8 s late
+    t.observeLease('n1', 10_000, 19_000); // the same renewal again (a relist): first sight counts
+    t.observeNode(node('n1', 'True', 12_000), 12_500); // a later Ready heartbeat, seen 0.5 s after
+    t.observeNode(node('n1', 'True', 12_000), 20_000);
+    t.observeNode(node('n1', 'Unknown', 12_000), 33_000);
+    const tl = t.nodeTimelines().get('n1');
+    assert.equal(tl?.lastHeartbeatMs, 12_000);
+    assert.equal(tl?.lastHeartbeatSeenMs, 12_500);
+    assert.deepEqual(failureLatencies(t.nodeTimelines()).detectionFromSeenMs, [20_500]);
   });
 
   test('NoSchedule taints do not count; untracked nodes are ignored', () => {
@@ -413,7 +433,8 @@ describe('bench report and options', () => {
 
   test('scenario, pod mix and order parsing', () => {
     assert.deepEqual(parseScenarios('1,eviction,1'), ['steady', 'eviction']);
-    assert.throws(() => parseScenarios('5'), /unknown/);
+    assert.deepEqual(parseScenarios('5,failure'), ['failure-qps', 'failure']);
+    assert.throws(() => parseScenarios('6'), /unknown/);
     assert.deepEqual(parsePodMix('plain=2,pvc=1'), { plain: 2, pvc: 1 });
     assert.throws(() => parsePodMix('bogus=1'), /bad entry/);
     assert.deepEqual(orderOf(0), ['upstream', 'ours']);
@@ -423,6 +444,132 @@ describe('bench report and options', () => {
       { nodes: 2000, podsPerNode: undefined },
     ]);
     assert.throws(() => parseScaleSizes('5k'), /bad entry/);
+  });
+});
+
+describe('bench watch lag (issue 18)', () => {
+  test('fan-out lag pairs a Lease write with the first sight of the same renewal, in either order', () => {
+    const m = new WatchLagMeter();
+    m.wrote('n1', 1000, 1010);
+    m.seen('n1', 1000, 1250); // 240 ms after the PATCH returned
+    m.seen('n1', 1000, 1300); // a second sight of the same renewal is not a sample
+    m.seen('n2', 1000, 1005); // the event came before the PATCH's response was handled
+    m.wrote('n2', 1000, 1015);
+    m.wrote('n1', 11_000, 11_010);
+    m.seen('n1', 11_000, 19_110); // 8.1 s late, as in issue 18
+    m.wrote('n3', 1000, 1010); // never seen: no sample
+    assert.deepEqual(m.samples().map((x) => [x.name, x.lagMs]), [['n1', 240], ['n2', -10], ['n1', 8100]]);
+    assert.deepEqual(m.samples(1100, 2000).map((x) => x.name), ['n1']);
+    assert.deepEqual(m.samples(0, Infinity, new Set(['n2'])).map((x) => x.lagMs), [-10]);
+    assert.deepEqual(m.lastRenewalLags(['n1', 'n3', 'n2']), [8100, -10]);
+  });
+
+  test('lagSummary: nearest-rank p50/p99, max and count', () => {
+    assert.deepEqual(lagSummary([]), { p50: 0, p99: 0, max: 0, n: 0 });
+    assert.deepEqual(lagSummary([5, 1, 3]), { p50: 3, p99: 5, max: 5, n: 3 });
+    const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
+    assert.deepEqual(lagSummary(hundred), { p50: 50, p99: 99, max: 100, n: 100 });
+  });
+
+  test('withLeaseWriteHook reports successful Lease writes with their renewTime once they return; other calls pass through', async () => {
+    const calls: string[] = [];
+    const coordination = {
+      patchNamespacedLease: async (p: { name: string }) => {
+        calls.push(`patch ${p.name}`);
+        return { ok: p.name };
+      },
+      createNamespacedLease: async (_p: unknown) => {
+        throw new Error('409');
+      },
+      readNamespacedLease: async (p: { name: string }) => ({ read: p.name }),
+    };
+    const reported: [string, number][] = [];
+    const clients = withLeaseWriteHook({ coordination } as unknown as KubeClients, (name, renewMs) => reported.push([name, renewMs]));
+    const c = clients.coordination as unknown as typeof coordination;
+    assert.deepEqual(await c.patchNamespacedLease({ name: 'n1', body: { spec: { renewTime: '2026-01-01T00:00:01.500000Z' } } } as never), { ok: 'n1' });
+    await assert.rejects(c.createNamespacedLease({ namespace: 'x', body: { metadata: { name: 'n2' }, spec: { renewTime: '2026-01-01T00:00:02.000000Z' } } } as never));
+    assert.deepEqual(await c.readNamespacedLease({ name: 'n3' }), { read: 'n3' });
+    assert.deepEqual(calls, ['patch n1']);
+    assert.deepEqual(reported, [['n1', Date.UTC(2026, 0, 1, 0, 0, 1, 500)]]);
+  });
+
+  test('event-loop lag: a 120 ms block of this process shows up in max, not as the 10 ms sampling period', async () => {
+    const end = startEventLoopLag();
+    await new Promise((r) => setTimeout(r, 30));
+    const until = Date.now() + 120;
+    while (Date.now() < until) {
+      // block the loop
+    }
+    await new Promise((r) => setTimeout(r, 30));
+    const lag = end();
+    assert.ok(lag.maxMs >= 80, `max ${lag.maxMs} ms`);
+    assert.ok(lag.p50Ms < lag.maxMs);
+  });
+});
+
+describe('bench report: spread over repeats and the default-QPS failure wave', () => {
+  const sim = { leaseLagP50Ms: 1, leaseLagP99Ms: 10, leaseLagMaxMs: 1, samples: 1, errors: 0, flagged: false };
+  const interference = { machineBusyCores: 1, foreignCores: 0 };
+  const wave = (controller: 'upstream' | 'ours', detectionFromSeenS: number[], taintS: number[], failedNodes = 3): FailureRun => ({
+    controller,
+    nodes: 30,
+    failedNodes,
+    trackedPods: 24,
+    detectionS: dist(detectionFromSeenS.map((x) => x + 1)),
+    detectionFromSeenS: dist(detectionFromSeenS),
+    taintS: dist(taintS),
+    samples: { detectionS: detectionFromSeenS.map((x) => x + 1), taintS, detectionFromSeenS },
+    evictionCompleteS: 60,
+    writesPerFailedNode: 20,
+    writesDetail: {},
+    missing: { nodes: failedNodes - taintS.length, pods: 0 },
+    timedOut: false,
+    watchLag: { fanOutMs: { p50: 5, p99: 40, max: 90, n: 300 }, lastRenewalFanOutMs: { p50: 7, p99: 8, max: 8, n: 3 }, benchEventLoopMs: { p50Ms: 0.5, p99Ms: 12, maxMs: 30 } },
+    interference,
+    sim,
+  });
+
+  test('spreadCell: the median alone for one run, median (min–max) for several', () => {
+    assert.equal(spreadCell([]), '—');
+    assert.equal(spreadCell([1.234]), '1.23');
+    assert.equal(spreadCell([3, 1, 2]), '2 (1–3)');
+    assert.equal(spreadCell([20.1, 21.5], 1), '20.8 (20.1–21.5)');
+  });
+
+  test('with --repeat, every failure-wave cell shows the spread of each controller; the ratio is of the medians', () => {
+    const res = benchResults({
+      failure: { upstream: [wave('upstream', [22, 22, 22], [1, 1, 1]), wave('upstream', [24, 24, 24], [1, 1, 1])], ours: [wave('ours', [20.5, 20.5, 20.5], [0.2, 0.2, 0.2]), wave('ours', [21.5, 21.5, 21.5], [0.4, 0.4, 0.4]), wave('ours', [21, 21, 21], [0.3, 0.3, 0.3])] },
+    });
+    const md = renderMarkdown(res);
+    assert.match(md, /\| detection p99 from the last heartbeat seen \(s\) \| 23 \(22–24\) \| 21 \(20\.5–21\.5\) \| 0\.91× \|/);
+    assert.match(md, /\| watch fan-out lag p99 \(ms\) \| 40 \(40–40\) \| 40 \(40–40\) \| 1\.00× \|/);
+    assert.match(md, /bench process \(simulator \+ watcher\) event-loop lag p99/);
+  });
+
+  test('waveDeadlines: Unknown later than grace + 2 s after the heartbeat was seen, taint later than 5 s, or never, count as late', () => {
+    assert.deepEqual(waveDeadlines(wave('ours', [20.5, 21.9, 22.1], [0.5, 5.5]), 20), { unknownLate: 1, worstUnknownS: 22.1, taintLate: 2, worstTaintS: 5.5 });
+    assert.deepEqual(waveDeadlines(wave('ours', [20.5], [0.5], 2), 20), { unknownLate: 1, worstUnknownS: 20.5, taintLate: 1, worstTaintS: 0.5 });
+  });
+
+  test('scenario 5 gets its own table and the two issue 18 target rows', () => {
+    const res = benchResults({
+      options: { flags: { nodeMonitorGracePeriod: '20s', kubeApiQps: 20, kubeApiBurst: 30 } },
+      failureQps: { upstream: [wave('upstream', [25, 26, 27], [9, 9, 9])], ours: [wave('ours', [20.4, 20.9, 21.2], [0.3, 0.6, 4.0])] },
+    });
+    const t = evaluateTargets(res, 20);
+    assert.deepEqual(
+      t.map((x) => [x.measured, x.met]),
+      [
+        ['0 of 3 failed nodes Unknown later than 22 s (worst run)', true],
+        ['0 of 3 failed nodes tainted later than 5 s after Unknown (worst run)', true],
+      ],
+    );
+    const md = renderMarkdown({ ...res, targets: t });
+    assert.match(md, /### 5\. Failure wave at the default API QPS \(20\/30\)/);
+    assert.match(md, /\| failed nodes Unknown later than grace \+ 2 s \(22 s\) or never \| 3 \| 0 \| 0\.00× \|/);
+    assert.match(md, /\| failed nodes tainted later than 5 s after Unknown or never \| 3 \| 0 \| 0\.00× \|/);
+    const late = evaluateTargets(benchResults({ failureQps: { upstream: [], ours: [wave('ours', [20.4, 22.5, 21.2], [0.3, 0.6])] } }), 20);
+    assert.deepEqual(late.map((x) => x.met), [false, false]);
   });
 });
 
@@ -452,6 +599,22 @@ describe('bench CPU profile summary', () => {
     assert.deepEqual(r.byOrigin[0], ['(idle)', 5]);
     assert.deepEqual(r.byOrigin[1], ['pino', 4]);
     assert.equal(r.byFunction.find(([k]) => k.startsWith('parse'))?.[1], 4);
+    // A window (seconds after the start) keeps the samples taken inside it: at 3 ms (parse, 2 ms) and 8 ms (idle, 5 ms).
+    const w = selfTimes(
+      {
+        nodes: [
+          { id: 2, callFrame: frame('parse', 'file:///x/node_modules/pino/a.js') },
+          { id: 3, callFrame: frame('(idle)', '') },
+        ],
+        samples: [2, 2, 3, 2],
+        timeDeltas: [1000, 2000, 5000, 1000],
+        startTime: 0,
+        endTime: 9000,
+      },
+      { fromS: 0.002, toS: 0.0085 },
+    );
+    assert.equal(w.totalMs, 7);
+    assert.deepEqual(w.byOrigin, [['(idle)', 5], ['pino', 2]]);
   });
 });
 
