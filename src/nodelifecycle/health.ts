@@ -254,6 +254,17 @@ export function observeNodeHealth(
     savesNodeStatus = true;
   } else {
     record = health;
+    // Deliberate difference 21 (docs/node-lifecycle.md): a Ready status that changed WITHOUT a new
+    // lastHeartbeatTime (a status PATCH in the same second as the last heartbeat; another writer)
+    // refreshes the saved conditions, not the probe timestamp. Upstream keeps the old snapshot here,
+    // but decides tainting and zone states on the node object (the lister), so only its processPod
+    // reads the stale status; our tainting, zone and level-based pod marking read the saved one and
+    // would otherwise ignore a Ready=False the cache shows (an absent taint, pods never marked:
+    // the flaky "#125618" integration test). A saved Unknown is kept: it is our own write, which
+    // the cache may not show yet. The probe timestamp, so every deadline, is untouched.
+    if (savedReady !== undefined && nodeReady !== undefined && savedReady.status !== 'Unknown' && savedReady.status !== nodeReady.status) {
+      savesNodeStatus = true;
+    }
   }
 
   let probeTimestamp = record.probeTimestamp;

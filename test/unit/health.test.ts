@@ -149,6 +149,34 @@ describe('TestTryUpdateNodeHealth', () => {
   }
 });
 
+describe('deliberate difference 21: a Ready status changed without a new heartbeat time', () => {
+  const t0 = FAKE_NOW - 10_000;
+  const saved = (status: string): NodeHealth => ({ probeTimestamp: t0, readyTransitionTimestamp: t0, conditions: [cond('Ready', status, t0, t0)] });
+  test('True -> False in the same heartbeat second: the saved status follows, the probe timestamp does not', () => {
+    const node = makeNode(NODE_CREATION, [cond('Ready', 'False', t0, FAKE_NOW)]);
+    const obs = observeNodeHealth(saved('True'), node, undefined, FAKE_NOW, OPTS);
+    assert.equal(savedReadyCondition(obs.health)?.status, 'False');
+    assert.equal(obs.health.probeTimestamp, t0, 'no heartbeat: every deadline stays where it was');
+    assert.equal(obs.expired, false);
+  });
+  test('a saved Unknown (our own write, maybe not in the cache yet) is kept', () => {
+    const node = makeNode(NODE_CREATION, [cond('Ready', 'True', t0, t0)]);
+    const obs = observeNodeHealth(saved('Unknown'), node, undefined, FAKE_NOW, OPTS);
+    assert.equal(savedReadyCondition(obs.health)?.status, 'Unknown');
+  });
+  test('property: never moves the probe timestamp, so never brings an expiry (an Unknown write) sooner', () => {
+    const statuses = fc.constantFrom('True', 'False', 'Unknown');
+    fc.assert(
+      fc.property(statuses, statuses, fc.integer({ min: 0, max: 2 * GRACE_MS }), (before, after, dt) => {
+        const node = makeNode(NODE_CREATION, [cond('Ready', after, t0, t0 + 1000)]);
+        const obs = observeNodeHealth(saved(before), node, undefined, t0 + dt, OPTS);
+        assert.equal(obs.health.probeTimestamp, t0);
+        assert.equal(obs.expired, dt > GRACE_MS);
+      }),
+    );
+  });
+});
+
 describe('TestMonitorNodeHealthUpdateStatus', () => {
   test('node created long ago without status gets four NeverUpdated conditions', () => {
     const m = new Monitor(new FakeClock(FAKE_NOW));
