@@ -151,7 +151,7 @@ export function startEventLoopLag(): () => EventLoopLag {
   return () => {
     h.disable();
     // The histogram records the whole interval between samples (≈ 10 ms on an idle loop): the lag is the excess.
-    const ms = (ns: number): number => Math.max(0, Math.round(ns / 1e5) / 10 - resolutionMs);
+    const ms = (ns: number): number => Math.max(0, Math.round((ns / 1e6 - resolutionMs) * 10) / 10);
     return { p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max) };
   };
 }

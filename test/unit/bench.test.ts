@@ -25,6 +25,7 @@ import { evaluateTargets, median, ratio, spreadCell, usable, renderMarkdown, wav
 import { lagSummary, startEventLoopLag, WatchLagMeter, withLeaseWriteHook } from '../../bench/lib/watchlag.js';
 import type { FailureRun } from '../../bench/scenarios/failure.js';
 import type { KubeClients } from '../../src/kube/client.js';
+import { measureThrottleRate } from '../../bench/throttle-rate.js';
 import { orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { origin, selfTimes } from '../../bench/profile-summary.js';
@@ -507,6 +508,15 @@ describe('bench watch lag (issue 18)', () => {
   });
 });
 
+describe('bench/throttle-rate.ts', () => {
+  test('the real throttle on the real clock admits burst + qps × t: qps 50 over 2 s after the burst (tolerance: −10 %, +1 write)', async () => {
+    const r = await measureThrottleRate({ qps: 50, burst: 5, seconds: 2, blockMs: 5, everyMs: 20 });
+    // Above qps × T it would break the bucket (never allowed); below, timers ran late on a loaded machine.
+    assert.ok(r.ratePerS <= 50 + 0.5 && r.ratePerS >= 45, `rate ${r.ratePerS}/s`);
+    assert.ok(r.first2s <= 5 + 2 * 50 + 1, `first 2 s: ${r.first2s}`);
+  });
+});
+
 describe('bench report: spread over repeats and the default-QPS failure wave', () => {
   const sim = { leaseLagP50Ms: 1, leaseLagP99Ms: 10, leaseLagMaxMs: 1, samples: 1, errors: 0, flagged: false };
   const interference = { machineBusyCores: 1, foreignCores: 0 };
@@ -620,7 +630,7 @@ describe('bench CPU profile summary', () => {
 
 describe('bench command lines', () => {
   // yargs with exitProcess(false) prints --help and returns; the scripts must then stop, not run.
-  for (const script of ['bench/run.ts', 'bench/sim-scale.ts']) {
+  for (const script of ['bench/run.ts', 'bench/sim-scale.ts', 'bench/throttle-rate.ts']) {
     test(`${script} --help prints the flags and exits 0 without starting anything`, () => {
       const r = spawnSync(process.execPath, ['--import', 'tsx', script, '--help'], { encoding: 'utf8', timeout: 30_000 });
       assert.equal(r.status, 0, r.stderr);
