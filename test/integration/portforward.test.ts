@@ -1,7 +1,8 @@
 /**
  * Issue 17 item 2: `status` / `explain` / the plugin reach the leader's /debug/state through a
  * port-forward with the CALLER's token, on the real API server, as a person bound to the chart's
- * read-only roles (`<release>-viewer` + `<release>-debug-reader`, rendered from the chart).
+ * read-only roles (`<release>-viewer` + `<release>-debug-reader` + `<release>-explain-reader`,
+ * rendered from the chart).
  *
  * No kubelet runs here, and kube-apiserver sends a port-forward to the pod's node's kubelet. So the
  * leader "pod" is bound to a Node whose address and kubelet port are those of a kubelet stand-in
@@ -19,9 +20,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { RunningController } from '../../src/cli/run.js';
-import { runExplainCommand, type NodeExplanation } from '../../src/cli/explain.js';
+import { PatchStrategy, setHeaderOptions, V1MicroTime } from '@kubernetes/client-node';
+import { runExplainCommand, type NodeExplanation, type PodExplanation } from '../../src/cli/explain.js';
 import { runStatusCommand, type StatusReport } from '../../src/cli/status.js';
-import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
+import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { startPortForwardKubelet, type PortForwardKubelet } from '../support/portforward-kubelet.js';
 import { freePort } from '../support/private-cluster.js';
@@ -90,7 +92,10 @@ describe('status / explain / plugin through a port-forward with the caller\'s to
       (await canI('create', 'pods/portforward', prefix, `system:serviceaccount:${prefix}:viewer`)) &&
       (await canI('get', 'pods/portforward', prefix, `system:serviceaccount:${prefix}:stateless`)) &&
       (await canI('get', 'leases.coordination.k8s.io', prefix, `system:serviceaccount:${prefix}:leaseonly`)) &&
-      (await kubectl(['auth', 'can-i', 'get', '/debug/state', `--as=system:serviceaccount:${prefix}:viewer`]).catch(() => 'no')).trim() === 'yes',
+      (await kubectl(['auth', 'can-i', 'get', '/debug/state', `--as=system:serviceaccount:${prefix}:viewer`]).catch(() => 'no')).trim() === 'yes' &&
+      // rbac.viewer.explainReads: explain's cluster reads.
+      (await canI('list', 'pods', 'default', `system:serviceaccount:${prefix}:viewer`)) &&
+      (await canI('get', 'leases.coordination.k8s.io', 'kube-node-lease', `system:serviceaccount:${prefix}:viewer`)),
     );
     kubelet = await startPortForwardKubelet();
     await clients.core.createNode({
@@ -111,6 +116,7 @@ describe('status / explain / plugin through a port-forward with the caller\'s to
     await removeLeader?.();
     await kubelet?.close();
     await clients.core.deleteNode({ name: nodeName }).catch(() => undefined);
+    await clients.coordination.deleteNamespacedLease({ name: nodeName, namespace: 'kube-node-lease' }).catch(() => undefined);
     if (rbac) await deleteChartRbac(rbac);
     for (const k of [sa, viewer, stateless, leaseOnly]) await k?.remove();
     await clients.core.deleteNamespace({ name: prefix }).catch(() => undefined);
@@ -155,18 +161,45 @@ describe('status / explain / plugin through a port-forward with the caller\'s to
     }, 30_000, 500);
   });
 
-  test('explain node reads the state through the port-forward too', async (t) => {
+  test("explain node and explain pod run as the viewer: the chart's explain-reader grants the node, its Lease and its pods, never nodes/proxy", async (t) => {
     if (!ip) return t.skip('no non-loopback IPv4 address');
-    // explain also reads nodes, node Leases and pods cluster-wide, which the viewer role does not grant: as admin.
-    let out = '';
-    const errs: string[] = [];
-    await runExplainCommand(['node', nodeName, '--kubeconfig', kubeconfigPath(), ...argv, '--insecure-skip-tls-verify', '-o', 'json'], {
-      out: (s) => (out += s),
-      err: (s) => errs.push(s),
+    const explainAs = async (kubeconfig: string, args: string[]): Promise<string> => {
+      let out = '';
+      const errs: string[] = [];
+      await runExplainCommand([...args, '--kubeconfig', kubeconfig, ...argv, '--insecure-skip-tls-verify', '-o', 'json'], {
+        out: (s) => (out += s),
+        err: (s) => errs.push(s),
+      });
+      assert.deepEqual(errs, [], 'no "controller state unavailable" warning');
+      return out;
+    };
+    // A heartbeat Lease in kube-node-lease (read with get, a 403 would fail the command) and
+    // MemoryPressure, so explain also asks whether the caller may get nodes/proxy.
+    await clients.coordination.createNamespacedLease({
+      namespace: 'kube-node-lease',
+      body: { metadata: { name: nodeName }, spec: { holderIdentity: nodeName, leaseDurationSeconds: 40, renewTime: new V1MicroTime(Date.now()) } },
     });
-    assert.deepEqual(errs, [], 'no "controller state unavailable" warning');
-    const e = JSON.parse(out) as NodeExplanation;
+    const now = new Date().toISOString();
+    await clients.core.patchNodeStatus(
+      { name: nodeName, body: { status: { conditions: [{ type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'test', lastHeartbeatTime: now, lastTransitionTime: now }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    const e = JSON.parse(await explainAs(viewer.path, ['node', nodeName])) as NodeExplanation;
     assert.equal(e.source?.kind, 'port-forward');
+    assert.equal(e.node, nodeName);
+    assert.ok(e.heartbeat.leaseRenewTime !== null, 'the node Lease was read');
+    assert.equal(e.pods.total, 1, 'the pods on the node were listed (the leader pod)');
+    assert.equal(e.pressure?.source, 'static', 'no nodes/proxy for the viewer: the static eviction order');
+    assert.ok(e.pressure?.notes.some((n) => n.includes('you may not get nodes/proxy')), JSON.stringify(e.pressure?.notes));
+    const p = JSON.parse(await explainAs(viewer.path, ['pod', `${prefix}/${podName}`])) as PodExplanation;
+    assert.equal(p.source?.kind, 'port-forward');
+    assert.equal(p.node?.name, nodeName);
+    assert.equal(p.node?.exists, true);
+    // Without the explain-reader binding (`stateless` has the viewer role only) the node read is refused.
+    await assert.rejects(
+      runExplainCommand(['node', nodeName, '--kubeconfig', stateless.path, ...argv, '--insecure-skip-tls-verify', '-o', 'json'], { out: () => undefined, err: () => undefined }),
+      new RegExp(`cannot read node ${nodeName}: HTTP 403`),
+    );
   });
 
   test('the kubectl plugin runs status through the port-forward, from the checkout and as the one-file bundle', async (t) => {
