@@ -283,11 +283,13 @@ export class NodeHealthMonitor implements NodeHealthReader {
     this.#scheduleDeadline(o.name, o.node.uid, o.obs.gracePeriodMs);
     const readyStatus = o.obs.currentReady?.status;
     const seenBefore = this.#lastReady.has(o.name);
-    if (!seenBefore || this.#lastReady.get(o.name) !== readyStatus) {
+    const before = this.#lastReady.get(o.name);
+    if (!seenBefore || before !== readyStatus) {
       this.#lastReady.set(o.name, readyStatus);
-      // A Ready flip may change its zone's state: recompute before any tainting decision. A first
-      // sight is not a flip; the monitor pass computes zones once after all first sights (O(n), not O(n²)).
-      if (seenBefore) this.#l.zones.handleDisruption();
+      // A Ready flip may change its zone's state: it is recomputed before any tainting decision
+      // reads it, once for a burst of flips (issue 18: a recompute visits every node). A first
+      // sight is not a flip; the monitor pass computes zones once after all first sights.
+      if (seenBefore) this.#l.zones.readyFlipped(getZoneKey(o.node.labels), before, readyStatus);
     }
   }
 

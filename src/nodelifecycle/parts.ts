@@ -64,6 +64,8 @@ export interface ZoneStatesForHealth {
   dequeue(zone: string, name: string): boolean;
   /** Recomputes zone states (upstream `handleDisruption`). */
   handleDisruption(): void;
+  /** A node's Ready status flipped (`from` -> `to`; `zone` its zone key): zone states are recomputed before anything reads them. */
+  readyFlipped(zone: string, from: string | undefined, to: string | undefined): void;
   /** True while every zone is FullDisruption (the all-zones stop). */
   allZonesStopped(): boolean;
   /** Whether the node is in its zone's queue (waiting or being processed), for the view. */

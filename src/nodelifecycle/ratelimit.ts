@@ -15,6 +15,9 @@ import { TokenBucket, rateLimiterFor, type RateLimiter } from '../util/tokenbuck
  */
 export const EVICTION_RATE_LIMITER_BURST = 1;
 
+/** How far ahead (milliseconds of refill) {@link SwappableTokenBucket.tryAccept} looks for a token before it skips its hook. */
+export const TOKEN_LOOKAHEAD_MS = 100;
+
 /** A {@link RateLimiter} whose rate can be replaced while it is in use. */
 export interface SwappableRateLimiter extends RateLimiter {
   /**
@@ -37,18 +40,23 @@ export class SwappableTokenBucket implements SwappableRateLimiter {
   readonly #clock: Clock;
   readonly #burst: number;
   #current: RateLimiter;
+  readonly #beforeToken: (() => void) | undefined;
 
   /**
    * @param clock time source (epoch milliseconds).
    * @param qps initial rate in tokens per **second**: `<= 0` never accepts, `Infinity` always
    *   accepts (for tests), anything else starts as a full bucket.
    * @param burst bucket size (default {@link EVICTION_RATE_LIMITER_BURST}).
+   * @param beforeToken called by {@link tryAccept} before it could hand out a token (issue 18: the
+   *   zone part recomputes zone states there if a Ready flip is pending, which may {@link swap} this
+   *   limiter first). Not called while no token can come within {@link TOKEN_LOOKAHEAD_MS}.
    * @throws {RangeError} when `qps` is NaN or `burst` is not a positive integer.
    */
-  constructor(clock: Clock, qps: number, burst = EVICTION_RATE_LIMITER_BURST) {
+  constructor(clock: Clock, qps: number, burst = EVICTION_RATE_LIMITER_BURST, beforeToken?: () => void) {
     this.#clock = clock;
     this.#burst = burst;
     this.#current = rateLimiterFor(clock, qps, burst);
+    this.#beforeToken = beforeToken;
   }
 
   /** Current rate in tokens (nodes) per **second** (0 = never, `Infinity` = always). */
@@ -56,9 +64,25 @@ export class SwappableTokenBucket implements SwappableRateLimiter {
     return this.#current.qps;
   }
 
-  /** Takes a token from the current limiter. See {@link RateLimiter.tryAccept}. */
+  /**
+   * Takes a token from the current limiter. See {@link RateLimiter.tryAccept}. Calls the
+   * constructor's `beforeToken` first unless no token can be available now: the rate is 0, or the
+   * bucket is more than {@link TOKEN_LOOKAHEAD_MS} of refill short of one (a margin, so that time
+   * passing between the check and the take cannot slip a token past the hook).
+   */
   tryAccept(): boolean {
+    if (this.#beforeToken && this.qps > 0 && this.tokens() + (this.qps * TOKEN_LOOKAHEAD_MS) / 1000 >= 1) this.#beforeToken();
     return this.#current.tryAccept();
+  }
+
+  /** True when a token is available now (what {@link tryAccept} would take). */
+  hasToken(): boolean {
+    return this.tokens() >= 1;
+  }
+
+  /** Takes the token if there is one, without calling `beforeToken`: the bucket is left with none. */
+  drain(): void {
+    this.#current.tryAccept();
   }
 
   /**

@@ -22,11 +22,13 @@ import { NODE_READY, NOT_READY_TAINT_TEMPLATE, taintExists, UNREACHABLE_TAINT_TE
 import { RateLimitedTimedQueue, type TimedValue, type TryResult } from './timedqueue.js';
 import {
   computeZoneState,
+  countReady,
   formatZoneKey,
   getZoneKey,
   isExcludedFromDisruption,
   isLegacyMasterName,
   legacyStricterZoneStatuses,
+  lowestZoneRate,
   planDisruption,
   stricterZoneStatuses,
   type DisruptionPause,
@@ -52,6 +54,31 @@ const RETRY_WAIT_MS = 50; // upstream retries a failed taint swap "after 0"; 50 
  * zone's rate allows more; the token bucket still decides when each node's turn comes.
  */
 const TAINT_WRITES_IN_FLIGHT = 16;
+/**
+ * Issue 18: the longest a Ready flip waits before the tainting pass recomputes zone states on its
+ * own, in milliseconds. Readers that could act on a stale state recompute first whatever the age
+ * ({@link ZoneTainting.readyFlipped}); this only bounds how stale the views, metrics and pause
+ * explanations get during a long burst of flips.
+ */
+const PENDING_FLIPS_MAX_AGE_MS = 1000;
+
+/** Ready flips not yet in the zone states (issue 18; see {@link ZoneTainting.readyFlipped}). */
+interface PendingFlips {
+  /** When the first of them happened, epoch ms. */
+  sinceMs: number;
+  flips: number;
+  /** Zones whose limiter had no token at `sinceMs`: a swap then would have drained the new one. */
+  noTokenAtStart: Set<string>;
+  /** Per zone, flips from Ready (`down`) and to Ready (`up`). */
+  byZone: Map<string, { down: number; up: number }>;
+}
+
+/** A zone's node count and Ready counts (upstream's, and difference 3's stricter one) at a recompute. */
+interface ZoneCounts {
+  size: number;
+  real: number;
+  effective: number;
+}
 
 /** The other parts as the zone part sees them; controller.ts wires them. */
 export interface ZoneTaintingLinks {
@@ -74,6 +101,17 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   readonly #l: ZoneTaintingLinks;
   readonly #zoneStates = new Map<string, ZoneState>();
   readonly #zoneQueues = new Map<string, RateLimitedTimedQueue>();
+  readonly #zoneLimiters = new Map<string, SwappableTokenBucket>();
+  /** Ready flips since zone states were last computed (issue 18). */
+  #pending: PendingFlips | undefined;
+  /**
+   * Nodes that were Ready by the stricter count of difference 3 when zone states were last computed
+   * (in legacy mode, not named like masters). While any one still is, the all-zones stop cannot
+   * have started since ({@link allZonesStopped}).
+   */
+  #stopBlockers: string[] = [];
+  /** Per zone, the counts of the last recompute (taint mode's view; in legacy mode also 1.20's, keyed `legacy/<zone>`). */
+  #lastCounts = new Map<string, ZoneCounts>();
   readonly #zoneSizes = new Map<string, { size: number; unhealthy: number }>();
   readonly #pausedReasons = new Map<string, string>();
   #taintTimer: TimerHandle | undefined;
@@ -121,6 +159,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * @param action what is about to be done; @param zone the node's zone key; @param name the node.
    */
   admits(_action: NoExecuteAction, _zone: string, _name: string): boolean {
+    this.#recomputeIfPending();
     return !this.#guards.blocksNewNoExecuteTaints();
   }
 
@@ -175,6 +214,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
 
   /** The configured eviction guards, for the view (`/debug/state`, `status`, `explain`). */
   evictionGuardViews(): EvictionGuardView[] {
+    this.#recomputeIfPending();
     return this.#guards.view();
   }
 
@@ -190,8 +230,11 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   #zoneQueue(zone: string): RateLimitedTimedQueue {
     let q = this.#zoneQueues.get(zone);
     if (!q) {
-      q = new RateLimitedTimedQueue(this.#d.clock, new SwappableTokenBucket(this.#d.clock, this.#cfg.nodeEvictionRate));
+      // Issue 18: before the zone's limiter can hand out a token, pending Ready flips reach the zone states.
+      const limiter = new SwappableTokenBucket(this.#d.clock, this.#cfg.nodeEvictionRate, undefined, () => this.#recomputeIfPending());
+      q = new RateLimitedTimedQueue(this.#d.clock, limiter);
       this.#zoneQueues.set(zone, q);
+      this.#zoneLimiters.set(zone, limiter);
       this.#d.metrics.evictionsTotal.inc({ zone }, 0);
       this.#d.metrics.zoneTaintingRate.set({ zone }, this.#cfg.nodeEvictionRate);
     }
@@ -343,6 +386,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * (deliberate difference 12), legacy eviction stays serial as upstream's.
    */
   async doNoExecuteTaintingPass(): Promise<void> {
+    if (this.#pending && this.#d.clock.now() - this.#pending.sinceMs >= PENDING_FLIPS_MAX_AGE_MS) this.handleDisruption();
     await Promise.all(
       [...this.#zoneQueues.entries()].map(([zone, q]) =>
         q
@@ -401,6 +445,13 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * node anywhere). Mirrors the `allAreFullyDisrupted` state of `handleDisruption`.
    */
   allZonesStopped(): boolean {
+    // Issue 18: a pending flip can start the stop only once no node that blocked it is Ready any more.
+    // While the stop is on, pending flips (not to Ready: those recompute at once) cannot end it.
+    if (this.#pending && !this.#stopOn() && !this.#stopStillBlocked()) this.handleDisruption();
+    return this.#stopOn();
+  }
+
+  #stopOn(): boolean {
     if (this.#zoneStates.size === 0) return false;
     for (const state of this.#zoneStates.values()) if (state !== 'FullDisruption') return false;
     return true;
@@ -418,9 +469,70 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     return ready;
   }
 
-  /** Mirrors `handleDisruption`, over the pure {@link planDisruption}. */
+  /**
+   * A node's Ready status changed (`status`: its new one). Issue 18: zone states are recomputed
+   * lazily, not on every flip (a mass failure flips n nodes, and each recompute visits all n).
+   * Every reader that could act on them recomputes first while flips are pending: a zone limiter
+   * about to hand out a token (so no NoExecute taint or legacy eviction is taken at a rate the
+   * flips changed), the gate ({@link admits}), the all-zones stop ({@link allZonesStopped}: pod
+   * marking), the views; the tainting pass after {@link PENDING_FLIPS_MAX_AGE_MS}, and every
+   * monitor pass. A flip to Ready during the all-zones stop recomputes at once (it may end the stop,
+   * which gives every node a fresh grace period). See deliberate difference 2 in docs/node-lifecycle.md.
+   * O(zones) for the first flip of a burst, O(1) after.
+   */
+  readyFlipped(zone: string, from: string | undefined, to: string | undefined): void {
+    if (!this.#pending) {
+      const noTokenAtStart = new Set<string>();
+      for (const [z, limiter] of this.#zoneLimiters) if (!limiter.hasToken()) noTokenAtStart.add(z);
+      this.#pending = { sinceMs: this.#d.clock.now(), flips: 0, noTokenAtStart, byZone: new Map() };
+    }
+    this.#pending.flips++;
+    let counts = this.#pending.byZone.get(zone);
+    if (!counts) this.#pending.byZone.set(zone, (counts = { down: 0, up: 0 }));
+    if (from === 'True' && to !== 'True') counts.down++;
+    if (to === 'True' && from !== 'True') counts.up++;
+    // At once where the all-zones stop may start or end, as when every flip recomputed: a node
+    // leaving Ready when no node kept the stop off any more; a node Ready again during the stop.
+    if (this.#stopOn() ? to === 'True' : from === 'True' && !this.#stopStillBlocked()) this.handleDisruption();
+  }
+
+  #recomputeIfPending(): void {
+    if (this.#pending) this.handleDisruption();
+  }
+
+  /**
+   * True while some node counted at the last recompute as keeping the all-zones stop off (a node
+   * Ready by the stricter count, in any zone) still does: then no recompute can start the stop.
+   * Drops the nodes that no longer do; amortised O(1) per call over a burst.
+   */
+  #stopStillBlocked(): boolean {
+    const now = this.#d.clock.now();
+    const legacyMode = !this.#cfg.enableTaintManager;
+    for (let name = this.#stopBlockers.at(-1); name !== undefined; name = this.#stopBlockers.at(-1)) {
+      const node = this.#d.caches.nodes.get(name);
+      if (
+        node &&
+        this.#l.health.registration(name) &&
+        !isExcludedFromDisruption(node) &&
+        !(legacyMode && isLegacyMasterName(name)) &&
+        this.#effectiveReady(name, now) === 'True'
+      ) {
+        return true;
+      }
+      this.#stopBlockers.pop();
+    }
+    return false;
+  }
+
+  /**
+   * Mirrors `handleDisruption`, over the pure {@link planDisruption}. O(nodes); also clears the
+   * pending Ready flips ({@link readyFlipped}).
+   */
   handleDisruption(): void {
     const now = this.#d.clock.now();
+    const pending = this.#pending;
+    this.#pending = undefined;
+    const stopBlockers: string[] = [];
     const effective = new Map<string, (string | undefined)[]>();
     const real = new Map<string, (string | undefined)[]>();
     const nodesByZone = new Map<string, string[]>();
@@ -443,12 +555,16 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
         push(legacyEffective, zone, effectiveReady);
       }
       guardReadiness?.set(node.name, effectiveReady === 'True');
+      if (effectiveReady === 'True' && !(legacyMode && isLegacyMasterName(node.name))) stopBlockers.push(node.name);
     }
+    this.#stopBlockers = stopBlockers;
     for (const zone of effective.keys()) this.#zoneQueue(zone);
+    const counts = zoneCounts(real, effective);
+    if (legacyMode) for (const [zone, c] of zoneCounts(legacyReal, legacyEffective)) counts.set(`legacy/${zone}`, c);
     // Difference 3 may only make a zone stricter: per zone, the statuses with the lower rate (a
     // small zone must not go from PartialDisruption, rate 0, to FullDisruption, full rate).
     // The all-zones stop, once on, lasts while the effective count keeps every zone FullDisruption.
-    const inStop = this.allZonesStopped();
+    const inStop = this.#stopOn();
     let chosen = stricterZoneStatuses(real, effective, this.#cfg, inStop);
     let outsideAllZonesStop: ReadonlySet<string> | undefined;
     if (legacyMode) {
@@ -479,9 +595,13 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     }
     for (const { zone, rate } of plan.rateSwaps) {
       this.#zoneQueues.get(zone)?.swapLimiter(rate);
+      // Issue 18: a swap when the first pending flip happened would have found no token.
+      if (pending?.noTokenAtStart.has(zone)) this.#zoneLimiters.get(zone)?.drain();
       this.#d.metrics.zoneTaintingRate.set({ zone }, rate);
       if (rate >= this.#cfg.nodeEvictionRate) this.#clearPause(zone);
     }
+    if (pending && pending.flips > 1) this.#drainPassedThroughLowerRate(pending, counts);
+    this.#lastCounts = counts;
     for (const t of plan.transitions) {
       this.#d.log.info({ zone: formatZoneKey(t.zone), from: t.from, to: t.to }, 'Controller detected that zone is now in new state');
     }
@@ -502,6 +622,31 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       this.#l.allZonesStopEnded(now);
     }
     if (guardReadiness) this.#observeGuards(guardReadiness);
+  }
+
+  /**
+   * Issue 18: recomputing once for several Ready flips must not hand out a token that recomputing on
+   * each would not have. Each would have passed the zone through every Ready count between the two
+   * recomputes; if one of those gives a lower rate than the zone has now (a small zone dying goes
+   * Normal, PartialDisruption at rate 0, FullDisruption), a swap to it and back may have left the
+   * zone's bucket empty, so it is emptied now. Can only delay the zone's next token.
+   */
+  #drainPassedThroughLowerRate(pending: PendingFlips, counts: ReadonlyMap<string, ZoneCounts>): void {
+    for (const [key, now] of counts) {
+      const zone = key.startsWith('legacy/') ? key.slice('legacy/'.length) : key;
+      const limiter = this.#zoneLimiters.get(zone);
+      if (!limiter || limiter.qps <= 0) continue;
+      const before = this.#lastCounts.get(key);
+      const flips = pending.byZone.get(zone) ?? { down: 0, up: 0 };
+      // A zone that changed size is checked over every Ready count.
+      const same = before !== undefined && before.size === now.size;
+      const lo = same ? Math.min(before.real - flips.down, before.effective - flips.down, now.real, now.effective) : 0;
+      const hi = same ? Math.max(before.real + flips.up, before.effective + flips.up, now.real, now.effective) : now.size;
+      // Through rate 0 the bucket comes back empty; through a lower positive rate it comes back
+      // full only if it had a token when the first flip happened (no token is taken meanwhile).
+      const lowest = lowestZoneRate(now.size, lo, hi, this.#cfg);
+      if (lowest <= 0 || (lowest < limiter.qps && pending.noTokenAtStart.has(zone))) limiter.drain();
+    }
   }
 
   /** Deliberate difference 4: every pause is explained with a Warning event, a log line and a gauge. */
@@ -549,6 +694,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
 
   /** The zones part of the controller's view. Times are epoch ms. */
   zoneViews(): ZoneView[] {
+    this.#recomputeIfPending();
     const zones: ZoneView[] = [];
     for (const [zone, q] of this.#zoneQueues) {
       const sizes = this.#zoneSizes.get(zone) ?? { size: 0, unhealthy: 0 };
@@ -569,6 +715,13 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     }
     return zones;
   }
+}
+
+/** Per zone, the {@link ZoneCounts} of these statuses (`effective`: the same nodes, stricter). */
+function zoneCounts(real: ReadonlyMap<string, (string | undefined)[]>, effective: ReadonlyMap<string, (string | undefined)[]>): Map<string, ZoneCounts> {
+  const out = new Map<string, ZoneCounts>();
+  for (const [zone, statuses] of real) out.set(zone, { size: statuses.length, real: countReady(statuses), effective: countReady(effective.get(zone) ?? statuses) });
+  return out;
 }
 
 function push<V>(m: Map<string, V[]>, k: string, v: V): void {

@@ -116,9 +116,19 @@ export function computeZoneState(
   readyStatuses: readonly (string | undefined)[],
   unhealthyZoneThreshold: number,
 ): ZoneHealth {
+  const ready = countReady(readyStatuses);
+  return zoneHealthOfCounts(ready, readyStatuses.length - ready, unhealthyZoneThreshold);
+}
+
+/** How many of `readyStatuses` are `'True'`. */
+export function countReady(readyStatuses: readonly (string | undefined)[]): number {
   let ready = 0;
   for (const s of readyStatuses) if (s === 'True') ready++;
-  const notReady = readyStatuses.length - ready;
+  return ready;
+}
+
+/** {@link computeZoneState} from the counts of Ready and not-Ready nodes. */
+function zoneHealthOfCounts(ready: number, notReady: number, unhealthyZoneThreshold: number): ZoneHealth {
   if (ready === 0 && notReady > 0) return { unhealthy: notReady, state: 'FullDisruption' };
   if (notReady > 2 && Math.fround(notReady / (notReady + ready)) >= Math.fround(unhealthyZoneThreshold)) {
     return { unhealthy: notReady, state: 'PartialDisruption' };
@@ -154,6 +164,22 @@ export function zoneRate(state: ZoneState, zoneSize: number, cfg: ZoneRateConfig
     case 'Initial':
       return undefined;
   }
+}
+
+/**
+ * The lowest {@link zoneRate} (nodes per **second**) of a zone of `size` nodes with any number of
+ * Ready nodes from `minReady` to `maxReady` (clamped to 0..size). Issue 18: whether recomputing on
+ * every one of several Ready flips could have passed the zone through a lower rate than the one
+ * recomputing once gives it (for example a small zone dying: Normal, PartialDisruption at rate 0,
+ * then FullDisruption). O(size).
+ */
+export function lowestZoneRate(size: number, minReady: number, maxReady: number, cfg: DisruptionConfig): number {
+  let lowest = Infinity;
+  for (let ready = Math.max(0, minReady); ready <= Math.min(size, maxReady); ready++) {
+    const rate = zoneRate(zoneHealthOfCounts(ready, size - ready, cfg.unhealthyZoneThreshold).state, size, cfg) ?? cfg.nodeEvictionRate;
+    if (rate < lowest) lowest = rate;
+  }
+  return lowest;
 }
 
 /** Everything {@link planDisruption} needs from the flags. */
