@@ -10,7 +10,7 @@
  * (docs/node-lifecycle.md, "Cluster-wide eviction guards").
  *
  * Pure: no I/O, no timers. Time is read from the injected clock (epoch **milliseconds**); the
- * controller shell calls {@link EvictionGuards.observe} on every monitor pass and on every Ready flip,
+ * controller shell calls {@link EvictionGuards.observe} on every monitor pass and whenever Ready flips reach the zone states,
  * applies the returned transitions (Events, log lines, the `node_collector_eviction_circuit_open`
  * gauge) and asks {@link EvictionGuards.blocksNewNoExecuteTaints} at its single gate point. Prior art
  * the semantics follow: Cluster API MachineHealthCheck `maxUnhealthy` (percentages round down),

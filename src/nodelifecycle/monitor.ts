@@ -346,8 +346,8 @@ export class NodeHealthMonitor implements NodeHealthReader {
    * update, so that zone states are computed on this pass's writes. It waits for those syncs only,
    * not for the health queue to idle (issue 14 item 7: Lease events keep a busy queue from ever
    * idling, which starved the pass, its zone states and its pod resync), and at most one monitor
-   * period (a status write that hangs must not stop the passes; zone states are recomputed on every
-   * Ready flip anyway).
+   * period (a status write that hangs must not stop the passes; zone states are recomputed after
+   * every Ready flip anyway, before anything reads them).
    */
   async #awaitHealthSyncs(syncs: readonly Promise<void>[]): Promise<void> {
     if (syncs.length === 0) return;

@@ -1,4 +1,4 @@
-// Why this file is over 500 lines: zone states, the zone queues, the NoExecute tainting pass and the one gate (admits) with the eviction guards that feed it share the zone state; split candidate: the pause and guard explanations.
+// Why this file is over 500 lines: zone states, the zone queues, the NoExecute tainting pass and the one gate (admits) with the eviction guards that feed it share the zone state; split candidates: the pause and guard explanations, the pending Ready flips of issue 18.
 /**
  * Zone states and NoExecute tainting, the node lifecycle controller's zone loop: per-zone states
  * and rate-limited queues, the tainting pass every 100 ms (in legacy mode the same queues drive
@@ -470,15 +470,16 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   }
 
   /**
-   * A node's Ready status changed (`status`: its new one). Issue 18: zone states are recomputed
-   * lazily, not on every flip (a mass failure flips n nodes, and each recompute visits all n).
+   * A node's Ready status changed from `from` to `to` (`zone`: its zone key). Issue 18: zone states
+   * are recomputed lazily, not on every flip (a mass failure flips n nodes, and each recompute visits all n).
    * Every reader that could act on them recomputes first while flips are pending: a zone limiter
    * about to hand out a token (so no NoExecute taint or legacy eviction is taken at a rate the
    * flips changed), the gate ({@link admits}), the all-zones stop ({@link allZonesStopped}: pod
    * marking), the views; the tainting pass after {@link PENDING_FLIPS_MAX_AGE_MS}, and every
-   * monitor pass. A flip to Ready during the all-zones stop recomputes at once (it may end the stop,
-   * which gives every node a fresh grace period). See deliberate difference 2 in docs/node-lifecycle.md.
-   * O(zones) for the first flip of a burst, O(1) after.
+   * monitor pass. Recomputes at once where the all-zones stop may start (a flip from Ready when no
+   * node that kept the stop off is still Ready) or end (a flip to Ready during the stop: every node
+   * gets a fresh grace period). See deliberate difference 2 in docs/node-lifecycle.md.
+   * O(zones) for the first flip of a burst, amortised O(1) after (without a recompute).
    */
   readyFlipped(zone: string, from: string | undefined, to: string | undefined): void {
     if (!this.#pending) {
