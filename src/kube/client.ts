@@ -444,21 +444,6 @@ export async function getJson(
   query: Readonly<Record<string, string | number | undefined>>,
   signal?: AbortSignal,
 ): Promise<unknown> {
-  return JSON.parse(await getJsonText(kc, path, query, signal)) as unknown;
-}
-
-/**
- * {@link getJson} without the parse: the body as text, so that a caller can read the start of a
- * list page (its continue token, src/kube/informer.ts `peekContinueToken`) before parsing it.
- * @returns the response body.
- * @throws as {@link getJson}, except that it never fails on a body that is not JSON.
- */
-export async function getJsonText(
-  kc: KubeConfig,
-  path: string,
-  query: Readonly<Record<string, string | number | undefined>>,
-  signal?: AbortSignal,
-): Promise<string> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const url = new URL(cluster.server.replace(/\/$/, '') + path);
@@ -483,5 +468,5 @@ export async function getJsonText(
     res.headers.forEach((v, k) => (headers[k] = v));
     throw new ApiException<string>(res.status, `HTTP-Code: ${res.status}\nBody: ${text.slice(0, 500)}`, text, headers);
   }
-  return text;
+  return JSON.parse(text) as unknown;
 }

@@ -56,35 +56,8 @@ export interface ListPage {
   items: readonly unknown[];
 }
 
-/**
- * A page whose body is not parsed yet. `peekContinue` is the continue token read from the first
- * bytes of the body ({@link peekContinueToken}), so the informer can request the next page while
- * it parses and converts this one: the API server produces page N + 1 while this process parses
- * page N, instead of each waiting for the other (issue 18: at start-up the informer was idle about
- * half of the listing time). The parsed page's own token decides: a peek that differs is not used.
- */
-export interface UnparsedListPage {
-  peekContinue: string | undefined;
-  /** @throws {SyntaxError} for a body that is not JSON. */
-  parse(): ListPage;
-}
-
 /** Fetches one page of the collection. Built from the typed API in src/kube/informers.ts. */
-export type ListPageFn = (opts: ListPageOptions) => Promise<ListPage | UnparsedListPage>;
-
-/**
- * The continue token of a list response body, read from its start without parsing it: the API
- * server writes `kind`, `apiVersion` and `metadata` (ListMeta) before `items`. Pure.
- * @param body the raw JSON text of a list response.
- * @returns the token, or `undefined` when there is none or the start of the body has another shape.
- */
-export function peekContinueToken(body: string): string | undefined {
-  const meta = /^\s*\{(?:"(?:kind|apiVersion)":"[^"\\]*",)*"metadata":\{([^{}]*)\}/.exec(body.slice(0, 4096))?.[1];
-  const token = meta === undefined ? undefined : /"continue":"([^"\\]*)"/.exec(meta)?.[1];
-  return token === '' ? undefined : token;
-}
-
-const isUnparsed = (p: ListPage | UnparsedListPage): p is UnparsedListPage => typeof (p as UnparsedListPage).parse === 'function';
+export type ListPageFn = (opts: ListPageOptions) => Promise<ListPage>;
 
 /**
  * The streaming watch, shaped like client-node's `Watch.watch`: `callback(type, object)` per event,
@@ -540,51 +513,37 @@ export class Informer<T> {
     let rv: string | undefined;
     let cont: string | undefined;
     let limit: number | undefined = this.#pageSize;
-    const request = (c: string | undefined): Promise<ListPage | UnparsedListPage> =>
-      this.#o.list({ limit, _continue: c, labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector, signal: abort.signal });
-    /** The next page, requested from the peeked token while the current one is parsed. */
-    let prefetched: { cont: string; page: Promise<ListPage | UnparsedListPage> } | undefined;
-    try {
-      for (;;) {
-        let got: ListPage | UnparsedListPage;
-        try {
-          got = await (prefetched !== undefined && prefetched.cont === cont ? prefetched.page : request(cont));
-        } catch (err) {
-          prefetched = undefined;
-          if (cont !== undefined && apiStatusCode(err) === 410 && this.#alive(epoch)) {
-            // The continue token expired mid-list: start over with one unpaginated list (pager.go FullListIfExpired).
-            this.#o.log.info({ informer: this.name }, 'list: continue token expired; falling back to a full list');
-            fresh.clear();
-            rv = undefined;
-            cont = undefined;
-            limit = undefined;
-            continue;
-          }
-          throw err;
+    for (;;) {
+      let page: ListPage;
+      try {
+        page = await this.#o.list({
+          limit,
+          _continue: cont,
+          labelSelector: this.#o.labelSelector,
+          fieldSelector: this.#o.fieldSelector,
+          signal: abort.signal,
+        });
+      } catch (err) {
+        if (cont !== undefined && apiStatusCode(err) === 410 && this.#alive(epoch)) {
+          // The continue token expired mid-list: start over with one unpaginated list (pager.go FullListIfExpired).
+          this.#o.log.info({ informer: this.name }, 'list: continue token expired; falling back to a full list');
+          fresh.clear();
+          rv = undefined;
+          cont = undefined;
+          limit = undefined;
+          continue;
         }
-        prefetched = undefined;
-        if (!this.#alive(epoch)) return;
-        this.#touch();
-        let page: ListPage;
-        if (isUnparsed(got)) {
-          if (got.peekContinue !== undefined) {
-            const next = request(got.peekContinue);
-            next.catch(() => undefined); // awaited below, or dropped when the parsed token differs
-            prefetched = { cont: got.peekContinue, page: next };
-          }
-          page = got.parse();
-        } else page = got;
-        rv ??= page.metadata?.resourceVersion ?? '';
-        for (const raw of page.items) {
-          const obj = this.#convert(raw);
-          if (obj !== undefined) fresh.set(this.#o.keyOf(obj), { obj, rv: rawResourceVersion(raw) });
-        }
-        cont = page.metadata?._continue || page.metadata?.continue || undefined;
-        if (!cont) break;
+        throw err;
       }
-    } finally {
-      // A prefetch nobody will read (an error, a stop, a peek that disagreed with the last page).
-      if (prefetched !== undefined) abort.abort();
+      if (!this.#alive(epoch)) return;
+      this.#touch();
+      rv ??= page.metadata?.resourceVersion ?? '';
+      for (const raw of page.items) {
+        const obj = this.#convert(raw);
+        if (obj !== undefined) fresh.set(this.#o.keyOf(obj), { obj, rv: rawResourceVersion(raw) });
+      }
+      cont = page.metadata?._continue || page.metadata?.continue || undefined;
+      if (!cont) break;
     }
     if (this.#abort === abort) this.#abort = undefined;
     // Without a resourceVersion the watch would start "from now" and miss changes made since the list.

@@ -7,8 +7,8 @@
  */
 import { Observable, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import type { Clock } from '../util/clock.js';
-import { getJsonText, type KubeClients } from './client.js';
-import { Informer, peekContinueToken, type InformerOptions, type ListPage, type ListPageFn } from './informer.js';
+import { getJson, type KubeClients } from './client.js';
+import { Informer, type InformerOptions, type ListPage, type ListPageFn } from './informer.js';
 import type { Logger } from '../log/logger.js';
 import {
   podKey,
@@ -87,20 +87,17 @@ const nameKey = (o: { name: string }): string => o.name;
 const namespacedKey = podKey;
 
 /**
- * Lists one page of `path` as raw JSON ({@link getJsonText}): the same shape watch events have,
- * without client-node's typed deserialisation of every item. The page comes back unparsed, with
- * its continue token peeked, so the informer requests the next page before it parses this one.
+ * Lists one page of `path` as raw JSON ({@link getJson}): the same shape watch events have, without
+ * client-node's typed deserialisation of every item.
  */
 function rawPaged(clients: KubeClients, path: string): ListPageFn {
-  return async (o) => {
-    const text = await getJsonText(
+  return async (o) =>
+    (await getJson(
       clients.kubeConfig,
       path,
       { limit: o.limit, continue: o._continue, labelSelector: o.labelSelector, fieldSelector: o.fieldSelector },
       o.signal,
-    );
-    return { peekContinue: peekContinueToken(text), parse: () => JSON.parse(text) as ListPage };
-  };
+    )) as ListPage;
 }
 
 function make<T>(

@@ -6,7 +6,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
-import { Informer, peekContinueToken, type ListPage, type ListPageOptions, type UnparsedListPage, type WatchLike } from '../../src/kube/informer.js';
+import { Informer, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/informer.js';
 import { toLease, type Lease } from '../../src/kube/objects.js';
 import type { Logger } from '../../src/log/logger.js';
 
@@ -33,7 +33,7 @@ class FakeServer {
     return o;
   }
 
-  list: (o: ListPageOptions) => Promise<ListPage | UnparsedListPage> = async (o) => {
+  list = async (o: ListPageOptions): Promise<ListPage> => {
     this.listCalls.push(o);
     if (this.failLists > 0) {
       this.failLists--;
@@ -124,7 +124,7 @@ function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?
   const informer = new Informer<Lease>({
     name: 'leases',
     path: `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`,
-    list: (o) => server.list(o),
+    list: server.list,
     convert: toLease,
     keyOf: (l) => `${l.namespace}/${l.name}`,
     indexers: { holder: (l) => (l.holderIdentity ? [l.holderIdentity] : []) },
@@ -207,79 +207,6 @@ describe('Informer: initial list', () => {
     );
     assert.equal(informer.list().length, 5);
     informer.stop();
-  });
-
-  test('peekContinueToken reads the token from the start of a list body, as the API server writes it', () => {
-    const body = (meta: string): string => `{"kind":"PodList","apiVersion":"v1","metadata":${meta},"items":[{"metadata":{"name":"p","continue":"no"}}]}`;
-    assert.equal(peekContinueToken(body('{"resourceVersion":"12","continue":"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ==","remainingItemCount":3}')), 'eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ==');
-    assert.equal(peekContinueToken(body('{"resourceVersion":"12"}')), undefined, 'last page: none (a "continue" inside items is not the token)');
-    assert.equal(peekContinueToken(body('{"resourceVersion":"12","continue":""}')), undefined);
-    assert.equal(peekContinueToken('{"metadata":{"continue":"abc"},"items":[]}'), 'abc');
-    assert.equal(peekContinueToken('{"items":[],"metadata":{"continue":"abc"}}'), undefined, 'another shape: no guess');
-    assert.equal(peekContinueToken('not json'), undefined);
-  });
-
-  test('an unparsed page: the next page is requested (from the peeked token) before this one is parsed', async () => {
-    const { server, informer } = setup({ pageSize: 10 });
-    for (let i = 0; i < 25; i++) server.set(`n${String(i).padStart(2, '0')}`);
-    const order: string[] = [];
-    const plain = server.list;
-    server.list = async (o) => {
-      order.push(`request ${o._continue ?? 'first'}`);
-      const page = (await plain(o)) as ListPage;
-      return { peekContinue: page.metadata?._continue, parse: () => (order.push(`parse ${o._continue ?? 'first'}`), page) };
-    };
-    await informer.start();
-    await informer.waitForSync();
-    assert.deepEqual(server.listCalls.map((c) => c._continue), [undefined, '10', '20'], 'each page once, in order');
-    // Each next page was requested from the peeked token before the current one was parsed.
-    assert.deepEqual(order, ['request first', 'request 10', 'parse first', 'request 20', 'parse 10', 'parse 20']);
-    assert.equal(informer.list().length, 25);
-    informer.stop();
-  });
-
-  test('a peek that disagrees with the parsed token is not used; a 410 on a prefetched page falls back to one full list', async () => {
-    const { server, informer } = setup({ pageSize: 2 });
-    for (const n of ['a', 'b', 'c', 'd', 'e']) server.set(n);
-    const plain = server.list;
-    let calls = 0;
-    server.list = async (o) => {
-      const page = (await plain(o)) as ListPage;
-      calls++;
-      // The first page peeks a wrong token; the others peek right.
-      const peek = calls === 1 ? 'bogus' : page.metadata?._continue;
-      return { peekContinue: peek, parse: () => page };
-    };
-    await informer.start();
-    await informer.waitForSync();
-    assert.deepEqual(
-      server.listCalls.map((c) => c._continue),
-      [undefined, 'bogus', '2', '4'],
-      'the bogus prefetch is dropped and page 2 is fetched with the parsed token',
-    );
-    assert.deepEqual(informer.list().map((l) => l.name).sort(), ['a', 'b', 'c', 'd', 'e']);
-    informer.stop();
-
-    const second = setup({ pageSize: 2 });
-    for (const n of ['a', 'b', 'c', 'd', 'e']) second.server.set(n);
-    second.server.expireContinue = true;
-    const plain2 = second.server.list;
-    second.server.list = async (o) => {
-      const page = (await plain2(o)) as ListPage;
-      return { peekContinue: page.metadata?._continue, parse: () => page };
-    };
-    await second.informer.start();
-    await second.informer.waitForSync();
-    assert.deepEqual(
-      second.server.listCalls.map((c) => [c.limit, c._continue]),
-      [
-        [2, undefined],
-        [2, '2'],
-        [undefined, undefined],
-      ],
-    );
-    assert.equal(second.informer.list().length, 5);
-    second.informer.stop();
   });
 
   test('malformed objects are logged with their name and skipped', async () => {
