@@ -1,0 +1,95 @@
+/**
+ * Time to sync the pods informer alone (src/kube/informers.ts `podInformer`, the controller's own)
+ * against one private control plane and fleet, at several list page sizes, alternating so that all
+ * see the same machine load. Issue 18: time to caches synced; this separates the informer's own
+ * listing from everything else the controller does while it starts.
+ *
+ *   node --import tsx bench/informer-sync.ts [--nodes 300] [--pods-per-node 30] [--rounds 4] [--page-sizes 500,5000]
+ *
+ * Prints one JSON line per sync and a summary (median and min–max per page size, ms, with the load
+ * average). Needs the cached binaries of `scripts/control-plane.sh`; never touches the shared cluster.
+ */
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadavg, tmpdir } from 'node:os';
+import { podInformer } from '../src/kube/informers.js';
+import type { KubeClients } from '../src/kube/client.js';
+import { realClock } from '../src/util/clock.js';
+import { cleanupAll, startFleet, withControlPlane, type BenchContext } from './lib/harness.js';
+import { benchParser } from './lib/options.js';
+import { median } from './lib/report.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+/** One sync of a fresh pods informer. @returns ms from start to synced, and the pods cached. */
+async function syncOnce(clients: KubeClients, pageSize: number): Promise<{ ms: number; pods: number }> {
+  const informer = podInformer(clients, { log: quiet, clock: realClock, pageSize });
+  const t0 = performance.now();
+  await informer.start();
+  await informer.waitForSync();
+  const ms = performance.now() - t0;
+  const pods = informer.list().length;
+  informer.stop();
+  return { ms: Math.round(ms), pods };
+}
+
+async function main(): Promise<number> {
+  let argv;
+  try {
+    argv = await benchParser(process.argv.slice(2))
+      .usage('Usage: bench/informer-sync.ts [flags]\n\nPods informer sync time at several list page sizes, on one private control plane.')
+      .options({
+        nodes: { type: 'number', default: 300 },
+        'pods-per-node': { type: 'number', default: 30 },
+        rounds: { type: 'number', default: 4, describe: 'syncs per variant, alternating' },
+        'page-sizes': { type: 'string', default: '500,5000', describe: 'comma-separated list page sizes to compare' },
+      })
+      .parseAsync();
+    if (argv.help === true) return 0;
+  } catch (err) {
+    process.stderr.write(`informer-sync: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const log = (m: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
+  const ctx: BenchContext = {
+    repoRoot: REPO,
+    workDir: join(tmpdir(), `nlc-informer-sync-${process.pid}`),
+    upstreamBinary: '',
+    upstreamControllers: '',
+    upstreamVersion: '1.37',
+    oursMode: 'tsx',
+    oursEntry: '',
+    cpuProfile: false,
+    oursNodeArgs: [],
+    maxSimLagMs: 2000,
+    log,
+  };
+  process.once('SIGINT', () => void cleanupAll().finally(() => process.exit(130)));
+  const sizes = argv['page-sizes'].split(',').map(Number);
+  if (sizes.some((x) => !Number.isInteger(x) || x < 1)) {
+    process.stderr.write('informer-sync: --page-sizes must be positive integers\n');
+    return 2;
+  }
+  const out = new Map<number, number[]>(sizes.map((x) => [x, []]));
+  await withControlPlane(ctx, async (env) => {
+    const shape = { prefix: 'is', nodes: argv.nodes, zones: 3, podsPerNode: argv['pods-per-node'], podMix: { plain: 1 }, statsWindowMs: 60_000 };
+    const { fleet } = await startFleet(ctx, env, shape, 5000);
+    try {
+      for (let i = 0; i < argv.rounds; i++) {
+        for (const size of i % 2 === 0 ? sizes : [...sizes].reverse()) {
+          const r = await syncOnce(env.clients, size);
+          out.get(size)?.push(r.ms);
+          process.stdout.write(`${JSON.stringify({ pageSize: size, round: i + 1, syncMs: r.ms, pods: r.pods, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
+        }
+      }
+    } finally {
+      await fleet.stop();
+    }
+  });
+  const summary = (v: number[]): string => `median ${median(v)} ms (${Math.min(...v)}–${Math.max(...v)})`;
+  process.stdout.write(`${JSON.stringify({ ...Object.fromEntries([...out].map(([k, v]) => [`pageSize ${k}`, summary(v)])), loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
+  return 0;
+}
+
+if (process.argv[1]?.endsWith('informer-sync.ts')) process.exitCode = await main();
