@@ -68,6 +68,7 @@ import {
   type ObservedNode,
 } from './demo-view.js';
 import { FlagError, parseControllerFlags } from './flags.js';
+import { formatReadableQuantity } from './explain-pressure.js';
 import { rfc3339, zoneName } from './inspect.js';
 import { formatTaint } from '../kube/taints.js';
 import { startController, type RunningController } from './run.js';
@@ -776,7 +777,10 @@ async function stepNodePressure(ctx: Ctx, s: DemoStepSummary): Promise<void> {
   const evicted = await waitUntil(ctx, `${leaker} Failed/Evicted`, async () => {
     const victim = manager.lastResult()?.choice;
     if (victim?.victim && ranking === undefined) {
-      ranking = victim.ranking.slice(0, 3).map((r) => `${r.rank}. ${r.pod.metadata?.name ?? ''} (${r.qosClass}, ${r.why[0] ?? ''})`).join(', ');
+      // Readable units (`20.0Gi`), not the ranking's Go-form bytes (`21502351115`).
+      const usage = (r: (typeof victim.ranking)[number]): string => (r.usage === undefined ? 'no stats'
+        : `usage ${formatReadableQuantity(r.resource, r.usage)} ${r.usage > r.request ? '>' : '<='} request ${formatReadableQuantity(r.resource, r.request)}`);
+      ranking = victim.ranking.slice(0, 3).map((r) => `${r.rank}. ${r.pod.metadata?.name ?? ''} (${r.qosClass}, ${usage(r)})`).join(', ');
     }
     const st = await phase(leaker);
     return st?.phase === 'Failed' && st.reason === 'Evicted' ? { atMs: Date.now(), message: st.message ?? '' } : undefined;

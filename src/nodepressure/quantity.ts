@@ -65,6 +65,24 @@ export function formatBytes(bytes: number): string {
   return String(v);
 }
 
+/**
+ * Bytes for people (`explain node`, the demo), not Go's canonical text: an exact multiple of a binary
+ * unit as it is (`512Mi`, `1Gi`); otherwise the largest unit below the value, truncated (never rounded
+ * up, so a value just under a threshold never reads as the threshold) to two decimals under 10 units and
+ * one decimal above (`1.46Gi`, `20.0Gi`, `1023.9Mi`); below 1Ki the plain number of bytes.
+ * @param bytes a number of bytes (fractions are rounded up first, as {@link formatBytes})
+ */
+export function formatReadableBytes(bytes: number): string {
+  const v = Math.ceil(bytes);
+  const abs = Math.abs(v);
+  if (abs < 1024) return String(v);
+  const [suffix, factor] = Object.entries(BINARY_SUFFIXES).reverse().find(([, f]) => abs >= f) as [string, number];
+  if (abs % factor === 0) return `${v / factor}${suffix}`;
+  const decimals = abs / factor < 10 ? 2 : 1;
+  const scale = 10 ** decimals;
+  return `${v < 0 ? '-' : ''}${(Math.trunc((abs / factor) * scale) / scale).toFixed(decimals)}${suffix}`;
+}
+
 /** Canonical text of an integer DecimalSI quantity (inodes, PIDs): `5k`, `2M`, or the plain integer. */
 export function formatDecimal(count: number): string {
   const v = Math.ceil(count);

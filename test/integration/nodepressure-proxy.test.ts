@@ -146,12 +146,21 @@ describe('the Summary API behind the node proxy (issue 20)', () => {
     assert.equal(e.pressure.ranking.next, `${namespace}/hog`);
     assert.deepEqual(e.pressure.ranking.pods.map((p) => p.exceedsRequest), [true, true, false]);
     assert.equal(e.pressure.ranking.pods[0]?.usage, '13Gi');
+    assert.equal(e.pressure.ranking.pods[0]?.usageValue, parseQuantity('13Gi'), 'exact bytes in -o json');
+    // The stats' own time (node.memory.time) and age: the ranking is as of then.
+    assert.ok(e.pressure.stats, 'the stats time is shown');
+    assert.equal(e.pressure.stats.refreshSeconds, 10);
+    assert.ok(e.pressure.stats.ageSeconds >= 0, `stats age ${e.pressure.stats.ageSeconds} s`);
+    assert.equal(e.pressure.ranking.asOf, e.pressure.stats.time);
+    assert.equal(soft?.statsTime, e.pressure.stats.time);
+    assert.equal(e.pressure.ranking.staleStats, false, 'no pod counted in the stats has gone');
 
     const text = await explain(['node', node]);
     assert.match(text, /Pressure: +MemoryPressure=True since /);
-    assert.match(text, /Eviction order for memory\.available \(the kubelet's ranking, live usage\)/);
+    assert.match(text, /Eviction order for memory\.available \(the kubelet's ranking, live usage\) as of the stats at \d\d:\d\d:\d\dZ:/);
+    assert.match(text, /Stats: +from \d\d:\d\d:\d\dZ, [\d.]+ s old; the kubelet refreshes them every 10 s/);
     assert.match(text, new RegExp(`1 +${namespace}/hog +BestEffort`));
-    assert.match(text, /Next to be evicted for memory\.available: .*hog/);
+    assert.match(text, /Next \(as of the stats at \d\d:\d\d:\d\dZ\) to be evicted for memory\.available: .*hog/);
 
     // Without nodes/proxy (a read-only role): the static order, and it says so.
     const reader = await readerKubeconfig();
