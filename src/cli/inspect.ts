@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: every source of /debug/state (local endpoint, port-forward with the caller's token, the API server's proxy) shares one flag parser, one TLS/credential setup and the formatting helpers of status, explain and shadow-report; split candidate: the port-forward and TLS plumbing.
 /**
  * Shared plumbing of the inspection commands (`status`, `explain`): where the controller's
  * `/debug/state` comes from, how it is fetched, and the small text-formatting helpers both

@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: the zone key, ComputeZoneState, the disruption plan and the two "stricter of" pickers (real/effective, and legacy mode's 1.20 master-name view) are one pure decision, tested together in test/unit/zones.test.ts; split candidate: the stricter-of pickers.
 /**
  * Zones and zone disruption: which zone a node is in, how healthy a zone is, and what the
  * controller must do when zone health changes (per-zone NoExecute tainting rates, and the
