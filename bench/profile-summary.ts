@@ -1,6 +1,7 @@
 /**
  * Summarises a V8 CPU profile (`node --cpu-prof`, as `bench/run.ts --cpu-profile` writes them):
- * self time by function and by package/file, to say what dominates our controller's CPU.
+ * self time by function and by package/file, and inclusive time of our own functions, to say what
+ * dominates our controller's CPU.
  *
  *   node --import tsx bench/profile-summary.ts FILE.cpuprofile [--top 25] [--from S] [--to S]
  *
@@ -69,6 +70,41 @@ export function selfTimes(p: CpuProfile, window: ProfileWindow = {}): { totalMs:
   return { totalMs: total, byFunction: sort(fn), byOrigin: sort(org) };
 }
 
+/**
+ * Inclusive (self + callees) time per function of our own code (src/ and sim/), over the samples
+ * inside `window`: how much CPU descends from, say, the informer's event handler or the monitor
+ * pass, whatever library or core code it calls. A function that recurses counts once per sample. Pure.
+ * @returns [function key, ms] sorted descending.
+ */
+export function inclusiveOwnTimes(p: CpuProfile, window: ProfileWindow = {}): [string, number][] {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const key = (n: ProfileNode): string | undefined => {
+    const o = origin(n.callFrame.url);
+    return o.startsWith('src/') || o.startsWith('sim/') ? `${n.callFrame.functionName || '(anonymous)'} ${o}:${n.callFrame.lineNumber + 1}` : undefined;
+  };
+  const total = new Map<string, number>();
+  const fromUs = (window.fromS ?? -Infinity) * 1e6;
+  const toUs = (window.toS ?? Infinity) * 1e6;
+  let atUs = 0;
+  p.samples.forEach((id, i) => {
+    const deltaUs = p.timeDeltas[i] ?? 0;
+    atUs += deltaUs;
+    if (atUs < fromUs || atUs > toUs) return;
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const n = byId.get(cur);
+      const k = n && key(n);
+      if (k && !seen.has(k)) {
+        seen.add(k);
+        total.set(k, (total.get(k) ?? 0) + deltaUs / 1000);
+      }
+    }
+  });
+  return [...total].sort((a, b) => b[1] - a[1]);
+}
+
 function main(): number {
   const file = process.argv[2];
   const arg = (name: string): number | undefined => {
@@ -91,6 +127,8 @@ function main(): number {
   for (const [k, v] of byOrigin.filter(([k]) => k !== '(idle)').slice(0, top)) process.stdout.write(`  ${pct(v).padStart(6)}  ${(v / 1000).toFixed(2)} s  ${k}\n`);
   process.stdout.write('\nby function (self time):\n');
   for (const [k, v] of byFunction.filter(([k]) => !k.startsWith('(idle)')).slice(0, top)) process.stdout.write(`  ${pct(v).padStart(6)}  ${k}\n`);
+  process.stdout.write('\nour functions, inclusive (self + everything they call):\n');
+  for (const [k, v] of inclusiveOwnTimes(p, window).slice(0, top)) process.stdout.write(`  ${pct(v).padStart(6)}  ${k}\n`);
   return 0;
 }
 

@@ -3,7 +3,7 @@
  * and ours with the same flags, their log lines as they arrive, and their CPU and memory from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, readdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 /** The peer's Kubernetes minor version: one of the control-plane lanes (scripts/control-plane.sh). */
@@ -156,6 +156,42 @@ export function procUsage(pid: number): ProcUsage {
     rssKiB: parseProcStatusKiB(status, 'VmRSS'),
     hwmKiB: parseProcStatusKiB(status, 'VmHWM'),
   };
+}
+
+/**
+ * CPU seconds (user + sys) of a process's live threads, summed by thread name (`comm`): for a
+ * Node.js process `MainThread` (JavaScript), `V8Worker` (concurrent and parallel GC, background
+ * compilation), `libuv-worker`; a Go process names every thread after itself. Threads that already
+ * exited are not counted, so compare two readings of the same long-lived threads.
+ * @returns seconds by thread name; empty when the process is gone.
+ */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out[name] = (out[name] ?? 0) + parseProcStatCpuSeconds(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+    } catch {
+      // the thread exited meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * Per-thread-name CPU between two {@link threadCpuSeconds} readings, in seconds per minute over
+ * `windowS` seconds, rounded to hundredths; names missing from `after` are left out. Pure.
+ */
+export function threadCpuPerMinute(before: Record<string, number>, after: Record<string, number>, windowS: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, s] of Object.entries(after)) out[name] = Math.round(((s - (before[name] ?? 0)) / Math.max(1e-9, windowS)) * 60 * 100) / 100;
+  return out;
 }
 
 /** A line a controller printed, with the epoch ms at which the bench read it. */

@@ -150,6 +150,8 @@ export function steadyTable(runs: ScenarioRuns<SteadyRun>, peer = 'v1.20.2'): st
     header(peer),
     row('time to caches synced (s)', runs, (r) => r.syncS),
     row('CPU in window (s per minute)', runs, (r) => r.cpuSecondsPerMinute, 3),
+    row('ours: of that, the main (JavaScript) thread (s per minute)', runs, (r) => (r.controller === 'ours' ? r.cpuByThread?.['MainThread'] : undefined), 3),
+    row('ours: of that, V8 worker threads: GC, compilers (s per minute)', runs, (r) => (r.controller === 'ours' ? r.cpuByThread?.['V8Worker'] : undefined), 3),
     row('start-up writes over, after sync (s)', runs, (r) => r.startupWritesS, 0),
     row('CPU from start to window (s)', runs, (r) => r.startupCpuSeconds),
     row('peak RSS, VmHWM (MiB)', runs, (r) => r.peakRssMiB, 1),

@@ -19,7 +19,7 @@ import {
   type SessionSpec,
   type SimHealth,
 } from '../lib/harness.js';
-import type { ControllerKind, SharedControllerFlags } from '../lib/procs.js';
+import { threadCpuPerMinute, threadCpuSeconds, type ControllerKind, type SharedControllerFlags } from '../lib/procs.js';
 
 export { passMsOf } from '../lib/harness.js';
 
@@ -61,6 +61,8 @@ export interface SteadyRun {
   /** CPU seconds (user + sys) in the window */
   cpuSeconds: number;
   cpuSecondsPerMinute: number;
+  /** CPU in the window by thread name, s per minute (ours: MainThread = JavaScript, V8Worker = GC and compilers) */
+  cpuByThread?: Record<string, number>;
   /** CPU seconds from spawn to the window's start (synced + start-up writes done) */
   startupCpuSeconds: number;
   /** seconds from caches synced until the controller's start-up writes were over */
@@ -109,6 +111,7 @@ export async function runSteady(ctx: BenchContext, kind: ControllerKind, o: Stea
     const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
     const s1 = await scrape();
     const u1 = c.proc.usage();
+    const th1 = threadCpuSeconds(c.proc.pid);
     const cp1 = controlPlaneCpu(env);
     const tw0 = Date.now();
     const errorsBefore = fleet.stats().errors;
@@ -117,6 +120,7 @@ export async function runSteady(ctx: BenchContext, kind: ControllerKind, o: Stea
     await sleep(o.windowMs);
     const passMs = passes();
     const u2 = c.proc.usage();
+    const th2 = threadCpuSeconds(c.proc.pid);
     const cp2 = controlPlaneCpu(env);
     const interference = endInterference();
     const tw1 = Date.now();
@@ -143,6 +147,7 @@ export async function runSteady(ctx: BenchContext, kind: ControllerKind, o: Stea
       windowS: round1(windowS),
       cpuSeconds: hundredths(cpuSeconds),
       cpuSecondsPerMinute: hundredths((cpuSeconds / windowS) * 60),
+      cpuByThread: threadCpuPerMinute(th1, th2, windowS),
       startupCpuSeconds: hundredths(u1.cpuSeconds),
       startupWritesS: Math.round((tw0 - c.syncedAtMs) / 1000),
       startupQuiet: quiet,
@@ -156,7 +161,7 @@ export async function runSteady(ctx: BenchContext, kind: ControllerKind, o: Stea
     };
     if (kind === 'ours') run.healthPassMs = passStats(passMs);
     ctx.log(
-      `  ${kind}: cpu ${run.cpuSeconds} s/${run.windowS} s, peak RSS ${run.peakRssMiB} MiB, sync ${run.syncS} s, ` +
+      `  ${kind}: cpu ${run.cpuSeconds} s/${run.windowS} s (by thread, s/min: ${JSON.stringify(run.cpuByThread)}), peak RSS ${run.peakRssMiB} MiB, sync ${run.syncS} s, ` +
         `window requests ${JSON.stringify(run.requests.window)}, sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''}`,
     );
     return run;

@@ -13,7 +13,7 @@ import {
   totalWrites,
   withoutSimulatorOnly,
 } from '../../bench/lib/apimetrics.js';
-import { controllerCommand, parseProcStatCpuSeconds, parseProcStatusKiB, UPSTREAM_CONTROLLERS, type ControllerLaunch } from '../../bench/lib/procs.js';
+import { controllerCommand, parseProcStatCpuSeconds, parseProcStatusKiB, threadCpuPerMinute, threadCpuSeconds, UPSTREAM_CONTROLLERS, type ControllerLaunch } from '../../bench/lib/procs.js';
 import { FailureTracker, failureLatencies } from '../../bench/lib/observe.js';
 import { dist, spreadPick } from '../../bench/scenarios/failure.js';
 import { passMsOf, passStats } from '../../bench/scenarios/steady.js';
@@ -28,7 +28,7 @@ import type { KubeClients } from '../../src/kube/client.js';
 import { measureThrottleRate } from '../../bench/throttle-rate.js';
 import { orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
-import { origin, selfTimes } from '../../bench/profile-summary.js';
+import { inclusiveOwnTimes, origin, selfTimes } from '../../bench/profile-summary.js';
 
 const METRICS = `# HELP apiserver_request_total x
 # TYPE apiserver_request_total counter
@@ -105,6 +105,17 @@ describe('bench /proc parsing and launch commands', () => {
   test('reads utime + stime after a command name with spaces and parentheses', () => {
     const stat = '1234 (kube (ctl) m) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 12 0 100 1000 200';
     assert.equal(parseProcStatCpuSeconds(stat, 100), 3);
+  });
+
+  test('CPU by thread name: this process has a MainThread; per-minute deltas between two readings', () => {
+    const now = threadCpuSeconds(process.pid);
+    assert.ok((now['MainThread'] ?? -1) >= 0, JSON.stringify(now));
+    assert.deepEqual(threadCpuSeconds(2 ** 30), {}, 'a process that is gone');
+    assert.deepEqual(threadCpuPerMinute({ MainThread: 1, V8Worker: 2 }, { MainThread: 1.5, V8Worker: 2.25, 'libuv-worker': 0.1 }, 30), {
+      MainThread: 1,
+      V8Worker: 0.5,
+      'libuv-worker': 0.2,
+    });
   });
 
   test('reads kB fields of /proc/PID/status', () => {
@@ -625,6 +636,27 @@ describe('bench CPU profile summary', () => {
     );
     assert.equal(w.totalMs, 7);
     assert.deepEqual(w.byOrigin, [['(idle)', 5], ['pino', 2]]);
+  });
+
+  test('inclusive time of our functions sums every sample below them, counting a recursion once', () => {
+    const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
+    const r = inclusiveOwnTimes({
+      nodes: [
+        { id: 1, callFrame: frame('(root)', ''), children: [2] },
+        { id: 2, callFrame: frame('onEvent', 'file:///x/out/src/kube/informer.js'), children: [3, 5] },
+        { id: 3, callFrame: frame('parse', 'file:///x/node_modules/undici/a.js'), children: [4] },
+        { id: 4, callFrame: frame('onEvent', 'file:///x/out/src/kube/informer.js') },
+        { id: 5, callFrame: frame('toLease', 'file:///x/out/src/kube/objects.js') },
+      ],
+      samples: [3, 4, 5, 1],
+      timeDeltas: [1000, 2000, 4000, 8000],
+      startTime: 0,
+      endTime: 15000,
+    });
+    assert.deepEqual(r, [
+      ['onEvent src/kube/informer.js:1', 7],
+      ['toLease src/kube/objects.js:1', 4],
+    ]);
   });
 });
 
