@@ -76,7 +76,27 @@ function writesSent(metrics: string): number {
   return n;
 }
 
-test('kube-controller-manager and a --dry-run shadow through a node failure: zero writes by the shadow, and the report matches both', { timeout: 600_000 }, async (t) => {
+/**
+ * kube-controller-manager of the lane, built on first use (CI starts with an empty cache): the
+ * control plane's `install` builds only kube-apiserver and etcd. Up to ~5 min on 2 cores when cold;
+ * the build is cached under the lane's bin directory afterwards.
+ */
+function kubeControllerManagerBinary(): string {
+  const script = join(ROOT, 'scripts/control-plane.sh');
+  execFileSync('bash', [script, 'install', '--with-kcm'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 1_200_000 });
+  return execFileSync('bash', [script, 'bin', 'kube-controller-manager'], { encoding: 'utf8' }).trim();
+}
+
+const LANE = process.env['NLC_K8S_VERSION'] ?? '1.37';
+
+test('kube-controller-manager and a --dry-run shadow through a node failure: zero writes by the shadow, and the report matches both', { timeout: 1_800_000 }, async (t) => {
+  if (LANE !== '1.37') {
+    // The report compares with 1.37's taint-eviction-controller (its Events and controller name);
+    // 1.20's taint manager lives inside the node lifecycle controller. The shadow alone (below) runs on every lane.
+    t.skip(`kube-controller-manager side by side runs on the 1.37 lane only (lane ${LANE})`);
+    return;
+  }
+  const upstreamBinary = kubeControllerManagerBinary();
   cp = await PrivateControlPlane.create();
   await cp.run('up');
   const clients = await cp.clients();
@@ -103,7 +123,7 @@ test('kube-controller-manager and a --dry-run shadow through a node failure: zer
       kind: 'upstream',
       kubeconfig: cp.kubeconfig,
       flags: shared,
-      upstreamBinary: execFileSync('bash', [join(ROOT, 'scripts/control-plane.sh'), 'bin', 'kube-controller-manager'], { encoding: 'utf8' }).trim(),
+      upstreamBinary,
       upstreamControllers: UPSTREAM_CONTROLLERS['1.37'],
       upstreamVersion: '1.37',
       oursMode: 'tsx',
