@@ -97,6 +97,12 @@ export interface NodeCollectorMetrics {
   /** Our own `node_collector_zone_eviction_paused{zone,reason}` gauge: 1 while tainting in the zone is paused for `reason`, else 0. */
   zoneEvictionPaused: Gauge<'zone' | 'reason'>;
   /**
+   * Our own `node_collector_zone_tainting_queue_length{zone}` gauge (not upstream's): nodes waiting in
+   * the zone's NoExecute tainting queue (legacy mode: its eviction queue), as `status` shows in QUEUE;
+   * a node whose taint write is in flight is not counted. 0 when the zone appears.
+   */
+  zoneTaintingQueueLength: Gauge<'zone'>;
+  /**
    * Our own `node_collector_pod_marking_held_nodes` gauge: not-Ready nodes whose pods are left Ready
    * (not marked NotReady) because every zone is FullDisruption, the all-zones stop (issue 14).
    */
@@ -296,6 +302,11 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       'node_collector_zone_eviction_paused',
       'Whether NoExecute tainting in the zone is paused (1) or not (0), by reason.',
       ['zone', 'reason'],
+    ),
+    zoneTaintingQueueLength: gauge(
+      'node_collector_zone_tainting_queue_length',
+      "Number of Nodes waiting in the zone's NoExecute tainting queue (in legacy mode, its eviction queue). node-lifecycle-controller's own metric, not kube-controller-manager's.",
+      ['zone'],
     ),
     podMarkingHeldNodes: gauge(
       'node_collector_pod_marking_held_nodes',

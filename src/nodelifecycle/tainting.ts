@@ -237,17 +237,32 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       this.#zoneLimiters.set(zone, limiter);
       this.#d.metrics.evictionsTotal.inc({ zone }, 0);
       this.#d.metrics.zoneTaintingRate.set({ zone }, this.#cfg.nodeEvictionRate);
+      this.#d.metrics.zoneTaintingQueueLength.set({ zone }, 0);
     }
     if (!this.#zoneStates.has(zone)) this.#zoneStates.set(zone, 'Initial');
     return q;
   }
 
   enqueue(zone: string, name: string, uid: string): boolean {
-    return this.#zoneQueue(zone).add(name, uid);
+    const added = this.#zoneQueue(zone).add(name, uid);
+    this.#publishQueueLength(zone);
+    return added;
   }
 
   dequeue(zone: string, name: string): boolean {
-    return this.#zoneQueues.get(zone)?.remove(name) ?? false;
+    const removed = this.#zoneQueues.get(zone)?.remove(name) ?? false;
+    this.#publishQueueLength(zone);
+    return removed;
+  }
+
+  /**
+   * Sets `node_collector_zone_tainting_queue_length{zone}` to the nodes waiting in the zone's queue.
+   * Called after every change made here and at the start of each action of a pass (a concurrent
+   * pass takes the node out of the heap before its action; a serial one after the previous action).
+   */
+  #publishQueueLength(zone: string): void {
+    const q = this.#zoneQueues.get(zone);
+    if (q) this.#d.metrics.zoneTaintingQueueLength.set({ zone }, q.length);
   }
 
   isQueued(zone: string, name: string): boolean {
@@ -283,6 +298,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     } else if (ready.status === 'True') {
       if (taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE) || taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) return false;
       this.#zoneQueues.get(zone)?.remove(node.name);
+      this.#publishQueueLength(zone);
     }
     return true;
   }
@@ -326,6 +342,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     const want = status === 'False' ? NOT_READY_TAINT_TEMPLATE : UNREACHABLE_TAINT_TEMPLATE;
     if (taintExists(node.taints, want)) {
       q.remove(node.name);
+      this.#publishQueueLength(zone);
       return false;
     }
     // Upstream removes and re-adds, which re-queues a node whose earlier entry was processed (its
@@ -334,13 +351,16 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     if (q.isPending(node.name)) return false;
     q.remove(node.name);
     const added = q.add(node.name, node.uid);
+    this.#publishQueueLength(zone);
     if (added) this.kickPass();
     return added;
   }
 
   /** Mirrors `markNodeAsReachable`: removes both NoExecute taints and drops the node from its queue. */
   async #markNodeAsReachable(node: Node): Promise<void> {
-    this.#zoneQueues.get(getZoneKey(node.labels))?.remove(node.name);
+    const zone = getZoneKey(node.labels);
+    this.#zoneQueues.get(zone)?.remove(node.name);
+    this.#publishQueueLength(zone);
     if (!taintExists(node.taints, UNREACHABLE_TAINT_TEMPLATE) && !taintExists(node.taints, NOT_READY_TAINT_TEMPLATE)) return;
     const r = await this.#d.writes.swapNodeTaints(node.name, [], [UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE], node);
     if (r === 'written') this.#d.log.info({ node: node.name }, 'Node is reachable again: removed NoExecute taints');
@@ -391,10 +411,14 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       [...this.#zoneQueues.entries()].map(([zone, q]) =>
         q
           .tryAsync(
-            (v) => (this.#cfg.enableTaintManager ? this.#taintOne(zone, v) : this.#l.legacy.evictOne(zone, v)),
+            (v) => {
+              this.#publishQueueLength(zone);
+              return this.#cfg.enableTaintManager ? this.#taintOne(zone, v) : this.#l.legacy.evictOne(zone, v);
+            },
             this.#cfg.enableTaintManager ? TAINT_WRITES_IN_FLIGHT : 1,
           )
-          .catch((err: unknown) => this.#d.log.error({ zone: formatZoneKey(zone), err: describeError(err) }, 'tainting pass failed')),
+          .catch((err: unknown) => this.#d.log.error({ zone: formatZoneKey(zone), err: describeError(err) }, 'tainting pass failed'))
+          .finally(() => this.#publishQueueLength(zone)),
       ),
     );
   }
@@ -592,6 +616,9 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       this.#d.metrics.zoneSize.set({ zone }, 0);
       this.#d.metrics.zoneHealth.set({ zone }, 100);
       this.#d.metrics.unhealthyNodesInZone.set({ zone }, 0);
+      // Deleted nodes were dequeued (nodeRemoved), so this is normally 0; the gauge shows the queue,
+      // so a node still in it keeps counting until a pass takes it.
+      this.#publishQueueLength(zone);
       this.#zoneSizes.delete(zone);
     }
     for (const { zone, rate } of plan.rateSwaps) {

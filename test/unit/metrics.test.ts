@@ -59,6 +59,7 @@ function touchAll(m: Metrics): void {
   nc.evictionsTotal.inc({ zone: 'r\x00z' }, 0);
   nc.zoneTaintingRate.set({ zone: 'r\x00z' }, 0.1);
   nc.zoneEvictionPaused.set({ zone: 'r\x00z', reason: 'partial-disruption' }, 0);
+  nc.zoneTaintingQueueLength.set({ zone: 'r\x00z' }, 0);
   m.podGC.forceDeletePodsTotal.inc({ namespace: 'default', reason: 'orphaned' });
   m.podGC.forceDeletePodErrorsTotal.inc({ namespace: 'default', reason: 'out-of-service' });
   m.attachDetach.forcedDetaches.inc({ reason: 'timeout' });
@@ -84,6 +85,7 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['node_collector_update_all_nodes_health_duration_seconds', 'histogram', []],
     ['node_collector_zone_tainting_rate', 'gauge', ['zone']],
     ['node_collector_zone_eviction_paused', 'gauge', ['zone', 'reason']],
+    ['node_collector_zone_tainting_queue_length', 'gauge', ['zone']],
     ['node_collector_pod_marking_held_nodes', 'gauge', []],
     ['node_collector_eviction_circuit_open', 'gauge', ['guard']],
     ['taint_eviction_controller_pod_deletions_total', 'counter', []],
