@@ -114,6 +114,7 @@ describe('the dashboard and the alerts query metrics a running controller serves
     assert.ok(zone !== undefined, 'node_collector_zone_size of the fleet zone');
     assert.equal(metricValue(text, 'node_collector_zone_health', { zone }), 100);
     assert.equal(metricValue(text, 'node_collector_unhealthy_nodes_in_zone', { zone }), 0);
+    assert.equal(metricValue(text, 'node_collector_zone_tainting_queue_length', { zone }), 0);
     assert.equal(metricValue(text, 'node_collector_eviction_circuit_open', { guard: 'storm' }), 0);
     await controller.stop();
     controller = undefined;

@@ -99,6 +99,7 @@ describe('the Grafana dashboard', () => {
       'Zone state',
       'Unhealthy nodes per zone',
       'NoExecute tainting rate',
+      'NoExecute tainting queue',
       'Nodes tainted NoExecute',
       'Pending pod deletions',
       'Evictions (pod deletions)',
