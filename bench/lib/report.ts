@@ -270,6 +270,8 @@ function evictionRows(runs: ScenarioRuns<EvictionRun>, withEvicted: boolean, pee
     row('deletions per second (first taint → last pod)', runs, (r) => r.deletionsPerSecond, 1),
     row('sustained deletions per second (first → last deletion)', runs, (r) => r.sustainedPerSecond, 1),
     row('first deletion after taint (s)', runs, (r) => r.firstDeletionS, 3),
+    row('ours: writes admitted by the client-side throttle per second (rest_client_rate_limiter_duration_seconds count)', runs, (r) => r.throttle?.admittedPerSecond, 1),
+    row('ours: mean throttle wait per write (s)', runs, (r) => r.throttle?.meanWaitS, 3),
     row('all pods terminating after (s)', runs, (r) => r.durationS, 2),
     ...(withEvicted ? [row('pods evicted', runs, (r) => r.evicted, 0)] : []),
     ...verbs(runs, (r) => r.requests).map((v) => row(`API ${v}`, runs, (r) => r.requests[v] ?? 0, 0)),

@@ -30,6 +30,45 @@ export interface EvictionOptions {
   oursArgs?: readonly string[];
 }
 
+/** What a controller's `rest_client_rate_limiter_duration_seconds` says about a window of writes. */
+export interface ThrottleFigures {
+  /** writes that passed the client-side throttle in the window (POST, PUT, PATCH, DELETE) */
+  writes: number;
+  /** those per second of the window: at most burst / window + `--kube-api-qps` */
+  admittedPerSecond: number;
+  /** mean wait for a token (and an in-flight slot), seconds */
+  meanWaitS: number;
+}
+
+/**
+ * Sums the `_sum` and `_count` of `name` over every series whose `verb` label is a write, in a
+ * Prometheus text. Pure. @returns zeros when there is none.
+ */
+export function writeHistogramTotals(text: string, name: string): { sum: number; count: number } {
+  const out = { sum: 0, count: 0 };
+  const re = new RegExp(`^${name}_(sum|count)\\{([^}]*)\\} ([0-9.eE+-]+)$`, 'gm');
+  for (const m of text.matchAll(re)) {
+    const verb = /(?:^|,)verb="([A-Z]+)"/.exec(m[2] ?? '')?.[1];
+    if (!verb || !['POST', 'PUT', 'PATCH', 'DELETE'].includes(verb)) continue;
+    if (m[1] === 'sum') out.sum += Number(m[3]);
+    else out.count += Number(m[3]);
+  }
+  return out;
+}
+
+/** The throttle figures between two scrapes `windowS` seconds apart. Pure. */
+export function throttleFigures(before: string, after: string, windowS: number): ThrottleFigures {
+  const name = 'rest_client_rate_limiter_duration_seconds';
+  const a = writeHistogramTotals(before, name);
+  const b = writeHistogramTotals(after, name);
+  const writes = b.count - a.count;
+  return {
+    writes,
+    admittedPerSecond: round1(writes / Math.max(0.001, windowS)),
+    meanWaitS: writes > 0 ? Math.round(((b.sum - a.sum) / writes) * 1000) / 1000 : 0,
+  };
+}
+
 /** One controller's mass-eviction run. */
 export interface EvictionRun {
   controller: ControllerKind;
@@ -52,6 +91,8 @@ export interface EvictionRun {
   requests: Record<string, number>;
   requestsDetail: Record<string, number>;
   timedOut: boolean;
+  /** ours only: its own `rest_client_rate_limiter_duration_seconds` over the run (see {@link throttleFigures}) */
+  throttle?: ThrottleFigures;
   /** how busy the machine was while measuring, and how much of it was other people's work */
   interference: Interference;
   sim: SimHealth;
@@ -105,11 +146,16 @@ export async function runEviction(ctx: BenchContext, kind: ControllerKind, o: Ev
     const errorsBefore = fleet.stats().errors;
     const confirmedBefore = fleet.stats().podDeletionsConfirmed;
     const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
+    const scrapeOurs = async (): Promise<string | undefined> =>
+      kind === 'ours' ? await fetch(`http://127.0.0.1:${c.metricsPort}/metrics`).then((r) => r.text()).catch(() => undefined) : undefined;
+    const m0 = await scrapeOurs();
     const t0 = Date.now();
     const own = await Promise.all(names.map((n) => taintNode(env, n)));
     ctx.log(`  tainted ${names.length} nodes in ${Date.now() - t0} ms; ${pods} pods to evict`);
     const timeoutMs = 120_000 + (pods * 4000) / o.flags.kubeApiQps;
     const done = await waitUntil(tracker, () => tracker.podsGone(), timeoutMs);
+    const m1 = await scrapeOurs();
+    const throttleWindowS = (Date.now() - t0) / 1000;
     const interference = endInterference();
     await sleep(3000);
     const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
@@ -142,6 +188,7 @@ export async function runEviction(ctx: BenchContext, kind: ControllerKind, o: Ev
       requests: byVerb(requests),
       requestsDetail: countsToObject(requests),
       timedOut: !done,
+      ...(m0 !== undefined && m1 !== undefined ? { throttle: throttleFigures(m0, m1, throttleWindowS) } : {}),
       interference,
       sim,
     };
@@ -158,6 +205,7 @@ export async function runEviction(ctx: BenchContext, kind: ControllerKind, o: Ev
     ctx.log(
       `  ${kind}: ${run.evicted}/${pods} evicted in ${run.durationS ?? 'timeout'} s = ${run.deletionsPerSecond ?? '-'} /s ` +
         `(sustained ${run.sustainedPerSecond ?? '-'} /s, first after ${run.firstDeletionS ?? '-'} s); requests ${JSON.stringify(run.requests)}; ` +
+        `${run.throttle ? `throttle: ${run.throttle.writes} writes admitted, ${run.throttle.admittedPerSecond}/s, mean wait ${run.throttle.meanWaitS} s; ` : ''}` +
         `sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''}`,
     );
     return run;

@@ -24,6 +24,7 @@ import { niceTicks, renderCdfChart } from '../../bench/lib/chart.js';
 import { evaluateTargets, median, ratio, spreadCell, usable, renderMarkdown, waveDeadlines, type BenchResults } from '../../bench/lib/report.js';
 import { lagSummary, startEventLoopLag, WatchLagMeter, withLeaseWriteHook } from '../../bench/lib/watchlag.js';
 import type { FailureRun } from '../../bench/scenarios/failure.js';
+import { throttleFigures, writeHistogramTotals } from '../../bench/scenarios/eviction.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { measureThrottleRate } from '../../bench/throttle-rate.js';
 import { orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
@@ -516,6 +517,27 @@ describe('bench watch lag (issue 18)', () => {
     const lag = end();
     assert.ok(lag.maxMs >= 80, `max ${lag.maxMs} ms`);
     assert.ok(lag.p50Ms < lag.maxMs);
+  });
+});
+
+describe('bench mass eviction: the controller\'s own throttle figures', () => {
+  test('write series of rest_client_rate_limiter_duration_seconds are summed; GETs are not writes', () => {
+    const text = (patch: number, del: number, waitSum: number): string =>
+      [
+        '# TYPE rest_client_rate_limiter_duration_seconds histogram',
+        'rest_client_rate_limiter_duration_seconds_bucket{le="0.005",verb="PATCH",host="h:1"} 3',
+        `rest_client_rate_limiter_duration_seconds_sum{verb="PATCH",host="h:1"} ${waitSum / 2}`,
+        `rest_client_rate_limiter_duration_seconds_count{verb="PATCH",host="h:1"} ${patch}`,
+        `rest_client_rate_limiter_duration_seconds_sum{verb="DELETE",host="h:1"} ${waitSum / 2}`,
+        `rest_client_rate_limiter_duration_seconds_count{verb="DELETE",host="h:1"} ${del}`,
+        'rest_client_rate_limiter_duration_seconds_sum{verb="GET",host="h:1"} 0',
+        'rest_client_rate_limiter_duration_seconds_count{verb="GET",host="h:1"} 999',
+        'rest_client_request_duration_seconds_count{verb="PATCH",host="h:1"} 77',
+      ].join('\n');
+    assert.deepEqual(writeHistogramTotals(text(10, 5, 3), 'rest_client_rate_limiter_duration_seconds'), { sum: 3, count: 15 });
+    // 1,200 writes in 60 s, 2,400 s of waiting in all: 20/s, 2 s each.
+    assert.deepEqual(throttleFigures(text(10, 5, 3), text(610, 605, 2403), 60), { writes: 1200, admittedPerSecond: 20, meanWaitS: 2 });
+    assert.deepEqual(throttleFigures('', '', 10), { writes: 0, admittedPerSecond: 0, meanWaitS: 0 });
   });
 });
 
