@@ -627,7 +627,7 @@ describe('bench CPU profile summary', () => {
 
   test('self time sums sample deltas per function and origin', () => {
     const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
-    const r = selfTimes({
+    const profile = {
       nodes: [
         { id: 1, callFrame: frame('(root)', '') },
         { id: 2, callFrame: frame('parse', 'file:///x/node_modules/pino/a.js') },
@@ -637,25 +637,14 @@ describe('bench CPU profile summary', () => {
       timeDeltas: [1000, 2000, 5000, 1000],
       startTime: 0,
       endTime: 9000,
-    });
+    };
+    const r = selfTimes(profile);
     assert.equal(r.totalMs, 9);
     assert.deepEqual(r.byOrigin[0], ['(idle)', 5]);
     assert.deepEqual(r.byOrigin[1], ['pino', 4]);
     assert.equal(r.byFunction.find(([k]) => k.startsWith('parse'))?.[1], 4);
     // A window (seconds after the start) keeps the samples taken inside it: at 3 ms (parse, 2 ms) and 8 ms (idle, 5 ms).
-    const w = selfTimes(
-      {
-        nodes: [
-          { id: 2, callFrame: frame('parse', 'file:///x/node_modules/pino/a.js') },
-          { id: 3, callFrame: frame('(idle)', '') },
-        ],
-        samples: [2, 2, 3, 2],
-        timeDeltas: [1000, 2000, 5000, 1000],
-        startTime: 0,
-        endTime: 9000,
-      },
-      { fromS: 0.002, toS: 0.0085 },
-    );
+    const w = selfTimes(profile, { fromS: 0.002, toS: 0.0085 });
     assert.equal(w.totalMs, 7);
     assert.deepEqual(w.byOrigin, [['(idle)', 5], ['pino', 2]]);
   });
