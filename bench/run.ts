@@ -311,6 +311,7 @@ async function main(): Promise<number> {
                   tolerationSeconds: 0,
                   evictedKinds: ['tolerationSeconds'],
                   failFraction: 0.1,
+                  secondWave: scenario === 'failure-qps',
                   baselineMs,
                   warmupMs,
                   flags: { ...base, ...qpsFlags },

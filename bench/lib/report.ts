@@ -242,7 +242,7 @@ export function failureQpsTable(runs: ScenarioRuns<FailureRun>, graceS: number, 
   const first = runs.upstream[0] ?? runs.ours[0];
   const d = (r: FailureRun): WaveDeadlines => waveDeadlines(r, graceS);
   return [
-    `### 5. Failure wave at the default API QPS (${qps}) — ${first?.failedNodes ?? '?'} of ${first?.nodes ?? '?'} nodes die, ${first?.trackedPods ?? '?'} pods to evict while node writes must go first`,
+    `### 5. Failure wave at the default API QPS (${qps}) — ${first?.failedNodes ?? '?'} of ${first?.nodes ?? '?'} nodes die${first?.secondWave ? ` (${first.secondWave.nodes} of them in a second zone once the first wave's first taint is seen, ${first.secondWave.killedAfterS} s later, while its pod writes queue)` : ''}, ${first?.trackedPods ?? '?'} pods to evict; node writes must go first`,
     '',
     header(peer),
     row('detection p99 from the last heartbeat seen (s)', runs, (r) => r.detectionFromSeenS?.p99, 3),

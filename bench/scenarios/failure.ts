@@ -25,6 +25,12 @@ export interface FailureOptions {
   evictedKinds: readonly string[];
   /** fraction of the first zone's nodes to kill */
   failFraction: number;
+  /**
+   * Kill the same number of the second zone's nodes as soon as the bench sees the first wave's
+   * first NoExecute taint, so that the second wave is detected and tainted while the first wave's
+   * pod writes queue behind `--kube-api-qps` (issue 18's last goal). Default false.
+   */
+  secondWave?: boolean;
   baselineMs: number;
   /** wait after sync before the kill, ms (the controller has seen every node healthy) */
   warmupMs: number;
@@ -55,6 +61,8 @@ export interface FailureRun {
   taintS: Dist;
   /** raw samples for the chart, seconds */
   samples: { detectionS: number[]; taintS: number[]; detectionFromSeenS?: number[] };
+  /** with {@link FailureOptions.secondWave}: its nodes (counted in failedNodes), and when it was killed, s after the first kill */
+  secondWave?: { nodes: number; killedAfterS: number };
   /** kill → last tracked pod terminating, seconds (undefined when it timed out) */
   evictionCompleteS?: number;
   /** first NoExecute taint → last tracked pod terminating, seconds */
@@ -137,7 +145,10 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
     if (!observer || !baseline) throw new Error('the failure wave needs the observer and a baseline');
     const zone = fleet.zones()[0] as string;
     const inZone = fleet.nodesInZone(zone);
-    const victims = spreadPick(inZone, Math.max(1, Math.round(o.failFraction * inZone.length)));
+    const wave1 = spreadPick(inZone, Math.max(1, Math.round(o.failFraction * inZone.length)));
+    const zone2 = fleet.zones()[1];
+    const wave2 = o.secondWave && zone2 !== undefined ? spreadPick(fleet.nodesInZone(zone2), wave1.length) : [];
+    const victims = [...wave1, ...wave2];
     const tracker = observer.tracker;
     tracker.trackNodes(victims);
     const trackedPods = tracker.trackPodsOn(new Set(victims), new Set(o.evictedKinds));
@@ -146,8 +157,16 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
     const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
     const endLoopLag = startEventLoopLag();
     const killAt = Date.now();
-    for (const n of victims) fleet.killNode(n);
-    ctx.log(`  killed ${victims.length} of ${inZone.length} nodes in ${zone} (${trackedPods} pods to evict); waiting`);
+    for (const n of wave1) fleet.killNode(n);
+    ctx.log(`  killed ${wave1.length} of ${inZone.length} nodes in ${zone} (${trackedPods} pods to evict${wave2.length > 0 ? ', with the second wave' : ''}); waiting`);
+    let secondWave: FailureRun['secondWave'];
+    if (wave2.length > 0) {
+      const tainted = (): boolean => wave1.some((n) => tracker.nodeTimelines().get(n)?.noExecuteTaintAtMs !== undefined);
+      await waitUntil(tracker, tainted, parseGoDuration(o.flags.nodeMonitorGracePeriod) + 60_000);
+      for (const n of wave2) fleet.killNode(n);
+      secondWave = { nodes: wave2.length, killedAfterS: Math.round(Date.now() - killAt) / 1000 };
+      ctx.log(`  second wave: killed ${wave2.length} nodes in ${zone2 ?? '?'} ${secondWave.killedAfterS} s after the first, while its pod writes queue`);
+    }
     const timeoutMs = parseGoDuration(o.flags.nodeMonitorGracePeriod) + 120_000 + (trackedPods * 4000) / o.flags.kubeApiQps;
     const done = await waitUntil(tracker, () => tracker.complete(), timeoutMs);
     const doneAt = Date.now();
@@ -184,6 +203,7 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
       writesPerFailedNode: round1(totalWrites(writes) / victims.length),
       writesDetail: countsToObject(writeKeys),
       missing: { nodes: lat.missing, pods: gone.filter((g) => g === undefined).length },
+      ...(secondWave ? { secondWave } : {}),
       timedOut: !done,
       interference,
       sim,

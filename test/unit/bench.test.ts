@@ -597,7 +597,7 @@ describe('bench report: spread over repeats and the default-QPS failure wave', (
   test('scenario 5 gets its own table and the two issue 18 target rows', () => {
     const res = benchResults({
       options: { flags: { nodeMonitorGracePeriod: '20s', kubeApiQps: 20, kubeApiBurst: 30 } },
-      failureQps: { upstream: [wave('upstream', [25, 26, 27], [9, 9, 9])], ours: [wave('ours', [20.4, 20.9, 21.2], [0.3, 0.6, 4.0])] },
+      failureQps: { upstream: [{ ...wave('upstream', [25, 26, 27], [9, 9, 9]), secondWave: { nodes: 1, killedAfterS: 20.5 } }], ours: [wave('ours', [20.4, 20.9, 21.2], [0.3, 0.6, 4.0])] },
     });
     const t = evaluateTargets(res, 20);
     assert.deepEqual(
@@ -608,7 +608,7 @@ describe('bench report: spread over repeats and the default-QPS failure wave', (
       ],
     );
     const md = renderMarkdown({ ...res, targets: t });
-    assert.match(md, /### 5\. Failure wave at the default API QPS \(20\/30\)/);
+    assert.match(md, /### 5\. Failure wave at the default API QPS \(20\/30\) — 3 of 30 nodes die \(1 of them in a second zone once the first wave's first taint is seen, 20\.5 s later, while its pod writes queue\)/);
     assert.match(md, /\| failed nodes Unknown later than grace \+ 2 s \(22 s\) or never \| 3 \| 0 \| 0\.00× \|/);
     assert.match(md, /\| failed nodes tainted later than 5 s after Unknown or never \| 3 \| 0 \| 0\.00× \|/);
     const late = evaluateTargets(benchResults({ failureQps: { upstream: [], ours: [wave('ours', [20.4, 22.5, 21.2], [0.3, 0.6])] } }), 20);
