@@ -21,26 +21,7 @@ import {
   DELETION_BY_TAINT_MANAGER_REASON,
   taintEvictionDisruptionCondition,
 } from '../../src/tainteviction/events.js';
-
-const T0 = Date.UTC(2026, 0, 1);
-
-/** upstream testutil.NewPod(name, host), created a minute before the test starts. */
-function newPod(name: string, nodeName: string): Pod {
-  return {
-    namespace: 'default',
-    name,
-    uid: `uid-${name}`,
-    resourceVersion: '1',
-    nodeName,
-    phase: 'Running',
-    creationTimestamp: T0 - 60_000,
-    conditions: [{ type: 'Ready', status: 'True' }],
-    tolerations: [],
-    ownerReferences: [],
-    pvcNames: [],
-    finalizers: [],
-  };
-}
+import { T0, pod as newPod } from '../support/outofservice-world.js';
 
 describe('TaintEvictionWriter and the DisruptionTarget condition', () => {
   test('DisruptionTarget condition (addConditionAndDeletePod)', () => {
