@@ -5,9 +5,9 @@
  * connections and never answers: the one behaviour of a hung server these tests need, and one a
  * real kube-apiserver cannot be made to show on demand.
  */
-import { afterEach, beforeEach, describe, test } from 'node:test';
+import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { HttpMethod, Observable, PatchStrategy, RequestContext, ResponseContext, setHeaderOptions, type HttpLibrary } from '@kubernetes/client-node';
 import {
   DEFAULT_READ_TIMEOUT_MS,
   DEFAULT_WRITE_TIMEOUT_MS,
@@ -16,6 +16,7 @@ import {
   makeClients,
   RequestTimeoutError,
   type KubeClients,
+  withRequestTimeout,
 } from '../../src/kube/client.js';
 import { ApiWriteThrottle } from '../../src/kube/writer.js';
 import { ItemExponentialFailureRateLimiter, WorkQueue } from '../../src/kube/workqueue.js';
@@ -99,5 +100,49 @@ describe('per-request timeout of the typed clients', () => {
       await queue.shutDown();
       await throttle.stop();
     }
+  });
+});
+
+describe('withRequestTimeout: the deadline of a finished request', () => {
+  const answering = (text: string): HttpLibrary => ({
+    send: () => new Observable(Promise.resolve(new ResponseContext(200, {}, { text: async () => text, binary: async () => Buffer.from(text), stream: () => null }))),
+  });
+  const failing: HttpLibrary = { send: () => new Observable(Promise.reject(new Error('ECONNREFUSED'))) };
+  const request = (method: HttpMethod) => new RequestContext('https://127.0.0.1:1/api/v1/nodes/n1', method);
+  const t = { writeTimeoutMs: 30_000, readTimeoutMs: 60_000 };
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
+  afterEach(() => mock.timers.reset());
+
+  test('is cleared once the body has been read: the old signal is never aborted 30 s later', async () => {
+    const write = request(HttpMethod.PATCH);
+    const res = await withRequestTimeout(answering('{}'), t).send(write).toPromise();
+    assert.equal(await res.body.text(), '{}');
+    const read = request(HttpMethod.GET);
+    await (await withRequestTimeout(answering('{}'), t).send(read).toPromise()).body.binary();
+    mock.timers.tick(61_000);
+    assert.equal(write.getSignal()?.aborted, false, 'cleared after text()');
+    assert.equal(read.getSignal()?.aborted, false, 'cleared after binary()');
+  });
+
+  test('still fires while the body is unread, with RequestTimeoutError as the reason', async () => {
+    const write = request(HttpMethod.PATCH);
+    await withRequestTimeout(answering('{}'), t).send(write).toPromise();
+    mock.timers.tick(29_999);
+    assert.equal(write.getSignal()?.aborted, false);
+    mock.timers.tick(1);
+    assert.ok(write.getSignal()?.reason instanceof RequestTimeoutError);
+  });
+
+  test('is cleared when the request fails, and the error is passed on unchanged', async () => {
+    const del = request(HttpMethod.DELETE);
+    await assert.rejects(withRequestTimeout(failing, t).send(del).toPromise(), /ECONNREFUSED/);
+    mock.timers.tick(31_000);
+    assert.equal(del.getSignal()?.aborted, false);
+  });
+
+  test('0 means no timeout: no signal is set', async () => {
+    const req = request(HttpMethod.GET);
+    await withRequestTimeout(answering('{}'), { writeTimeoutMs: 30_000, readTimeoutMs: 0 }).send(req).toPromise();
+    assert.equal(req.getSignal(), undefined);
   });
 });
