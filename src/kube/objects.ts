@@ -199,6 +199,55 @@ function str(v: unknown): string | undefined {
 function arr(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
 }
+
+/**
+ * The one empty list every cached object shares (a 30,000-pod cache otherwise holds ~100,000
+ * empty arrays of 32 bytes each). Frozen: the slim model's lists are `readonly`, and a write would throw.
+ */
+const EMPTY: readonly never[] = Object.freeze([]);
+
+/**
+ * Converts each element of a wire list with `convert`, dropping `undefined` (malformed) results.
+ * @returns the converted list, or the shared frozen empty list when nothing is left.
+ */
+function listOf<T>(v: unknown, convert: (e: unknown) => T | undefined): readonly T[] {
+  const items = arr(v);
+  if (items.length === 0) return EMPTY;
+  const out: T[] = [];
+  for (const e of items) {
+    const t = convert(e);
+    if (t !== undefined) out.push(t);
+  }
+  return out.length === 0 ? EMPTY : out;
+}
+
+/**
+ * Strings that repeat across cached objects (node names in every pod and Lease, namespaces,
+ * toleration and taint keys, owner references, condition reasons and messages, label keys and
+ * values). `JSON.parse` makes a fresh copy of every string value over 10 characters, so without
+ * this 30,000 pods hold 30,000 copies of a few hundred node names. The table only shares; it never
+ * changes a value, and it is dropped whole once it holds {@link INTERN_TABLE_MAX} strings, so churn
+ * (deleted nodes, old ReplicaSet uids) cannot grow it without bound.
+ */
+const INTERN_TABLE_MAX = 65_536;
+let internTable = new Map<string, string>();
+
+/**
+ * The shared copy of `s` (equal to `s`; only identity differs).
+ * @returns `s` itself the first time a value is seen, the earlier copy after that. Never throws.
+ */
+export function intern(s: string): string {
+  const hit = internTable.get(s);
+  if (hit !== undefined) return hit;
+  if (internTable.size >= INTERN_TABLE_MAX) internTable = new Map();
+  internTable.set(s, s);
+  return s;
+}
+
+/** {@link str}, interned. */
+function istr(v: unknown): string | undefined {
+  return typeof v === 'string' ? intern(v) : undefined;
+}
 function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
@@ -242,17 +291,17 @@ function stringMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   const m = obj(v);
   if (!m) return out;
-  for (const [k, val] of Object.entries(m)) if (typeof val === 'string') out[k] = val;
+  for (const [k, val] of Object.entries(m)) if (typeof val === 'string') out[k] = intern(val);
   return out;
 }
 
 function toTaint(v: unknown): Taint | undefined {
   const t = obj(v);
-  const key = str(t?.['key']);
-  const effect = str(t?.['effect']);
+  const key = istr(t?.['key']);
+  const effect = istr(t?.['effect']);
   if (!t || key === undefined || effect === undefined) return undefined;
   const out: Taint = { key, effect };
-  const value = str(t['value']);
+  const value = istr(t['value']);
   if (value !== undefined && value !== '') out.value = value;
   const added = toMillis(t['timeAdded']);
   if (added !== undefined) out.timeAdded = added;
@@ -276,13 +325,13 @@ export function taintToWire(t: Taint): Json {
 
 function toNodeCondition(v: unknown): NodeCondition | undefined {
   const c = obj(v);
-  const type = str(c?.['type']);
-  const status = str(c?.['status']);
+  const type = istr(c?.['type']);
+  const status = istr(c?.['status']);
   if (!c || type === undefined || status === undefined) return undefined;
   const out: NodeCondition = { type, status };
-  const reason = str(c['reason']);
+  const reason = istr(c['reason']);
   if (reason !== undefined) out.reason = reason;
-  const message = str(c['message']);
+  const message = istr(c['message']);
   if (message !== undefined) out.message = message;
   const hb = toMillis(c['lastHeartbeatTime']);
   if (hb !== undefined) out.lastHeartbeatTime = hb;
@@ -308,7 +357,7 @@ export function nodeConditionToWire(c: NodeCondition): Json {
 export function toNode(raw: unknown): Node | undefined {
   const o = obj(raw);
   const m = o && meta(o);
-  const name = str(m?.['name']);
+  const name = istr(m?.['name']);
   const uid = str(m?.['uid']);
   const resourceVersion = str(m?.['resourceVersion']);
   const creationTimestamp = toMillis(m?.['creationTimestamp']);
@@ -323,21 +372,19 @@ export function toNode(raw: unknown): Node | undefined {
     labels: stringMap(m['labels']),
     unschedulable: spec['unschedulable'] === true,
     taints: toTaints(spec['taints']),
-    conditions: arr(status['conditions'])
-      .map(toNodeCondition)
-      .filter((c): c is NodeCondition => c !== undefined),
+    conditions: listOf(status['conditions'], toNodeCondition),
   };
 }
 
 function toPodCondition(v: unknown): PodCondition | undefined {
   const c = obj(v);
-  const type = str(c?.['type']);
-  const status = str(c?.['status']);
+  const type = istr(c?.['type']);
+  const status = istr(c?.['status']);
   if (!c || type === undefined || status === undefined) return undefined;
   const out: PodCondition = { type, status };
-  const reason = str(c['reason']);
+  const reason = istr(c['reason']);
   if (reason !== undefined) out.reason = reason;
-  const message = str(c['message']);
+  const message = istr(c['message']);
   if (message !== undefined) out.message = message;
   const tr = toMillis(c['lastTransitionTime']);
   if (tr !== undefined) out.lastTransitionTime = tr;
@@ -350,13 +397,13 @@ function toToleration(v: unknown): Toleration | undefined {
   const t = obj(v);
   if (!t) return undefined;
   const out: Toleration = {};
-  const key = str(t['key']);
+  const key = istr(t['key']);
   if (key !== undefined) out.key = key;
-  const operator = str(t['operator']);
+  const operator = istr(t['operator']);
   if (operator !== undefined) out.operator = operator;
-  const value = str(t['value']);
+  const value = istr(t['value']);
   if (value !== undefined) out.value = value;
-  const effect = str(t['effect']);
+  const effect = istr(t['effect']);
   if (effect !== undefined) out.effect = effect;
   const secs = num(t['tolerationSeconds']);
   if (secs !== undefined) out.tolerationSeconds = secs;
@@ -365,10 +412,10 @@ function toToleration(v: unknown): Toleration | undefined {
 
 function toOwnerRef(v: unknown): OwnerRef | undefined {
   const r = obj(v);
-  const apiVersion = str(r?.['apiVersion']);
-  const kind = str(r?.['kind']);
-  const name = str(r?.['name']);
-  const uid = str(r?.['uid']);
+  const apiVersion = istr(r?.['apiVersion']);
+  const kind = istr(r?.['kind']);
+  const name = istr(r?.['name']);
+  const uid = istr(r?.['uid']);
   if (!r || !apiVersion || !kind || !name || !uid) return undefined;
   const out: OwnerRef = { apiVersion, kind, name, uid };
   if (r['controller'] === true) out.controller = true;
@@ -392,7 +439,7 @@ function containerNotRunning(v: unknown): boolean {
 export function toPod(raw: unknown): Pod | undefined {
   const o = obj(raw);
   const m = o && meta(o);
-  const namespace = str(m?.['namespace']);
+  const namespace = istr(m?.['namespace']);
   const name = str(m?.['name']);
   const uid = str(m?.['uid']);
   const resourceVersion = str(m?.['resourceVersion']);
@@ -405,22 +452,14 @@ export function toPod(raw: unknown): Pod | undefined {
     name,
     uid,
     resourceVersion,
-    nodeName: str(spec['nodeName']) ?? '',
+    nodeName: istr(spec['nodeName']) ?? '',
     phase: str(status['phase']) ?? '',
     creationTimestamp,
-    conditions: arr(status['conditions'])
-      .map(toPodCondition)
-      .filter((c): c is PodCondition => c !== undefined),
-    tolerations: arr(spec['tolerations'])
-      .map(toToleration)
-      .filter((t): t is Toleration => t !== undefined),
-    ownerReferences: arr(m['ownerReferences'])
-      .map(toOwnerRef)
-      .filter((r): r is OwnerRef => r !== undefined),
-    pvcNames: arr(spec['volumes'])
-      .map((v) => str(obj(obj(v)?.['persistentVolumeClaim'])?.['claimName']))
-      .filter((n): n is string => n !== undefined),
-    finalizers: arr(m['finalizers']).filter((f): f is string => typeof f === 'string'),
+    conditions: listOf(status['conditions'], toPodCondition),
+    tolerations: listOf(spec['tolerations'], toToleration),
+    ownerReferences: listOf(m['ownerReferences'], toOwnerRef),
+    pvcNames: listOf(spec['volumes'], (v) => str(obj(obj(v)?.['persistentVolumeClaim'])?.['claimName'])),
+    finalizers: listOf(m['finalizers'], istr),
     containersNotRunning: ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses'].every((list) =>
       arr(status[list]).every(containerNotRunning),
     ),
@@ -504,8 +543,8 @@ export function toLease(raw: unknown): Lease | undefined {
   const resourceVersion = str(m?.['resourceVersion']);
   if (!o || !namespace || !name || !resourceVersion) return undefined;
   const spec = obj(o['spec']) ?? {};
-  const lease: Lease = { namespace, name, resourceVersion };
-  const holder = str(spec['holderIdentity']);
+  const lease: Lease = { namespace: intern(namespace), name: intern(name), resourceVersion };
+  const holder = istr(spec['holderIdentity']);
   if (holder !== undefined) lease.holderIdentity = holder;
   const dur = num(spec['leaseDurationSeconds']);
   if (dur !== undefined) lease.leaseDurationSeconds = dur;
