@@ -25,7 +25,7 @@ import { runEviction } from './scenarios/eviction.js';
 import { runFailure } from './scenarios/failure.js';
 import { runScale } from './scenarios/scale.js';
 import { runSteady } from './scenarios/steady.js';
-import { benchParser, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
+import { benchParser, OURS_NODE_OPTIONS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 async function buildOurs(log: (m: string) => void): Promise<string> {
@@ -116,7 +116,7 @@ async function main(): Promise<number> {
         'failure-kube-api-burst': { type: 'number', default: 200 },
         'max-sim-lag': { type: 'string', default: '2s', describe: 'simulator lease lag p99 above this flags a run' },
         ours: { choices: ['dist', 'tsx'] as const, default: 'dist' as const, describe: 'run ours compiled with tsc (plain node) or through tsx' },
-        'ours-node-options': { type: 'string', default: '', describe: 'extra node options for ours, space-separated (e.g. "--max-old-space-size=256")' },
+        'ours-node-options': { type: 'string', default: OURS_NODE_OPTIONS, describe: 'node options for ours, space-separated (default: the image ENTRYPOINT\'s; "" for none)' },
         'cpu-profile': { type: 'boolean', default: false, describe: 'write a V8 CPU profile of ours (node --cpu-prof) per run into the work dir' },
         'upstream-version': {
           choices: ['1.37', '1.20'] as const,

@@ -5,6 +5,13 @@ import yargs, { type Argv } from 'yargs';
 import type { PodMix } from '../../sim/fleet.js';
 import type { ControllerKind } from './procs.js';
 
+/**
+ * The node options ours runs with by default in the bench: the same V8 young-generation cap as the
+ * image's ENTRYPOINT (Dockerfile, checked by test/unit/dockerfile.test.ts), so that the bench measures
+ * what the chart deploys. Issue 18: Node 24 otherwise grows each semi-space to 64 MiB (128 MiB of RSS).
+ */
+export const OURS_NODE_OPTIONS = '--max-semi-space-size=16';
+
 /** The scenarios, in issue 9's order, then issue 18's failure wave at the default API QPS. */
 export const SCENARIOS = ['steady', 'failure', 'eviction', 'scale', 'failure-qps'] as const;
 /** A scenario name. */
