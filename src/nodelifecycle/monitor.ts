@@ -30,6 +30,16 @@ import { formatZoneKey, getZoneKey } from './zones.js';
 import type { NodeLifecycleDeps, NodeLifecycleView } from './controller.js';
 import { NODE_WORKERS, recordEvent, type NodeHealthReader, type NodeReaction, type ZoneStatesForHealth } from './parts.js';
 
+/**
+ * This thread's CPU time so far (user + system), **milliseconds**; process-wide where Node lacks
+ * `process.threadCpuUsage` (before 23.9). For the monitor pass's debug line and bench/health-pass.ts.
+ * Never throws. Not upstream.
+ */
+export function threadCpuMs(): number {
+  const u = typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage() : process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 /** One node's observation, shared by the synchronous and the queued paths. */
 interface Observed {
   name: string;
@@ -181,6 +191,11 @@ export class NodeHealthMonitor implements NodeHealthReader {
     if (this.#l.stopped()) return;
     const startMs = this.#d.clock.now();
     const endTimer = this.#d.metrics.updateAllNodesHealthDuration.startTimer();
+    // Main-thread CPU of the pass's own (synchronous) parts, without the wait for health syncs, for
+    // the debug line: its wall `ms` also counts that wait and any preemption on a loaded machine.
+    let cpuMs = 0;
+    let cpuFrom = threadCpuMs();
+    let waited = 0;
     try {
       if (!this.#checkSight()) return;
       const nodes = this.#d.caches.nodes.list();
@@ -201,13 +216,17 @@ export class NodeHealthMonitor implements NodeHealthReader {
       }
       const syncs: Promise<void>[] = [];
       for (const node of nodes) if (this.monitorOne(node.name)) syncs.push(this.#nextHealthSync(node.name));
+      cpuMs += threadCpuMs() - cpuFrom;
+      waited = syncs.length;
       await this.#awaitHealthSyncs(syncs);
+      cpuFrom = threadCpuMs();
       this.#l.zones.handleDisruption();
       // Like upstream's short-circuited pass, no pod is marked while the Lease cache is behind.
       if (!this.#breaker.cacheBehind()) this.#l.pods.resyncPodReadiness();
     } finally {
       endTimer();
-      this.#d.log.debug({ ms: this.#d.clock.now() - startMs }, 'monitor pass done');
+      cpuMs += threadCpuMs() - cpuFrom;
+      this.#d.log.debug({ ms: this.#d.clock.now() - startMs, cpuMs: Math.round(cpuMs * 10) / 10, waitedForSyncs: waited }, 'monitor pass done');
     }
   }
 
