@@ -1,12 +1,12 @@
 /**
  * Time to sync the pods informer alone (src/kube/informers.ts `podInformer`, the controller's own)
- * against one private control plane and fleet, at several list page sizes, alternating so that all
- * see the same machine load. Issue 18: time to caches synced; this separates the informer's own
+ * against one private control plane and fleet: the streaming watch-list (the default) and the
+ * paginated list at several page sizes, alternating so that all see the same machine load. Issue 18: time to caches synced; this separates the informer's own
  * listing from everything else the controller does while it starts.
  *
- *   node --import tsx bench/informer-sync.ts [--nodes 300] [--pods-per-node 30] [--rounds 4] [--page-sizes 500,5000]
+ *   node --import tsx bench/informer-sync.ts [--nodes 300] [--pods-per-node 30] [--rounds 4] [--page-sizes 500,5000] [--no-watch-list]
  *
- * Prints one JSON line per sync and a summary (median and min–max per page size, ms, with the load
+ * Prints one JSON line per sync and a summary (median and min–max per variant, ms, with the load
  * average). Needs the cached binaries of `scripts/control-plane.sh`; never touches the shared cluster.
  */
 import { dirname, join, resolve } from 'node:path';
@@ -22,9 +22,14 @@ import { median } from './lib/report.js';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
+/** `watchlist`, or `list:<pageSize>`. */
+type Variant = string;
+
 /** One sync of a fresh pods informer. @returns ms from start to synced, and the pods cached. */
-async function syncOnce(clients: KubeClients, pageSize: number): Promise<{ ms: number; pods: number }> {
-  const informer = podInformer(clients, { log: quiet, clock: realClock, pageSize });
+async function syncOnce(clients: KubeClients, variant: Variant): Promise<{ ms: number; pods: number }> {
+  const watchList = variant === 'watchlist';
+  const pageSize = watchList ? undefined : Number(variant.slice('list:'.length));
+  const informer = podInformer(clients, { log: quiet, clock: realClock, pageSize, watchList });
   const t0 = performance.now();
   await informer.start();
   await informer.waitForSync();
@@ -38,12 +43,13 @@ async function main(): Promise<number> {
   let argv;
   try {
     argv = await benchParser(process.argv.slice(2))
-      .usage('Usage: bench/informer-sync.ts [flags]\n\nPods informer sync time at several list page sizes, on one private control plane.')
+      .usage('Usage: bench/informer-sync.ts [flags]\n\nPods informer sync time, watch-list and list at several page sizes, on one private control plane.')
       .options({
         nodes: { type: 'number', default: 300 },
         'pods-per-node': { type: 'number', default: 30 },
         rounds: { type: 'number', default: 4, describe: 'syncs per variant, alternating' },
-        'page-sizes': { type: 'string', default: '500,5000', describe: 'comma-separated list page sizes to compare' },
+        'page-sizes': { type: 'string', default: '500', describe: 'comma-separated list page sizes to compare (paginated list+watch)' },
+        'watch-list': { type: 'boolean', default: true, describe: 'also time the streaming watch-list (sendInitialEvents)' },
       })
       .parseAsync();
     if (argv.help === true) return 0;
@@ -71,16 +77,17 @@ async function main(): Promise<number> {
     process.stderr.write('informer-sync: --page-sizes must be positive integers\n');
     return 2;
   }
-  const out = new Map<number, number[]>(sizes.map((x) => [x, []]));
+  const variants: Variant[] = [...(argv['watch-list'] ? ['watchlist'] : []), ...sizes.map((x) => `list:${x}`)];
+  const out = new Map<Variant, number[]>(variants.map((x) => [x, []]));
   await withControlPlane(ctx, async (env) => {
     const shape = { prefix: 'is', nodes: argv.nodes, zones: 3, podsPerNode: argv['pods-per-node'], podMix: { plain: 1 }, statsWindowMs: 60_000 };
     const { fleet } = await startFleet(ctx, env, shape, 5000);
     try {
       for (let i = 0; i < argv.rounds; i++) {
-        for (const size of i % 2 === 0 ? sizes : [...sizes].reverse()) {
-          const r = await syncOnce(env.clients, size);
-          out.get(size)?.push(r.ms);
-          process.stdout.write(`${JSON.stringify({ pageSize: size, round: i + 1, syncMs: r.ms, pods: r.pods, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
+        for (const variant of i % 2 === 0 ? variants : [...variants].reverse()) {
+          const r = await syncOnce(env.clients, variant);
+          out.get(variant)?.push(r.ms);
+          process.stdout.write(`${JSON.stringify({ variant, round: i + 1, syncMs: r.ms, pods: r.pods, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
         }
       }
     } finally {
@@ -88,7 +95,7 @@ async function main(): Promise<number> {
     }
   });
   const summary = (v: number[]): string => `median ${median(v)} ms (${Math.min(...v)}–${Math.max(...v)})`;
-  process.stdout.write(`${JSON.stringify({ ...Object.fromEntries([...out].map(([k, v]) => [`pageSize ${k}`, summary(v)])), loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
+  process.stdout.write(`${JSON.stringify({ ...Object.fromEntries([...out].map(([k, v]) => [k, summary(v)])), loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
   return 0;
 }
 

@@ -91,6 +91,12 @@ export interface InformerOptions<T> {
   watch?: WatchLike;
   /** List page size (default 500, client-go's pager default). */
   pageSize?: number;
+  /**
+   * Start (and relist) with a streaming watch-list (`sendInitialEvents=true`) instead of a
+   * paginated list, falling back to the list when the server refuses it (default true, as
+   * client-go's `WatchListClient` feature since 1.35).
+   */
+  watchList?: boolean;
   /** Restart when nothing was heard for this long (default 300 000 = 5 min). */
   watchdogMs?: number;
   /** Re-list the whole collection this often (default 0 = never). */
@@ -155,6 +161,17 @@ interface WatchResult {
   durationMs: number;
   /** We ended it ourselves (stop, watchdog, relist timer). */
   cancelled: boolean;
+  /** A watch-list stream delivered its `k8s.io/initial-events-end` bookmark (always false for a plain watch). */
+  initialEventsEnded: boolean;
+}
+
+/** The annotation of the bookmark that ends a watch-list's initial events (metav1.InitialEventsAnnotationKey). */
+export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+
+/** Collected initial events of a watch-list stream, applied at its end bookmark. */
+interface InitialEvents<T> {
+  fresh: Map<string, Entry<T>>;
+  ended: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -178,7 +195,7 @@ function rawMeta(raw: unknown): { namespace?: string; name?: string } {
   return out;
 }
 
-/** HTTP status of a watch or list error: `statusCode` (client-node Watch) or `code` (ApiException). */
+/** HTTP status of a watch or list error: `statusCode` (client-node Watch, watch ERROR events) or `code` (ApiException). */
 function httpStatus(err: unknown): number | undefined {
   const sc = (err as { statusCode?: unknown } | null)?.statusCode;
   return typeof sc === 'number' ? sc : apiStatusCode(err);
@@ -186,6 +203,22 @@ function httpStatus(err: unknown): number | undefined {
 
 function isTimeout(err: unknown): boolean {
   return (err as { name?: unknown } | null)?.name === 'TimeoutError';
+}
+
+/**
+ * Whether a watch-list stream that ended before its initial-events-end bookmark means "this server
+ * does not serve watch-lists" (fall back to list+watch now) rather than a transient failure (back
+ * off, then try the watch-list again). A server without the WatchList feature answers 4xx: 1.20–1.26
+ * forbid `resourceVersionMatch` on a watch and 1.27–1.33 with the gate off forbid
+ * `sendInitialEvents`, both with 422 Invalid. A stream that closes cleanly without a single event
+ * counts too (reflector.go `VeryShortWatchError`, which is not retriable and so falls back).
+ * Network errors, timeouts, 410, 429 and 5xx are transient.
+ */
+function refusesWatchList(w: WatchResult): boolean {
+  if (w.cancelled || w.gone) return false;
+  if (w.err === undefined || w.err === null) return w.events === 0;
+  const status = httpStatus(w.err);
+  return status !== undefined && status >= 400 && status < 500 && status !== 410 && status !== 429;
 }
 
 /**
@@ -204,6 +237,7 @@ export class Informer<T> {
   readonly #o: InformerOptions<T>;
   readonly #watch: WatchLike;
   readonly #pageSize: number;
+  readonly #watchList: boolean;
   readonly #watchdogMs: number;
   readonly #relistIntervalMs: number;
   readonly #backoffInitialMs: number;
@@ -242,6 +276,7 @@ export class Informer<T> {
     else if (opts.kubeConfig) this.#watch = instrumentWatch(opts.kubeConfig, new Watch(opts.kubeConfig));
     else throw new Error(`informer ${opts.name}: either watch or kubeConfig is required`);
     this.#pageSize = opts.pageSize ?? 500;
+    this.#watchList = opts.watchList ?? true;
     this.#watchdogMs = opts.watchdogMs ?? 300_000;
     this.#relistIntervalMs = opts.relistIntervalMs ?? 0;
     this.#backoffInitialMs = opts.backoffInitialMs ?? 1000;
@@ -455,13 +490,29 @@ export class Informer<T> {
     while (this.#alive(epoch)) {
       let failed = false;
       try {
-        if (this.#rv === '') {
-          await this.#relist(epoch);
+        let w: WatchResult | undefined;
+        if (this.#rv === '' && this.#watchList) {
+          w = await this.#watchOnce(epoch, true);
           if (!this.#alive(epoch)) return;
-          failures = 0;
+          if (!w.initialEventsEnded && refusesWatchList(w)) {
+            // reflector.go ListAndWatchWithContext: "Falling back to regular list. This is expected
+            // if watchlist is not supported or disabled in kube-apiserver." Tried again at every relist.
+            this.#o.log.info({ informer: this.name, err: describeError(w.err ?? 'no events') }, 'watch-list not served; falling back to list+watch');
+            w = undefined;
+          } else if (!w.initialEventsEnded && !w.cancelled && !w.gone && (w.err === undefined || w.err === null)) {
+            // Ended cleanly part-way through the initial events: try again after a backoff.
+            w.err = new Error('watch-list stream ended before the initial-events-end bookmark');
+          }
         }
-        const w = await this.#watchOnce(epoch);
-        if (!this.#alive(epoch)) return;
+        if (w === undefined) {
+          if (this.#rv === '') {
+            await this.#relist(epoch);
+            if (!this.#alive(epoch)) return;
+            failures = 0;
+          }
+          w = await this.#watchOnce(epoch, false);
+          if (!this.#alive(epoch)) return;
+        }
         // client-node's Watch reports a non-200 answer as an Error with `statusCode`.
         const status = httpStatus(w.err);
         if (status === 410) {
@@ -548,6 +599,14 @@ export class Informer<T> {
     if (this.#abort === abort) this.#abort = undefined;
     // Without a resourceVersion the watch would start "from now" and miss changes made since the list.
     if (!rv) throw new Error(`list of ${this.#o.path} returned no resourceVersion`);
+    this.#completeRelist(fresh, rv);
+  }
+
+  /**
+   * Applies a complete snapshot (a paginated list, or a watch-list's initial events at its end
+   * bookmark): the Replace-style diff, the resourceVersion to watch from, the sync signal and `resync`.
+   */
+  #completeRelist(fresh: Map<string, Entry<T>>, rv: string): void {
     this.#replace(fresh);
     this.#rv = rv;
     this.#relists++;
@@ -579,10 +638,17 @@ export class Informer<T> {
     }
   }
 
-  /** Runs one watch stream from `#rv` until it ends; never rejects. */
-  #watchOnce(epoch: number): Promise<WatchResult> {
+  /**
+   * Runs one watch stream until it ends; never rejects. A plain watch resumes from `#rv`. A
+   * watch-list (`watchList`, reflector.go `watchList`) asks for the current state as synthetic
+   * ADDED events ending in a bookmark annotated `k8s.io/initial-events-end: "true"`; those events are
+   * collected apart, applied with the Replace-style diff at that bookmark (which syncs the
+   * informer), and the same stream then goes on as a plain watch.
+   */
+  #watchOnce(epoch: number, watchList: boolean): Promise<WatchResult> {
     return new Promise((resolve) => {
       const startedMs = this.#o.clock.now();
+      const initial: InitialEvents<T> | undefined = watchList ? { fresh: new Map(), ended: false } : undefined;
       let events = 0;
       let gone = false;
       let streamErr: unknown;
@@ -594,13 +660,17 @@ export class Informer<T> {
         if (controller) this.#setWatching(false);
         if (this.#cancelWatch === cancel) this.#cancelWatch = undefined;
         controller?.abort();
-        resolve({ err: streamErr ?? err, gone, events, durationMs: this.#o.clock.now() - startedMs, cancelled });
+        const durationMs = this.#o.clock.now() - startedMs;
+        resolve({ err: streamErr ?? err, gone, events, durationMs, cancelled, initialEventsEnded: initial?.ended ?? false });
       };
       const cancel = (): void => finish(undefined, true);
       this.#cancelWatch = cancel;
 
       const query: Record<string, string | number | boolean | undefined> = {
+        // A watch-list always starts from "" (the most recent state, read consistently), as after
+        // a 410 the reflector does; the paginated list it replaces never used an older one either.
         resourceVersion: this.#rv,
+        ...(initial ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' } : {}),
         allowWatchBookmarks: true,
         // Server-side timeout of 5–10 min, like reflector's minWatchTimeout × (1 + rand), so
         // streams are recycled by the server and not only by client-node's 30 s inactivity timer.
@@ -613,7 +683,8 @@ export class Informer<T> {
         events++;
         this.#touch();
         try {
-          const outcome = this.#applyWatchEvent(phase, apiObj);
+          const outcome = initial && !initial.ended ? this.#collectInitialEvent(initial, phase, apiObj) : this.#applyWatchEvent(phase, apiObj);
+          if (initial?.ended && controller && !this.#watching) this.#setWatching(true);
           if (outcome === 'gone') gone = true;
           else if (outcome !== undefined) streamErr = outcome;
         } catch (err) {
@@ -629,12 +700,41 @@ export class Informer<T> {
             return;
           }
           controller = c;
-          this.#setWatching(true);
+          // A watch-list stream counts as watching only from its end bookmark: before that the cache
+          // still holds the previous state, exactly as during a paginated relist.
+          if (!initial || initial.ended) this.#setWatching(true);
           this.#watchConnects++;
           this.#touch();
         })
         .catch((err: unknown) => finish(err, false));
     });
+  }
+
+  /**
+   * Records one event of a watch-list's initial phase in `initial.fresh` (nothing reaches the store
+   * or the handlers yet); at the initial-events-end bookmark applies the whole snapshot.
+   * @returns as {@link #applyWatchEvent}.
+   */
+  #collectInitialEvent(initial: InitialEvents<T>, phase: string, raw: unknown): 'gone' | Error | undefined {
+    if (phase === 'ERROR') return this.#applyWatchEvent(phase, raw);
+    const rv = rawResourceVersion(raw);
+    if (phase === 'BOOKMARK') {
+      const annotations = asObj(asObj(asObj(raw)?.['metadata'])?.['annotations']);
+      if (annotations?.[INITIAL_EVENTS_END_ANNOTATION] !== 'true') return undefined;
+      if (!rv) return new Error('watch-list initial-events-end bookmark without a resourceVersion');
+      initial.ended = true;
+      this.#completeRelist(initial.fresh, rv);
+      initial.fresh = new Map();
+      return undefined;
+    }
+    if (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED') return undefined;
+    const obj = this.#convert(raw);
+    const key = obj !== undefined ? this.#o.keyOf(obj) : this.#fallbackKey(raw);
+    if (key === undefined) return undefined;
+    // A malformed object counts as absent, as in a paginated list.
+    if (phase === 'DELETED' || obj === undefined) initial.fresh.delete(key);
+    else initial.fresh.set(key, { obj, rv });
+    return undefined;
   }
 
   /**
@@ -645,7 +745,9 @@ export class Informer<T> {
     if (phase === 'ERROR') {
       const status = asObj(raw) ?? {};
       if (status['code'] === 410) return 'gone';
-      return new Error(`watch ERROR event: ${String(status['code'])} ${String(status['reason'] ?? '')} ${String(status['message'] ?? '')}`.trim());
+      const err = new Error(`watch ERROR event: ${String(status['code'])} ${String(status['reason'] ?? '')} ${String(status['message'] ?? '')}`.trim());
+      // The Status code, read by httpStatus (e.g. a 422 that refuses a watch-list: refusesWatchList).
+      return typeof status['code'] === 'number' ? Object.assign(err, { statusCode: status['code'] }) : err;
     }
     const rv = rawResourceVersion(raw);
     if (phase === 'BOOKMARK') {

@@ -6,7 +6,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
-import { Informer, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/informer.js';
+import { INITIAL_EVENTS_END_ANNOTATION, Informer, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/informer.js';
+import { watchListClientEnabled } from '../../src/kube/informers.js';
 import { toLease, type Lease } from '../../src/kube/objects.js';
 import type { Logger } from '../../src/log/logger.js';
 
@@ -62,6 +63,8 @@ interface FakeStream {
 class FakeWatch implements WatchLike {
   streams: FakeStream[] = [];
   failConnect: unknown;
+  /** When set, every watch-list request (`sendInitialEvents`) fails with it, as a 1.20 server refuses one. */
+  refuseWatchList: unknown;
 
   async watch(
     _path: string,
@@ -92,6 +95,8 @@ class FakeWatch implements WatchLike {
       const err = this.failConnect;
       this.failConnect = undefined;
       stream.end(err);
+    } else if (this.refuseWatchList !== undefined && query['sendInitialEvents'] === true) {
+      stream.end(this.refuseWatchList);
     }
     return controller;
   }
@@ -115,7 +120,7 @@ async function flush(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
-function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?: number } = {}) {
+function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?: number; watchList?: boolean } = {}) {
   const clock = new FakeClock();
   const server = new FakeServer();
   const watch = new FakeWatch();
@@ -134,6 +139,8 @@ function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?
     pageSize: opts.pageSize ?? 10,
     watchdogMs: opts.watchdogMs ?? 60_000,
     relistIntervalMs: opts.relistIntervalMs ?? 0,
+    // The list+watch tests below predate the watch-list; 'Informer: watch-list' covers it.
+    watchList: opts.watchList ?? false,
     random: () => 0.5,
   });
   informer.on('add', (l) => events.push(`add ${l.name}@${l.resourceVersion}`));
@@ -447,5 +454,168 @@ describe('Informer: recovery', () => {
     assert.equal(watch.streams.length, 1);
     assert.equal(server.listCalls.length, 1);
     assert.equal(informer.hasSynced(), true, 'hasSynced stays true');
+  });
+});
+
+/** Streams the fake server's objects as a watch-list's synthetic ADDED events, then (unless `end` is false) the end bookmark. */
+function streamInitialEvents(stream: FakeStream, server: FakeServer, end = true): void {
+  for (const o of server.objects.values()) stream.emit('ADDED', o);
+  if (end) stream.emit('BOOKMARK', { metadata: { resourceVersion: String(server.rv), annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' } } });
+}
+
+/** HTTP 422 Invalid, as kube-apiserver 1.20 answers `resourceVersionMatch` on a watch (and 1.27–1.33 `sendInitialEvents` with WatchList off). */
+const refusal = (): Error => Object.assign(new Error('Unprocessable Entity'), { statusCode: 422 });
+
+describe('Informer: watch-list (reflector.go watchList)', () => {
+  test('streams the initial events, syncs at the initial-events-end bookmark, then watches on the same stream', async () => {
+    const { server, watch, informer, events } = setup({ watchList: true });
+    for (const n of ['a', 'b', 'c']) server.set(n, 'holder-1');
+    const watching: boolean[] = [];
+    informer.on('watching', (on) => watching.push(on));
+    await informer.start();
+    await flush();
+    const s = watch.last;
+    assert.deepEqual(
+      [s.query['sendInitialEvents'], s.query['resourceVersionMatch'], s.query['resourceVersion'], s.query['allowWatchBookmarks']],
+      [true, 'NotOlderThan', '', true],
+    );
+    streamInitialEvents(s, server, false);
+    s.emit('BOOKMARK', { metadata: { resourceVersion: '101' } }); // an ordinary bookmark does not end the initial events
+    assert.equal(informer.hasSynced(), false, 'not synced before the end bookmark');
+    assert.equal(informer.isWatching(), false, 'not watching before the end bookmark');
+    assert.deepEqual(events, [], 'handlers see nothing before the end bookmark');
+    assert.equal(informer.list().length, 0);
+    const synced = informer.waitForSync();
+    s.emit('BOOKMARK', { metadata: { resourceVersion: String(server.rv), annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' } } });
+    await synced;
+    assert.equal(informer.isWatching(), true);
+    assert.deepEqual(watching, [true]);
+    assert.deepEqual(events.sort(), ['add a@101', 'add b@102', 'add c@103']);
+    assert.equal(informer.stats().resourceVersion, '103');
+    assert.equal(informer.byIndex('holder', 'holder-1').length, 3);
+    s.emit('MODIFIED', server.set('a', 'holder-2'));
+    s.emit('BOOKMARK', { metadata: { resourceVersion: '200' } });
+    assert.equal(informer.get(`${NS}/a`)?.holderIdentity, 'holder-2');
+    assert.equal(informer.byIndex('holder', 'holder-2').length, 1);
+    assert.equal(informer.stats().resourceVersion, '200', 'bookmarks advance the resourceVersion after the initial events');
+    assert.equal(watch.streams.length, 1, 'the same stream goes on as the watch');
+    assert.equal(server.listCalls.length, 0, 'no LIST request');
+    assert.equal(informer.stats().relists, 1);
+    informer.stop();
+  });
+
+  test('a server that refuses the watch-list (1.20: HTTP 422) falls back to a paginated list and a plain watch, at every relist', async () => {
+    const { server, watch, informer } = setup({ watchList: true, pageSize: 2 });
+    watch.refuseWatchList = refusal();
+    for (const n of ['a', 'b', 'c']) server.set(n);
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    assert.equal(server.listCalls.length, 2, 'paginated list');
+    assert.equal(watch.streams.length, 2, 'the refused watch-list, then the plain watch');
+    assert.equal(watch.last.query['sendInitialEvents'], undefined);
+    assert.equal(watch.last.query['resourceVersionMatch'], undefined);
+    assert.equal(watch.last.query['resourceVersion'], String(server.rv));
+    assert.equal(informer.isWatching(), true);
+    assert.equal(informer.stats().restarts, 0, 'a refusal is not a failure');
+    // 410 Gone: the relist tries the watch-list again, as the reflector does, and falls back again.
+    server.set('d');
+    watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    watch.last.end();
+    await flush();
+    assert.equal(watch.streams.length, 4);
+    assert.equal(watch.streams[2]?.query['sendInitialEvents'], true);
+    assert.equal(informer.list().length, 4);
+    informer.stop();
+  });
+
+  test('an ERROR event that refuses the watch-list (422) falls back too', async () => {
+    const { server, watch, informer } = setup({ watchList: true });
+    server.set('a');
+    await informer.start();
+    await flush();
+    watch.last.emit('ERROR', { kind: 'Status', code: 422, reason: 'Invalid', message: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled' });
+    watch.last.end();
+    await informer.waitForSync();
+    await flush();
+    assert.equal(server.listCalls.length, 1);
+    assert.equal(watch.last.query['sendInitialEvents'], undefined);
+    informer.stop();
+  });
+
+  test('a transient failure (HTTP 503, reset part-way) backs off and tries the watch-list again without listing', async () => {
+    const { clock, server, watch, informer } = setup({ watchList: true });
+    for (const n of ['a', 'b']) server.set(n);
+    watch.failConnect = Object.assign(new Error('Service Unavailable'), { statusCode: 503 });
+    await informer.start();
+    await flush();
+    assert.equal(watch.streams.length, 1, 'waits for the backoff');
+    await clock.advanceAsync(500);
+    await flush();
+    assert.equal(watch.streams.length, 2);
+    streamInitialEvents(watch.last, server, false);
+    watch.last.end(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    await flush();
+    assert.equal(informer.hasSynced(), false, 'events before the end bookmark are not applied');
+    assert.equal(informer.list().length, 0);
+    await clock.advanceAsync(1000);
+    await flush();
+    assert.equal(watch.streams.length, 3);
+    assert.equal(watch.last.query['sendInitialEvents'], true);
+    streamInitialEvents(watch.last, server);
+    await informer.waitForSync();
+    assert.equal(informer.list().length, 2);
+    assert.equal(server.listCalls.length, 0);
+    assert.equal(informer.stats().restarts, 2);
+    informer.stop();
+  });
+
+  test('a relist by watch-list (410 Gone) applies the Replace diff at the end bookmark and is not watching until then', async () => {
+    const { server, watch, informer, events } = setup({ watchList: true });
+    for (const n of ['keep', 'change', 'vanish']) server.set(n);
+    await informer.start();
+    await flush();
+    streamInitialEvents(watch.last, server);
+    await informer.waitForSync();
+    const old = informer.get(`${NS}/change`);
+    events.length = 0;
+    server.set('change', 'someone-else');
+    server.objects.delete('vanish');
+    server.set('new');
+    watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+    watch.last.end();
+    await flush();
+    assert.equal(watch.streams.length, 2);
+    assert.equal(watch.last.query['resourceVersion'], '', 'the relist reads the most recent state');
+    assert.equal(informer.isWatching(), false, 'blind while the initial events stream');
+    streamInitialEvents(watch.last, server, false);
+    assert.deepEqual(events, [], 'nothing applied before the end bookmark');
+    assert.equal(informer.get(`${NS}/vanish`)?.name, 'vanish', 'the old state stays until the end bookmark');
+    watch.last.emit('BOOKMARK', { metadata: { resourceVersion: String(server.rv), annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' } } });
+    assert.deepEqual(events.sort(), [`add new@${server.rv}`, 'delete vanish', `update change ${old?.resourceVersion}->${server.rv - 1}`].sort());
+    assert.deepEqual(informer.keys().sort(), [`${NS}/change`, `${NS}/keep`, `${NS}/new`]);
+    assert.equal(informer.isWatching(), true);
+    assert.equal(informer.stats().relists, 2);
+    assert.equal(server.listCalls.length, 0);
+    informer.stop();
+  });
+
+  test('malformed objects in the initial events are skipped and counted', async () => {
+    const { server, watch, informer } = setup({ watchList: true });
+    server.set('good');
+    await informer.start();
+    await flush();
+    watch.last.emit('ADDED', { metadata: { name: 'bad', namespace: NS } });
+    streamInitialEvents(watch.last, server);
+    await informer.waitForSync();
+    assert.deepEqual(informer.keys(), [`${NS}/good`]);
+    assert.equal(informer.stats().malformed, 1);
+    informer.stop();
+  });
+
+  test('KUBE_FEATURE_WatchListClient=false turns the watch-list off, as in client-go', () => {
+    assert.equal(watchListClientEnabled({}), true);
+    assert.equal(watchListClientEnabled({ KUBE_FEATURE_WatchListClient: 'true' }), true);
+    for (const v of ['false', 'False', 'FALSE', 'f', '0']) assert.equal(watchListClientEnabled({ KUBE_FEATURE_WatchListClient: v }), false, v);
   });
 });
