@@ -199,13 +199,11 @@ export class NodeHealthMonitor implements NodeHealthReader {
     try {
       if (!this.#checkSight()) return;
       const nodes = this.#d.caches.nodes.list();
-      const present = new Set<string>();
-      for (const node of nodes) {
-        present.add(node.name);
-        this.#ensureRegistered(node);
-      }
+      for (const node of nodes) this.#ensureRegistered(node);
+      // The cache is keyed by node name and cannot change within this synchronous block, so a
+      // lookup answers "in the list" without a 5,000-entry Set per pass (issue 18).
       for (const [name, info] of this.#known) {
-        if (present.has(name)) continue;
+        if (this.#d.caches.nodes.get(name) !== undefined) continue;
         this.#known.delete(name);
         this.#health.delete(name);
         this.#lastReady.delete(name);
