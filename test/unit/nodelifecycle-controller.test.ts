@@ -539,3 +539,25 @@ describe('leasecheck: pure parts of the Lease circuit breaker', () => {
     assert.equal(c.ensureReady('5'), undefined, 'incomparable: ready, as upstream');
   });
 });
+
+describe('issue 18: node_collector_update_node_health_duration_seconds counts what upstream counts', () => {
+  test('one observation per node per monitor pass; Lease renewals between passes add none', async (t) => {
+    const names = zoneNodes('a', 3);
+    const w = started(t, {}, (w) => {
+      for (const n of names) w.addNode(n, 'a');
+    });
+    let leaseEvents = 0;
+    const leaseChanged = w.ctl.leaseChanged.bind(w.ctl);
+    w.ctl.leaseChanged = (name: string): void => {
+      leaseEvents++;
+      leaseChanged(name);
+    };
+    await w.run(23_000, 500);
+    const count = async (h: typeof w.metrics.updateNodeHealthDuration): Promise<number> =>
+      (await h.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? NaN;
+    const passes = await count(w.metrics.updateAllNodesHealthDuration);
+    assert.ok(passes >= 4, `several monitor passes ran (${passes})`);
+    assert.ok(leaseEvents >= names.length * 2, `Leases renewed between passes (${leaseEvents} events)`);
+    assert.equal(await count(w.metrics.updateNodeHealthDuration), names.length * passes);
+  });
+});
