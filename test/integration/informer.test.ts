@@ -72,6 +72,7 @@ describe('Informer on the shared cluster', () => {
       clock: realClock,
       kubeConfig: clients.kubeConfig,
       pageSize: 10,
+      watchList: false,
     });
     let adds = 0;
     informer.on('add', () => adds++);
@@ -84,6 +85,41 @@ describe('Informer on the shared cluster', () => {
     assert.equal(adds, 25);
     assert.ok(sameMap(cached(informer), await freshList(clients, namespace)));
     informer.stop();
+  });
+
+  test('initial sync by streaming watch-list (1.37 serves it): no list call, synced at the end bookmark, matches a fresh list', async () => {
+    const ns = `${namespace}-wl`;
+    await createTestNamespace(clients, ns);
+    try {
+      await createLeases(clients, ns, ['wl-a', 'wl-b', 'wl-c']);
+      let lists = 0;
+      const informer = new Informer<Lease>({
+        name: 'leases',
+        path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`,
+        list: () => {
+          lists++;
+          return Promise.reject(new Error('a watch-list must not list'));
+        },
+        convert: toLease,
+        keyOf: (l) => l.name,
+        log: quietLog,
+        clock: realClock,
+        kubeConfig: clients.kubeConfig,
+        watchList: true,
+      });
+      await informer.start();
+      await informer.waitForSync(AbortSignal.timeout(30_000));
+      assert.equal(lists, 0);
+      assert.equal(informer.isWatching(), true);
+      assert.ok(sameMap(cached(informer), await freshList(clients, ns)));
+      await createLeases(clients, ns, ['wl-d']);
+      const deadline = Date.now() + 30_000;
+      while (!informer.get('wl-d') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(informer.get('wl-d'), 'the same stream goes on as the watch');
+      informer.stop();
+    } finally {
+      await clients.core.deleteNamespace({ name: ns }).catch(() => undefined);
+    }
   });
 
   test('delivers add, update(old, new) and delete from the watch (leaseInformer factory)', async () => {
