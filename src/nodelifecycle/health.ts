@@ -76,13 +76,15 @@ export interface NodeHealthObservation {
   /**
    * The Ready condition as the node carried it **before** this observation (a synthetic Unknown
    * one, dated at creation, when the node has none). Taint-based eviction decides on this.
+   * May be the cached node's own object (issue 18: no copy per observation): never mutate it.
    */
-  observedReady: NodeCondition;
+  observedReady: Readonly<NodeCondition>;
   /**
    * The Ready condition **after** the controller's own Unknown-marking; `undefined` when the node
-   * has no Ready condition and the startup grace has not expired.
+   * has no Ready condition and the startup grace has not expired. May be the cached node's own
+   * object when nothing was marked (no copy per observation): never mutate it.
    */
-  currentReady?: NodeCondition;
+  currentReady?: Readonly<NodeCondition>;
   /**
    * The node's full `status.conditions` to write (Ready/MemoryPressure/DiskPressure/PIDPressure
    * set Unknown, others as they were); present iff `needsStatusUpdate`.
@@ -209,7 +211,7 @@ export function observeNodeHealth(
   // Upstream points nodeHealth.status at the node being processed in these cases, so the saved
   // snapshot also picks up the Unknown-marking done later in the same call.
   let savesNodeStatus = false;
-  let observedReady: NodeCondition;
+  let observedReady: Readonly<NodeCondition>;
   let gracePeriodMs: number;
 
   if (nodeReady === undefined) {
@@ -227,7 +229,7 @@ export function observeNodeHealth(
     };
     savesNodeStatus = true;
   } else {
-    observedReady = { ...nodeReady };
+    observedReady = nodeReady;
     gracePeriodMs = opts.nodeMonitorGracePeriodMs;
   }
 
@@ -300,7 +302,9 @@ export function observeNodeHealth(
     needsStatusUpdate: false,
     expired,
   };
-  if (currentReady !== undefined) out.currentReady = { ...currentReady };
+  // Unmarked, the Ready condition is the cached node's, shared read-only (every node, every pass
+  // and Lease event); a marked one belongs to `unknownConditions`, which is written, so it is copied.
+  if (currentReady !== undefined) out.currentReady = currentReady === nodeReady ? nodeReady : { ...currentReady };
   if (expired && finalConditions && !nodeConditionsEqual(currentReady, observedReady)) {
     out.needsStatusUpdate = true;
     out.unknownConditions = finalConditions;

@@ -467,3 +467,22 @@ describe('properties', () => {
     );
   });
 });
+
+describe('issue 18: observeNodeHealth shares the cached Ready condition instead of copying it', () => {
+  test('a frozen cached node goes through heartbeat, steady and expiry unchanged; only a marked Ready is a copy', () => {
+    const ready = Object.freeze(cond('Ready', 'True', FAKE_NOW, FAKE_NOW - HOUR));
+    const memory = Object.freeze(cond('MemoryPressure', 'False', FAKE_NOW, FAKE_NOW - HOUR));
+    const node = Object.freeze({ ...makeNode(NODE_CREATION), conditions: Object.freeze([ready, memory]) as NodeCondition[] });
+    const first = observeNodeHealth(undefined, node, lease(FAKE_NOW), FAKE_NOW, OPTS);
+    assert.equal(first.observedReady, ready, 'the cached condition itself, not a copy');
+    assert.deepEqual(first.currentReady, ready, 'first sight saves a copy of the status');
+    const steady = observeNodeHealth(first.health, node, lease(FAKE_NOW), FAKE_NOW + 1000, OPTS);
+    assert.equal(steady.currentReady, ready, 'steady state: the cached condition itself');
+    const expired = observeNodeHealth(steady.health, node, lease(FAKE_NOW), FAKE_NOW + GRACE_MS + 1, OPTS);
+    assert.equal(expired.needsStatusUpdate, true);
+    assert.equal(expired.currentReady?.status, 'Unknown');
+    assert.notEqual(expired.currentReady, ready);
+    assert.equal(ready.status, 'True', 'the cached condition was not marked');
+    assert.equal(getCondition(expired.unknownConditions ?? [], 'Ready')?.status, 'Unknown');
+  });
+});
