@@ -16,6 +16,7 @@
  * | reconnect storms (#1933; 2.x backs off only after clean closes) | a watch that ends with no event in under `backoffInitialMs` counts as a failure and backs off |
  * | no `hasSynced`; `start()` resolves even when the list failed | `hasSynced()` turns true only after a complete, successful initial list |
  * | `update` gets only the new object (cache already overwritten) | `update(oldObj, newObj)` |
+ * | no streaming watch-list (client-go's `WatchListClient`, default since 1.35) | the first sync and every relist are one watch with `sendInitialEvents=true`, synced at the `k8s.io/initial-events-end` bookmark; a server that refuses it gets the paginated list below |
  * | the initial list has no `limit` / `continue` | pages of `pageSize` (default 500); a 410 on a continue token falls back to one full list, as client-go's `pager.List` (`FullListIfExpired`) does |
  * | no indexers (`ObjectCache` has only `get`/`list`) | `indexers` + `byIndex` |
  * | `Date` from lists but `string` from watches (#655) | the slim converters normalise both to epoch ms |
@@ -687,6 +688,8 @@ export class Informer<T> {
           if (initial?.ended && controller && !this.#watching) this.#setWatching(true);
           if (outcome === 'gone') gone = true;
           else if (outcome !== undefined) streamErr = outcome;
+          // A broken initial-events phase would never sync: end the stream (the loop backs off and retries).
+          if (outcome instanceof Error && initial && !initial.ended) finish(outcome, false);
         } catch (err) {
           // A converter or indexer bug must not kill the stream silently.
           this.#o.log.error({ informer: this.name, phase, err: describeError(err) }, 'failed to apply watch event');

@@ -613,6 +613,24 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     informer.stop();
   });
 
+  test('an initial-events-end bookmark without a resourceVersion ends the stream; the retry syncs', async () => {
+    const { clock, server, watch, informer } = setup({ watchList: true });
+    server.set('a');
+    await informer.start();
+    await flush();
+    streamInitialEvents(watch.last, server, false);
+    watch.last.emit('BOOKMARK', { metadata: { annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' } } });
+    await flush();
+    assert.equal(watch.streams[0]?.aborted, true, 'the broken stream is closed');
+    assert.equal(informer.hasSynced(), false);
+    await clock.advanceAsync(500);
+    await flush();
+    streamInitialEvents(watch.last, server);
+    await informer.waitForSync();
+    assert.equal(informer.list().length, 1);
+    informer.stop();
+  });
+
   test('KUBE_FEATURE_WatchListClient=false turns the watch-list off, as in client-go', () => {
     assert.equal(watchListClientEnabled({}), true);
     assert.equal(watchListClientEnabled({ KUBE_FEATURE_WatchListClient: 'true' }), true);
