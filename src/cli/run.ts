@@ -177,7 +177,9 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   // "Can see the cluster": the node and lease caches are synced and neither has been without a
   // watch stream for longer than a normal reconnect takes. Reacting to every reconnect would reset
   // every probe timestamp each time client-node ends a quiet watch (every 30 s).
-  const canSeeCluster = (): boolean => [nodes, leases].every((i) => i.hasSynced() && i.blindForMs() < BLIND_AFTER_MS);
+  // Asked on every Lease event and for every node of every pass (issue 18): no array per call.
+  const canSeeCluster = (): boolean =>
+    nodes.hasSynced() && nodes.blindForMs() < BLIND_AFTER_MS && leases.hasSynced() && leases.blindForMs() < BLIND_AFTER_MS;
 
   let nodeLifecycle: NodeLifecycleController | undefined;
   if (isControllerEnabled(config, 'node-lifecycle-controller')) {
