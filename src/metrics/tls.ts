@@ -11,7 +11,6 @@
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { generate } from 'selfsigned';
 
 /** A PEM certificate (chain) and its PEM private key, and where they came from. */
 export interface ServingCertificate {
@@ -39,6 +38,10 @@ export async function selfSignedCertificate(nowMs: number): Promise<ServingCerti
     { type: 7 as const, ip: '127.0.0.1' },
     { type: 7 as const, ip: '::1' },
   ];
+  // Imported here, not at the top: selfsigned pulls in ~200 modules (@peculiar/x509, asn1js,
+  // tsyringe), ~0.1 s of start-up CPU that a run with certificate files or --secure-port=0 never
+  // needs (issue 18, time to caches synced).
+  const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: `localhost@${Math.floor(nowMs / 1000)}` }], {
     keyType: 'ec',
     curve: 'P-256',
