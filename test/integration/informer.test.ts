@@ -10,6 +10,7 @@ import { PrivateControlPlane } from '../support/private-cluster.js';
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { VersionApi } from '@kubernetes/client-node';
 import { realClock } from '../../src/util/clock.js';
 import { loadKubeConfig, type KubeClients } from '../../src/kube/client.js';
 import { Informer, type ListPageOptions } from '../../src/kube/informer.js';
@@ -188,7 +189,10 @@ describe('Informer across an API server outage (private control plane)', { timeo
     );
 
     const warns: string[] = [];
-    const log: Logger = { ...quietLog, warn: (_o, msg) => void warns.push(msg) };
+    const infos: string[] = [];
+    const log: Logger = { ...quietLog, warn: (_o, msg) => void warns.push(msg), info: (_o, msg) => void infos.push(msg) };
+    // The factory starts with a watch-list: 1.37 serves it; 1.20 refuses it (422) and gets list+watch.
+    const minor = Number.parseInt((await a.kubeConfig.makeApiClient(VersionApi).getCode()).minor, 10);
     const informer = leaseInformer(a, { namespace: ns, log, clock: realClock, pageSize: 10 });
     const seen: string[] = [];
     const updates = new Map<string, [string | undefined, string | undefined]>();
@@ -199,6 +203,7 @@ describe('Informer across an API server outage (private control plane)', { timeo
     await informer.waitForSync(AbortSignal.timeout(30_000));
     await waitFor('watch connected', () => informer.stats().watchConnects > 0, 10_000);
     assert.equal(informer.list().length, 15);
+    assert.equal(infos.includes('watch-list not served; falling back to list+watch'), minor < 27, `server minor version ${minor}`);
     seen.length = 0;
 
     await cpA.run('stop-apiserver');
