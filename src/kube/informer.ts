@@ -94,8 +94,8 @@ export interface InformerOptions<T> {
   pageSize?: number;
   /**
    * Start (and relist) with a streaming watch-list (`sendInitialEvents=true`) instead of a
-   * paginated list, falling back to the list when the server refuses it (default true, as
-   * client-go's `WatchListClient` feature since 1.35).
+   * paginated list, falling back to the list when the server refuses it (default
+   * {@link watchListClientEnabled}: true unless `KUBE_FEATURE_WatchListClient=false`).
    */
   watchList?: boolean;
   /** Restart when nothing was heard for this long (default 300 000 = 5 min). */
@@ -202,6 +202,16 @@ function httpStatus(err: unknown): number | undefined {
   return typeof sc === 'number' ? sc : apiStatusCode(err);
 }
 
+/**
+ * client-go's `WatchListClient` feature (on by default since 1.35), switched off as upstream
+ * binaries without their own gate set do it (client-go features/envvar.go): the environment
+ * variable `KUBE_FEATURE_WatchListClient=false`.
+ * @returns false only when that variable holds one of Go's `strconv.ParseBool` false values.
+ */
+export function watchListClientEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(env['KUBE_FEATURE_WatchListClient'] ?? '');
+}
+
 function isTimeout(err: unknown): boolean {
   return (err as { name?: unknown } | null)?.name === 'TimeoutError';
 }
@@ -277,7 +287,7 @@ export class Informer<T> {
     else if (opts.kubeConfig) this.#watch = instrumentWatch(opts.kubeConfig, new Watch(opts.kubeConfig));
     else throw new Error(`informer ${opts.name}: either watch or kubeConfig is required`);
     this.#pageSize = opts.pageSize ?? 500;
-    this.#watchList = opts.watchList ?? true;
+    this.#watchList = opts.watchList ?? watchListClientEnabled();
     this.#watchdogMs = opts.watchdogMs ?? 300_000;
     this.#relistIntervalMs = opts.relistIntervalMs ?? 0;
     this.#backoffInitialMs = opts.backoffInitialMs ?? 1000;

@@ -61,18 +61,8 @@ export interface InformerFactoryOptions {
   /** Backoff bounds (defaults 1 s and 30 s). */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
-  /** See {@link InformerOptions.watchList} (default {@link watchListClientEnabled}). */
+  /** See {@link InformerOptions.watchList}. */
   watchList?: boolean;
-}
-
-/**
- * client-go's `WatchListClient` feature (on by default since 1.35), switched off as upstream
- * binaries without their own gate set do it (client-go features/envvar.go): the environment
- * variable `KUBE_FEATURE_WatchListClient=false`.
- * @returns false only when that variable holds one of Go's `strconv.ParseBool` false values.
- */
-export function watchListClientEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(env['KUBE_FEATURE_WatchListClient'] ?? '');
 }
 
 /**
@@ -130,7 +120,7 @@ function make<T>(
     relistIntervalMs: opts.relistIntervalMs,
     backoffInitialMs: opts.backoffInitialMs,
     backoffMaxMs: opts.backoffMaxMs,
-    watchList: opts.watchList ?? watchListClientEnabled(),
+    watchList: opts.watchList,
   });
 }
 

@@ -6,8 +6,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
-import { INITIAL_EVENTS_END_ANNOTATION, Informer, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/informer.js';
-import { watchListClientEnabled } from '../../src/kube/informers.js';
+import { INITIAL_EVENTS_END_ANNOTATION, Informer, watchListClientEnabled, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/informer.js';
 import { toLease, type Lease } from '../../src/kube/objects.js';
 import type { Logger } from '../../src/log/logger.js';
 

@@ -172,6 +172,7 @@ describe("Informer 'watching' event (the sight signal)", () => {
       log: silentLogger,
       clock,
       watch,
+      watchList: false, // list+watch; the watch-list's sight signal is in test/unit/informer.test.ts
       random: () => 0,
     });
     const seen: [boolean, boolean, number][] = [];
