@@ -408,10 +408,10 @@ export async function runSession<T>(ctx: BenchContext, kind: ControllerKind, spe
  * Collects ours' health pass durations (`monitor pass done` debug lines) from now on.
  * @returns a function that stops collecting and returns the durations, ms.
  */
-export function collectHealthPasses(proc: ControllerProcess): () => number[] {
+export function collectHealthPasses(proc: ControllerProcess, field: PassField = 'ms'): () => number[] {
   const passes: number[] = [];
   const off = proc.onLine((l) => {
-    const ms = passMsOf(l.text);
+    const ms = passMsOf(l.text, field);
     if (ms !== undefined) passes.push(ms);
   });
   return () => {
@@ -420,11 +420,19 @@ export function collectHealthPasses(proc: ControllerProcess): () => number[] {
   };
 }
 
-/** Parses ours' `monitor pass done` debug lines. @returns the `ms` value, or undefined for other lines. */
-export function passMsOf(line: string): number | undefined {
+/**
+ * A field of ours' `monitor pass done` debug line (src/nodelifecycle/monitor.ts): `ms` is the pass's
+ * wall time, `cpuMs` its own main-thread CPU time without the wait for health syncs (both
+ * **milliseconds**). Wall time includes preemption by the simulator on a 2-core machine; CPU time
+ * does not.
+ */
+export type PassField = 'ms' | 'cpuMs';
+
+/** Parses ours' `monitor pass done` debug lines. @returns the value of `field` (ms), or undefined for other lines. */
+export function passMsOf(line: string, field: PassField = 'ms'): number | undefined {
   if (!line.includes('monitor pass done')) return undefined;
   try {
-    const v = (JSON.parse(line) as { ms?: unknown }).ms;
+    const v = (JSON.parse(line) as Record<string, unknown>)[field];
     return typeof v === 'number' ? v : undefined;
   } catch {
     return undefined;

@@ -305,12 +305,12 @@ export function scaleTable(runs: readonly (ScaleRun)[]): string {
   const lines = [
     '### 4. Scale — ours alone',
     '',
-    '| nodes | pods | health pass p50 (ms) | p99 (ms) | max (ms) | passes | peak RSS (MiB) | RSS / V8 heap total / heap used / external at end (MiB) | CPU (s per minute) | synced after (s) | sim lease lag p99 (ms) | machine busy / other work (cores) | valid |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| nodes | pods | health pass p50 (ms) | p99 (ms) | max (ms) | passes | pass CPU p50 / p99 (ms) | peak RSS (MiB) | RSS / V8 heap total / heap used / external at end (MiB) | CPU (s per minute) | synced after (s) | sim lease lag p99 (ms) | machine busy / other work (cores) | valid |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const r of runs) {
     lines.push(
-      `| ${r.nodes} | ${r.pods} | ${r.healthPassMs.p50} | ${r.healthPassMs.p99} | ${r.healthPassMs.max} | ${r.healthPassMs.count} | ${r.peakRssMiB} | ${r.memoryMiB ? `${r.memoryMiB.rss} / ${r.memoryMiB.heapTotal} / ${r.memoryMiB.heapUsed} / ${r.memoryMiB.external}` : '—'} | ${r.cpuSecondsPerMinute} | ${r.syncS} | ${r.sim.leaseLagP99Ms} | ${r.interference.machineBusyCores} / ${r.interference.foreignCores} | ${r.sim.flagged ? '⚠ flagged: simulator fell behind' : 'yes'} |`,
+      `| ${r.nodes} | ${r.pods} | ${r.healthPassMs.p50} | ${r.healthPassMs.p99} | ${r.healthPassMs.max} | ${r.healthPassMs.count} | ${r.healthPassCpuMs ? `${r.healthPassCpuMs.p50} / ${r.healthPassCpuMs.p99}` : '—'} | ${r.peakRssMiB} | ${r.memoryMiB ? `${r.memoryMiB.rss} / ${r.memoryMiB.heapTotal} / ${r.memoryMiB.heapUsed} / ${r.memoryMiB.external}` : '—'} | ${r.cpuSecondsPerMinute} | ${r.syncS} | ${r.sim.leaseLagP99Ms} | ${r.interference.machineBusyCores} / ${r.interference.foreignCores} | ${r.sim.flagged ? '⚠ flagged: simulator fell behind' : 'yes'} |`,
     );
   }
   return lines.join('\n');
@@ -367,9 +367,11 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
     if (!big) {
       out.push({ target: 'at 5,000 nodes, one health pass ≤ 50 ms', measured: 'every scale run was flagged (simulator fell behind)' });
     } else {
-      const atTarget = big.nodes >= 5000 && big.pods >= 150_000;
-      const note = atTarget ? '' : ` (at ${big.nodes} nodes × ${Math.round(big.pods / big.nodes)} pods, not 5,000 × 30)`;
-      out.push({ target: 'at 5,000 nodes, one health pass ≤ 50 ms', measured: `p99 ${big.healthPassMs.p99} ms${note}`, ...(atTarget ? { met: big.healthPassMs.p99 <= 50 } : {}) });
+      // Issue 18 sets the 5,000-node goals at 5,000 × 2 pods (this machine cannot simulate 5,000 × 30).
+      const atTarget = big.nodes >= 5000;
+      const note = atTarget ? ` (× ${Math.round(big.pods / big.nodes)} pods)` : ` (at ${big.nodes} nodes, not 5,000)`;
+      const cpu = big.healthPassCpuMs ? `; the pass's own main-thread CPU p99 ${big.healthPassCpuMs.p99} ms` : '';
+      out.push({ target: 'at 5,000 nodes, one health pass ≤ 50 ms', measured: `wall p99 ${big.healthPassMs.p99} ms${cpu}${note}`, ...(atTarget ? { met: big.healthPassMs.p99 <= 50 } : {}) });
       out.push({ target: 'at 5,000 nodes, RSS ≤ 400 MiB', measured: `${big.peakRssMiB} MiB${note}`, ...(atTarget ? { met: big.peakRssMiB <= 400 } : {}) });
     }
   }

@@ -29,6 +29,8 @@ export interface ScaleRun {
   syncS: number;
   /** health pass durations in the window, ms */
   healthPassMs: PassStats;
+  /** main-thread CPU of each health pass in the window (the debug line's `cpuMs`), ms; absent in results from before 2026-11-24 */
+  healthPassCpuMs?: PassStats;
   /** mean of the all-nodes histogram over the controller's life, ms */
   histogramMeanMs?: number;
   /** where the memory is at the window's end (prom-client's default process metrics), MiB */
@@ -93,10 +95,12 @@ export async function runScale(ctx: BenchContext, o: ScaleOptions, tag: string):
     const u1 = c.proc.usage();
     const errorsBefore = fleet.stats().errors;
     const passes = collectHealthPasses(c.proc);
+    const passCpu = collectHealthPasses(c.proc, 'cpuMs');
     const t0 = Date.now();
     ctx.log(`  measuring ours for ${o.windowMs / 1000} s`);
     await sleep(o.windowMs);
     const passMs = passes();
+    const passCpuMs = passCpu();
     const u2 = c.proc.usage();
     const interference = endInterference();
     const windowS = (Date.now() - t0) / 1000;
@@ -118,6 +122,7 @@ export async function runScale(ctx: BenchContext, o: ScaleOptions, tag: string):
       fleetCreateS: round1(createMs / 1000),
       syncS: Math.round(c.syncMs) / 1000,
       healthPassMs: passStats(passMs),
+      ...(passCpuMs.length > 0 ? { healthPassCpuMs: passStats(passCpuMs) } : {}),
       peakRssMiB: round1(u2.hwmKiB / 1024),
       cpuSecondsPerMinute: Math.round(((u2.cpuSeconds - u1.cpuSeconds) / windowS) * 60 * 100) / 100,
       windowS: round1(windowS),
@@ -127,7 +132,7 @@ export async function runScale(ctx: BenchContext, o: ScaleOptions, tag: string):
       ...(memory ? { memoryMiB: memory } : {}),
     };
     ctx.log(
-      `  ours at ${run.nodes} nodes: pass p50 ${run.healthPassMs.p50} ms p99 ${run.healthPassMs.p99} ms (${run.healthPassMs.count} passes), ` +
+      `  ours at ${run.nodes} nodes: pass p50 ${run.healthPassMs.p50} ms p99 ${run.healthPassMs.p99} ms (${run.healthPassMs.count} passes; CPU p50 ${run.healthPassCpuMs?.p50 ?? '—'} ms p99 ${run.healthPassCpuMs?.p99 ?? '—'} ms), ` +
         `peak RSS ${run.peakRssMiB} MiB, CPU ${run.cpuSecondsPerMinute} s/min; sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''}`,
     );
     return run;

@@ -271,6 +271,8 @@ describe('bench log and metrics parsing', () => {
     assert.equal(passMsOf('{"level":20,"ms":17,"msg":"monitor pass done"}'), 17);
     assert.equal(passMsOf('{"level":30,"msg":"caches synced"}'), undefined);
     assert.equal(passMsOf('monitor pass done but not json'), undefined);
+    assert.equal(passMsOf('{"level":20,"ms":17,"cpuMs":4.2,"waitedForSyncs":0,"msg":"monitor pass done"}', 'cpuMs'), 4.2);
+    assert.equal(passMsOf('{"level":20,"ms":17,"msg":"monitor pass done"}', 'cpuMs'), undefined);
     assert.deepEqual(passStats([5, 1, 9, 3]), { p50: 3, p99: 9, max: 9, count: 4 });
     assert.deepEqual(quietLimits(1000, 20), { maxWrites: 5, maxMs: 480_000 });
     assert.equal(quietLimits(10, 100).maxWrites, 2);
