@@ -332,6 +332,10 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
     const ru = med(res.steady.upstream, (r) => r.peakRssMiB);
     const ro = med(res.steady.ours, (r) => r.peakRssMiB);
     cmp('peak RSS ≤ 1.5× upstream', ro !== undefined && ru ? ro / ru : undefined, 1.5, '×', (v, l) => v <= l);
+    cmp('issue 18: peak RSS ≤ 1.0× upstream', ro !== undefined && ru ? ro / ru : undefined, 1.0, '×', (v, l) => v <= l);
+    const su = med(res.steady.upstream, (r) => r.syncS);
+    const so = med(res.steady.ours, (r) => r.syncS);
+    cmp('issue 18: time to caches synced ≤ 1.5× upstream', so !== undefined && su ? so / su : undefined, 1.5, '×', (v, l) => v <= l);
   }
   if (res.failure) {
     cmp('detection p99 ≤ grace + 1 s', med(res.failure.ours, (r) => r.detectionS.p99), graceS + 1, 's', (v, l) => v <= l);
@@ -340,6 +344,13 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
   if (res.failure && res.failure.ours.some((r) => r.detectionFromSeenS !== undefined)) {
     cmp('issue 18: detection p99 ≤ grace + 1 s from the last heartbeat seen in a watch', med(res.failure.ours, (r) => r.detectionFromSeenS?.p99), graceS + 1, 's', (v, l) => v <= l);
     cmp('issue 18: taint latency p99 ≤ 1 s after Unknown', med(res.failure.ours, (r) => r.taintS.p99), 1, 's', (v, l) => v <= l);
+    const ratio = (pick: (r: FailureRun) => number | undefined): number | undefined => {
+      const u = med(res.failure?.upstream, pick);
+      const o = med(res.failure?.ours, pick);
+      return o !== undefined && u ? o / u : undefined;
+    };
+    cmp('issue 18: kill → last pod evicted ≤ 1.0× upstream', ratio((r) => r.evictionCompleteS), 1.0, '×', (v, l) => v <= l);
+    cmp('issue 18: API writes per failed node ≤ 1.0× upstream', ratio((r) => r.writesPerFailedNode), 1.0, '×', (v, l) => v <= l);
   }
   if (res.failureQps && res.failureQps.ours.length > 0) {
     const runs = usable(res.failureQps.ours).runs;

@@ -397,6 +397,13 @@ describe('bench report and options', () => {
     const t = evaluateTargets(res, 20);
     assert.equal(t[0]?.met, true); // 0.5× CPU
     assert.equal(t[1]?.met, false); // 2× RSS
+    assert.deepEqual(
+      t.slice(2, 4).map((x) => [x.target, x.met]),
+      [
+        ['issue 18: peak RSS ≤ 1.0× upstream', false],
+        ['issue 18: time to caches synced ≤ 1.5× upstream', true], // 1 s against 1 s
+      ],
+    );
     const md = renderMarkdown({ ...res, targets: t });
     assert.match(md, /\| peak RSS, VmHWM \(MiB\) \| 100 \| 200 \| 2\.00× \|/);
     assert.match(md, /FLAGGED/);
