@@ -381,9 +381,20 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
       // Issue 18 sets the 5,000-node goals at 5,000 × 2 pods (this machine cannot simulate 5,000 × 30).
       const atTarget = big.nodes >= 5000;
       const note = atTarget ? ` (× ${Math.round(big.pods / big.nodes)} pods)` : ` (at ${big.nodes} nodes, not 5,000)`;
-      const cpu = big.healthPassCpuMs ? `; the pass's own main-thread CPU p99 ${big.healthPassCpuMs.p99} ms` : '';
-      out.push({ target: 'at 5,000 nodes, one health pass ≤ 50 ms', measured: `wall p99 ${big.healthPassMs.p99} ms${cpu}${note}`, ...(atTarget ? { met: big.healthPassMs.p99 <= 50 } : {}) });
-      out.push({ target: 'at 5,000 nodes, RSS ≤ 400 MiB', measured: `${big.peakRssMiB} MiB${note}`, ...(atTarget ? { met: big.peakRssMiB <= 400 } : {}) });
+      // Repeated runs of the largest size: the median of each figure, with its spread.
+      const same = valid.filter((r) => r.nodes === big.nodes && r.pods === big.pods);
+      const fig = (pick: (r: ScaleRun) => number | undefined): { v: number; cell: string } | undefined => {
+        const xs = same.map(pick).filter((x): x is number => x !== undefined);
+        const v = median(xs);
+        return v === undefined ? undefined : { v, cell: spreadCell(xs, 1) };
+      };
+      const wall = fig((r) => r.healthPassMs.p99);
+      const cpuP99 = fig((r) => r.healthPassCpuMs?.p99);
+      const rss = fig((r) => r.peakRssMiB);
+      const runs = same.length > 1 ? `, median of ${same.length} runs` : '';
+      const cpu = cpuP99 ? `; the pass's own main-thread CPU p99 ${cpuP99.cell} ms` : '';
+      if (wall) out.push({ target: 'at 5,000 nodes, one health pass ≤ 50 ms', measured: `wall p99 ${wall.cell} ms${cpu}${note}${runs}`, ...(atTarget ? { met: wall.v <= 50 } : {}) });
+      if (rss) out.push({ target: 'at 5,000 nodes, RSS ≤ 400 MiB', measured: `${rss.cell} MiB${note}${runs}`, ...(atTarget ? { met: rss.v <= 400 } : {}) });
     }
   }
   return out;

@@ -409,6 +409,33 @@ describe('bench report and options', () => {
     assert.match(md, /FLAGGED/);
   });
 
+  test('scenario 4: repeated runs of the largest size decide the 5,000-node targets by their median', () => {
+    const interference = { machineBusyCores: 1, foreignCores: 0 };
+    const run = (p99: number, rss: number, flagged = false) => ({
+      nodes: 5001,
+      pods: 10002,
+      fleetCreateS: 1,
+      syncS: 3,
+      healthPassMs: { p50: 30, p99, max: p99, count: 12 },
+      healthPassCpuMs: { p50: 17, p99: 21, max: 22, count: 12 },
+      peakRssMiB: rss,
+      cpuSecondsPerMinute: 7,
+      windowS: 60,
+      interference,
+      sim: sim(flagged),
+    });
+    const t = evaluateTargets(benchResults({ scale: [run(60, 400.6), run(41, 386.5), run(45, 388.5), run(10, 100, true)] }), 20);
+    const pass = t.find((x) => x.target === 'at 5,000 nodes, one health pass ≤ 50 ms');
+    const rss = t.find((x) => x.target === 'at 5,000 nodes, RSS ≤ 400 MiB');
+    assert.equal(pass?.met, true);
+    assert.match(pass?.measured ?? '', /wall p99 45 \(41–60\) ms; the pass's own main-thread CPU p99 21/);
+    assert.equal(rss?.met, true);
+    assert.match(rss?.measured ?? '', /^388\.5 \(386\.5–400\.6\) MiB .*median of 3 runs/);
+    const worse = evaluateTargets(benchResults({ scale: [run(60, 410), run(55, 386.5), run(45, 405)] }), 20);
+    assert.equal(worse.find((x) => x.target === 'at 5,000 nodes, one health pass ≤ 50 ms')?.met, false);
+    assert.equal(worse.find((x) => x.target === 'at 5,000 nodes, RSS ≤ 400 MiB')?.met, false);
+  });
+
   test('scenario 3: the one-DELETE variant gets its own table and target row', () => {
     const interference = { machineBusyCores: 1, foreignCores: 0 };
     const ev = (controller: 'upstream' | 'ours', perSecond: number) => ({
