@@ -17,6 +17,7 @@ import {
   HttpMethod,
   Observable,
   RequestContext,
+  type ResponseContext,
   CoordinationV1Api,
   CoreV1Api,
   createConfiguration,
@@ -144,6 +145,28 @@ export class RequestTimeoutError extends Error {
 export const isRequestTimeout = (err: unknown): boolean => err instanceof RequestTimeoutError;
 
 /**
+ * Sends `request` through `inner` and maps the outcome: `onResponse` may replace the response,
+ * `onError` sees a failure, which is then passed on unchanged. The one shape of this module's
+ * `HttpLibrary` wrappers.
+ */
+function sendThen(
+  inner: HttpLibrary,
+  request: RequestContext,
+  onResponse: (res: ResponseContext) => ResponseContext,
+  onError: (err: unknown) => void,
+): Observable<ResponseContext> {
+  return new Observable(
+    inner
+      .send(request)
+      .toPromise()
+      .then(onResponse, (err: unknown) => {
+        onError(err);
+        throw err;
+      }),
+  );
+}
+
+/**
  * Wraps a client-node `HttpLibrary` so that each request is aborted after its method's timeout with a
  * {@link RequestTimeoutError} (undici's fetch rejects with the abort reason; the body read is
  * covered too). A signal already on the request still aborts it.
@@ -171,26 +194,15 @@ export function withRequestTimeout(inner: HttpLibrary, timeouts: Required<Reques
       const clear = () => clearTimeout(timer);
       const prior = request.getSignal();
       request.setSignal(prior ? AbortSignal.any([prior, controller.signal]) : controller.signal);
-      return new Observable(
-        inner
-          .send(request)
-          .toPromise()
-          .then(
-            (res) => {
-              const body = res.body;
-              res.body = {
-                text: () => body.text().finally(clear),
-                binary: () => body.binary().finally(clear),
-                stream: () => body.stream(),
-              };
-              return res;
-            },
-            (err: unknown) => {
-              clear();
-              throw err;
-            },
-          ),
-      );
+      return sendThen(inner, request, (res) => {
+        const body = res.body;
+        res.body = {
+          text: () => body.text().finally(clear),
+          binary: () => body.binary().finally(clear),
+          stream: () => body.stream(),
+        };
+        return res;
+      }, clear);
     },
   };
 }
@@ -265,20 +277,14 @@ export function instrumentHttpLibrary(inner: HttpLibrary, host: string, sink: Re
       const method = request.getHttpMethod().toString();
       sink.rateLimiterWait(method, host, takeThrottleWaitSeconds());
       const start = performance.now();
-      return new Observable(
-        inner
-          .send(request)
-          .toPromise()
-          .then(
-            (res) => {
-              recordRequest(sink, method, host, String(res.httpStatusCode), start);
-              return res;
-            },
-            (err: unknown) => {
-              recordRequest(sink, method, host, '<error>', start);
-              throw err;
-            },
-          ),
+      return sendThen(
+        inner,
+        request,
+        (res) => {
+          recordRequest(sink, method, host, String(res.httpStatusCode), start);
+          return res;
+        },
+        () => recordRequest(sink, method, host, '<error>', start),
       );
     },
   };
