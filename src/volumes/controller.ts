@@ -248,7 +248,11 @@ export class ForceDetachController {
       return;
     }
     const result = await this.#d.writes.deleteVolumeAttachment(name, va.uid);
-    if (result !== 'deleted') return;
+    if (result !== 'deleted') {
+      // 404 or a uid conflict: someone else deleted or replaced it, so this was not our detach.
+      this.#d.log.debug({ volumeAttachment: name, node: va.nodeName }, 'VolumeAttachment already gone: not counted as a forced detach');
+      return;
+    }
     this.#d.metrics.forcedDetaches.inc({ reason: second.reason });
     this.#recordDetach(liveVa, pvName, second.reason, liveNode?.uid ?? cachedNode?.uid ?? '');
   }

@@ -20,7 +20,7 @@ import { Fleet, FLEET_LABEL, POD_KIND_LABEL, type PodKind } from '../../sim/flee
 import { getCondition, toVolumeAttachment, type Node, type Pod, type Taint, type VolumeAttachment } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { createTestNamespace, holdsFor, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
-import { metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
+import { metricReaching, metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
 import { addNodeTaint, listPodsOnNode, readNode, readPod as readPodSupport } from '../support/objects.js';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -186,9 +186,9 @@ describe('out-of-service nodes and forced detach (issue 6)', { concurrency: true
       t.diagnostic(`pods and VolumeAttachment gone ${done - t0} ms after the taint`);
 
       // The running pod was made terminating by the taint manager, then force-deleted by PodGC.
-      assert.equal(await metric(s.controller, 'pod_gc_collector_force_delete_pods_total', { namespace: ns, reason: 'out-of-service' }), 2);
+      assert.equal(await metricReaching(s.controller, 'pod_gc_collector_force_delete_pods_total', { namespace: ns, reason: 'out-of-service' }, 2), 2);
       assert.equal(await metric(s.controller, 'pod_gc_collector_force_delete_pod_errors_total', { namespace: ns, reason: 'out-of-service' }), 0);
-      assert.equal(await metric(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'out-of-service' }), 1);
+      assert.equal(await metricReaching(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'out-of-service' }, 1), 1);
       assert.equal(await metric(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'timeout' }), 0);
       await waitFor('events', async () => {
         const [podEv1, podEv2, nodeEv, detachEv] = await Promise.all([
@@ -240,8 +240,8 @@ describe('out-of-service nodes and forced detach (issue 6)', { concurrency: true
         const stays = await readPod(ns, bystander.name);
         return stays !== undefined && stays.deletionTimestamp === undefined;
       }, REACTION_WINDOW_MS);
-      assert.equal(await metric(s.controller, 'pod_gc_collector_force_delete_pods_total', { namespace: ns, reason: 'out-of-service' }), 3, '2 from test 1, 1 here');
-      assert.equal(await metric(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'out-of-service' }), 2);
+      assert.equal(await metricReaching(s.controller, 'pod_gc_collector_force_delete_pods_total', { namespace: ns, reason: 'out-of-service' }, 3), 3, '2 from test 1, 1 here');
+      assert.equal(await metricReaching(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'out-of-service' }, 2), 2);
     });
 
     test('3: the taint on a Ready node does nothing (terminating pods stay for the kubelet, the volume stays attached)', async () => {
@@ -337,7 +337,7 @@ describe('out-of-service nodes and forced detach (issue 6)', { concurrency: true
       assert.equal(cond?.reason, 'DeletionByPodGC');
       assert.equal(cond?.message, 'PodGC: node no longer exists');
       await removeFinalizers(ns, held.name);
-      assert.equal(await metric(s.controller, 'pod_gc_collector_force_delete_pods_total', { namespace: ns, reason: 'orphaned' }), 2);
+      assert.equal(await metricReaching(s.controller, 'pod_gc_collector_force_delete_pods_total', { namespace: ns, reason: 'orphaned' }, 2), 2);
       await waitFor('orphan events', async () => (await events(ns, held.name, 'ForceDeletedOrphan')).length === 1 && (await events('default', node, 'ForceDeletedOrphanPod')).length === 2, 5000);
       const other = s.fleet.nodeNames()[0] as string;
       assert.equal((await podsOn(ns, other)).length, 2, 'pods of the surviving node are untouched');
@@ -386,7 +386,7 @@ describe('out-of-service nodes and forced detach (issue 6)', { concurrency: true
       await waitFor('VolumeAttachment force-detached after the timeout', async () => (await attachmentsOn(s.prefix, node)).length === 0, TIMEOUT_MS + 20_000, POLL_MS);
       t.diagnostic(`detached ${Date.now() - released} ms after the containers were reported terminated (timeout ${TIMEOUT_MS} ms)`);
       assert.ok((await readPod(ns, pvcPod.name))?.deletionTimestamp !== undefined, 'the pod itself is still Terminating (no out-of-service taint)');
-      assert.equal(await metric(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'timeout' }), 1);
+      assert.equal(await metricReaching(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'timeout' }, 1), 1);
       await waitFor('timeout event', async () => (await events('default', node, 'ForceDetachedTimeout')).some((m) => m.includes(va.name)), 5000);
     });
   });
@@ -417,7 +417,7 @@ describe('out-of-service nodes and forced detach (issue 6)', { concurrency: true
       assert.equal(await metric(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'timeout' }), 0);
       await addTaint(node, { key: OOS, effect: 'NoSchedule' });
       await waitFor('detached by the out-of-service taint', async () => (await attachmentsOn(s.prefix, node)).length === 0, 30_000, POLL_MS);
-      assert.equal(await metric(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'out-of-service' }), 1);
+      assert.equal(await metricReaching(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'out-of-service' }, 1), 1);
     });
   });
 });

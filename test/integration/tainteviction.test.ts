@@ -18,7 +18,7 @@ import { ApiWriteThrottle } from '../../src/kube/writer.js';
 import { TaintEvictionWriter } from '../../src/tainteviction/writer.js';
 import { realClock } from '../../src/util/clock.js';
 import { createTestNamespace, holdsFor, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
-import { metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
+import { metricReaching, metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
 import { addNodeTaint, readTestNode, removeNodeTaint } from '../support/taints.js';
 
 const run = promisify(execFile);
@@ -164,8 +164,9 @@ describe('taint eviction on its own (issue 5, acceptance 1–4 and 6)', { concur
 
     const untouched = await podsOn(namespace, bystander);
     assert.ok(untouched.every((p) => p.deletionTimestamp === undefined), 'pods of an untainted node are left alone');
+    // Awaited: a deletion is counted when its response arrives, which can be after the list above saw it.
+    assert.ok((await metricReaching(controller, 'taint_eviction_controller_pod_deletions_total', {}, 8)) >= 8);
     const text = await scrapeMetrics(controller);
-    assert.ok((metricValue(text, 'taint_eviction_controller_pod_deletions_total') ?? 0) >= 8);
     const sum = metricValue(text, 'taint_eviction_controller_pod_deletion_duration_seconds_sum') ?? NaN;
     assert.ok(sum >= 0 && sum < 8, `deletion durations are seconds, not nanoseconds × 1e9 (sum ${sum})`);
   });

@@ -60,3 +60,19 @@ export function metricValue(text: string, name: string, labels: Record<string, s
   }
   return undefined;
 }
+
+/**
+ * Waits until the counter `name{labels}` reaches at least `want` (missing counts as 0), polling every
+ * 50 ms for up to `timeoutMs` **milliseconds**, and returns its last value. The controller counts a
+ * write once the API server's response arrives, while a test may see the write's effect in the API
+ * first (another watch or list can be faster than the response), so a count read right after the
+ * effect can still be one short. Callers assert on the returned value (equal, or at least).
+ */
+export async function metricReaching(running: RunningController, name: string, labels: Record<string, string>, want: number, timeoutMs = 10_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = metricValue(await scrapeMetrics(running), name, labels) ?? 0;
+    if (value >= want || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
