@@ -6,7 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { parseControllerFlags } from '../../src/cli/flags.js';
 import { startController, type RunningController } from '../../src/cli/run.js';
 import { createLogger } from '../../src/log/logger.js';
-import { kubeconfigPath } from './cluster.js';
+import { kubeconfigPath, waitFor } from './cluster.js';
 
 /**
  * Starts a controller for `fleetPrefix` with `extraFlags` (upstream flag syntax) and waits until its
@@ -69,10 +69,12 @@ export function metricValue(text: string, name: string, labels: Record<string, s
  * effect can still be one short. Callers assert on the returned value (equal, or at least).
  */
 export async function metricReaching(running: RunningController, name: string, labels: Record<string, string>, want: number, timeoutMs = 10_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = metricValue(await scrapeMetrics(running), name, labels) ?? 0;
-    if (value >= want || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  let value = 0;
+  const reached = async (): Promise<boolean> => {
+    value = metricValue(await scrapeMetrics(running), name, labels) ?? 0;
+    return value >= want;
+  };
+  // On timeout the caller's assertion reports the last value, which says more than "timed out".
+  await waitFor(`${name} ≥ ${want}`, reached, timeoutMs, 50).catch(() => undefined);
+  return value;
 }
