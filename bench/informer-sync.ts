@@ -39,14 +39,17 @@ const RAW_ACCEPT: Readonly<Record<string, string>> = { json: 'application/json',
 
 const INITIAL_EVENTS_END = Buffer.from('k8s.io/initial-events-end');
 
+/** One timed read: ms from its start to the end, and either the pods cached or the (gzip) bytes received. */
+type SyncResult = { ms: number; pods: number } | { ms: number; gzipBytes: number };
+
 /**
  * One undecoded read of every pod: `list-<encoding>` is an unpaginated list read to its last byte;
  * `watchlist-<encoding>` is the streaming watch-list read (after gunzip) until the bookmark that
  * ends the initial events, then closed.
- * @returns ms from the request to the end, and the compressed bytes received as `pods` (no pods are counted).
+ * @returns ms from the request to the end, and the compressed bytes received (no pods are counted).
  * @throws {Error} on a status other than 200, or a watch that ends without the bookmark.
  */
-async function rawReadOnce(clients: KubeClients, variant: string): Promise<{ ms: number; pods: number }> {
+async function rawReadOnce(clients: KubeClients, variant: string): Promise<SyncResult> {
   const [kind, encoding] = variant.split('-') as [string, string];
   const kc = clients.kubeConfig;
   const server = kc.getCurrentCluster()?.server ?? '';
@@ -86,11 +89,11 @@ async function rawReadOnce(clients: KubeClients, variant: string): Promise<{ ms:
     req.on('error', reject);
     req.end();
   });
-  return { ms: Math.round(performance.now() - t0), pods: bytes };
+  return { ms: Math.round(performance.now() - t0), gzipBytes: bytes };
 }
 
-/** One sync of a fresh pods informer. @returns ms from start to synced, and the pods cached. */
-async function syncOnce(clients: KubeClients, variant: Variant): Promise<{ ms: number; pods: number }> {
+/** One sync of a fresh pods informer (or a raw read). @returns ms from start to synced, and the pods cached. */
+async function syncOnce(clients: KubeClients, variant: Variant): Promise<SyncResult> {
   if (variant.startsWith('raw:')) return rawReadOnce(clients, variant.slice('raw:'.length));
   const watchList = variant === 'watchlist';
   const pageSize = watchList ? undefined : Number(variant.slice('list:'.length));
@@ -153,8 +156,8 @@ async function main(): Promise<number> {
         for (const variant of i % 2 === 0 ? variants : [...variants].reverse()) {
           const r = await syncOnce(env.clients, variant);
           out.get(variant)?.push(r.ms);
-          const count = variant.startsWith('raw:') ? { gzipBytes: r.pods } : { pods: r.pods };
-          process.stdout.write(`${JSON.stringify({ variant, round: i + 1, syncMs: r.ms, ...count, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
+          const { ms, ...count } = r;
+          process.stdout.write(`${JSON.stringify({ variant, round: i + 1, syncMs: ms, ...count, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
         }
       }
     } finally {
