@@ -22,7 +22,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { request, type RequestOptions } from 'node:https';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { podInformer } from '../src/kube/informers.js';
+import { podInformer } from '../src/kube/informerfactory.js';
 import type { KubeClients } from '../src/kube/client.js';
 import { realClock } from '../src/util/clock.js';
 import { cleanupAll, startFleet, withControlPlane, type BenchContext } from './lib/harness.js';

@@ -10,7 +10,7 @@
  * admitted after the burst window per second, and within the first 2 s (a token bucket: burst + 2 × qps).
  */
 import { loadavg } from 'node:os';
-import { ApiWriteThrottle } from '../src/kube/writer.js';
+import { ApiWriteThrottle } from '../src/kube/throttle.js';
 import { benchParser } from './lib/options.js';
 
 /** What one measurement found. Rates in writes per second, times in seconds. */

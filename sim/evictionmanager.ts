@@ -12,7 +12,7 @@ import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-
 import type { Clock } from '../src/util/clock.js';
 import type { KubeClients } from '../src/kube/client.js';
 import { describeError, isNotFound } from '../src/kube/client.js';
-import { retryWithBackoff } from '../src/kube/writer.js';
+import { retryWithBackoff } from '../src/kube/retry.js';
 import { parseQuantity } from '../src/nodepressure/quantity.js';
 import { podRequest } from '../src/nodepressure/ranking.js';
 import type { FsLayout } from '../src/nodepressure/ranking.js';

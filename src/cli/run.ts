@@ -28,9 +28,9 @@ import {
   pvInformer,
   VOLUME_ATTACHMENT_NODE_NAME_INDEX,
   volumeAttachmentInformer,
-} from '../kube/informers.js';
+} from '../kube/informerfactory.js';
 import type { Lease, Node, Pod } from '../kube/objects.js';
-import { ApiWriteThrottle } from '../kube/writer.js';
+import { ApiWriteThrottle } from '../kube/throttle.js';
 import { coordinationLeaseApi, defaultLeaderIdentity, leaseRequestTimeoutMs, LeaseElector } from '../kube/leaderelection.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';

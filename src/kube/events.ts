@@ -25,7 +25,7 @@ import { TokenBucket } from '../util/tokenbucket.js';
 import { describeError, isNotFound, type KubeClients } from './client.js';
 import { setHeaderOptions, PatchStrategy } from '@kubernetes/client-node';
 import type { Logger } from '../log/logger.js';
-import { isFenced, type WriteScheduler } from './writer.js';
+import { isFenced, type WriteScheduler } from './throttle.js';
 
 /** The object an Event is about (`involvedObject`). Cluster-scoped objects have no namespace. */
 export interface ObjectReference {

@@ -34,39 +34,23 @@
  * could have left stale.
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import type { Clock, TimerHandle } from '../util/clock.js';
-import { apiStatusCode, describeError, instrumentWatch, type WatchStarter } from './client.js';
+import { sleepUnlessAborted, type Clock, type TimerHandle } from '../util/clock.js';
+import { apiStatusCode, describeError, instrumentWatch } from './client.js';
 import type { Logger } from '../log/logger.js';
-import { sleepUnlessAborted } from './writer.js';
-
-/** Options passed to a {@link ListPageFn} for one page. */
-export interface ListPageOptions {
-  /** Page size; `undefined` means "no limit" (the fallback after an expired continue token). */
-  limit?: number;
-  /** Continue token from the previous page. */
-  _continue?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  /** Aborted when the informer stops or restarts; pass it to the HTTP call. */
-  signal: AbortSignal;
-}
-
-/** One page of a list response (a client-node `V1NodeList` etc. fits). */
-export interface ListPage {
-  metadata?: { resourceVersion?: string; _continue?: string; continue?: string };
-  items: readonly unknown[];
-}
-
-/** Fetches one page of the collection. Built from the typed API in src/kube/informers.ts. */
-export type ListPageFn = (opts: ListPageOptions) => Promise<ListPage>;
-
-/**
- * The streaming watch, shaped like client-node's `Watch.watch`: `callback(type, object)` per event,
- * `done(err)` exactly once when the stream ends (`null`/`undefined` for a clean close).
- * Resolves with a controller that aborts the stream. Declared in src/kube/client.ts, whose
- * `instrumentWatch` wraps one for the request metrics.
- */
-export type WatchLike = WatchStarter;
+import { InformerCache, type AddHandler, type DeleteHandler, type Entry, type ResyncHandler, type UpdateHandler, type WatchingHandler } from './informercache.js';
+import {
+  asObj,
+  httpStatus,
+  INITIAL_EVENTS_END_ANNOTATION,
+  isTimeout,
+  rawResourceVersion,
+  refusesWatchList,
+  watchListClientEnabled,
+  type ListPage,
+  type ListPageFn,
+  type WatchLike,
+  type WatchResult,
+} from './listwatch.js';
 
 /** Options of {@link Informer}. All durations are milliseconds. */
 export interface InformerOptions<T> {
@@ -132,104 +116,10 @@ export interface InformerStats {
   lastError: string | undefined;
 }
 
-type AddHandler<T> = (obj: T) => void;
-type UpdateHandler<T> = (oldObj: T, newObj: T) => void;
-type DeleteHandler<T> = (obj: T) => void;
-type ResyncHandler = () => void;
-type WatchingHandler = (watching: boolean) => void;
-
-interface Handlers<T> {
-  add: Set<AddHandler<T>>;
-  update: Set<UpdateHandler<T>>;
-  delete: Set<DeleteHandler<T>>;
-  resync: Set<ResyncHandler>;
-  watching: Set<WatchingHandler>;
-}
-
-interface Entry<T> {
-  obj: T;
-  rv: string;
-}
-
-interface WatchResult {
-  /** The error that ended the stream (`undefined` for a clean close or a timeout). */
-  err: unknown;
-  /** The server said our resourceVersion is too old (410 Gone). */
-  gone: boolean;
-  /** Events (including bookmarks) received. */
-  events: number;
-  /** How long the stream lasted, ms. */
-  durationMs: number;
-  /** We ended it ourselves (stop, watchdog, relist timer). */
-  cancelled: boolean;
-  /** A watch-list stream delivered its `k8s.io/initial-events-end` bookmark (always false for a plain watch). */
-  initialEventsEnded: boolean;
-}
-
-/** The annotation of the bookmark that ends a watch-list's initial events (metav1.InitialEventsAnnotationKey). */
-export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
-
 /** Collected initial events of a watch-list stream, applied at its end bookmark. */
 interface InitialEvents<T> {
   fresh: Map<string, Entry<T>>;
   ended: boolean;
-}
-
-type Json = Record<string, unknown>;
-
-function asObj(v: unknown): Json | undefined {
-  return typeof v === 'object' && v !== null ? (v as Json) : undefined;
-}
-
-/** `metadata.resourceVersion` of a raw or typed object, or `""`. */
-function rawResourceVersion(raw: unknown): string {
-  const rv = asObj(asObj(raw)?.['metadata'])?.['resourceVersion'];
-  return typeof rv === 'string' ? rv : '';
-}
-
-/** `{namespace, name}` of a raw or typed object, for logs and the malformed-delete fallback. */
-function rawMeta(raw: unknown): { namespace?: string; name?: string } {
-  const m = asObj(asObj(raw)?.['metadata']);
-  const out: { namespace?: string; name?: string } = {};
-  if (typeof m?.['namespace'] === 'string' && m['namespace']) out.namespace = m['namespace'];
-  if (typeof m?.['name'] === 'string') out.name = m['name'];
-  return out;
-}
-
-/** HTTP status of a watch or list error: `statusCode` (client-node Watch, watch ERROR events) or `code` (ApiException). */
-function httpStatus(err: unknown): number | undefined {
-  const sc = (err as { statusCode?: unknown } | null)?.statusCode;
-  return typeof sc === 'number' ? sc : apiStatusCode(err);
-}
-
-/**
- * client-go's `WatchListClient` feature (on by default since 1.35), switched off as upstream
- * binaries without their own gate set do it (client-go features/envvar.go): the environment
- * variable `KUBE_FEATURE_WatchListClient=false`.
- * @returns false only when that variable holds one of Go's `strconv.ParseBool` false values.
- */
-export function watchListClientEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(env['KUBE_FEATURE_WatchListClient'] ?? '');
-}
-
-function isTimeout(err: unknown): boolean {
-  return (err as { name?: unknown } | null)?.name === 'TimeoutError';
-}
-
-/**
- * Whether a watch-list stream that ended before its initial-events-end bookmark means "this server
- * does not serve watch-lists" (fall back to list+watch now) rather than a transient failure (back
- * off, then try the watch-list again). A server without the WatchList feature answers 4xx: 1.20–1.26
- * forbid `resourceVersionMatch` on a watch and 1.27–1.33 with the gate off forbid
- * `sendInitialEvents`, both with 422 Invalid. A stream that closes cleanly without a single event
- * counts too (reflector.go `VeryShortWatchError`, which is not retriable and so falls back).
- * Network errors, timeouts, 410, 429 and 5xx are transient.
- */
-function refusesWatchList(w: WatchResult): boolean {
-  if (w.cancelled || w.gone) return false;
-  if (w.err === undefined || w.err === null) return w.events === 0;
-  const status = httpStatus(w.err);
-  return status !== undefined && status >= 400 && status < 500 && status !== 410 && status !== 429;
 }
 
 /**
@@ -254,9 +144,8 @@ export class Informer<T> {
   readonly #backoffInitialMs: number;
   readonly #backoffMaxMs: number;
   readonly #random: () => number;
-  readonly #handlers: Handlers<T> = { add: new Set(), update: new Set(), delete: new Set(), resync: new Set(), watching: new Set() };
-  #store = new Map<string, Entry<T>>();
-  readonly #indices = new Map<string, Map<string, Set<string>>>();
+  /** The store, its indexes and the handlers (src/kube/informercache.ts). */
+  readonly #cache: InformerCache<T>;
 
   #running = false;
   /** Bumped by every start/stop/restart; a loop whose epoch is stale exits at its next await. */
@@ -276,13 +165,13 @@ export class Informer<T> {
   #watching = false;
   /** Clock time the watch stream was last lost (or the informer started); undefined while watching. */
   #notWatchingSince: number | undefined;
-  #malformed = 0;
   #lastError: string | undefined;
 
   /** @throws {Error} when neither `watch` nor `kubeConfig` is given. */
   constructor(opts: InformerOptions<T>) {
     this.name = opts.name;
     this.#o = opts;
+    this.#cache = new InformerCache<T>(opts);
     if (opts.watch) this.#watch = opts.watch;
     else if (opts.kubeConfig) this.#watch = instrumentWatch(opts.kubeConfig, new Watch(opts.kubeConfig));
     else throw new Error(`informer ${opts.name}: either watch or kubeConfig is required`);
@@ -293,7 +182,6 @@ export class Informer<T> {
     this.#backoffInitialMs = opts.backoffInitialMs ?? 1000;
     this.#backoffMaxMs = opts.backoffMaxMs ?? 30_000;
     this.#random = opts.random ?? Math.random;
-    for (const index of Object.keys(opts.indexers ?? {})) this.#indices.set(index, new Map());
   }
 
   // ---- public API ---------------------------------------------------------------------------
@@ -353,7 +241,7 @@ export class Informer<T> {
     this.#watching = on;
     this.#notWatchingSince = on ? undefined : this.#o.clock.now();
     // Synchronously, so a listener records the transition before anything reads isWatching() again.
-    this.#emit('watching', on);
+    this.#cache.emit('watching', on);
   }
 
   /** True once a complete initial list was applied (a failed list does not count). Stays true. */
@@ -391,17 +279,17 @@ export class Informer<T> {
 
   /** The cached object with this key, or `undefined`. */
   get(key: string): T | undefined {
-    return this.#store.get(key)?.obj;
+    return this.#cache.get(key);
   }
 
   /** All cached objects (a new array; the objects are shared and must not be mutated). */
   list(): T[] {
-    return Array.from(this.#store.values(), (e) => e.obj);
+    return this.#cache.list();
   }
 
   /** All cache keys. */
   keys(): string[] {
-    return Array.from(this.#store.keys());
+    return this.#cache.keys();
   }
 
   /**
@@ -409,14 +297,7 @@ export class Informer<T> {
    * @throws {Error} when `index` is not one of the configured indexers.
    */
   byIndex(index: string, value: string): T[] {
-    const idx = this.#indices.get(index);
-    if (!idx) throw new Error(`informer ${this.name}: unknown index ${index}`);
-    const out: T[] = [];
-    for (const key of idx.get(value) ?? []) {
-      const e = this.#store.get(key);
-      if (e) out.push(e.obj);
-    }
-    return out;
+    return this.#cache.byIndex(index, value);
   }
 
   /**
@@ -431,10 +312,8 @@ export class Informer<T> {
   on(event: 'delete', handler: DeleteHandler<T>): () => void;
   on(event: 'resync', handler: ResyncHandler): () => void;
   on(event: 'watching', handler: WatchingHandler): () => void;
-  on(event: keyof Handlers<T>, handler: AddHandler<T> | UpdateHandler<T> | ResyncHandler | WatchingHandler): () => void {
-    const set = this.#handlers[event] as Set<typeof handler>;
-    set.add(handler);
-    return () => void set.delete(handler);
+  on(event: 'add' | 'update' | 'delete' | 'resync' | 'watching', handler: AddHandler<T> | UpdateHandler<T> | ResyncHandler | WatchingHandler): () => void {
+    return this.#cache.on(event, handler);
   }
 
   /** Counters for metrics, logs and tests. */
@@ -442,12 +321,12 @@ export class Informer<T> {
     return {
       name: this.name,
       synced: this.#synced,
-      cacheSize: this.#store.size,
+      cacheSize: this.#cache.size,
       restarts: this.#restarts,
       relists: this.#relists,
       watchConnects: this.#watchConnects,
       watching: this.#watching,
-      malformed: this.#malformed,
+      malformed: this.#cache.malformed,
       lastEventMs: this.#lastProgressMs,
       resourceVersion: this.#rv,
       lastError: this.#lastError,
@@ -601,8 +480,8 @@ export class Informer<T> {
       this.#touch();
       rv ??= page.metadata?.resourceVersion ?? '';
       for (const raw of page.items) {
-        const obj = this.#convert(raw);
-        if (obj !== undefined) fresh.set(this.#o.keyOf(obj), { obj, rv: rawResourceVersion(raw) });
+        const obj = this.#cache.convert(raw);
+        if (obj !== undefined) fresh.set(this.#cache.keyOf(obj), { obj, rv: rawResourceVersion(raw) });
       }
       cont = page.metadata?._continue || page.metadata?.continue || undefined;
       if (!cont) break;
@@ -618,35 +497,16 @@ export class Informer<T> {
    * bookmark): the Replace-style diff, the resourceVersion to watch from, the sync signal and `resync`.
    */
   #completeRelist(fresh: Map<string, Entry<T>>, rv: string): void {
-    this.#replace(fresh);
+    this.#cache.replace(fresh);
     this.#rv = rv;
     this.#relists++;
     this.#lastRelistMs = this.#o.clock.now();
     if (!this.#synced) {
       this.#synced = true;
-      this.#o.log.info({ informer: this.name, objects: this.#store.size }, 'informer synced');
+      this.#o.log.info({ informer: this.name, objects: this.#cache.size }, 'informer synced');
       for (const w of this.#syncWaiters.splice(0)) w.resolve();
     }
-    this.#emit('resync');
-  }
-
-  #replace(fresh: Map<string, Entry<T>>): void {
-    for (const [key, old] of [...this.#store]) {
-      if (!fresh.has(key)) {
-        this.#remove(key, old);
-        this.#emit('delete', old.obj);
-      }
-    }
-    for (const [key, next] of fresh) {
-      const old = this.#store.get(key);
-      if (!old) {
-        this.#put(key, next);
-        this.#emit('add', next.obj);
-      } else if (old.rv !== next.rv || next.rv === '') {
-        this.#put(key, next, old);
-        this.#emit('update', old.obj, next.obj);
-      }
-    }
+    this.#cache.emit('resync');
   }
 
   /**
@@ -741,17 +601,13 @@ export class Informer<T> {
       return undefined;
     }
     if (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED') return undefined;
-    const obj = this.#convert(raw);
-    const key = obj !== undefined ? this.#o.keyOf(obj) : this.#fallbackKey(raw);
-    if (key === undefined) return undefined;
-    // A malformed object counts as absent, as in a paginated list.
-    if (phase === 'DELETED' || obj === undefined) initial.fresh.delete(key);
-    else initial.fresh.set(key, { obj, rv });
+    this.#cache.collectEvent(initial.fresh, phase, raw, rv);
     return undefined;
   }
 
   /**
-   * Applies one watch event to the store.
+   * Applies one watch event: an ERROR ends the stream, a BOOKMARK advances the resourceVersion,
+   * an ADDED/MODIFIED/DELETED goes to the cache ({@link InformerCache.applyEvent}).
    * @returns `'gone'` for a 410 ERROR event, an Error for any other ERROR event, else `undefined`.
    */
   #applyWatchEvent(phase: string, raw: unknown): 'gone' | Error | undefined {
@@ -768,115 +624,12 @@ export class Informer<T> {
       return undefined;
     }
     if (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED') return undefined;
-    const obj = this.#convert(raw);
-    if (phase === 'DELETED') {
-      const key = obj !== undefined ? this.#o.keyOf(obj) : this.#fallbackKey(raw);
-      const old = key !== undefined ? this.#store.get(key) : undefined;
-      if (key !== undefined && old) {
-        this.#remove(key, old);
-        this.#emit('delete', obj ?? old.obj);
-      }
-    } else if (obj !== undefined) {
-      const key = this.#o.keyOf(obj);
-      const old = this.#store.get(key);
-      const next = { obj, rv };
-      if (!old) {
-        this.#put(key, next);
-        this.#emit('add', obj);
-      } else if (old.rv !== rv || rv === '') {
-        this.#put(key, next, old);
-        this.#emit('update', old.obj, obj);
-      }
-    } else {
-      // A malformed object is treated as absent, exactly as a relist would treat it.
-      const key = this.#fallbackKey(raw);
-      const old = key !== undefined ? this.#store.get(key) : undefined;
-      if (key !== undefined && old) {
-        this.#remove(key, old);
-        this.#emit('delete', old.obj);
-      }
-    }
+    this.#cache.applyEvent(phase, raw, rv);
     if (rv) this.#rv = rv;
     return undefined;
   }
 
-  /** The `namespace/name` or `name` key of a raw object (matches the keyOf of every factory). */
-  #fallbackKey(raw: unknown): string | undefined {
-    const m = rawMeta(raw);
-    if (m.name === undefined) return undefined;
-    return m.namespace ? `${m.namespace}/${m.name}` : m.name;
-  }
-
-  #convert(raw: unknown): T | undefined {
-    let obj: T | undefined;
-    try {
-      obj = this.#o.convert(raw);
-    } catch {
-      obj = undefined;
-    }
-    if (obj === undefined) {
-      this.#malformed++;
-      this.#o.log.warn({ informer: this.name, ...rawMeta(raw) }, 'skipping malformed object');
-    }
-    return obj;
-  }
-
-  // ---- store + indices ----------------------------------------------------------------------
-
-  #indexValues(index: string, obj: T): readonly string[] {
-    try {
-      return this.#o.indexers?.[index]?.(obj) ?? [];
-    } catch (err) {
-      this.#o.log.error({ informer: this.name, index, err: describeError(err) }, 'indexer failed');
-      return [];
-    }
-  }
-
-  #put(key: string, next: Entry<T>, old?: Entry<T>): void {
-    if (old) this.#unindex(key, old.obj);
-    this.#store.set(key, next);
-    for (const [index, byValue] of this.#indices) {
-      for (const v of this.#indexValues(index, next.obj)) {
-        let keys = byValue.get(v);
-        if (!keys) byValue.set(v, (keys = new Set()));
-        keys.add(key);
-      }
-    }
-  }
-
-  #remove(key: string, old: Entry<T>): void {
-    this.#unindex(key, old.obj);
-    this.#store.delete(key);
-  }
-
-  #unindex(key: string, obj: T): void {
-    for (const [index, byValue] of this.#indices) {
-      for (const v of this.#indexValues(index, obj)) {
-        const keys = byValue.get(v);
-        keys?.delete(key);
-        if (keys?.size === 0) byValue.delete(v);
-      }
-    }
-  }
-
-  // ---- handlers + timers --------------------------------------------------------------------
-
-  #emit(event: 'add' | 'delete', obj: T): void;
-  #emit(event: 'update', oldObj: T, newObj: T): void;
-  #emit(event: 'resync'): void;
-  #emit(event: 'watching', on: boolean): void;
-  #emit(event: keyof Handlers<T>, a?: T | boolean, b?: T): void {
-    for (const h of this.#handlers[event]) {
-      try {
-        if (event === 'update') (h as UpdateHandler<T>)(a as T, b as T);
-        else if (event === 'resync') (h as ResyncHandler)();
-        else if (event === 'watching') (h as WatchingHandler)(a as boolean);
-        else (h as AddHandler<T>)(a as T);
-      } catch (err) {
-        this.#o.log.error({ informer: this.name, event, err: describeError(err) }, 'informer handler threw');
-      }
-    }
-  }
+  // ---- timers -------------------------------------------------------------------------------
 
   /** The maintenance tick: watchdog and periodic relist. */
   #scheduleTick(): void {

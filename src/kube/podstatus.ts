@@ -12,7 +12,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { apiStatusCode, apiStatusReason, isNotFound, type KubeClients } from './client.js';
 import { toRfc3339, type PodCondition } from './objects.js';
-import type { WritePriority, WriteScheduler } from './writer.js';
+import type { WritePriority, WriteScheduler } from './throttle.js';
 
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 

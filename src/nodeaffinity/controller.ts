@@ -25,7 +25,7 @@
 import type { Logger } from '../log/logger.js';
 import type { Node } from '../kube/objects.js';
 import { describeError } from '../kube/client.js';
-import { isFenced } from '../kube/writer.js';
+import { isFenced } from '../kube/throttle.js';
 import type { NodeAffinityMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import { rateLimiterFor, type RateLimiter } from '../util/tokenbucket.js';

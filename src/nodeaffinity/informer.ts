@@ -5,7 +5,8 @@
  * `node-affinity-enforcer` is enabled, and watches scheduled pods only (`spec.nodeName!=`).
  */
 import { getJson, type KubeClients } from '../kube/client.js';
-import { Informer, type ListPage } from '../kube/informer.js';
+import { Informer } from '../kube/informer.js';
+import type { ListPage } from '../kube/listwatch.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../util/clock.js';
 import { toAffinityPod, type AffinityPod } from './rule.js';

@@ -15,7 +15,7 @@
 import type { V1Eviction } from '@kubernetes/client-node';
 import { ApiException } from '@kubernetes/client-node';
 import { apiStatusCode, isConflict, isNotFound, type KubeClients } from '../kube/client.js';
-import type { WriteScheduler } from '../kube/writer.js';
+import type { WriteScheduler } from '../kube/throttle.js';
 
 /** `policyv1.DisruptionBudgetCause`. */
 export const DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget';

@@ -25,7 +25,8 @@ import {
 } from '../kube/objects.js';
 import { readLease, readNode } from '../kube/reads.js';
 import { isUidMismatch, patchPodConditionsByUid } from '../kube/podstatus.js';
-import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff, type WriteScheduler } from '../kube/writer.js';
+import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff } from '../kube/retry.js';
+import type { WriteScheduler } from '../kube/throttle.js';
 import type { Clock } from '../util/clock.js';
 import { applyTaintSwap, conditionTaintDiff } from './taints.js';
 

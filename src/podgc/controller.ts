@@ -34,7 +34,7 @@ import { podKey } from '../kube/objects.js';
 import type { Logger } from '../log/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { describeError } from '../kube/client.js';
-import { isFenced } from '../kube/writer.js';
+import { isFenced } from '../kube/throttle.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
 import type { PodGCMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';

@@ -6,7 +6,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { KubeClients } from '../kube/client.js';
-import { leaseKey } from '../kube/informers.js';
+import { leaseKey } from '../kube/informerfactory.js';
 import type { Lease, Node, Pod, VolumeAttachment } from '../kube/objects.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import type { Logger } from '../log/logger.js';

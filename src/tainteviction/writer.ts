@@ -18,7 +18,7 @@
 import type { KubeClients } from '../kube/client.js';
 import { isConflict, isNotFound } from '../kube/client.js';
 import { getCondition, type Pod, type PodCondition } from '../kube/objects.js';
-import type { WriteScheduler } from '../kube/writer.js';
+import type { WriteScheduler } from '../kube/throttle.js';
 import { patchPodConditionsByUid } from '../kube/podstatus.js';
 import type { Clock } from '../util/clock.js';
 import { DISRUPTION_TARGET_CONDITION_TYPE, taintEvictionDisruptionCondition } from './events.js';

@@ -133,3 +133,22 @@ async function flushMicrotasks(): Promise<void> {
   for (let i = 0; i < 10; i++) await Promise.resolve();
   await new Promise<void>((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Sleeps `delayMs` milliseconds on `clock`, waking early when `signal` aborts.
+ * @returns true when the full sleep elapsed, false when aborted.
+ */
+export function sleepUnlessAborted(clock: Clock, delayMs: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      timer.cancel();
+      resolve(false);
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, delayMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

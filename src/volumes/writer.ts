@@ -11,7 +11,7 @@
  */
 import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
 import type { Node, VolumeAttachment } from '../kube/objects.js';
-import type { WriteScheduler } from '../kube/writer.js';
+import type { WriteScheduler } from '../kube/throttle.js';
 import { readNode, readVolumeAttachment } from '../kube/reads.js';
 
 /**

@@ -17,7 +17,7 @@ import type { DaemonSet, Lease, Node, NodeCondition, OwnerRef, PersistentVolume,
 import { getCondition, podKey } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
 import type { EventSink } from '../kube/types.js';
-import { NODE_LEASE_NAMESPACE, leaseKey } from '../kube/informers.js';
+import { NODE_LEASE_NAMESPACE, leaseKey } from '../kube/informerfactory.js';
 import type { NodeLifecycleWrites } from '../nodelifecycle/controller.js';
 import { applyTaintSwap, conditionTaintDiff } from '../nodelifecycle/taints.js';
 import { formatZoneKey, getZoneKey } from '../nodelifecycle/zones.js';

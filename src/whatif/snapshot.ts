@@ -23,7 +23,7 @@ import {
   type Pod,
   type VolumeAttachment,
 } from '../kube/objects.js';
-import { NODE_LEASE_NAMESPACE } from '../kube/informers.js';
+import { NODE_LEASE_NAMESPACE } from '../kube/informerfactory.js';
 import { FlagError } from '../cli/flags.js';
 
 /** The `kind` written into snapshot files. */

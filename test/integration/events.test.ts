@@ -10,7 +10,7 @@ import { realClock } from '../../src/util/clock.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { EventRecorder, nodeRef, podRef } from '../../src/kube/events.js';
 import type { Logger } from '../../src/log/logger.js';
-import { ApiWriteThrottle } from '../../src/kube/writer.js';
+import { ApiWriteThrottle } from '../../src/kube/throttle.js';
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix } from '../support/cluster.js';
 
 const run = promisify(execFile);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Fleet } from '../../sim/fleet.js';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { toLease, toNode, toPod, toRfc3339, getCondition, taintToWire, type Node } from '../../src/kube/objects.js';
-import { retryOnConflict } from '../../src/kube/writer.js';
+import { retryOnConflict } from '../../src/kube/retry.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { createTestNamespace, holdsFor, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';

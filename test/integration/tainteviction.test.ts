@@ -14,7 +14,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Fleet, POD_KIND_LABEL, type PodKind } from '../../sim/fleet.js';
 import { getCondition, toPod, type Node, type Pod, type Taint } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
-import { ApiWriteThrottle } from '../../src/kube/writer.js';
+import { ApiWriteThrottle } from '../../src/kube/throttle.js';
 import { TaintEvictionWriter } from '../../src/tainteviction/writer.js';
 import { realClock } from '../../src/util/clock.js';
 import { createTestNamespace, holdsFor, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';

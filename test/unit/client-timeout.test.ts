@@ -18,7 +18,7 @@ import {
   type KubeClients,
   withRequestTimeout,
 } from '../../src/kube/client.js';
-import { ApiWriteThrottle } from '../../src/kube/writer.js';
+import { ApiWriteThrottle } from '../../src/kube/throttle.js';
 import { ItemExponentialFailureRateLimiter, WorkQueue } from '../../src/kube/workqueue.js';
 import { realClock } from '../../src/util/clock.js';
 import { HungServer, kubeConfigFor } from '../support/hung-server.js';

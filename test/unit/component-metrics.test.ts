@@ -10,7 +10,7 @@ import { FakeClock } from '../../src/util/clock.js';
 import { WorkQueue } from '../../src/kube/workqueue.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { instrumentHttpLibrary, instrumentWatch, makeClients, type WatchStarter } from '../../src/kube/client.js';
-import { ApiWriteThrottle } from '../../src/kube/writer.js';
+import { ApiWriteThrottle } from '../../src/kube/throttle.js';
 import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
 import { PROGRAM_VERSION } from '../../src/version.js';
 

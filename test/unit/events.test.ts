@@ -5,7 +5,7 @@ import { FakeClock } from '../../src/util/clock.js';
 import { EventRecorder, nodeRef, podRef } from '../../src/kube/events.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { FencedError, type WriteScheduler } from '../../src/kube/writer.js';
+import { FencedError, type WriteScheduler } from '../../src/kube/throttle.js';
 
 interface Call {
   verb: 'create' | 'patch';

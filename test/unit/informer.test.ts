@@ -6,7 +6,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
-import { INITIAL_EVENTS_END_ANNOTATION, Informer, watchListClientEnabled, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/informer.js';
+import { Informer } from '../../src/kube/informer.js';
+import { INITIAL_EVENTS_END_ANNOTATION, watchListClientEnabled, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/listwatch.js';
 import { toLease, type Lease } from '../../src/kube/objects.js';
 import type { Logger } from '../../src/log/logger.js';
 

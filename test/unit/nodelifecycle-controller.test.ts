@@ -11,7 +11,7 @@ import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import type { KubeClients } from '../../src/kube/client.js';
-import type { WriteScheduler } from '../../src/kube/writer.js';
+import type { WriteScheduler } from '../../src/kube/throttle.js';
 import { NodeLifecycleWriter } from '../../src/nodelifecycle/writer.js';
 import { daemonSetSelectorMatches, podSelectedByDaemonSet } from '../../src/nodelifecycle/daemonsets.js';
 import { FakeClock } from '../../src/util/clock.js';

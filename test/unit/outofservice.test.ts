@@ -30,7 +30,7 @@ import {
 import { PodGCWriter } from '../../src/podgc/writer.js';
 import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders } from '../../src/volumes/decision.js';
 import { ForceDetachWriter } from '../../src/volumes/writer.js';
-import type { WriteScheduler } from '../../src/kube/writer.js';
+import type { WriteScheduler } from '../../src/kube/throttle.js';
 import { counter, DetachHarness, node, OOS, pod, PodGCHarness, settle, T0, terminated, terminating, TIMEOUT } from '../support/outofservice-world.js';
 
 // -------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { podKey, type Pod } from '../../src/kube/objects.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { FencedError } from '../../src/kube/writer.js';
+import { FencedError } from '../../src/kube/throttle.js';
 import { TaintEvictionController, type TaintEvictionOptions } from '../../src/tainteviction/controller.js';
 import { metricValue, NS, podOnTaintedNode, serverError, started, START, taint, tol, untimedTaint, World } from '../support/tainteviction-world.js';
 

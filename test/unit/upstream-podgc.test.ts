@@ -30,7 +30,7 @@ import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { toNode, toPod, type Node } from '../../src/kube/objects.js';
-import type { WriteScheduler } from '../../src/kube/writer.js';
+import type { WriteScheduler } from '../../src/kube/throttle.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { ORPHAN_QUARANTINE_MS } from '../../src/podgc/decision.js';

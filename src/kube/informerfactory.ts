@@ -8,7 +8,8 @@
 import { Observable, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import type { Clock } from '../util/clock.js';
 import { getJson, type KubeClients } from './client.js';
-import { Informer, type InformerOptions, type ListPage, type ListPageFn } from './informer.js';
+import { Informer, type InformerOptions } from './informer.js';
+import type { ListPage, ListPageFn } from './listwatch.js';
 import type { Logger } from '../log/logger.js';
 import {
   podKey,

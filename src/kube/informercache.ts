@@ -1,0 +1,273 @@
+/**
+ * The cache behind an informer (`Informer`, src/kube/informer.ts): one slim copy of each object
+ * (`Map<key, {obj, rv}>`), the named indexes over it, and the handlers told of every change. The
+ * informer's list/watch loop decides *when* the cache changes; this module decides *how*: conversion of
+ * raw objects (a malformed one is skipped and counted), the Replace-style diff of a full snapshot,
+ * and one watch event's add/update/delete.
+ *
+ * Mirrors client-go `tools/cache/thread_safe_store.go` + `index.go` (store and indexers),
+ * `delta_fifo.go` `Replace` (deletions for vanished objects) and `shared_informer.go`
+ * (`HandleDeltas` → `OnAdd` / `OnUpdate(old, new)` / `OnDelete`).
+ */
+import { describeError } from './client.js';
+import { rawKey, rawMeta } from './listwatch.js';
+import type { Logger } from '../log/logger.js';
+
+/** A handler of newly cached objects. */
+export type AddHandler<T> = (obj: T) => void;
+/** A handler of changed objects: the previous copy, then the new one. */
+export type UpdateHandler<T> = (oldObj: T, newObj: T) => void;
+/** A handler of removed objects: the last known copy. */
+export type DeleteHandler<T> = (obj: T) => void;
+/** Called after each completed full list. */
+export type ResyncHandler = () => void;
+/** Called whenever the informer's watch stream connects (`true`) or is lost (`false`). */
+export type WatchingHandler = (watching: boolean) => void;
+
+/** The handler sets, one per event. */
+export interface Handlers<T> {
+  add: Set<AddHandler<T>>;
+  update: Set<UpdateHandler<T>>;
+  delete: Set<DeleteHandler<T>>;
+  resync: Set<ResyncHandler>;
+  watching: Set<WatchingHandler>;
+}
+
+/** One cached object and its resourceVersion (`""` when the object had none). */
+export interface Entry<T> {
+  obj: T;
+  rv: string;
+}
+
+/** What {@link InformerCache} needs of the informer's options (the same fields, same meaning). */
+export interface InformerCacheOptions<T> {
+  /** Short name for logs, e.g. `nodes`. */
+  name: string;
+  /** Wire/typed object → slim object; `undefined` marks it malformed (logged and skipped). */
+  convert: (raw: unknown) => T | undefined;
+  /** Cache key of a slim object, e.g. `name` or `namespace/name` (client-go `MetaNamespaceKeyFunc`). */
+  keyOf: (obj: T) => string;
+  /** Named index functions; `byIndex(name, value)` returns the objects whose function yields `value`. */
+  indexers?: Record<string, (obj: T) => readonly string[]>;
+  log: Logger;
+}
+
+/**
+ * The store, indexes and handlers of one informer. Not thread-safe by design: Node runs one event at
+ * a time, and handlers are called synchronously.
+ *
+ * @typeParam T the slim object type.
+ */
+export class InformerCache<T> {
+  readonly #name: string;
+  readonly #convertFn: (raw: unknown) => T | undefined;
+  readonly #indexers: Record<string, (obj: T) => readonly string[]> | undefined;
+  readonly #log: Logger;
+  readonly #handlers: Handlers<T> = { add: new Set(), update: new Set(), delete: new Set(), resync: new Set(), watching: new Set() };
+  readonly #store = new Map<string, Entry<T>>();
+  readonly #indices = new Map<string, Map<string, Set<string>>>();
+  #malformed = 0;
+
+  /** Cache key of a slim object (the informer's `keyOf`). */
+  readonly keyOf: (obj: T) => string;
+
+  constructor(opts: InformerCacheOptions<T>) {
+    this.#name = opts.name;
+    this.#convertFn = opts.convert;
+    this.keyOf = opts.keyOf;
+    this.#indexers = opts.indexers;
+    this.#log = opts.log;
+    for (const index of Object.keys(opts.indexers ?? {})) this.#indices.set(index, new Map());
+  }
+
+  /** Number of cached objects. */
+  get size(): number {
+    return this.#store.size;
+  }
+
+  /** Objects skipped because the converter rejected them (or threw). */
+  get malformed(): number {
+    return this.#malformed;
+  }
+
+  /** See `Informer.get`. */
+  get(key: string): T | undefined {
+    return this.#store.get(key)?.obj;
+  }
+
+  /** See `Informer.list`. */
+  list(): T[] {
+    return Array.from(this.#store.values(), (e) => e.obj);
+  }
+
+  /** See `Informer.keys`. */
+  keys(): string[] {
+    return Array.from(this.#store.keys());
+  }
+
+  /**
+   * See `Informer.byIndex`.
+   * @throws {Error} when `index` is not one of the configured indexers.
+   */
+  byIndex(index: string, value: string): T[] {
+    const idx = this.#indices.get(index);
+    if (!idx) throw new Error(`informer ${this.#name}: unknown index ${index}`);
+    const out: T[] = [];
+    for (const key of idx.get(value) ?? []) {
+      const e = this.#store.get(key);
+      if (e) out.push(e.obj);
+    }
+    return out;
+  }
+
+  /** Registers a handler (see `Informer.on`). @returns a function that unregisters it. */
+  on(event: keyof Handlers<T>, handler: AddHandler<T> | UpdateHandler<T> | ResyncHandler | WatchingHandler): () => void {
+    const set = this.#handlers[event] as Set<typeof handler>;
+    set.add(handler);
+    return () => void set.delete(handler);
+  }
+
+  /** Calls every handler of `event`; a handler that throws is logged and does not stop the others. */
+  emit(event: 'add' | 'delete', obj: T): void;
+  emit(event: 'update', oldObj: T, newObj: T): void;
+  emit(event: 'resync'): void;
+  emit(event: 'watching', on: boolean): void;
+  emit(event: keyof Handlers<T>, a?: T | boolean, b?: T): void {
+    for (const h of this.#handlers[event]) {
+      try {
+        if (event === 'update') (h as UpdateHandler<T>)(a as T, b as T);
+        else if (event === 'resync') (h as ResyncHandler)();
+        else if (event === 'watching') (h as WatchingHandler)(a as boolean);
+        else (h as AddHandler<T>)(a as T);
+      } catch (err) {
+        this.#log.error({ informer: this.#name, event, err: describeError(err) }, 'informer handler threw');
+      }
+    }
+  }
+
+  /**
+   * Wire/typed object → slim object through the informer's converter.
+   * @returns `undefined` (logged and counted as malformed) when the converter rejects or throws.
+   */
+  convert(raw: unknown): T | undefined {
+    let obj: T | undefined;
+    try {
+      obj = this.#convertFn(raw);
+    } catch {
+      obj = undefined;
+    }
+    if (obj === undefined) {
+      this.#malformed++;
+      this.#log.warn({ informer: this.#name, ...rawMeta(raw) }, 'skipping malformed object');
+    }
+    return obj;
+  }
+
+  /**
+   * Applies a complete snapshot against the store: `delete` for keys that vanished, `add` for new
+   * ones, `update(old, new)` for changed resourceVersions. Objects whose resourceVersion did not
+   * change keep their existing copy. Mirrors `DeltaFIFO.Replace`.
+   */
+  replace(fresh: Map<string, Entry<T>>): void {
+    for (const [key, old] of [...this.#store]) {
+      if (!fresh.has(key)) {
+        this.#remove(key, old);
+        this.emit('delete', old.obj);
+      }
+    }
+    for (const [key, next] of fresh) {
+      const old = this.#store.get(key);
+      if (!old) {
+        this.#put(key, next);
+        this.emit('add', next.obj);
+      } else if (old.rv !== next.rv || next.rv === '') {
+        this.#put(key, next, old);
+        this.emit('update', old.obj, next.obj);
+      }
+    }
+  }
+
+  /**
+   * Applies one ADDED, MODIFIED or DELETED watch event of the raw object `raw` (resourceVersion
+   * `rv`) to the store and tells the handlers. A malformed object is treated as absent, exactly as a
+   * relist would treat it.
+   */
+  applyEvent(phase: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown, rv: string): void {
+    const obj = this.convert(raw);
+    if (phase === 'DELETED') {
+      const key = obj !== undefined ? this.keyOf(obj) : rawKey(raw);
+      const old = key !== undefined ? this.#store.get(key) : undefined;
+      if (key !== undefined && old) {
+        this.#remove(key, old);
+        this.emit('delete', obj ?? old.obj);
+      }
+    } else if (obj !== undefined) {
+      const key = this.keyOf(obj);
+      const old = this.#store.get(key);
+      const next = { obj, rv };
+      if (!old) {
+        this.#put(key, next);
+        this.emit('add', obj);
+      } else if (old.rv !== rv || rv === '') {
+        this.#put(key, next, old);
+        this.emit('update', old.obj, obj);
+      }
+    } else {
+      const key = rawKey(raw);
+      const old = key !== undefined ? this.#store.get(key) : undefined;
+      if (key !== undefined && old) {
+        this.#remove(key, old);
+        this.emit('delete', old.obj);
+      }
+    }
+  }
+
+  /**
+   * Records one event of a watch-list's initial phase in `fresh` (a snapshot being collected for
+   * {@link replace}); nothing reaches the store or the handlers. A malformed object counts as
+   * absent, as in a paginated list.
+   */
+  collectEvent(fresh: Map<string, Entry<T>>, phase: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown, rv: string): void {
+    const obj = this.convert(raw);
+    const key = obj !== undefined ? this.keyOf(obj) : rawKey(raw);
+    if (key === undefined) return;
+    if (phase === 'DELETED' || obj === undefined) fresh.delete(key);
+    else fresh.set(key, { obj, rv });
+  }
+
+  #indexValues(index: string, obj: T): readonly string[] {
+    try {
+      return this.#indexers?.[index]?.(obj) ?? [];
+    } catch (err) {
+      this.#log.error({ informer: this.#name, index, err: describeError(err) }, 'indexer failed');
+      return [];
+    }
+  }
+
+  #put(key: string, next: Entry<T>, old?: Entry<T>): void {
+    if (old) this.#unindex(key, old.obj);
+    this.#store.set(key, next);
+    for (const [index, byValue] of this.#indices) {
+      for (const v of this.#indexValues(index, next.obj)) {
+        let keys = byValue.get(v);
+        if (!keys) byValue.set(v, (keys = new Set()));
+        keys.add(key);
+      }
+    }
+  }
+
+  #remove(key: string, old: Entry<T>): void {
+    this.#unindex(key, old.obj);
+    this.#store.delete(key);
+  }
+
+  #unindex(key: string, obj: T): void {
+    for (const [index, byValue] of this.#indices) {
+      for (const v of this.#indexValues(index, obj)) {
+        const keys = byValue.get(v);
+        keys?.delete(key);
+        if (keys?.size === 0) byValue.delete(v);
+      }
+    }
+  }
+}
