@@ -1,5 +1,5 @@
 /**
- * Time to sync the pods informer alone (src/kube/informers.ts `podInformer`, the controller's own)
+ * Time to sync the pods informer alone (src/kube/informerfactory.ts `podInformer`, the controller's own)
  * against one private control plane and fleet: the streaming watch-list (the default) and the
  * paginated list at several page sizes, alternating so that all see the same machine load. Issue 18: time to caches synced; this separates the informer's own
  * listing from everything else the controller does while it starts.

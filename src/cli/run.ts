@@ -246,7 +246,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       events: shadow ? shadow.events('taint-eviction-controller') : eventSink(recorder),
       metrics: metrics.taintEviction,
       // A pod is only deleted while its node's taints, the pod itself and the node heartbeats (the
-      // node lifecycle controller's view; see the sight hold in src/tainteviction/sight.ts) are current.
+      // node lifecycle controller's view; see the sight hold in src/tainteviction/blindhold.ts) are current.
       canSeeCluster: () => ([nodes, pods, leases] as InformerLike<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
       options: { disruptionConditions: config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod },
     });

@@ -228,7 +228,7 @@ export interface RestClientMetricsSink {
   /**
    * The client-side rate limiter wait before one request (`rest_client_rate_limiter_duration_seconds{verb,host}`),
    * **seconds**; 0 for requests that do not pass our write throttle (reads, lists and watches: client-go
-   * throttles those too, we do not, see src/kube/writer.ts `ApiWriteThrottle`).
+   * throttles those too, we do not, see src/kube/throttle.ts `ApiWriteThrottle`).
    */
   rateLimiterWait(verb: string, host: string, waitSeconds: number): void;
 }
@@ -239,7 +239,7 @@ const throttleWait = new AsyncLocalStorage<{ seconds: number; taken: boolean }>(
 /**
  * Runs `fn` (one write admitted by the client-side throttle) so that the first API request it makes
  * reports `waitSeconds` as its rate limiter wait; any further request in `fn` waited for no token
- * and reports 0. Called by src/kube/writer.ts `ApiWriteThrottle`, the counterpart of client-go's
+ * and reports 0. Called by src/kube/throttle.ts `ApiWriteThrottle`, the counterpart of client-go's
  * `Request.tryThrottle`, which observes `RateLimiterLatency` before each request.
  * @param waitSeconds time the write waited for a token and an in-flight slot, **seconds**.
  * @returns what `fn` returns. @throws what `fn` throws.
@@ -484,7 +484,7 @@ export async function getJson(
   await kc.applySecurityAuthentication(ctx);
   const dispatcher = ctx.getDispatcher();
   const sink = sinks.get(kc);
-  sink?.rateLimiterWait('GET', url.host, 0); // informer lists are not throttled (writer.ts ApiWriteThrottle)
+  sink?.rateLimiterWait('GET', url.host, 0); // informer lists are not throttled (throttle.ts ApiWriteThrottle)
   const start = performance.now();
   let res: Awaited<ReturnType<typeof fetch>>;
   try {

@@ -1,4 +1,4 @@
-// Why this file is over 500 lines: one Informer class: list paging, watch, relist on 410, bookmarks, indexes, self-healing, the sight signal and its metrics share the cache and resourceVersion state of one watch.
+// Why this file is over 500 lines: the Informer class is the list/watch loop of one collection (watch-list start with list+watch fallback, paging, 410 relist, bookmarks, backoff, watchdog, the sight signal), all sharing one resourceVersion and epoch; its wire helpers are in listwatch.ts and its store, indexes and handlers in informercache.ts.
 /**
  * A self-healing list+watch informer that keeps **one slim copy** of each object.
  *

@@ -1,6 +1,6 @@
 /**
  * The shapes every controller shell takes: read-only caches and the Event sink. Types only; the
- * informers (src/kube/informers.ts) and the Event recorder (src/kube/events.ts, adapted in
+ * informers (src/kube/informerfactory.ts) and the Event recorder (src/kube/events.ts, adapted in
  * src/cli/run.ts) implement them.
  *
  * Mirrors client-go's `cache.Store` read side (`k8s.io/client-go/tools/cache/store.go`: `GetByKey`,

@@ -13,7 +13,7 @@
  *   `leader_election_slowpath_total`);
  * - component-base `metrics/prometheus/workqueue/metrics.go` (`workqueue_*{name}`, fed by
  *   src/kube/workqueue.ts) and `metrics/prometheus/restclient/metrics.go` (`rest_client_*`, fed by
- *   src/kube/client.ts and the write throttle in src/kube/writer.ts);
+ *   src/kube/client.ts and the write throttle in src/kube/throttle.ts);
  * - `node_lifecycle_controller_build_info`, our counterpart of component-base's
  *   `kubernetes_build_info` (`metrics/version.go`), which carries Kubernetes' own version.
  * Metrics that upstream does not have are marked "our own" below. Checked against the

@@ -1,5 +1,5 @@
 /**
- * The enforcer's own pod informer. The shared pod informer (src/kube/informers.ts) keeps the slim
+ * The enforcer's own pod informer. The shared pod informer (src/kube/informerfactory.ts) keeps the slim
  * `Pod` of src/kube/objects.ts, which has no annotations and no affinity; this one keeps
  * {@link AffinityPod} (the rule parsed once per pod version). It only exists when
  * `node-affinity-enforcer` is enabled, and watches scheduled pods only (`spec.nodeName!=`).

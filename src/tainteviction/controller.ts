@@ -1,4 +1,4 @@
-// Why this file is over 500 lines: the taint manager shell is one class whose loops (node and pod handlers, the pump, deletions, the sight hold) share the per-node and per-pod deadline state; the decisions are already in decision.ts, tolerations.ts and sight.ts.
+// Why this file is over 500 lines: the taint manager shell is one class whose loops (node and pod handlers, the pump, deletions, the sight hold) share the per-node and per-pod deadline state; the decisions are already in decision.ts, tolerations.ts and blindhold.ts.
 /**
  * The NoExecute taint eviction controller ("taint manager"): the thin I/O shell around the pure
  * decision core (decision.ts) and the one-timer deadline heap (src/util/scheduler.ts).
@@ -35,7 +35,7 @@
  *    bound to another node, never inherits the old pod's schedule.
  * 8. No eviction decided on time the controller could not see (issue 14 item 4; difference 10 in
  *    docs/taint-eviction.md): a deletion due at or before the end of a blind interval (an API
- *    outage; see sight.ts) is held until sight has been back for `--node-monitor-grace-period`,
+ *    outage; see blindhold.ts) is held until sight has been back for `--node-monitor-grace-period`,
  *    then decided again on the taints present then.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -51,7 +51,7 @@ import { sleepUnlessAborted, type Clock, type TimerHandle } from '../util/clock.
 import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
 import { decidePodEviction, planEviction, type Decision, type PendingEviction } from './decision.js';
 import { cancelPodDeletionEvent, podDeletionEvent, type PodEvent } from './events.js';
-import { DEFAULT_MIN_BLIND_MS, SightTracker, sightHoldUntilMs, type SightInput } from './sight.js';
+import { DEFAULT_MIN_BLIND_MS, SightTracker, sightHoldUntilMs, type SightInput } from './blindhold.js';
 import { noExecuteTaints } from './tolerations.js';
 import { hasDisruptionTarget, type TaintEvictionWriter } from './writer.js';
 
@@ -89,7 +89,7 @@ export interface TaintEvictionOptions {
    * difference 10).
    */
   nodeMonitorGracePeriodMs?: number;
-  /** Shortest loss of sight that counts as blind, ms (default 2000; see sight.ts `SightTracker`). */
+  /** Shortest loss of sight that counts as blind, ms (default 2000; see blindhold.ts `SightTracker`). */
   minBlindMs?: number;
 }
 

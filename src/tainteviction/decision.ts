@@ -9,7 +9,7 @@
 import type { Pod, Taint } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
 import { FOREVER, firstToleratingToleration, noExecuteTaints, tolerationTimeMs } from './tolerations.js';
-import { sightHoldUntilMs, type SightInput } from './sight.js';
+import { sightHoldUntilMs, type SightInput } from './blindhold.js';
 
 /**
  * The outcome for one pod.
@@ -36,7 +36,7 @@ export interface DecideOptions {
    */
   firstSeen?: (taint: Taint) => number | undefined;
   /**
-   * The controller's last blind interval and the hold after it (sight.ts). A deletion due at or
+   * The controller's last blind interval and the hold after it (blindhold.ts). A deletion due at or
    * before the end of that interval becomes a `delete-at` the hold's end (deliberate difference:
    * no eviction decided on time the controller could not see). `undefined`: no hold.
    */
@@ -94,7 +94,7 @@ function podExposureStartMs(pod: Pod): number {
  * Deliberate difference from upstream (no eviction decided on time the controller could not see,
  * issue 14 item 4): with `opts.sight`, a `delete-now` whose due time — the deadline, or for an
  * untolerated taint the moment the pod was first exposed to it — is at or before the end of the
- * controller's last blind interval becomes a `delete-at` the end of the hold (sight.ts
+ * controller's last blind interval becomes a `delete-at` the end of the hold (blindhold.ts
  * `sightHoldUntilMs`: sight regained + `--node-monitor-grace-period`), marked with
  * `heldForSightFromMs`. It can only delay: the outcome at the hold's end is decided again on the
  * taints then present, and a deadline after the blind interval is untouched.

@@ -15,7 +15,7 @@
  *   debt, and returns how long to wait for it;
  * - the Event spam filter (src/kube/events.ts, client-go `EventSourceObjectSpamFilter`): one
  *   bucket per source object, {@link TokenBucket.tryAccept}.
- * - the API write throttle (src/kube/writer.ts, client-go `rest.Config{QPS, Burst}`): tryAccept
+ * - the API write throttle (src/kube/throttle.ts, client-go `rest.Config{QPS, Burst}`): tryAccept
  *   while tokens are there, then reserve for the next one, handed over when it is due.
  * All start full unless `initialTokens` says otherwise.
  *
@@ -33,7 +33,7 @@
  *   (SGrondin/bottleneck#185, still open), so a swap would mean building a new instance and
  *   `stop()`-ing the old one anyway.
  * A bucket of about 40 lines that reads `clock.now()` has none of these problems. It also
- * meters the API write throttle (src/kube/writer.ts `ApiWriteThrottle`, {@link TokenBucket.reserve}
+ * meters the API write throttle (src/kube/throttle.ts `ApiWriteThrottle`, {@link TokenBucket.reserve}
  * and {@link TokenBucket.tryAccept}), where bottleneck keeps only the priority order and the
  * in-flight cap: bottleneck's own heartbeat refill admitted about 18 of 20 writes/s (issue 18).
  */

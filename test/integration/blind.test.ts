@@ -7,7 +7,7 @@
  * its two pods tolerate that for 15 s; the API server is then gone for 25 s, so both deadlines pass
  * while the controller is blind; the node comes back and reports Ready as soon as the API server
  * (and our watch streams) are back. kube-controller-manager keeps the pods and removes the taint; so
- * must we. Before the sight hold (src/tainteviction/sight.ts) the taint manager deleted both pods
+ * must we. Before the sight hold (src/tainteviction/blindhold.ts) the taint manager deleted both pods
  * within one sight poll (500 ms) of regaining sight, before the heartbeat could be seen.
  */
 import { after, test } from 'node:test';

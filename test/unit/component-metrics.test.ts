@@ -1,7 +1,7 @@
 /**
  * Component-base metrics (issue 17 item 3): `workqueue_*{name}` recorded by src/kube/workqueue.ts,
  * `rest_client_*` recorded by src/kube/client.ts (the typed clients' HTTP library) and the write
- * throttle's wait (src/kube/writer.ts), and `node_lifecycle_controller_build_info`.
+ * throttle's wait (src/kube/throttle.ts), and `node_lifecycle_controller_build_info`.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

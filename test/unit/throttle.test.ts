@@ -62,7 +62,7 @@ describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.Ne
     assert.equal(times[30], 50, 'the 31st write waits one token (1 / qps = 50 ms)');
     for (let i = 31; i < times.length; i++) assert.equal((times[i] as number) - (times[i - 1] as number), 50, `write ${i}`);
     // The admitted rate over a long window: burst + qps × T, and qps exactly after the burst.
-    // Tolerance: one token (an admission on the window's edge), documented in writer.ts.
+    // Tolerance: one token (an admission on the window's edge), documented in throttle.ts.
     const inWindow = times.filter((t) => t <= 30_000).length;
     assert.ok(Math.abs(inWindow - (30 + 20 * 30)) <= 1, `admitted in 30 s: ${inWindow}`);
     const sustained = (times.length - 31) / (((times.at(-1) as number) - (times[30] as number)) / 1000);

@@ -1,6 +1,6 @@
 /**
  * The sight hold of the taint eviction controller (issue 14 item 4; docs/taint-eviction.md difference 10):
- * the pure rule (sight.ts `sightHoldUntilMs`, decision.ts `decidePodEviction` with `sight`), the
+ * the pure rule (blindhold.ts `sightHoldUntilMs`, decision.ts `decidePodEviction` with `sight`), the
  * blind-interval tracker, and the informer's `watching` signal that feeds it. The controller shell
  * is covered in tainteviction-controller.test.ts.
  */
@@ -13,7 +13,7 @@ import { Informer } from '../../src/kube/informer.js';
 import type { WatchLike } from '../../src/kube/listwatch.js';
 import type { Pod, Taint, Toleration } from '../../src/kube/objects.js';
 import { decidePodEviction } from '../../src/tainteviction/decision.js';
-import { SightTracker, sightHoldUntilMs, type SightInput } from '../../src/tainteviction/sight.js';
+import { SightTracker, sightHoldUntilMs, type SightInput } from '../../src/tainteviction/blindhold.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const S = 1000;
