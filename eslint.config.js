@@ -19,4 +19,9 @@ export default tseslint.config(
     files: ['**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
+  {
+    // CommonJS config files (.dependency-cruiser.cjs): the tool loads them with require().
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
 );

@@ -8,7 +8,9 @@
  */
 import type { NodeLifecycleView } from '../nodelifecycle/controller.js';
 import type { PendingPodDeletion } from '../tainteviction/controller.js';
-import { formatDuration, formatEta, formatRate, renderTable, visibleLength, zoneName } from './inspect.js';
+import { zoneName } from '../explain/state.js';
+import { formatDuration, formatEta, formatRate } from '../util/format.js';
+import { renderTable, visibleLength } from './inspect.js';
 
 /** A fleet node as the demo observes it through its watch. */
 export interface ObservedNode {

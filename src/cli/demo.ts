@@ -69,7 +69,8 @@ import {
 } from './demo-view.js';
 import { FlagError, parseControllerFlags } from './flags.js';
 import { formatReadableQuantity } from './explain-pressure.js';
-import { rfc3339, zoneName } from './inspect.js';
+import { zoneName } from '../explain/state.js';
+import { rfc3339 } from '../util/format.js';
 import { formatTaint } from '../kube/taints.js';
 import { startController, type RunningController } from './run.js';
 

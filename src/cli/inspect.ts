@@ -1,8 +1,8 @@
-// Why this file is over 500 lines: every source of /debug/state (local endpoint, port-forward with the caller's token, the API server's proxy) shares one flag parser, one TLS/credential setup and the formatting helpers of status, explain and shadow-report; split candidate: the port-forward and TLS plumbing.
 /**
- * Shared plumbing of the inspection commands (`status`, `explain`): where the controller's
- * `/debug/state` comes from, how it is fetched, and the small text-formatting helpers both
- * commands (and the demo's live view) use.
+ * Shared plumbing of the inspection commands (`status`, `explain`, `shadow-report`): where the
+ * controller's `/debug/state` comes from, how it is fetched, and the table rendering they (and the
+ * demo's live view) print with. The document's shape and the reports built from it live in
+ * src/explain/; times and durations are formatted by src/util/format.ts.
  *
  * Two ways to reach a controller:
  * - `--endpoint URL`: the controller directly: `https://127.0.0.1:10267` (its secure port, e.g.
@@ -33,47 +33,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { describeError, isNotFound, type KubeClients } from '../kube/client.js';
 import { openPodPortStream } from '../kube/portforward.js';
 import { toLease } from '../kube/objects.js';
-import type { NodeLifecycleView } from '../nodelifecycle/controller.js';
-import type { PodGCView } from '../podgc/controller.js';
-import type { PendingPodDeletion } from '../tainteviction/controller.js';
-import type { ForceDetachView } from '../volumes/controller.js';
-import type { ShadowDebugState } from '../shadow/mode.js';
+import { asDebugState, leaderPodName, type DebugState, type StateSource } from '../explain/state.js';
 import { DEFAULT_SECURE_PORT, FlagError } from './flags.js';
-
-/**
- * The JSON document `/debug/state` serves (built in src/cli/run.ts `startController`). Times are
- * epoch **milliseconds**. A controller that is switched off is absent.
- */
-export interface DebugState {
-  /** Identity of the process that answered (`hostname_uuid`). */
-  identity: string;
-  /** Identity of the current leader as that process sees it (its own identity with election off; '' when unknown). */
-  leader: string;
-  nodeLifecycle?: NodeLifecycleView;
-  taintEviction?: PendingPodDeletion[];
-  podGC?: PodGCView;
-  forceDetach?: ForceDetachView;
-  /** Present only on a `--dry-run` (shadow) process: its decisions (src/shadow/). */
-  shadow?: ShadowDebugState;
-  informers?: unknown[];
-}
-
-/**
- * Checks that a parsed JSON value looks like a {@link DebugState} (the fields the commands read).
- * @returns the same value, typed.
- * @throws {Error} naming the first missing or mistyped field.
- */
-export function asDebugState(json: unknown): DebugState {
-  const o = json as Record<string, unknown> | null;
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new Error('/debug/state did not return a JSON object');
-  if (typeof o['identity'] !== 'string') throw new Error('/debug/state has no "identity" string: is this a node-lifecycle-controller?');
-  const nlc = o['nodeLifecycle'] as Record<string, unknown> | undefined;
-  if (nlc !== undefined && (!Array.isArray(nlc['zones']) || !Array.isArray(nlc['nodes']))) {
-    throw new Error('/debug/state "nodeLifecycle" lacks "zones" or "nodes"');
-  }
-  if (o['taintEviction'] !== undefined && !Array.isArray(o['taintEviction'])) throw new Error('/debug/state "taintEviction" is not a list');
-  return { ...(o as unknown as DebugState), leader: typeof o['leader'] === 'string' ? o['leader'] : '' };
-}
 
 /** Where the inspection commands get the controller's state from. */
 export interface EndpointOptions {
@@ -97,17 +58,6 @@ export interface EndpointOptions {
   via?: 'port-forward' | 'proxy' | undefined;
   /** `--tls-server-name`: the name the certificate must carry over a port-forward (default: the pod name). */
   tlsServerName?: string | undefined;
-}
-
-/** Where a {@link DebugState} came from. */
-export interface StateSource {
-  kind: 'endpoint' | 'pod-proxy' | 'port-forward';
-  /** The URL fetched (for `pod-proxy`, the API server path; for `port-forward`, `https://<server name>:<port>/debug/state` inside the tunnel). */
-  url: string;
-  /** The leader's pod, for `pod-proxy` and `port-forward`. */
-  pod?: { namespace: string; name: string };
-  /** For `port-forward`: what the TLS check established (see {@link tlsVerificationNote}). */
-  tls?: string;
 }
 
 /** Namespace the shipped manifests (manifests/) install the controller and its Lease into. */
@@ -144,18 +94,6 @@ export const ENDPOINT_YARGS_OPTIONS = {
   port: { type: 'number', default: DEFAULT_METRICS_PORT, describe: "the controller pods' secure port (--secure-port), reached through the API server" },
   output: { type: 'string', alias: 'o', choices: ['table', 'json'], default: 'table', describe: 'output format' },
 } as const;
-
-/**
- * The pod name inside a leader-election holder identity `<hostname>_<uuid>` (a pod's hostname is
- * its name; neither a hostname nor a UUID contains `_`).
- * @returns the pod name, or undefined for an empty identity or one without `_`.
- * Mirrors the identity kube-controller-manager builds (`id + "_" + uuid.NewUUID()`).
- */
-export function leaderPodName(holderIdentity: string): string | undefined {
-  const i = holderIdentity.lastIndexOf('_');
-  if (i <= 0) return undefined;
-  return holderIdentity.slice(0, i);
-}
 
 /** A raw HTTP response. */
 interface RawResponse {
@@ -452,59 +390,8 @@ export function checkEndpoint(endpoint: string | undefined): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Formatting helpers (pure).
+// Table rendering (pure).
 // ---------------------------------------------------------------------------------------------
-
-/**
- * A zone label as `view()` gives it (`"region:zone"` in quotes) without the quotes.
- * @returns e.g. `region-1:zone-a`; the label-less zone stays as its note.
- */
-export function zoneName(zoneLabel: string): string {
-  return /^".*"$/.test(zoneLabel) ? zoneLabel.slice(1, -1) : zoneLabel;
-}
-
-/**
- * Epoch milliseconds as RFC 3339 with milliseconds, e.g. `2026-01-02T03:04:05.678Z`.
- * @throws never (invalid input gives `invalid`).
- */
-export function rfc3339(ms: number): string {
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? 'invalid' : d.toISOString();
-}
-
-/**
- * Seconds from `nowMs` to `atMs`, rounded to 0.1 s (negative when `atMs` is past).
- * @param atMs epoch ms; @param nowMs epoch ms.
- */
-export function secondsFromNow(atMs: number, nowMs: number): number {
-  return Math.round((atMs - nowMs) / 100) / 10;
-}
-
-/**
- * A duration in milliseconds for people: `850ms`, `12.3s`, `4m05s`, `2h03m`, `3d04h`.
- * Negative durations are formatted by magnitude.
- */
-export function formatDuration(ms: number): string {
-  const a = Math.abs(ms);
-  if (a < 1000) return `${Math.round(a)}ms`;
-  if (a < 60_000) return `${(Math.floor(a / 100) / 10).toFixed(1)}s`;
-  const s = Math.floor(a / 1000);
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  const m = Math.floor(s / 60);
-  if (m < 24 * 60) return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-  const h = Math.floor(m / 60);
-  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, '0')}h`;
-}
-
-/**
- * An ETA relative to now: `in 12.3s`, `now` (within 50 ms either side), `4.0s ago`.
- * @param atMs epoch ms; @param nowMs epoch ms.
- */
-export function formatEta(atMs: number, nowMs: number): string {
-  const d = atMs - nowMs;
-  if (Math.abs(d) < 50) return 'now';
-  return d > 0 ? `in ${formatDuration(d)}` : `${formatDuration(d)} ago`;
-}
 
 /** Length of a string as printed: ANSI colour sequences take no room. */
 export function visibleLength(s: string): number {
@@ -529,9 +416,4 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
       .join('   ')
       .replace(/\s+$/, '');
   return [line(header.map((h) => h.toUpperCase())), ...rows.map(line)];
-}
-
-/** A rate in nodes per second without float noise: `0.1`, `1`, `0`. */
-export function formatRate(r: number): string {
-  return String(Math.round(r * 1000) / 1000);
 }

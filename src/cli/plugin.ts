@@ -119,7 +119,7 @@ export async function runPlugin(argv: string[]): Promise<number> {
               ? (await import('./explain.js')).runExplainCommand
               : command === 'shadow-report'
                 ? (await import('./shadow-report.js')).runShadowReportCommand
-                : (await import('../whatif/command.js')).runWhatIfCommand;
+                : (await import('./what-if.js')).runWhatIfCommand;
         return run(args);
       }
       case '--version':

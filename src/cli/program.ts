@@ -35,7 +35,7 @@ const SUBCOMMANDS: Readonly<Record<string, () => Promise<(argv: string[]) => Pro
   status: async () => (await import('./status.js')).runStatusCommand,
   explain: async () => (await import('./explain.js')).runExplainCommand,
   'shadow-report': async () => (await import('./shadow-report.js')).runShadowReportCommand,
-  'what-if': async () => (await import('../whatif/command.js')).runWhatIfCommand,
+  'what-if': async () => (await import('./what-if.js')).runWhatIfCommand,
 };
 
 /** The argument yargs' completion script passes back to the program to ask for candidates. */

@@ -18,7 +18,8 @@ import type { ShadowState } from '../shadow/decisions.js';
 import { buildShadowReport, observeCluster, type ObservedEvent, type ReportRow, type ShadowReport } from '../shadow/report.js';
 import { DurationSyntaxError, parseGoDuration } from '../util/duration.js';
 import { FlagError, SHADOW_LEASE_NAME } from './flags.js';
-import { fetchDebugState, formatDuration, renderTable, rfc3339, type EndpointOptions } from './inspect.js';
+import { formatDuration, rfc3339 } from '../util/format.js';
+import { fetchDebugState, renderTable, type EndpointOptions } from './inspect.js';
 import { parseInspectFlags, processIo, type CommandIo } from './status.js';
 
 const USAGE = `$0 [--endpoint URL | --kubeconfig FILE [--namespace NS --lease NAME --port PORT]] [--node-selector SEL] [--tolerance 10s] [--min-history 10m] [--event-ttl 1h] [-o table|json]

@@ -396,7 +396,7 @@ export function makeClients(kubeConfig: KubeConfig, timeouts: RequestTimeouts = 
   };
 }
 
-/** The clients of the secure port's delegated authentication and authorization (src/kube/delegation.ts). */
+/** The clients of the secure port's delegated authentication and authorization (src/metrics/delegation.ts `apiServerReviews`). */
 export interface ReviewClients {
   authentication: AuthenticationV1Api;
   authorization: AuthorizationV1Api;

@@ -3,14 +3,17 @@
  * on 10257: a bearer token is checked with a TokenReview and the request with a SubjectAccessReview
  * (non-resource URL and verb), both answered by the API server and cached for a short time.
  *
- * This module is the decision and its caches; the two reviews are injected ({@link ReviewApi};
- * src/kube/delegation.ts sends them). Time comes from the injected {@link Clock}.
+ * This module is the decision and its caches, and the two reviews it asks the API server for. The
+ * decision takes the reviews injected ({@link ReviewApi}, so the tests answer them);
+ * {@link apiServerReviews} sends them over client-node. Time comes from the injected {@link Clock}.
  *
  * Upstream: `k8s.io/apiserver/pkg/server/options` `DelegatingAuthenticationOptions` /
  * `DelegatingAuthorizationOptions`, `authenticatorfactory.DelegatingAuthenticatorConfig`,
  * `authentication/token/cache` (`cachedTokenAuthenticator`), `plugin/pkg/authorizer/webhook`
  * (`WebhookAuthorizer` with its allow/deny cache), `authorization/path` (always-allow paths) and
- * `endpoints/filters` `WithAuthentication` / `WithAuthorization`.
+ * `endpoints/filters` `WithAuthentication` / `WithAuthorization`; the reviews as
+ * `plugin/pkg/authenticator/token/webhook` (`WebhookTokenAuthenticator`) and
+ * `plugin/pkg/authorizer/webhook` (`WebhookAuthorizer`) send them.
  *
  * Deliberate differences (docs/secure-serving.md), each one can only refuse more, never allow more:
  * - no anonymous requests: a request without a bearer token gets 401 (upstream makes it
@@ -20,6 +23,8 @@
  * - a SubjectAccessReview that cannot be sent gets 403 (upstream answers 500): never allowed.
  */
 import { createHash } from 'node:crypto';
+import type { V1SubjectAccessReview, V1TokenReview } from '@kubernetes/client-node';
+import type { ReviewClients } from '../kube/client.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../log/logger.js';
 
@@ -31,7 +36,7 @@ export interface ReviewedUser {
   extra: Record<string, string[]>;
 }
 
-/** The two reviews the API server answers for us (src/kube/delegation.ts). */
+/** The two reviews the API server answers for us ({@link apiServerReviews}). */
 export interface ReviewApi {
   /**
    * Sends a TokenReview for `token`.
@@ -224,4 +229,39 @@ export class DelegatedAccess {
       return 'error';
     }
   }
+}
+
+/**
+ * The {@link ReviewApi} over client-node.
+ * @param clients from `makeReviewClients` (src/kube/client.ts).
+ * @returns `reviewToken` (resolves with the user, or `undefined` when not authenticated; rejects when
+ *   the review failed or reported `status.error` without authenticating) and `reviewAccess`
+ *   (resolves `status.allowed`; rejects when the review failed).
+ */
+export function apiServerReviews(clients: ReviewClients): ReviewApi {
+  return {
+    async reviewToken(token: string): Promise<ReviewedUser | undefined> {
+      // No audiences: the API server's own, as upstream's delegating authenticator without APIAudiences.
+      const body: V1TokenReview = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } };
+      const review = await clients.authentication.createTokenReview({ body });
+      const status = review.status;
+      if (!status?.authenticated) {
+        // Upstream WebhookTokenAuthenticator: not authenticated with an error is an error (not cached).
+        if (status?.error) throw new Error(`TokenReview: ${status.error}`);
+        return undefined;
+      }
+      const u = status.user ?? {};
+      return { username: u.username ?? '', uid: u.uid ?? '', groups: u.groups ?? [], extra: u.extra ?? {} };
+    },
+    async reviewAccess(user: ReviewedUser, path: string, verb: string): Promise<boolean> {
+      const body: V1SubjectAccessReview = {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user: user.username, uid: user.uid, groups: user.groups, extra: user.extra, nonResourceAttributes: { path, verb } },
+      };
+      const review = await clients.authorization.createSubjectAccessReview({ body });
+      // Upstream WebhookAuthorizer: allowed (and not also denied) allows; anything else does not.
+      return review.status?.allowed === true && review.status.denied !== true;
+    },
+  };
 }

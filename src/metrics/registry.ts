@@ -65,8 +65,8 @@ export type PodGCReason = (typeof POD_GC_REASONS)[number];
 
 /** `reason` label values of `attachdetach_controller_forced_detaches` (upstream, since 1.28). */
 export const FORCED_DETACH_REASONS = ['timeout', 'out-of-service'] as const;
-/** A forced-detach `reason` label value. */
-export type ForcedDetachReason = (typeof FORCED_DETACH_REASONS)[number];
+/** A forced-detach `reason` label value (the decision's own reasons are src/volumes/decision.ts `ForcedDetachReason`). */
+export type ForcedDetachReasonLabel = (typeof FORCED_DETACH_REASONS)[number];
 
 /**
  * The forced-detach counter's full name in kube-controller-manager 1.37.2: upstream's subsystem

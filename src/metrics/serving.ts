@@ -7,10 +7,9 @@
  * delegating authenticator and authorizer of `Config` (`cmd/kube-controller-manager/app`).
  */
 import { loadKubeConfig, makeReviewClients, type RestClientMetricsSink } from '../kube/client.js';
-import { apiServerReviews } from '../kube/delegation.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../util/clock.js';
-import { DelegatedAccess, type ReviewApi } from './delegation.js';
+import { apiServerReviews, DelegatedAccess, type ReviewApi } from './delegation.js';
 import { startMetricsServer, type MetricsServer, type MetricsServerOptions } from './server.js';
 import { servingCertificate } from './tls.js';
 

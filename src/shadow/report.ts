@@ -18,7 +18,7 @@
  *
  * Not upstream.
  */
-import { formatDuration as fmt } from '../cli/inspect.js';
+import { formatDuration as fmt } from '../util/format.js';
 import type { Node, Pod } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
 import type { ShadowDecision, ShadowState } from './decisions.js';

@@ -29,7 +29,7 @@
 import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from '../kube/objects.js';
 import type { Logger } from '../log/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
-import type { AttachDetachMetrics } from '../metrics/registry.js';
+import type { AttachDetachMetrics, ForcedDetachReasonLabel } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
@@ -253,7 +253,9 @@ export class ForceDetachController {
       this.#d.log.debug({ volumeAttachment: name, node: va.nodeName }, 'VolumeAttachment already gone: not counted as a forced detach');
       return;
     }
-    this.#d.metrics.forcedDetaches.inc({ reason: second.reason });
+    // Typed so that a reason the decision adds without a label value in the registry fails to compile.
+    const reason: ForcedDetachReasonLabel = second.reason;
+    this.#d.metrics.forcedDetaches.inc({ reason });
     this.#recordDetach(liveVa, pvName, second.reason, liveNode?.uid ?? cachedNode?.uid ?? '');
   }
 

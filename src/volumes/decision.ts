@@ -9,9 +9,16 @@
  * `attach_detach_controller.go`) reduced to "a pod on the node that uses the volume and is not
  * terminated" (`DetermineVolumeAction` → `IsPodTerminated`).
  */
-import type { ForcedDetachReason } from '../metrics/registry.js';
 import type { Node, Pod } from '../kube/objects.js';
 import { isNodeOutOfService, isNodeReady, isPodTerminated } from '../kube/predicates.js';
+
+/**
+ * Why a VolumeAttachment is force-detached: its node is out of service, or the volume was left
+ * mounted past the timeout. Also the `reason` label of the forced-detach counter (src/metrics/registry.ts
+ * keeps the label values; src/volumes/controller.ts checks at compile time that the two agree).
+ * Upstream: `metrics.ForceDetachReasonTimeout` / `ForceDetachReasonOutOfService`.
+ */
+export type ForcedDetachReason = 'timeout' | 'out-of-service';
 
 /** Event source component, as upstream's attach/detach controller records it (`attach_detach_controller.go`). */
 export const ATTACH_DETACH_EVENT_SOURCE = 'attachdetach-controller';

@@ -7,7 +7,7 @@
  * like every duration flag of the controller.
  */
 import yaml from 'js-yaml';
-import { FlagError } from '../cli/flags.js';
+import { InputError } from '../util/errors.js';
 import { DurationSyntaxError, parseGoDuration } from '../util/duration.js';
 
 /** What a step does to the nodes it selects. */
@@ -63,9 +63,9 @@ const MAX_DURATION_MS = 24 * 3_600_000;
 
 /**
  * A malformed scenario file. The message is one line: `<file>:<line>: <field>: <reason>`.
- * A {@link FlagError} for the `--scenario` flag, so the program exits 2 (invalid input).
+ * An {@link InputError} for the `--scenario` flag, so the program exits 2 (invalid input).
  */
-export class ScenarioError extends FlagError {
+export class ScenarioError extends InputError {
   constructor(
     readonly file: string,
     readonly line: number | undefined,

@@ -24,7 +24,7 @@ import {
   type VolumeAttachment,
 } from '../kube/objects.js';
 import { NODE_LEASE_NAMESPACE } from '../kube/informerfactory.js';
-import { FlagError } from '../cli/flags.js';
+import { InputError } from '../util/errors.js';
 
 /** The `kind` written into snapshot files. */
 export const SNAPSHOT_KIND = 'NodeLifecycleWhatIfSnapshot';
@@ -98,13 +98,13 @@ export async function saveSnapshot(path: string, s: ClusterSnapshot): Promise<vo
 /**
  * Reads a snapshot file written by {@link saveSnapshot}.
  * @returns the snapshot (`takenAt` back to epoch ms).
- * @throws {FlagError} (`--snapshot`, exit 2) when the file cannot be read, is not JSON, is not a
+ * @throws {InputError} (`--snapshot`, exit 2) when the file cannot be read, is not JSON, is not a
  *   snapshot (wrong `kind`/`version`), or a collection is missing, not a list, or holds an item
  *   without a string `name` (the message names the collection and the index).
  */
 export async function loadSnapshot(path: string): Promise<ClusterSnapshot> {
   const bad = (why: string): never => {
-    throw new FlagError(`--snapshot: ${path}: ${why}`, 'snapshot');
+    throw new InputError(`--snapshot: ${path}: ${why}`, 'snapshot');
   };
   let data: unknown;
   try {

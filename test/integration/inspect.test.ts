@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Fleet } from '../../sim/fleet.js';
 import type { RunningController } from '../../src/cli/run.js';
-import { runExplainCommand, type NodeExplanation, type PodExplanation } from '../../src/cli/explain.js';
-import { runStatusCommand, type StatusReport } from '../../src/cli/status.js';
+import { runExplainCommand, type NodeReport, type PodReport } from '../../src/cli/explain.js';
+import { runStatusCommand } from '../../src/cli/status.js';
+import type { StatusReport } from '../../src/explain/status.js';
 import { toLease, toNode, toPod, type Node, type Pod } from '../../src/kube/objects.js';
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
@@ -139,7 +140,7 @@ describe('status and explain against a live controller (issue 8)', { concurrency
 
   test('explain pod -o json: node, NoExecute taint, matching toleration and the controller\'s deadline (within 1 s)', async () => {
     const podName = fleet.podsOn(dead).find((n) => n.includes('-tolsec-')) as string;
-    const { out: e, atMs } = await json<PodExplanation>(runExplainCommand, ['pod', `${prefix}/${podName}`, '--endpoint', endpoint, '-o', 'json']);
+    const { out: e, atMs } = await json<PodReport>(runExplainCommand, ['pod', `${prefix}/${podName}`, '--endpoint', endpoint, '-o', 'json']);
     const node = toNode(await clients.core.readNode({ name: dead })) as Node;
     const pod = toPod(await clients.core.readNamespacedPod({ namespace: prefix, name: podName })) as Pod;
     const expected = expectedDeadline(node, pod) as number;
@@ -161,7 +162,7 @@ describe('status and explain against a live controller (issue 8)', { concurrency
 
   test('explain pod -o json on a dead node in the paused zone: blocked, naming the zone\'s reason', async () => {
     const podName = fleet.podsOn(pausedZoneDead[0] as string).find((n) => n.includes('-tolsec-')) as string;
-    const { out: e } = await json<PodExplanation>(runExplainCommand, ['pod', `${prefix}/${podName}`, '--endpoint', endpoint, '-o', 'json']);
+    const { out: e } = await json<PodReport>(runExplainCommand, ['pod', `${prefix}/${podName}`, '--endpoint', endpoint, '-o', 'json']);
     const zone = controller.nodeLifecycle?.view().zones.find((z) => z.pausedReason !== undefined);
     assert.equal(e.verdict, 'blocked');
     assert.equal(e.noExecuteTaints.length, 0);
@@ -171,7 +172,7 @@ describe('status and explain against a live controller (issue 8)', { concurrency
   });
 
   test('explain node -o json: health, heartbeat age, zone, taints and pending deletions match the cluster and the controller', async () => {
-    const { out: e, atMs } = await json<NodeExplanation>(runExplainCommand, ['node', dead, '--endpoint', endpoint, '-o', 'json']);
+    const { out: e, atMs } = await json<NodeReport>(runExplainCommand, ['node', dead, '--endpoint', endpoint, '-o', 'json']);
     const lease = toLease(await clients.coordination.readNamespacedLease({ namespace: 'kube-node-lease', name: dead }));
     const nv = controller.nodeLifecycle?.view().nodes.find((n) => n.name === dead);
     assert.equal(e.managed, true);
@@ -187,7 +188,7 @@ describe('status and explain against a live controller (issue 8)', { concurrency
     assert.equal(e.pods.pendingDeletions, (controller.taintEviction?.view() ?? []).filter((p) => p.node === dead).length);
     assert.equal(e.pods.total, fleet.podsOn(dead).length);
 
-    const { out: p } = await json<NodeExplanation>(runExplainCommand, ['node', pausedZoneDead[0] as string, '--endpoint', endpoint, '-o', 'json']);
+    const { out: p } = await json<NodeReport>(runExplainCommand, ['node', pausedZoneDead[0] as string, '--endpoint', endpoint, '-o', 'json']);
     assert.equal(p.zone?.state, 'PartialDisruption');
     assert.ok(p.zone?.pausedReason);
     assert.equal(p.queue.queued, true);

@@ -20,7 +20,7 @@ import { evictionConfigFromFlags } from '../../src/nodepressure/thresholds.js';
 import { parseQuantity } from '../../src/nodepressure/quantity.js';
 import type { Summary } from '../../src/nodepressure/signals.js';
 import { apiServerGet } from '../../src/cli/inspect.js';
-import { runExplainCommand, type NodeExplanation } from '../../src/cli/explain.js';
+import { runExplainCommand, type NodeReport } from '../../src/cli/explain.js';
 import { getCondition, toNode } from '../../src/kube/objects.js';
 import { loadKubeConfig } from '../../src/kube/client.js';
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
@@ -133,7 +133,7 @@ describe('the Summary API behind the node proxy (issue 20)', () => {
     assert.equal(configz.status, 200, configz.body);
     assert.deepEqual((JSON.parse(configz.body) as { kubeletconfig: { evictionSoft?: unknown } }).kubeletconfig.evictionSoft, { 'memory.available': String(parseQuantity('2Gi')) });
 
-    const e = JSON.parse(await explain(['node', node, '-o', 'json'])) as NodeExplanation;
+    const e = JSON.parse(await explain(['node', node, '-o', 'json'])) as NodeReport;
     assert.ok(e.pressure, 'explain node has a pressure part');
     assert.equal(e.pressure.source, 'summary-api');
     assert.equal(e.pressure.thresholdsFrom, 'configz');
@@ -166,7 +166,7 @@ describe('the Summary API behind the node proxy (issue 20)', () => {
     const reader = await readerKubeconfig();
     const denied = await apiServerGet(loadKubeConfig(reader), `/api/v1/nodes/${node}/proxy/stats/summary`);
     assert.equal(denied.status, 403, 'the reader may not use the node proxy');
-    const s = JSON.parse(await explain(['node', node, '-o', 'json'], reader)) as NodeExplanation;
+    const s = JSON.parse(await explain(['node', node, '-o', 'json'], reader)) as NodeReport;
     assert.equal(s.pressure?.source, 'static');
     assert.equal(s.pressure?.ranking.static, true);
     assert.ok(s.pressure?.notes.some((n) => n.includes('you may not get nodes/proxy')));

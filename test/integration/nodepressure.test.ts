@@ -17,7 +17,7 @@ import { FAULT_ANNOTATION } from '../../sim/evictionmanager.js';
 import { evictionConfigFromFlags } from '../../src/nodepressure/thresholds.js';
 import { getCondition, toNode, type Node } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
-import { runExplainCommand, type PodExplanation } from '../../src/cli/explain.js';
+import { runExplainCommand, type PodReport } from '../../src/cli/explain.js';
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 
@@ -97,7 +97,7 @@ describe('node-pressure eviction (issue 20)', () => {
     // explain pod names the signal and threshold from the kubelet's status message.
     let out = '';
     await runExplainCommand(['pod', `${namespace}/leaker`, '--kubeconfig', kubeconfigPath(), '-o', 'json'], { out: (t) => void (out += t), err: () => undefined });
-    const explained = JSON.parse(out) as PodExplanation;
+    const explained = JSON.parse(out) as PodReport;
     assert.equal(explained.kubeletEviction?.signals[0], 'memory.available');
     assert.equal(explained.kubeletEviction?.threshold, '1Gi');
     assert.match(explained.explanation[0] ?? '', /^The kubelet evicted the pod under node pressure: signal memory\.available/);

@@ -21,8 +21,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { RunningController } from '../../src/cli/run.js';
 import { PatchStrategy, setHeaderOptions, V1MicroTime } from '@kubernetes/client-node';
-import { runExplainCommand, type NodeExplanation, type PodExplanation } from '../../src/cli/explain.js';
-import { runStatusCommand, type StatusReport } from '../../src/cli/status.js';
+import { runExplainCommand, type NodeReport, type PodReport } from '../../src/cli/explain.js';
+import { runStatusCommand } from '../../src/cli/status.js';
+import type { StatusReport } from '../../src/explain/status.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { startPortForwardKubelet, type PortForwardKubelet } from '../support/portforward-kubelet.js';
@@ -184,14 +185,14 @@ describe('status / explain / plugin through a port-forward with the caller\'s to
       { name: nodeName, body: { status: { conditions: [{ type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'test', lastHeartbeatTime: now, lastTransitionTime: now }] } } },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
-    const e = JSON.parse(await explainAs(viewer.path, ['node', nodeName])) as NodeExplanation;
+    const e = JSON.parse(await explainAs(viewer.path, ['node', nodeName])) as NodeReport;
     assert.equal(e.source?.kind, 'port-forward');
     assert.equal(e.node, nodeName);
     assert.ok(e.heartbeat.leaseRenewTime !== null, 'the node Lease was read');
     assert.equal(e.pods.total, 1, 'the pods on the node were listed (the leader pod)');
     assert.equal(e.pressure?.source, 'static', 'no nodes/proxy for the viewer: the static eviction order');
     assert.ok(e.pressure?.notes.some((n) => n.includes('you may not get nodes/proxy')), JSON.stringify(e.pressure?.notes));
-    const p = JSON.parse(await explainAs(viewer.path, ['pod', `${prefix}/${podName}`])) as PodExplanation;
+    const p = JSON.parse(await explainAs(viewer.path, ['pod', `${prefix}/${podName}`])) as PodReport;
     assert.equal(p.source?.kind, 'port-forward');
     assert.equal(p.node?.name, nodeName);
     assert.equal(p.node?.exists, true);

@@ -10,7 +10,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Fleet } from '../../sim/fleet.js';
-import { runWhatIfCommand } from '../../src/whatif/command.js';
+import { runWhatIfCommand } from '../../src/cli/what-if.js';
 import { loadSnapshot } from '../../src/whatif/snapshot.js';
 import type { TimelineEntry } from '../../src/whatif/cluster.js';
 import { formatTaint } from '../../src/kube/taints.js';

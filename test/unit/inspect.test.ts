@@ -8,20 +8,14 @@ import fc from 'fast-check';
 import type { Node, Pod, Taint } from '../../src/kube/objects.js';
 import type { NodeLifecycleView, ZoneView } from '../../src/nodelifecycle/controller.js';
 import type { PendingPodDeletion } from '../../src/tainteviction/controller.js';
-import { explainNode, explainPod, explainTaint, renderNodeExplanation, renderPodExplanation } from '../../src/cli/explain.js';
-import {
-  asDebugState,
-  formatDuration,
-  formatEta,
-  leaderPodName,
-  renderTable,
-  secondsFromNow,
-  visibleLength,
-  zoneName,
-  type DebugState,
-  type StateSource,
-} from '../../src/cli/inspect.js';
-import { buildStatusReport, renderStatusText, runStatusCommand } from '../../src/cli/status.js';
+import { renderNodeExplanation, renderPodExplanation } from '../../src/cli/explain.js';
+import { explainNode, explainTaint } from '../../src/explain/node.js';
+import { explainPod } from '../../src/explain/pod.js';
+import { asDebugState, leaderPodName, zoneName, type DebugState, type StateSource } from '../../src/explain/state.js';
+import { buildStatusReport } from '../../src/explain/status.js';
+import { formatDuration, formatEta, secondsFromNow } from '../../src/util/format.js';
+import { renderTable, visibleLength } from '../../src/cli/inspect.js';
+import { renderStatusText, runStatusCommand } from '../../src/cli/status.js';
 import { FlagError } from '../../src/cli/flags.js';
 import type { EvictionGuardView } from '../../src/nodelifecycle/guard.js';
 

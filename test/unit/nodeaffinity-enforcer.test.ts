@@ -382,7 +382,8 @@ describe('pdbRefusal (writer.ts)', () => {
 
 describe('explain pod shows the enforcer\'s view', () => {
   test('waiting: "violates its during-execution affinity since …; evicts at … unless the label comes back"', async () => {
-    const { explainPod, renderPodExplanation } = await import('../../src/cli/explain.js');
+    const { explainPod } = await import('../../src/explain/pod.js');
+    const { renderPodExplanation } = await import('../../src/cli/explain.js');
     const now = Date.UTC(2026, 0, 1, 12);
     const pod = { namespace: 'ns', name: 'a', uid: 'uid-a', resourceVersion: '1', nodeName: 'n1', phase: 'Running', creationTimestamp: 0, conditions: [], tolerations: [], ownerReferences: [], pvcNames: [], finalizers: [] };
     const violation = { pod: 'ns/a', uid: 'uid-a', node: 'n1', sinceMs: now - 20_000, evictAtMs: now + 40_000, state: 'waiting' as const, reason: 'within the grace period', pdbRefusals: 0 };

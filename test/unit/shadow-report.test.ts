@@ -12,7 +12,8 @@ import { ShadowDecisionLog } from '../../src/shadow/decisions.js';
 import { buildShadowReport, observeCluster, type ObservedEvent } from '../../src/shadow/report.js';
 import { renderShadowReport, runShadowReportCommand, splitReportFlags, toObservedEvent } from '../../src/cli/shadow-report.js';
 import { FlagError } from '../../src/cli/flags.js';
-import { buildStatusReport, renderStatusText } from '../../src/cli/status.js';
+import { renderStatusText } from '../../src/cli/status.js';
+import { buildStatusReport } from '../../src/explain/status.js';
 
 const T0 = Date.UTC(2026, 10, 24, 10);
 const MIN = 60_000;

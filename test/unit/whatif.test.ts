@@ -10,12 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseControllerFlags, FlagError } from '../../src/cli/flags.js';
 import { parseScenario, ScenarioError, selectNodes } from '../../src/whatif/scenario.js';
+import { InputError } from '../../src/util/errors.js';
+import { runCommand } from '../../src/cli/command.js';
 import { runWhatIf, type WhatIfResult } from '../../src/whatif/run.js';
 import type { TimelineEntry } from '../../src/whatif/cluster.js';
 import { syntheticSnapshot } from '../../src/whatif/synthetic.js';
 import { loadSnapshot, saveSnapshot } from '../../src/whatif/snapshot.js';
 import { whatIfJson, whatIfText } from '../../src/whatif/report.js';
-import { runWhatIfCommand, splitWhatIfFlags } from '../../src/whatif/command.js';
+import { runWhatIfCommand, splitWhatIfFlags } from '../../src/cli/what-if.js';
 
 const GRACE_MS = 50_000; // --node-monitor-grace-period default
 const TOLERATION_MS = 300_000; // DefaultTolerationSeconds
@@ -170,12 +172,27 @@ describe('what-if: scenario format', () => {
       () => parseScenario(yaml, 'bad.yaml'),
       (err: unknown) => {
         assert.ok(err instanceof ScenarioError, String(err));
-        assert.ok(err instanceof FlagError, 'exits 2 as invalid input');
+        assert.ok(err instanceof InputError && err.exitCode === 2, 'exits 2 as invalid input');
         assert.match(err.message, pattern);
         return true;
       },
     );
   };
+
+  test('the CLI turns a malformed scenario into exit 2 and one `<program>: <file>:<line>: …` line on stderr', async (t) => {
+    const written: string[] = [];
+    t.mock.method(process.stderr, 'write', (chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const code = await runCommand('node-lifecycle-controller', async () => {
+      parseScenario('steps:\n  - at: 0s\n    action: explode\n    all: true\n', 'bad.yaml');
+      return 0;
+    });
+    t.mock.restoreAll();
+    assert.equal(code, 2);
+    assert.deepEqual(written, ['node-lifecycle-controller: bad.yaml:3: steps[0].action: unknown action "explode": one of stop-kubelet, start-kubelet, pause-heartbeats, report-not-ready, report-ready, out-of-service, delete-node\n']);
+  });
 
   test('a valid file: defaults, Go durations, steps sorted by time', () => {
     const s = parseScenario('steps:\n  - at: 5m\n    action: out-of-service\n    nodes: [n1]\n  - at: 0\n    action: pause-heartbeats\n    for: 1m30s\n    all: true\n', 'ok.yaml');
@@ -230,7 +247,7 @@ describe('what-if: snapshots and the command', () => {
     const raw = JSON.parse(await readFile(join(dir, 's.json'), 'utf8')) as Record<string, unknown[]>;
     raw['pods'] = [{ namespace: 'x' }];
     await writeFile(join(dir, 'bad.json'), JSON.stringify(raw));
-    await assert.rejects(loadSnapshot(join(dir, 'bad.json')), (e: unknown) => e instanceof FlagError && /--snapshot: .*bad\.json: pods\[0\]: not an object with a string name/.test(e.message));
+    await assert.rejects(loadSnapshot(join(dir, 'bad.json')), (e: unknown) => e instanceof InputError && e.exitCode === 2 && e.flag === 'snapshot' && /--snapshot: .*bad\.json: pods\[0\]: not an object with a string name/.test(e.message));
     await writeFile(join(dir, 'other.json'), '{"kind":"List"}');
     await assert.rejects(loadSnapshot(join(dir, 'other.json')), /not a snapshot/);
   });

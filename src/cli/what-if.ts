@@ -9,12 +9,12 @@
  * NLC_* variables and `--config` file), so a what-if matches a given controller configuration.
  */
 import { readFile } from 'node:fs/promises';
-import { FlagError, HelpRequested, parseControllerFlags } from '../cli/flags.js';
+import { FlagError, HelpRequested, parseControllerFlags } from './flags.js';
 import { loadKubeConfig } from '../kube/client.js';
-import { parseScenario } from './scenario.js';
-import { listCluster, loadSnapshot, saveSnapshot, type ClusterSnapshot } from './snapshot.js';
-import { runWhatIf } from './run.js';
-import { whatIfJson, whatIfText } from './report.js';
+import { parseScenario } from '../whatif/scenario.js';
+import { listCluster, loadSnapshot, saveSnapshot, type ClusterSnapshot } from '../whatif/snapshot.js';
+import { runWhatIf } from '../whatif/run.js';
+import { whatIfJson, whatIfText } from '../whatif/report.js';
 
 const USAGE = `Usage: node-lifecycle-controller what-if --scenario FILE [--snapshot FILE] [-o text|json] [controller flags]
        node-lifecycle-controller what-if --save-snapshot FILE [--kubeconfig FILE]
@@ -80,8 +80,8 @@ export function splitWhatIfFlags(argv: readonly string[]): WhatIfFlags {
  * @param argv arguments after `what-if`.
  * @returns the exit code: 0 after printing the timeline (or writing the snapshot).
  * @throws {FlagError} (exit 2) for bad flags, neither `--scenario` nor `--save-snapshot`, `--snapshot`
- *   with `--save-snapshot`, an unreadable or malformed scenario (`ScenarioError`: file, line and
- *   field) or snapshot; {@link HelpRequested} for `--help`; API errors while listing (exit 1).
+ *   with `--save-snapshot`, or an unreadable scenario file; {InputError} (exit 2) for a malformed
+ *   scenario (`ScenarioError`: file, line and field) or snapshot; {@link HelpRequested} for `--help`; API errors while listing (exit 1).
  */
 export async function runWhatIfCommand(argv: string[]): Promise<number> {
   const flags = splitWhatIfFlags(argv);
