@@ -30,7 +30,7 @@ import {
   TAINT_NODE_PID_PRESSURE,
   TAINT_NODE_UNREACHABLE,
   TAINT_NODE_UNSCHEDULABLE,
-} from '../nodelifecycle/taints.js';
+} from '../kube/taints.js';
 import { formatZoneKey, getZoneKey } from '../nodelifecycle/zones.js';
 import { decidePodEviction } from '../tainteviction/decision.js';
 import { firstToleratingToleration, noExecuteTaints } from '../tainteviction/tolerations.js';

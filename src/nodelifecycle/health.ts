@@ -14,7 +14,7 @@
 
 import { getCondition } from '../kube/objects.js';
 import type { Lease, Node, NodeCondition, Pod } from '../kube/objects.js';
-import { NODE_DISK_PRESSURE, NODE_MEMORY_PRESSURE, NODE_PID_PRESSURE, NODE_READY } from './taints.js';
+import { NODE_DISK_PRESSURE, NODE_MEMORY_PRESSURE, NODE_PID_PRESSURE, NODE_READY } from '../kube/taints.js';
 
 /**
  * The part of a node Lease the controller remembers: `renewTime` (epoch ms) decides whether it

@@ -25,10 +25,9 @@ import {
   type NodeHealth,
   type NodeHealthObservation,
 } from './health.js';
-import { LeaseCircuitBreaker } from './leasebreaker.js';
+import { LeaseCircuitBreaker } from './leasecircuitbreaker.js';
 import { formatZoneKey, getZoneKey } from './zones.js';
-import type { NodeLifecycleDeps, NodeLifecycleView } from './controller.js';
-import { NODE_WORKERS, recordEvent, type NodeHealthReader, type NodeReaction, type ZoneStatesForHealth } from './parts.js';
+import { NODE_WORKERS, recordEvent, type HealthMonitorDeps, type HealthMonitorLinks, type NodeHealthReader, type NodeLifecycleView } from './parts.js';
 
 /**
  * This thread's CPU time so far (user + system), **milliseconds**; process-wide where Node lacks
@@ -48,27 +47,12 @@ interface Observed {
   obs: NodeHealthObservation;
 }
 
-/** The other parts as the health part sees them; controller.ts wires them. */
-export interface HealthMonitorLinks {
-  /** True once the controller was stopped (or before it started). */
-  stopped(): boolean;
-  zones: ZoneStatesForHealth;
-  /** NoExecute tainting (taint mode) or legacy eviction. */
-  reaction: NodeReaction;
-  /** Pod readiness: the pods of a node that just turned not-Ready, and the resync of every pass. */
-  pods: { queuePodsNotReady(nodeName: string): void; resyncPodReadiness(): void };
-  /** A health sync of the node finished (the NoSchedule pass may have waited for it). */
-  healthSyncDone(name: string): void;
-  /** The monitor pass found a registered node gone from the cache. */
-  nodeRemoved(name: string, zone: string): void;
-}
-
 /**
  * The health part. Mirrors the health half of upstream `nodelifecycle.Controller`. Implements
  * {@link NodeHealthReader} for the other parts.
  */
 export class NodeHealthMonitor implements NodeHealthReader {
-  readonly #d: NodeLifecycleDeps;
+  readonly #d: HealthMonitorDeps;
   readonly #l: HealthMonitorLinks;
   readonly #health = new Map<string, NodeHealth>();
   readonly #known = new Map<string, { uid: string; zone: string }>();
@@ -87,8 +71,8 @@ export class NodeHealthMonitor implements NodeHealthReader {
   #sawCluster = true;
   #monitorRunning: Promise<void> | undefined;
 
-  /** @param deps the controller's injected dependencies; @param links the other parts. Never throws. */
-  constructor(deps: NodeLifecycleDeps, links: HealthMonitorLinks) {
+  /** @param deps the slice of the controller's deps the health part uses; @param links the other parts. Never throws. */
+  constructor(deps: HealthMonitorDeps, links: HealthMonitorLinks) {
     this.#d = deps;
     this.#l = links;
     this.#breaker = new LeaseCircuitBreaker(deps.leaseCircuitBreaker, deps.log);
