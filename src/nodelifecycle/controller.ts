@@ -32,7 +32,7 @@
  *    eviction (upstream #108268).
  * 7. Pods are marked NotReady level-based (every monitor pass, every pod of a not-Ready node), except
  *    during the all-zones stop and one grace period after it, when pod readiness is left alone
- *    (issue 14; kubernetes #125618, #112733, #135205, #77864, #125824).
+ *    (kubernetes #125618, #112733, #135205, #77864, #125824).
  * 8. `NodeControllerLeaseCircuitBreaker` (1.37, kubernetes #138698): the live Lease read is made
  *    only for an expired node that is about to be acted on (marked Unknown, queued for or swapped to
  *    a NoExecute taint, legacy eviction), not for every expired node on every pass; see

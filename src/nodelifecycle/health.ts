@@ -76,7 +76,7 @@ export interface NodeHealthObservation {
   /**
    * The Ready condition as the node carried it **before** this observation (a synthetic Unknown
    * one, dated at creation, when the node has none). Taint-based eviction decides on this.
-   * May be the cached node's own object (issue 18: no copy per observation): never mutate it.
+   * May be the cached node's own object (no copy per observation: observations run on every Node and Lease event): never mutate it.
    */
   observedReady: Readonly<NodeCondition>;
   /**

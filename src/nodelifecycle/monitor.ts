@@ -185,7 +185,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
       const nodes = this.#d.caches.nodes.list();
       for (const node of nodes) this.#ensureRegistered(node);
       // The cache is keyed by node name and cannot change within this synchronous block, so a
-      // lookup answers "in the list" without a 5,000-entry Set per pass (issue 18).
+      // lookup answers "in the list" without a 5,000-entry Set per pass (steady-state CPU at scale).
       for (const [name, info] of this.#known) {
         if (this.#d.caches.nodes.get(name) !== undefined) continue;
         this.#known.delete(name);
@@ -288,7 +288,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
     if (!seenBefore || before !== readyStatus) {
       this.#lastReady.set(o.name, readyStatus);
       // A Ready flip may change its zone's state: it is recomputed before any tainting decision
-      // reads it, once for a burst of flips (issue 18: a recompute visits every node). A first
+      // reads it, once for a burst of flips (a recompute visits every node). A first
       // sight is not a flip; the monitor pass computes zones once after all first sights.
       if (seenBefore) this.#l.zones.readyFlipped(getZoneKey(o.node.labels), before, readyStatus);
     }
@@ -302,7 +302,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
    * healthy nodes free of per-node promise and queue overhead.
    * @param timed observe `node_collector_update_node_health_duration_seconds`: the monitor pass
    *   does, once per node as upstream's pass; Lease and Node events (100/s at 1,000 nodes) do not,
-   *   so the histogram counts what upstream's counts and the event path skips its cost (issue 18).
+   *   so the histogram counts what upstream's counts and the event path skips its cost (steady-state CPU).
    * @returns true when the node was handed to the health queue.
    */
   monitorOne(name: string, timed = false): boolean {
@@ -348,7 +348,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
   /**
    * The monitor pass waits for the health syncs it queued, as upstream's pass waits for each node's
    * update, so that zone states are computed on this pass's writes. It waits for those syncs only,
-   * not for the health queue to idle (issue 14 item 7: Lease events keep a busy queue from ever
+   * not for the health queue to idle (Lease events keep a busy queue from ever
    * idling, which starved the pass, its zone states and its pod resync), and at most one monitor
    * period (a status write that hangs must not stop the passes; zone states are recomputed after
    * every Ready flip anyway, before anything reads them).

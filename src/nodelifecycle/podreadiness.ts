@@ -84,7 +84,7 @@ export class PodReadiness implements PodQueue {
    * NotReady; in legacy mode, a pod on a node already evicted (1.20's `evicted` state) that is still
    * past its pod eviction timeout is deleted ({@link NodeReaction.processPod}), as 1.20's `evictPods`
    * does on every monitor pass.
-   * Deliberate difference (issue 14, kubernetes #77864/#125824): nothing is done during the
+   * Deliberate difference (kubernetes #77864/#125824): nothing is done during the
    * all-zones stop; {@link resyncPodReadiness} explains it and queues the pods again when it ends.
    */
   async #processPod(key: string): Promise<void> {
@@ -119,7 +119,7 @@ export class PodReadiness implements PodQueue {
 
   /**
    * Level-based NotReady marking, run on every monitor pass (and when the all-zones stop ends).
-   * Deliberate difference (issue 14): upstream marks a node's pods only when its own pass turns a
+   * Deliberate difference: upstream marks a node's pods only when its own pass turns a
    * Ready node not-Ready (plus a retry), so pods stay Ready forever on a node whose kubelet reports
    * Ready=False while renewing its Lease (kubernetes #125618), after a False→Unknown flip (#112733)
    * or after a restart in the middle of the marking (#135205). Here every pod on a node whose Ready
