@@ -44,7 +44,7 @@ import { startListWatch, type ListWatchHandle, type WatchEventType } from '../..
 import { describeError, isConflict, loadKubeConfig, makeClients, type KubeClients } from '../kube/client.js';
 import { getCondition, podKey, taintToWire, toMillis, toNode, toPod, type Node, type Pod, type Taint } from '../kube/objects.js';
 import { createLogger } from '../log/logger.js';
-import { TAINT_NODE_MEMORY_PRESSURE, TAINT_NODE_OUT_OF_SERVICE, TAINT_NODE_UNREACHABLE } from '../nodelifecycle/taints.js';
+import { TAINT_NODE_MEMORY_PRESSURE, TAINT_NODE_OUT_OF_SERVICE, TAINT_NODE_UNREACHABLE } from '../kube/taints.js';
 import { firstToleratingToleration } from '../tainteviction/tolerations.js';
 import { TAINT_MANAGER_EVICTION_REASON } from '../tainteviction/events.js';
 import { realClock } from '../util/clock.js';

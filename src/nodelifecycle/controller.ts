@@ -32,132 +32,32 @@
  *    eviction (upstream #108268).
  * 7. Pods are marked NotReady level-based (every monitor pass, every pod of a not-Ready node), except
  *    during the all-zones stop and one grace period after it, when pod readiness is left alone
- *    (issue 14; kubernetes #125618, #112733, #135205, #77864, #125824).
+ *    (kubernetes #125618, #112733, #135205, #77864, #125824).
  * 8. `NodeControllerLeaseCircuitBreaker` (1.37, kubernetes #138698): the live Lease read is made
  *    only for an expired node that is about to be acted on (marked Unknown, queued for or swapped to
  *    a NoExecute taint, legacy eviction), not for every expired node on every pass; see
- *    `#needsLiveLeaseCheck` in monitor.ts and leasebreaker.ts.
+ *    `#needsLiveLeaseCheck` in monitor.ts and leasecircuitbreaker.ts.
  * docs/node-lifecycle.md lists every difference and whether it can only delay or reduce an action.
  */
-import type { Lease, Node, Pod } from '../kube/objects.js';
+import type { Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
-import type { Logger } from '../log/logger.js';
-import type { EventSink, ReadStore } from '../kube/types.js';
-import type { NodeCollectorMetrics } from '../metrics/registry.js';
-import type { Clock } from '../util/clock.js';
-import type { NodeLifecycleWriter } from './writer.js';
-import type { ZoneState } from './zones.js';
-import type { EvictionGuardsConfig, EvictionGuardView } from './guard.js';
 import { NodeHealthMonitor } from './monitor.js';
 import { NoScheduleTaintPass } from './noschedule.js';
 import { ZoneTainting } from './tainting.js';
 import { LegacyEviction } from './legacyeviction.js';
 import { PodReadiness } from './podreadiness.js';
-import type { NodeHealthReader, NodeReaction, PodQueue } from './parts.js';
+import type { NodeHealthReader, NodeLifecycleDeps, NodeLifecycleView, NodeReaction, PodQueue } from './parts.js';
 
-/** Configuration, with upstream's flag semantics. Durations in **milliseconds**, rates in nodes per **second**. */
-export interface NodeLifecycleConfig {
-  nodeMonitorPeriodMs: number;
-  nodeMonitorGracePeriodMs: number;
-  nodeStartupGracePeriodMs: number;
-  nodeEvictionRate: number;
-  secondaryNodeEvictionRate: number;
-  largeClusterSizeThreshold: number;
-  unhealthyZoneThreshold: number;
-  /** true: taint-based eviction (NoExecute taints); false: 1.20's legacy direct pod eviction. */
-  enableTaintManager: boolean;
-  /** Legacy mode only: how long a node may be NotReady/Unknown before its pods are deleted. */
-  podEvictionTimeoutMs: number;
-  /**
-   * Ours (issue 16): the cluster-wide eviction guards, `--max-unhealthy-nodes` and storm detection
-   * (guard.ts, `evictionGuardsConfig`). Absent or `{}`: both off, as kube-controller-manager.
-   */
-  evictionGuards?: EvictionGuardsConfig;
-}
-
-/** The informer caches the controller reads. Lease keys are `kube-node-lease/<node>`; pod keys `ns/name`. */
-export interface NodeLifecycleCaches {
-  nodes: ReadStore<Node>;
-  leases: ReadStore<Lease>;
-  pods: ReadStore<Pod> & { podsOnNode(nodeName: string): readonly Pod[] };
-  /**
-   * DaemonSets, for legacy eviction, which never deletes a DaemonSet pod. `has`: a DaemonSet exists
-   * by `ns/name` (a pod whose controller owner reference names an existing DaemonSet is skipped).
-   * `selectsPod`: 1.20's `GetPodDaemonSets` — some DaemonSet in the pod's namespace has a non-empty
-   * selector matching the pod's labels, whatever its owner references (see
-   * `podSelectedByDaemonSet` in daemonsets.ts); when absent only `has` is used.
-   */
-  daemonSets: { has(key: string): boolean; selectsPod?(pod: Pod): boolean };
-}
-
-/** The writes the controller makes (implemented by {@link NodeLifecycleWriter}). */
-export type NodeLifecycleWrites = Pick<
-  NodeLifecycleWriter,
-  'swapNodeTaints' | 'updateNodeConditions' | 'markPodNotReady' | 'evictPodLegacy' | 'patchNodeLabels' | 'forgetNode'
->;
-
-/** Everything the controller needs, injected. */
-export interface NodeLifecycleDeps {
-  config: NodeLifecycleConfig;
-  clock: Clock;
-  log: Logger;
-  caches: NodeLifecycleCaches;
-  writes: NodeLifecycleWrites;
-  events: EventSink;
-  metrics: NodeCollectorMetrics;
-  /** True while the node and lease caches reflect the cluster (synced, watches connected). */
-  canSeeCluster: () => boolean;
-  /**
-   * `NodeControllerLeaseCircuitBreaker` (default on, as in 1.37): before an expired node is acted
-   * on, its Lease is read live; absent when the gate is off (1.36 behaviour: the cache decides).
-   */
-  leaseCircuitBreaker?: LeaseCircuitBreakerIO;
-}
-
-/** The I/O of the Lease circuit breaker (src/cli/run.ts wires the API and the Lease informer). */
-export interface LeaseCircuitBreakerIO {
-  /**
-   * Quorum GET of `kube-node-lease/<nodeName>`.
-   * @returns the Lease's resourceVersion, or `undefined` only when the API answers 404.
-   * @throws for any other answer (an API or network error, an unparsable object): the node is not
-   *   acted on now and is retried (fail closed).
-   */
-  readLease(nodeName: string): Promise<{ resourceVersion: string } | undefined>;
-  /** The Lease informer's resourceVersion (last list, event or bookmark applied); `""` while relisting. */
-  cacheResourceVersion(): string;
-}
-
-/** One zone as the `status` command and `/debug/state` show it. Times are epoch ms. */
-export interface ZoneView {
-  zone: string;
-  zoneLabel: string;
-  state: ZoneState;
-  size: number;
-  unhealthy: number;
-  /** Current tainting (or legacy eviction) rate, nodes per second. */
-  rate: number;
-  queueLength: number;
-  /** Next node due and the earliest time it can be processed. */
-  next?: { node: string; processAt: number };
-  pausedReason?: string;
-}
-
-/** Read-only view of the controller, for `/debug/state`, `status` and `explain`. */
-export interface NodeLifecycleView {
-  allZonesDisrupted: boolean;
-  canSeeCluster: boolean;
-  /** The cluster-wide eviction guards that are configured (issue 16); empty when both are off. */
-  evictionGuards: EvictionGuardView[];
-  zones: ZoneView[];
-  nodes: {
-    name: string;
-    zone: string;
-    ready?: string;
-    probeTimestamp?: number;
-    probeDeadline?: number;
-    queued: boolean;
-  }[];
-}
+// The seam's types are defined in parts.ts; the ones other folders use are importable from here too.
+export type {
+  LeaseCircuitBreakerIO,
+  NodeLifecycleCaches,
+  NodeLifecycleConfig,
+  NodeLifecycleDeps,
+  NodeLifecycleView,
+  NodeLifecycleWrites,
+  ZoneView,
+} from './parts.js';
 
 /**
  * The node lifecycle controller. Construct, then {@link start} once the caches have synced; feed it
@@ -197,7 +97,7 @@ export class NodeLifecycleController {
       legacy: { evictOne: (zone, v) => this.#legacy.evictOne(zone, v), forgetEvictions: () => this.#legacy.forgetEvictions() },
     });
     const pods: PodQueue = { podMarkingHeld: () => this.#pods.podMarkingHeld(), queuePod: (key) => this.#pods.queuePod(key) };
-    this.#legacy = new LegacyEviction(deps, health, pods, this.#zones);
+    this.#legacy = new LegacyEviction(deps, { health, pods, zones: this.#zones });
     const legacy = this.#legacy;
     const reaction: NodeReaction = deps.config.enableTaintManager ? this.#zones : legacy;
     this.#pods = new PodReadiness(deps, {
@@ -205,7 +105,7 @@ export class NodeLifecycleController {
       allZonesStopped: () => this.#zones.allZonesStopped(),
       ...(deps.config.enableTaintManager ? {} : { processPod: (pod, h, ready) => legacy.processPod(pod, h, ready) }),
     });
-    this.#noSchedule = new NoScheduleTaintPass(deps, (name) => this.#monitor.isSyncing(name));
+    this.#noSchedule = new NoScheduleTaintPass(deps, { healthSyncRunning: (name) => this.#monitor.isSyncing(name) });
     this.#monitor = new NodeHealthMonitor(deps, {
       stopped,
       zones: this.#zones,

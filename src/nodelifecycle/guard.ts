@@ -1,5 +1,5 @@
 /**
- * Cluster-wide eviction guards (issue 16, items 1 and 2): the circuit breaker
+ * Cluster-wide eviction guards: the circuit breaker
  * (`--max-unhealthy-nodes`) and storm detection (`--storm-threshold`, `--storm-window`,
  * `--storm-hold`). Ours, not upstream's: kube-controller-manager's only defences against a mass
  * eviction are the per-zone thresholds and the all-zones stop (`handleDisruption`).

@@ -14,7 +14,7 @@
 
 import { getCondition } from '../kube/objects.js';
 import type { Lease, Node, NodeCondition, Pod } from '../kube/objects.js';
-import { NODE_DISK_PRESSURE, NODE_MEMORY_PRESSURE, NODE_PID_PRESSURE, NODE_READY } from './taints.js';
+import { NODE_DISK_PRESSURE, NODE_MEMORY_PRESSURE, NODE_PID_PRESSURE, NODE_READY } from '../kube/taints.js';
 
 /**
  * The part of a node Lease the controller remembers: `renewTime` (epoch ms) decides whether it
@@ -76,7 +76,7 @@ export interface NodeHealthObservation {
   /**
    * The Ready condition as the node carried it **before** this observation (a synthetic Unknown
    * one, dated at creation, when the node has none). Taint-based eviction decides on this.
-   * May be the cached node's own object (issue 18: no copy per observation): never mutate it.
+   * May be the cached node's own object (no copy per observation: observations run on every Node and Lease event): never mutate it.
    */
   observedReady: Readonly<NodeCondition>;
   /**

@@ -16,15 +16,24 @@ import type { NodeHealth } from './health.js';
 import type { TimedValue, TryResult } from './timedqueue.js';
 import type { WriteResult } from './writer.js';
 import { formatZoneKey, getZoneKey } from './zones.js';
-import type { NodeLifecycleDeps } from './controller.js';
-import { GATE_HOLD_RETRY_MS, recordEvent, type LegacyEvictionForZones, type NodeHealthReader, type NodeReaction, type PodQueue, type ZoneQueuesForEviction } from './parts.js';
+import {
+  GATE_HOLD_RETRY_MS,
+  recordEvent,
+  type LegacyEvictionDeps,
+  type LegacyEvictionForZones,
+  type LegacyEvictionLinks,
+  type NodeHealthReader,
+  type NodeReaction,
+  type PodQueue,
+  type ZoneQueuesForEviction,
+} from './parts.js';
 
 /**
  * The legacy eviction part: the health part's {@link NodeReaction} in legacy mode, and the zone
  * part's {@link LegacyEvictionForZones}.
  */
 export class LegacyEviction implements NodeReaction, LegacyEvictionForZones {
-  readonly #d: NodeLifecycleDeps;
+  readonly #d: LegacyEvictionDeps;
   readonly #health: NodeHealthReader;
   readonly #pods: PodQueue;
   readonly #zones: ZoneQueuesForEviction;
@@ -35,14 +44,14 @@ export class LegacyEviction implements NodeReaction, LegacyEvictionForZones {
   readonly #evicted = new Set<string>();
 
   /**
-   * @param deps the controller's injected dependencies; @param health the health part;
-   * @param pods the pod queue; @param zones the zone queues and the gate. Never throws.
+   * @param deps the slice of the controller's deps legacy eviction uses; @param links the health
+   * part, the pod queue, the zone queues and the gate. Never throws.
    */
-  constructor(deps: NodeLifecycleDeps, health: NodeHealthReader, pods: PodQueue, zones: ZoneQueuesForEviction) {
+  constructor(deps: LegacyEvictionDeps, links: LegacyEvictionLinks) {
     this.#d = deps;
-    this.#health = health;
-    this.#pods = pods;
-    this.#zones = zones;
+    this.#health = links.health;
+    this.#pods = links.pods;
+    this.#zones = links.zones;
   }
 
   /** The node left the cluster (1.20: `nodeEvictionMap.unregister`). */

@@ -25,10 +25,9 @@ import {
   type NodeHealth,
   type NodeHealthObservation,
 } from './health.js';
-import { LeaseCircuitBreaker } from './leasebreaker.js';
+import { LeaseCircuitBreaker } from './leasecircuitbreaker.js';
 import { formatZoneKey, getZoneKey } from './zones.js';
-import type { NodeLifecycleDeps, NodeLifecycleView } from './controller.js';
-import { NODE_WORKERS, recordEvent, type NodeHealthReader, type NodeReaction, type ZoneStatesForHealth } from './parts.js';
+import { NODE_WORKERS, recordEvent, type HealthMonitorDeps, type HealthMonitorLinks, type NodeHealthReader, type NodeLifecycleView } from './parts.js';
 
 /**
  * This thread's CPU time so far (user + system), **milliseconds**; process-wide where Node lacks
@@ -48,27 +47,12 @@ interface Observed {
   obs: NodeHealthObservation;
 }
 
-/** The other parts as the health part sees them; controller.ts wires them. */
-export interface HealthMonitorLinks {
-  /** True once the controller was stopped (or before it started). */
-  stopped(): boolean;
-  zones: ZoneStatesForHealth;
-  /** NoExecute tainting (taint mode) or legacy eviction. */
-  reaction: NodeReaction;
-  /** Pod readiness: the pods of a node that just turned not-Ready, and the resync of every pass. */
-  pods: { queuePodsNotReady(nodeName: string): void; resyncPodReadiness(): void };
-  /** A health sync of the node finished (the NoSchedule pass may have waited for it). */
-  healthSyncDone(name: string): void;
-  /** The monitor pass found a registered node gone from the cache. */
-  nodeRemoved(name: string, zone: string): void;
-}
-
 /**
  * The health part. Mirrors the health half of upstream `nodelifecycle.Controller`. Implements
  * {@link NodeHealthReader} for the other parts.
  */
 export class NodeHealthMonitor implements NodeHealthReader {
-  readonly #d: NodeLifecycleDeps;
+  readonly #d: HealthMonitorDeps;
   readonly #l: HealthMonitorLinks;
   readonly #health = new Map<string, NodeHealth>();
   readonly #known = new Map<string, { uid: string; zone: string }>();
@@ -87,8 +71,8 @@ export class NodeHealthMonitor implements NodeHealthReader {
   #sawCluster = true;
   #monitorRunning: Promise<void> | undefined;
 
-  /** @param deps the controller's injected dependencies; @param links the other parts. Never throws. */
-  constructor(deps: NodeLifecycleDeps, links: HealthMonitorLinks) {
+  /** @param deps the slice of the controller's deps the health part uses; @param links the other parts. Never throws. */
+  constructor(deps: HealthMonitorDeps, links: HealthMonitorLinks) {
     this.#d = deps;
     this.#l = links;
     this.#breaker = new LeaseCircuitBreaker(deps.leaseCircuitBreaker, deps.log);
@@ -201,7 +185,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
       const nodes = this.#d.caches.nodes.list();
       for (const node of nodes) this.#ensureRegistered(node);
       // The cache is keyed by node name and cannot change within this synchronous block, so a
-      // lookup answers "in the list" without a 5,000-entry Set per pass (issue 18).
+      // lookup answers "in the list" without a 5,000-entry Set per pass (steady-state CPU at scale).
       for (const [name, info] of this.#known) {
         if (this.#d.caches.nodes.get(name) !== undefined) continue;
         this.#known.delete(name);
@@ -304,7 +288,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
     if (!seenBefore || before !== readyStatus) {
       this.#lastReady.set(o.name, readyStatus);
       // A Ready flip may change its zone's state: it is recomputed before any tainting decision
-      // reads it, once for a burst of flips (issue 18: a recompute visits every node). A first
+      // reads it, once for a burst of flips (a recompute visits every node). A first
       // sight is not a flip; the monitor pass computes zones once after all first sights.
       if (seenBefore) this.#l.zones.readyFlipped(getZoneKey(o.node.labels), before, readyStatus);
     }
@@ -318,7 +302,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
    * healthy nodes free of per-node promise and queue overhead.
    * @param timed observe `node_collector_update_node_health_duration_seconds`: the monitor pass
    *   does, once per node as upstream's pass; Lease and Node events (100/s at 1,000 nodes) do not,
-   *   so the histogram counts what upstream's counts and the event path skips its cost (issue 18).
+   *   so the histogram counts what upstream's counts and the event path skips its cost (steady-state CPU).
    * @returns true when the node was handed to the health queue.
    */
   monitorOne(name: string, timed = false): boolean {
@@ -364,7 +348,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
   /**
    * The monitor pass waits for the health syncs it queued, as upstream's pass waits for each node's
    * update, so that zone states are computed on this pass's writes. It waits for those syncs only,
-   * not for the health queue to idle (issue 14 item 7: Lease events keep a busy queue from ever
+   * not for the health queue to idle (Lease events keep a busy queue from ever
    * idling, which starved the pass, its zone states and its pod resync), and at most one monitor
    * period (a status write that hangs must not stop the passes; zone states are recomputed after
    * every Ready flip anyway, before anything reads them).

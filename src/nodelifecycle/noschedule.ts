@@ -7,9 +7,8 @@
  */
 import type { Node, Taint } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
-import type { NodeLifecycleDeps } from './controller.js';
 import { conditionTaintDiff } from './taints.js';
-import { NODE_WORKERS } from './parts.js';
+import { NODE_WORKERS, type NoScheduleDeps, type NoScheduleLinks } from './parts.js';
 
 const LABEL_RECONCILE: readonly [primary: string, secondary: string][] = [
   ['kubernetes.io/os', 'beta.kubernetes.io/os'],
@@ -18,21 +17,20 @@ const LABEL_RECONCILE: readonly [primary: string, secondary: string][] = [
 
 /** The NoSchedule pass. Mirrors upstream's `nodeUpdateQueue` and its workers. */
 export class NoScheduleTaintPass {
-  readonly #d: NodeLifecycleDeps;
-  /** True while the health part syncs the node (its status write may not be in the cache yet). */
-  readonly #healthSyncRunning: (name: string) => boolean;
+  readonly #d: NoScheduleDeps;
+  readonly #l: NoScheduleLinks;
   /** Nodes whose NoSchedule pass waits for their running health sync (see #doNoScheduleTaintingPass). */
   readonly #afterHealth = new Set<string>();
   readonly #queue: WorkQueue;
 
   /**
-   * @param deps the controller's injected dependencies.
-   * @param healthSyncRunning asks the health part whether the node's health sync is running.
+   * @param deps the slice of the controller's deps the NoSchedule part uses.
+   * @param links asks the health part whether the node's health sync is running.
    * Never throws.
    */
-  constructor(deps: NodeLifecycleDeps, healthSyncRunning: (name: string) => boolean) {
+  constructor(deps: NoScheduleDeps, links: NoScheduleLinks) {
     this.#d = deps;
-    this.#healthSyncRunning = healthSyncRunning;
+    this.#l = links;
     this.#queue = new WorkQueue({
       name: 'node_lifecycle_controller',
       concurrency: NODE_WORKERS,
@@ -59,7 +57,7 @@ export class NoScheduleTaintPass {
 
   /** Mirrors `doNoScheduleTaintingPass` + `reconcileNodeLabels`. Throws to request a retry. */
   async #doNoScheduleTaintingPass(name: string): Promise<void> {
-    if (this.#healthSyncRunning(name)) {
+    if (this.#l.healthSyncRunning(name)) {
       // Our own status write's watch event often arrives before its response. Wait for the
       // health sync: the NoExecute taint it queues carries the condition taints in the same
       // patch (deliberate difference 12), and would otherwise queue behind this one's write.

@@ -6,33 +6,23 @@
  * Mirrors upstream `pkg/controller/nodelifecycle/node_lifecycle_controller.go` (`processPod`, the
  * `podUpdateQueue` workers, the `MarkPodsNotReady` call of `monitorNodeHealth`). Deliberate
  * differences 11, 14 and 15 of docs/node-lifecycle.md live here. Node health is the health part's
- * (monitor.ts), read through {@link NodeHealthReader}.
+ * (monitor.ts), read through the `NodeHealthReader` of parts.ts.
  */
 import type { Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { EVENT_POD_MARKING_HELD, podNeedsNotReadyMark, podNeedsNotReadyOnNode, podNodeNotReadyEvent, savedReadyCondition } from './health.js';
 import type { WriteResult } from './writer.js';
-import type { NodeLifecycleDeps } from './controller.js';
-import { recordEvent, type NodeHealthReader, type NodeReaction, type PodQueue } from './parts.js';
+import { recordEvent, type PodQueue, type PodReadinessDeps, type PodReadinessLinks } from './parts.js';
 
 // Upstream podUpdateWorkerSize is 4, but its pod workers only handle pod updates; ours also mark a
 // failed node's pods NotReady (deliberate difference 11), which needs as many writes in flight as
 // the --kube-api-qps budget allows at the API server's latency.
 const POD_WORKERS = 32;
 
-/** The other parts as the pod readiness part sees them; controller.ts wires them. */
-export interface PodReadinessLinks {
-  health: NodeHealthReader;
-  /** True while every zone is FullDisruption (the all-zones stop). */
-  allZonesStopped(): boolean;
-  /** Legacy eviction's pod rule (`NodeReaction.processPod`); absent in taint mode. */
-  processPod?: NodeReaction['processPod'];
-}
-
 /** The pod readiness part. Implements {@link PodQueue} for legacy eviction. */
 export class PodReadiness implements PodQueue {
-  readonly #d: NodeLifecycleDeps;
+  readonly #d: PodReadinessDeps;
   readonly #l: PodReadinessLinks;
   readonly #podQueue: WorkQueue;
   /** Not-Ready nodes whose held pod readiness was explained with an Event in the current all-zones stop. */
@@ -43,8 +33,8 @@ export class PodReadiness implements PodQueue {
    */
   #podMarkingResumesAt = 0;
 
-  /** @param deps the controller's injected dependencies; @param links the other parts. Never throws. */
-  constructor(deps: NodeLifecycleDeps, links: PodReadinessLinks) {
+  /** @param deps the slice of the controller's deps the pod readiness part uses; @param links the other parts. Never throws. */
+  constructor(deps: PodReadinessDeps, links: PodReadinessLinks) {
     this.#d = deps;
     this.#l = links;
     this.#podQueue = new WorkQueue({
@@ -94,7 +84,7 @@ export class PodReadiness implements PodQueue {
    * NotReady; in legacy mode, a pod on a node already evicted (1.20's `evicted` state) that is still
    * past its pod eviction timeout is deleted ({@link NodeReaction.processPod}), as 1.20's `evictPods`
    * does on every monitor pass.
-   * Deliberate difference (issue 14, kubernetes #77864/#125824): nothing is done during the
+   * Deliberate difference (kubernetes #77864/#125824): nothing is done during the
    * all-zones stop; {@link resyncPodReadiness} explains it and queues the pods again when it ends.
    */
   async #processPod(key: string): Promise<void> {
@@ -129,7 +119,7 @@ export class PodReadiness implements PodQueue {
 
   /**
    * Level-based NotReady marking, run on every monitor pass (and when the all-zones stop ends).
-   * Deliberate difference (issue 14): upstream marks a node's pods only when its own pass turns a
+   * Deliberate difference: upstream marks a node's pods only when its own pass turns a
    * Ready node not-Ready (plus a retry), so pods stay Ready forever on a node whose kubelet reports
    * Ready=False while renewing its Lease (kubernetes #125618), after a False→Unknown flip (#112733)
    * or after a restart in the middle of the marking (#135205). Here every pod on a node whose Ready

@@ -47,7 +47,7 @@ export class SwappableTokenBucket implements SwappableRateLimiter {
    * @param qps initial rate in tokens per **second**: `<= 0` never accepts, `Infinity` always
    *   accepts (for tests), anything else starts as a full bucket.
    * @param burst bucket size (default {@link EVICTION_RATE_LIMITER_BURST}).
-   * @param beforeToken called by {@link tryAccept} before it could hand out a token (issue 18: the
+   * @param beforeToken called by {@link tryAccept} before it could hand out a token (the
    *   zone part recomputes zone states there if a Ready flip is pending, which may {@link swap} this
    *   limiter first). Not called while no token can come within {@link TOKEN_LOOKAHEAD_MS}.
    * @throws {RangeError} when `qps` is NaN or `burst` is not a positive integer.

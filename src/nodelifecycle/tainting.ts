@@ -1,4 +1,4 @@
-// Why this file is over 500 lines: zone states, the zone queues, the NoExecute tainting pass and the one gate (admits) with the eviction guards that feed it share the zone state; split candidates: the pause and guard explanations, the pending Ready flips of issue 18.
+// Why this file is over 500 lines: zone states, the zone queues and limiters, the NoExecute tainting pass and the one gate (admits) share the zone state; the pending Ready flips, the pause explanations and the eviction guards' hold already live beside it (readyflips.ts, zonepauses.ts, guardhold.ts).
 /**
  * Zone states and NoExecute tainting, the node lifecycle controller's zone loop: per-zone states
  * and rate-limited queues, the tainting pass every 100 ms (in legacy mode the same queues drive
@@ -10,40 +10,42 @@
  * of docs/node-lifecycle.md live here (numbered as there; the list in controller.ts is shorter).
  *
  * {@link ZoneTainting.admits} is the one gate every NoExecute taint and every legacy eviction
- * passes before it is made.
+ * passes before it is made. Beside it: the pending Ready flips (readyflips.ts), the explanations of
+ * zone pauses (zonepauses.ts) and the eviction guards' hold (guardhold.ts).
  */
 import type { Node, NodeCondition } from '../kube/objects.js';
 import { getCondition } from '../kube/objects.js';
 import { describeError } from '../kube/client.js';
+import { NODE_READY, taintExists } from '../kube/taints.js';
 import type { TimerHandle } from '../util/clock.js';
+import { EvictionGuardHold } from './guardhold.js';
+import type { EvictionGuardView } from './guard.js';
 import { savedReadyCondition } from './health.js';
 import { SwappableTokenBucket } from './ratelimit.js';
-import { NODE_READY, NOT_READY_TAINT_TEMPLATE, taintExists, UNREACHABLE_TAINT_TEMPLATE } from './taints.js';
+import { drainPassedThroughLowerRate, PendingReadyFlips, zoneCounts, type ZoneCounts } from './readyflips.js';
+import { NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE } from './taints.js';
 import { RateLimitedTimedQueue, type TimedValue, type TryResult } from './timedqueue.js';
 import {
   computeZoneState,
-  countReady,
   formatZoneKey,
   getZoneKey,
   isExcludedFromDisruption,
   isLegacyMasterName,
   legacyStricterZoneStatuses,
-  lowestZoneRate,
   planDisruption,
   stricterZoneStatuses,
-  type DisruptionPause,
   type ZoneState,
 } from './zones.js';
-import type { NodeLifecycleDeps, ZoneView } from './controller.js';
-import { EvictionGuards, type EvictionGuardName, type EvictionGuardView, type GuardTransition } from './guard.js';
+import { ZonePauses } from './zonepauses.js';
 import {
   GATE_HOLD_RETRY_MS,
-  type LegacyEvictionForZones,
-  type NodeHealthReader,
   type NodeReaction,
   type NoExecuteAction,
   type ZoneQueuesForEviction,
   type ZoneStatesForHealth,
+  type ZoneTaintingDeps,
+  type ZoneTaintingLinks,
+  type ZoneView,
 } from './parts.js';
 
 const EVENT_SOURCE_TAINT_PASS_MS = 100; // upstream scheduler.NodeEvictionPeriod
@@ -55,55 +57,18 @@ const RETRY_WAIT_MS = 50; // upstream retries a failed taint swap "after 0"; 50 
  */
 const TAINT_WRITES_IN_FLIGHT = 16;
 /**
- * Issue 18: the longest a Ready flip waits before the tainting pass recomputes zone states on its
- * own, in milliseconds. Readers that could act on a stale state recompute first whatever the age
- * ({@link ZoneTainting.readyFlipped}); this only bounds how stale the views, metrics and pause
- * explanations get during a long burst of flips.
- */
-const PENDING_FLIPS_MAX_AGE_MS = 1000;
-
-/** Ready flips not yet in the zone states (issue 18; see {@link ZoneTainting.readyFlipped}). */
-interface PendingFlips {
-  /** When the first of them happened, epoch ms. */
-  sinceMs: number;
-  flips: number;
-  /** Zones whose limiter had no token at `sinceMs`: a swap then would have drained the new one. */
-  noTokenAtStart: Set<string>;
-  /** Per zone, flips from Ready (`down`) and to Ready (`up`). */
-  byZone: Map<string, { down: number; up: number }>;
-}
-
-/** A zone's node count and Ready counts (upstream's, and difference 3's stricter one) at a recompute. */
-interface ZoneCounts {
-  size: number;
-  real: number;
-  effective: number;
-}
-
-/** The other parts as the zone part sees them; controller.ts wires them. */
-export interface ZoneTaintingLinks {
-  /** True once the controller was stopped (or before it started). */
-  stopped(): boolean;
-  health: NodeHealthReader;
-  /** The all-zones stop ended at `nowMs` (epoch ms): the health part gives every node a fresh grace period. */
-  allZonesStopEnded(nowMs: number): void;
-  /** Legacy eviction: drains the zone queues in legacy mode; forgets evictions on the all-zones stop. */
-  legacy: LegacyEvictionForZones;
-}
-
-/**
  * The zone part. In taint mode it is also the {@link NodeReaction} of the health part
  * (`processTaintBaseEviction`).
  */
 export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction, NodeReaction {
-  readonly #d: NodeLifecycleDeps;
-  readonly #cfg: NodeLifecycleDeps['config'];
+  readonly #d: ZoneTaintingDeps;
+  readonly #cfg: ZoneTaintingDeps['config'];
   readonly #l: ZoneTaintingLinks;
   readonly #zoneStates = new Map<string, ZoneState>();
   readonly #zoneQueues = new Map<string, RateLimitedTimedQueue>();
   readonly #zoneLimiters = new Map<string, SwappableTokenBucket>();
-  /** Ready flips since zone states were last computed (issue 18). */
-  #pending: PendingFlips | undefined;
+  /** Ready flips since zone states were last computed (see {@link readyFlipped}). */
+  readonly #pending = new PendingReadyFlips();
   /**
    * Nodes that were Ready by the stricter count of difference 3 when zone states were last computed
    * (in legacy mode, not named like masters). While any one still is, the all-zones stop cannot
@@ -113,24 +78,28 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   /** Per zone, the counts of the last recompute (taint mode's view; in legacy mode also 1.20's, keyed `legacy/<zone>`). */
   #lastCounts = new Map<string, ZoneCounts>();
   readonly #zoneSizes = new Map<string, { size: number; unhealthy: number }>();
-  readonly #pausedReasons = new Map<string, string>();
+  /** The zones whose tainting is paused, and the explanations (deliberate difference 4). */
+  readonly #pauses: ZonePauses;
   #taintTimer: TimerHandle | undefined;
-  /** Issue 16: the cluster-wide eviction guards (guard.ts), consulted by {@link admits}. */
-  readonly #guards: EvictionGuards;
-  /** The timer that observes the guards again when one can close. */
-  #guardRecheck: TimerHandle | undefined;
-  /** Per open guard, the node its EvictionCircuitOpen Event went on (the close Event goes there too). */
-  readonly #guardEventNode = new Map<EvictionGuardName, string>();
+  /** The cluster-wide eviction guards (guard.ts) as applied here, consulted by {@link admits}. */
+  readonly #guards: EvictionGuardHold;
   #taintPassRunning = false;
   #taintPassAgain = false;
 
-  /** @param deps the controller's injected dependencies; @param links the other parts. Never throws. */
-  constructor(deps: NodeLifecycleDeps, links: ZoneTaintingLinks) {
+  /** @param deps the slice of the controller's deps the zone part uses; @param links the other parts. Never throws. */
+  constructor(deps: ZoneTaintingDeps, links: ZoneTaintingLinks) {
     this.#d = deps;
     this.#cfg = deps.config;
     this.#l = links;
-    this.#guards = new EvictionGuards(deps.clock, deps.config.evictionGuards ?? {});
-    for (const guard of this.#guards.configured) deps.metrics.evictionCircuitOpen.set({ guard }, 0);
+    this.#pauses = new ZonePauses(deps, links.health);
+    this.#guards = new EvictionGuardHold(deps, {
+      health: links.health,
+      // A blind controller decides nothing; the monitor pass observes again once it can see.
+      recheck: () => {
+        if (!this.#l.stopped() && this.#d.canSeeCluster()) this.handleDisruption();
+      },
+      released: () => this.kickPass(),
+    });
   }
 
   /** Starts the tainting (or legacy eviction) pass, every 100 ms. */
@@ -141,7 +110,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   /** Stops the pass timer; a running pass finishes. */
   stop(): void {
     this.#taintTimer?.cancel();
-    this.#guardRecheck?.cancel();
+    this.#guards.stop();
   }
 
   /**
@@ -153,69 +122,20 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * a held pod is left alone until the next monitor pass queues it again.
    * Not gated: the unreachable↔not-ready swap on an already tainted node ({@link #swapNow}) and taint
    * removal.
-   * Issue 16 (deliberate difference 19, only delays or reduces): it holds every action while a
-   * cluster-wide eviction guard (`--max-unhealthy-nodes`, storm detection) is open, whatever the
-   * zone or node; the guards are fed by {@link handleDisruption}.
+   * Deliberate difference 19 (only delays or reduces): it holds every action while a cluster-wide
+   * eviction guard (`--max-unhealthy-nodes`, storm detection) is open, whatever the zone or node;
+   * the guards are fed by {@link handleDisruption} (guardhold.ts).
    * @param action what is about to be done; @param zone the node's zone key; @param name the node.
    */
   admits(_action: NoExecuteAction, _zone: string, _name: string): boolean {
     this.#recomputeIfPending();
-    return !this.#guards.blocksNewNoExecuteTaints();
-  }
-
-  /**
-   * Issue 16: feeds the eviction guards the readiness of this pass (the stricter count of
-   * difference 3, over the nodes that take part in zone disruption), explains each guard that
-   * opened or closed, and arms one timer at the earliest time a guard can close (a hold ends, or a
-   * storm's entry ages out), so a close does not wait for the next monitor pass.
-   */
-  #observeGuards(readiness: ReadonlyMap<string, boolean>): void {
-    for (const t of this.#guards.observe({ readiness })) this.#explainGuard(t);
-    this.#guardRecheck?.cancel();
-    this.#guardRecheck = undefined;
-    const at = this.#guards.recheckAtMs();
-    if (at === undefined) return;
-    this.#guardRecheck = this.#d.clock.setTimeout(() => {
-      this.#guardRecheck = undefined;
-      // A blind controller decides nothing; the monitor pass observes again once it can see.
-      if (!this.#l.stopped() && this.#d.canSeeCluster()) this.handleDisruption();
-    }, at - this.#d.clock.now());
-  }
-
-  /**
-   * A guard opened or closed: the gauge, a log line and a Warning Event on a Node, as zone pauses are
-   * explained. The open Event goes on the first not-Ready node by name (so `kubectl describe node`
-   * of a dead node says why it is not tainted); the close Event on the same node while it exists.
-   */
-  #explainGuard(t: GuardTransition): void {
-    const opened = t.change === 'opened';
-    this.#d.metrics.evictionCircuitOpen.set({ guard: t.guard }, opened ? 1 : 0);
-    if (opened) this.#d.log.warn({ guard: t.guard, notReady: t.notReadyNodes.length }, t.message);
-    else this.#d.log.info({ guard: t.guard, notReady: t.notReadyNodes.length }, t.message);
-    const earlier = this.#guardEventNode.get(t.guard);
-    const candidates = opened || earlier === undefined ? t.notReadyNodes : [earlier, ...t.notReadyNodes];
-    let target: { name: string; uid: string } | undefined;
-    for (const name of candidates) {
-      const info = this.#l.health.registration(name);
-      if (info) {
-        target = { name, uid: info.uid };
-        break;
-      }
-    }
-    if (!target) {
-      const first = this.#l.health.registered().next();
-      if (!first.done) target = { name: first.value[0], uid: first.value[1].uid };
-    }
-    if (opened && target) this.#guardEventNode.set(t.guard, target.name);
-    else this.#guardEventNode.delete(t.guard);
-    if (target) this.#d.events.record({ kind: 'Node', name: target.name, uid: target.uid }, 'Warning', t.reason, t.message);
-    if (!opened && !this.#guards.blocksNewNoExecuteTaints()) this.kickPass();
+    return !this.#guards.blocks();
   }
 
   /** The configured eviction guards, for the view (`/debug/state`, `status`, `explain`). */
   evictionGuardViews(): EvictionGuardView[] {
     this.#recomputeIfPending();
-    return this.#guards.view();
+    return this.#guards.views();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -230,7 +150,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   #zoneQueue(zone: string): RateLimitedTimedQueue {
     let q = this.#zoneQueues.get(zone);
     if (!q) {
-      // Issue 18: before the zone's limiter can hand out a token, pending Ready flips reach the zone states.
+      // Before the zone's limiter can hand out a token, pending Ready flips reach the zone states.
       const limiter = new SwappableTokenBucket(this.#d.clock, this.#cfg.nodeEvictionRate, undefined, () => this.#recomputeIfPending());
       q = new RateLimitedTimedQueue(this.#d.clock, limiter);
       this.#zoneQueues.set(zone, q);
@@ -407,10 +327,10 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * (deliberate difference 12), legacy eviction stays serial as upstream's.
    */
   async doNoExecuteTaintingPass(): Promise<void> {
-    if (this.#pending && this.#d.clock.now() - this.#pending.sinceMs >= PENDING_FLIPS_MAX_AGE_MS) this.handleDisruption();
+    if (this.#pending.overdue(this.#d.clock.now())) this.handleDisruption();
     // The pass runs every 100 ms and, in a healthy cluster, finds every queue empty: a zone with no
     // waiting value has nothing to process (no token is taken, the gauge already reads 0), so it
-    // costs no promises here (issue 18, steady-state CPU). A value queued after this check waits for
+    // costs no promises here (steady-state CPU). A value queued after this check waits for
     // the next pass (at most 100 ms, or the pass its queuing kicks): later, never sooner.
     const waiting: [string, RateLimitedTimedQueue][] = [];
     for (const entry of this.#zoneQueues) if (entry[1].length > 0) waiting.push(entry);
@@ -477,9 +397,9 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * node anywhere). Mirrors the `allAreFullyDisrupted` state of `handleDisruption`.
    */
   allZonesStopped(): boolean {
-    // Issue 18: a pending flip can start the stop only once no node that blocked it is Ready any more.
+    // A pending flip can start the stop only once no node that blocked it is Ready any more.
     // While the stop is on, pending flips (not to Ready: those recompute at once) cannot end it.
-    if (this.#pending && !this.#stopOn() && !this.#stopStillBlocked()) this.handleDisruption();
+    if (this.#pending.any && !this.#stopOn() && !this.#stopStillBlocked()) this.handleDisruption();
     return this.#stopOn();
   }
 
@@ -502,35 +422,27 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   }
 
   /**
-   * A node's Ready status changed from `from` to `to` (`zone`: its zone key). Issue 18: zone states
-   * are recomputed lazily, not on every flip (a mass failure flips n nodes, and each recompute visits all n).
+   * A node's Ready status changed from `from` to `to` (`zone`: its zone key). Zone states are
+   * recomputed lazily, not on every flip (a mass failure flips n nodes, and each recompute visits
+   * all n; readyflips.ts keeps the flips meanwhile).
    * Every reader that could act on them recomputes first while flips are pending: a zone limiter
    * about to hand out a token (so no NoExecute taint or legacy eviction is taken at a rate the
    * flips changed), the gate ({@link admits}), the all-zones stop ({@link allZonesStopped}: pod
-   * marking), the views; the tainting pass after {@link PENDING_FLIPS_MAX_AGE_MS}, and every
+   * marking), the views; the tainting pass after `PENDING_FLIPS_MAX_AGE_MS`, and every
    * monitor pass. Recomputes at once where the all-zones stop may start (a flip from Ready when no
    * node that kept the stop off is still Ready) or end (a flip to Ready during the stop: every node
    * gets a fresh grace period). See deliberate difference 2 in docs/node-lifecycle.md.
    * O(zones) for the first flip of a burst, amortised O(1) after (without a recompute).
    */
   readyFlipped(zone: string, from: string | undefined, to: string | undefined): void {
-    if (!this.#pending) {
-      const noTokenAtStart = new Set<string>();
-      for (const [z, limiter] of this.#zoneLimiters) if (!limiter.hasToken()) noTokenAtStart.add(z);
-      this.#pending = { sinceMs: this.#d.clock.now(), flips: 0, noTokenAtStart, byZone: new Map() };
-    }
-    this.#pending.flips++;
-    let counts = this.#pending.byZone.get(zone);
-    if (!counts) this.#pending.byZone.set(zone, (counts = { down: 0, up: 0 }));
-    if (from === 'True' && to !== 'True') counts.down++;
-    if (to === 'True' && from !== 'True') counts.up++;
+    this.#pending.record(zone, from, to, this.#d.clock.now(), this.#zoneLimiters);
     // At once where the all-zones stop may start or end, as when every flip recomputed: a node
     // leaving Ready when no node kept the stop off any more; a node Ready again during the stop.
     if (this.#stopOn() ? to === 'True' : from === 'True' && !this.#stopStillBlocked()) this.handleDisruption();
   }
 
   #recomputeIfPending(): void {
-    if (this.#pending) this.handleDisruption();
+    if (this.#pending.any) this.handleDisruption();
   }
 
   /**
@@ -563,8 +475,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    */
   handleDisruption(): void {
     const now = this.#d.clock.now();
-    const pending = this.#pending;
-    this.#pending = undefined;
+    const pending = this.#pending.take();
     const stopBlockers: string[] = [];
     const effective = new Map<string, (string | undefined)[]>();
     const real = new Map<string, (string | undefined)[]>();
@@ -573,7 +484,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     const legacyMode = !this.#cfg.enableTaintManager;
     const legacyReal = new Map<string, (string | undefined)[]>();
     const legacyEffective = new Map<string, (string | undefined)[]>();
-    // Issue 16: the guards count the same nodes as zone disruption, with the stricter status.
+    // The eviction guards count the same nodes as zone disruption, with the stricter status.
     const guardReadiness = this.#guards.enabled ? new Map<string, boolean>() : undefined;
     for (const node of this.#d.caches.nodes.list()) {
       if (!this.#l.health.registration(node.name) || isExcludedFromDisruption(node)) continue;
@@ -631,17 +542,17 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     }
     for (const { zone, rate } of plan.rateSwaps) {
       this.#zoneQueues.get(zone)?.swapLimiter(rate);
-      // Issue 18: a swap when the first pending flip happened would have found no token.
+      // A swap when the first pending flip happened would have found no token.
       if (pending?.noTokenAtStart.has(zone)) this.#zoneLimiters.get(zone)?.drain();
       this.#d.metrics.zoneTaintingRate.set({ zone }, rate);
-      if (rate >= this.#cfg.nodeEvictionRate) this.#clearPause(zone);
+      if (rate >= this.#cfg.nodeEvictionRate) this.#pauses.clear(zone);
     }
-    if (pending && pending.flips > 1) this.#drainPassedThroughLowerRate(pending, counts);
+    if (pending && pending.flips > 1) drainPassedThroughLowerRate(pending, this.#lastCounts, counts, this.#zoneLimiters, this.#cfg);
     this.#lastCounts = counts;
     for (const t of plan.transitions) {
       this.#d.log.info({ zone: formatZoneKey(t.zone), from: t.from, to: t.to }, 'Controller detected that zone is now in new state');
     }
-    for (const pause of plan.pauses) this.#explainPause(pause, nodesByZone);
+    for (const pause of plan.pauses) this.#pauses.explain(pause, nodesByZone);
     if (plan.mode === 'enter-all-disrupted') {
       this.#d.log.warn({}, 'Controller detected that all Nodes are not-Ready. Entering master disruption mode');
       this.#l.legacy.forgetEvictions(); // 1.20 cancelPodEviction on every node: nodeEvictionMap status unmarked
@@ -652,80 +563,12 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       }
     } else if (plan.mode === 'exit-all-disrupted') {
       this.#d.log.warn({}, 'Controller detected that some Nodes are Ready. Exiting master disruption mode');
-      for (const zone of this.#zoneQueues.keys()) this.#clearPause(zone, 'all-zones-fully-disrupted');
+      for (const zone of this.#zoneQueues.keys()) this.#pauses.clear(zone, 'all-zones-fully-disrupted');
       // Every node gets a fresh grace period (upstream resets every probe timestamp); pods left
       // alone during the stop are marked once it has passed, if their node is still not Ready.
       this.#l.allZonesStopEnded(now);
     }
-    if (guardReadiness) this.#observeGuards(guardReadiness);
-  }
-
-  /**
-   * Issue 18: recomputing once for several Ready flips must not hand out a token that recomputing on
-   * each would not have. Each would have passed the zone through every Ready count between the two
-   * recomputes; if one of those gives a lower rate than the zone has now (a small zone dying goes
-   * Normal, PartialDisruption at rate 0, FullDisruption), a swap to it and back may have left the
-   * zone's bucket empty, so it is emptied now. Can only delay the zone's next token.
-   */
-  #drainPassedThroughLowerRate(pending: PendingFlips, counts: ReadonlyMap<string, ZoneCounts>): void {
-    for (const [key, now] of counts) {
-      const zone = key.startsWith('legacy/') ? key.slice('legacy/'.length) : key;
-      const limiter = this.#zoneLimiters.get(zone);
-      if (!limiter || limiter.qps <= 0) continue;
-      const before = this.#lastCounts.get(key);
-      const flips = pending.byZone.get(zone) ?? { down: 0, up: 0 };
-      // A zone that changed size is checked over every Ready count.
-      const same = before !== undefined && before.size === now.size;
-      const lo = same ? Math.min(before.real - flips.down, before.effective - flips.down, now.real, now.effective) : 0;
-      const hi = same ? Math.max(before.real + flips.up, before.effective + flips.up, now.real, now.effective) : now.size;
-      // Through rate 0 the bucket comes back empty; through a lower positive rate it comes back
-      // full only if it had a token when the first flip happened (no token is taken meanwhile).
-      const lowest = lowestZoneRate(now.size, lo, hi, this.#cfg);
-      if (lowest <= 0 || (lowest < limiter.qps && pending.noTokenAtStart.has(zone))) limiter.drain();
-    }
-  }
-
-  /** Deliberate difference 4: every pause is explained with a Warning event, a log line and a gauge. */
-  #explainPause(pause: DisruptionPause, nodesByZone: ReadonlyMap<string, readonly string[]>): void {
-    const zones = pause.zone !== undefined ? [pause.zone] : [...nodesByZone.keys()];
-    const reasonLabel = pause.kind === 'zone-stopped' || pause.kind === 'zone-slowed' ? 'partial-disruption' : 'all-zones-fully-disrupted';
-    const eventReason =
-      pause.kind === 'zone-stopped'
-        ? 'ZoneEvictionPaused'
-        : pause.kind === 'zone-slowed'
-          ? 'ZoneEvictionSlowed'
-          : pause.kind === 'all-zones-stopped'
-            ? 'AllZonesDisrupted'
-            : 'AllZonesRecovered';
-    for (const zone of zones) {
-      if (pause.kind === 'all-zones-resumed') this.#clearPause(zone, reasonLabel);
-      else {
-        this.#pausedReasons.set(zone, pause.reason);
-        this.#d.metrics.zoneEvictionPaused.set({ zone, reason: reasonLabel }, 1);
-      }
-      // The event goes on one node of the zone (preferably a not-Ready one), so `kubectl describe
-      // node` of a dead node says why it is not being tainted.
-      const names = [...(nodesByZone.get(zone) ?? [])].sort();
-      const target = names.find((n) => this.#l.health.lastReady(n) !== 'True') ?? names[0];
-      const info = target !== undefined ? this.#l.health.registration(target) : undefined;
-      if (target !== undefined && info) {
-        this.#d.events.record(
-          { kind: 'Node', name: target, uid: info.uid },
-          pause.kind === 'all-zones-resumed' ? 'Normal' : 'Warning',
-          eventReason,
-          pause.reason,
-        );
-      }
-    }
-    this.#d.log.warn({ zone: pause.zone !== undefined ? formatZoneKey(pause.zone) : undefined, kind: pause.kind }, pause.reason);
-  }
-
-  #clearPause(zone: string, only?: string): void {
-    if (!this.#pausedReasons.has(zone)) return;
-    this.#pausedReasons.delete(zone);
-    for (const reason of ['partial-disruption', 'all-zones-fully-disrupted']) {
-      if (only === undefined || only === reason) this.#d.metrics.zoneEvictionPaused.set({ zone, reason }, 0);
-    }
+    if (guardReadiness) this.#guards.observe(guardReadiness);
   }
 
   /** The zones part of the controller's view. Times are epoch ms. */
@@ -745,19 +588,12 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
         queueLength: q.length,
       };
       if (head) z.next = { node: head.value, processAt: head.processAt };
-      const paused = this.#pausedReasons.get(zone);
+      const paused = this.#pauses.reason(zone);
       if (paused) z.pausedReason = paused;
       zones.push(z);
     }
     return zones;
   }
-}
-
-/** Per zone, the {@link ZoneCounts} of these statuses (`effective`: the same nodes, stricter). */
-function zoneCounts(real: ReadonlyMap<string, (string | undefined)[]>, effective: ReadonlyMap<string, (string | undefined)[]>): Map<string, ZoneCounts> {
-  const out = new Map<string, ZoneCounts>();
-  for (const [zone, statuses] of real) out.set(zone, { size: statuses.length, real: countReady(statuses), effective: countReady(effective.get(zone) ?? statuses) });
-  return out;
 }
 
 function push<V>(m: Map<string, V[]>, k: string, v: V): void {

@@ -15,9 +15,8 @@
 
 import type { Node, Taint } from '../kube/objects.js';
 // The well-known keys, condition types, taint-set predicates and the taint formatter live in
-// src/kube/taints.ts (shared with src/kube/predicates.ts and the other controllers); re-exported
-// here for this controller's users.
-export * from '../kube/taints.js';
+// src/kube/taints.ts (shared with src/kube/predicates.ts and the other controllers): import them
+// from there. This file holds only what the node lifecycle controller decides about taints.
 import {
   NODE_DISK_PRESSURE,
   NODE_MEMORY_PRESSURE,

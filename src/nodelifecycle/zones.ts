@@ -169,7 +169,7 @@ export function zoneRate(state: ZoneState, zoneSize: number, cfg: ZoneRateConfig
 
 /**
  * The lowest {@link zoneRate} (nodes per **second**) of a zone of `size` nodes with any number of
- * Ready nodes from `minReady` to `maxReady` (clamped to 0..size). Issue 18: whether recomputing on
+ * Ready nodes from `minReady` to `maxReady` (clamped to 0..size). For deciding whether recomputing on
  * every one of several Ready flips could have passed the zone through a lower rate than the one
  * recomputing once gives it (for example a small zone dying: Normal, PartialDisruption at rate 0,
  * then FullDisruption). O(size).

@@ -17,7 +17,7 @@ import { daemonSetSelectorMatches, podSelectedByDaemonSet } from '../../src/node
 import { FakeClock } from '../../src/util/clock.js';
 import { getCondition, podKey, toDaemonSet, toPod, toPodWithLabels, type Lease } from '../../src/kube/objects.js';
 import type { NodeLifecycleConfig } from '../../src/nodelifecycle/controller.js';
-import { compareResourceVersion, LeaseCacheConsistency, liveLeaseVerdict } from '../../src/nodelifecycle/leasecheck.js';
+import { compareResourceVersion, LeaseCacheConsistency, liveLeaseVerdict } from '../../src/nodelifecycle/leasecircuitbreaker.js';
 
 import { DEFAULT_CONFIG, GRACE_MS, LEASE_RENEW_MS, started, World, zoneNodes, type RecordedWrite } from '../support/nodelifecycle-world.js';
 

@@ -5,6 +5,15 @@ import type { Node, NodeCondition, Taint } from '../../src/kube/objects.js';
 import {
   CONDITION_TAINT_KEYS,
   NOT_READY_TAINT_TEMPLATE,
+  UNREACHABLE_TAINT_TEMPLATE,
+  addOrUpdateTaint,
+  applyTaintSwap,
+  conditionTaintDiff,
+  desiredConditionTaints,
+  isConditionTaint,
+  removeTaints,
+} from '../../src/nodelifecycle/taints.js';
+import {
   TAINT_NODE_DISK_PRESSURE,
   TAINT_NODE_MEMORY_PRESSURE,
   TAINT_NODE_NETWORK_UNAVAILABLE,
@@ -13,17 +22,10 @@ import {
   TAINT_NODE_PID_PRESSURE,
   TAINT_NODE_UNREACHABLE,
   TAINT_NODE_UNSCHEDULABLE,
-  UNREACHABLE_TAINT_TEMPLATE,
-  addOrUpdateTaint,
-  applyTaintSwap,
-  conditionTaintDiff,
-  desiredConditionTaints,
-  isConditionTaint,
-  removeTaints,
   taintExists,
   taintKeyExists,
   taintMatches,
-} from '../../src/nodelifecycle/taints.js';
+} from '../../src/kube/taints.js';
 
 const NOW = Date.UTC(2015, 0, 1, 12);
 

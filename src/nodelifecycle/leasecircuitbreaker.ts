@@ -1,16 +1,22 @@
 /**
  * The Lease circuit breaker of the node lifecycle controller (`NodeControllerLeaseCircuitBreaker`,
- * beta and on by default in kube-controller-manager 1.37, kubernetes #138698), as pure logic.
+ * beta and on by default in kube-controller-manager 1.37, kubernetes #138698): one concept, in two
+ * layers.
+ * - Pure: {@link liveLeaseVerdict} decides on the live read of an expired node's Lease;
+ *   {@link LeaseCacheConsistency} is the controller-wide hold that follows a mismatch: no node is
+ *   judged until the Lease informer has caught up with the resourceVersion the API server returned.
+ * - The health part's use of it, {@link LeaseCircuitBreaker}: the live read before an expired node
+ *   is acted on and the hold, with their log lines, over the injected {@link LeaseCircuitBreakerIO}
+ *   (no I/O of its own).
  *
- * Before a node whose cached Lease has expired is acted on, the controller reads the Lease live
- * (the I/O is the shell's, src/nodelifecycle/leasebreaker.ts). {@link liveLeaseVerdict} decides on the
- * answer; {@link LeaseCacheConsistency} is the controller-wide hold that follows a mismatch: no node
- * is judged until the Lease informer has caught up with the resourceVersion the API server returned.
- *
- * Upstream: `tryUpdateNodeHealth` in `pkg/controller/nodelifecycle/node_lifecycle_controller.go`,
+ * Upstream: the `NodeControllerLeaseCircuitBreaker` branch of `tryUpdateNodeHealth` in
+ * `pkg/controller/nodelifecycle/node_lifecycle_controller.go` and its `consistencyStore`,
  * `RealConsistencyStore` in `pkg/controller/util/consistency/consistency.go`,
  * `CompareResourceVersion` in `k8s.io/apimachinery/pkg/util/resourceversion/resourceversion.go`.
  */
+import { describeError } from '../kube/client.js';
+import type { Logger } from '../log/logger.js';
+import type { LeaseCircuitBreakerIO } from './parts.js';
 
 /**
  * Compares two resourceVersions as apimachinery does: both must be positive decimal integers without
@@ -102,5 +108,84 @@ export class LeaseCacheConsistency {
   /** The resourceVersion being awaited, if any (for `/debug/state`). */
   get awaited(): string | undefined {
     return this.#wrote;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The health part's use of the breaker: the live read and the hold, over the injected I/O.
+// ---------------------------------------------------------------------------------------------
+
+/** The live Lease read and the hold. With no I/O (the feature gate off) it holds nothing and allows everything. */
+export class LeaseCircuitBreaker {
+  readonly #io: LeaseCircuitBreakerIO | undefined;
+  readonly #log: Logger;
+  /** The controller-wide hold after a live Lease read found the Lease cache behind (upstream `consistencyStore`). */
+  readonly #leaseConsistency = new LeaseCacheConsistency();
+  /** The hold was logged (once per hold). */
+  #leaseHoldLogged = false;
+
+  /** @param io the API and Lease informer I/O, undefined when the gate is off; @param log the logger. Never throws. */
+  constructor(io: LeaseCircuitBreakerIO | undefined, log: Logger) {
+    this.#io = io;
+    this.#log = log;
+  }
+
+  /** Whether the gate is on (the live read is made). */
+  get enabled(): boolean {
+    return this.#io !== undefined;
+  }
+
+  /** True while a hold awaits the Lease informer (without checking whether it has caught up). */
+  get holding(): boolean {
+    return this.#leaseConsistency.awaited !== undefined;
+  }
+
+  /**
+   * Upstream `consistencyStore.EnsureReady` at the top of `tryUpdateNodeHealth`: true while a live
+   * Lease read has shown the Lease cache to be behind and the informer has not caught up yet; then
+   * no node is judged. Logs the start and the end of each hold.
+   */
+  cacheBehind(): boolean {
+    const io = this.#io;
+    if (!io || this.#leaseConsistency.awaited === undefined) return false;
+    const behind = this.#leaseConsistency.ensureReady(io.cacheResourceVersion());
+    if (behind && !this.#leaseHoldLogged) {
+      this.#leaseHoldLogged = true;
+      this.#log.warn(behind, 'The Lease cache is behind the API server: no node is judged until it catches up');
+    } else if (!behind && this.#leaseHoldLogged) {
+      this.#leaseHoldLogged = false;
+      this.#log.info({}, 'The Lease cache caught up: judging nodes again');
+    }
+    return behind !== undefined;
+  }
+
+  /**
+   * The live read of `NodeControllerLeaseCircuitBreaker` for an expired node (upstream
+   * `tryUpdateNodeHealth`): a 404 or the resourceVersion saved with the node's last seen renewal
+   * lets the controller act; any other resourceVersion starts the controller-wide hold
+   * ({@link cacheBehind}) and nothing is done for this node now.
+   * @param nodeName the node; @param saved `NodeHealth.lease.resourceVersion` (undefined: none saved).
+   * @returns true when the node may be acted on.
+   * @throws the read's error for any other failure (fail closed: the health queue retries with
+   *   backoff; upstream skips the node until its next pass).
+   */
+  async allows(nodeName: string, saved: string | undefined): Promise<boolean> {
+    const io = this.#io;
+    if (!io) return true;
+    let live: { resourceVersion: string } | undefined;
+    try {
+      live = await io.readLease(nodeName);
+    } catch (err) {
+      this.#log.warn({ node: nodeName, err: describeError(err) }, 'Live read of the node Lease failed: not acting on the node now; retrying');
+      throw err;
+    }
+    const verdict = liveLeaseVerdict(saved, live);
+    if (verdict.act) return true;
+    this.#leaseConsistency.wroteAt(verdict.liveResourceVersion);
+    this.#log.warn(
+      { node: nodeName, cachedResourceVersion: saved ?? '', liveResourceVersion: verdict.liveResourceVersion },
+      'The node Lease changed on the API server since the cache saw it renew: not marking the node unhealthy',
+    );
+    return false;
   }
 }

@@ -1,0 +1,94 @@
+/**
+ * The NoSchedule part (src/nodelifecycle/noschedule.ts) on its own: built from its deps slice
+ * (`NoScheduleDeps`) and a fake `NoScheduleLinks`, no controller and no other part.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Node, Taint } from '../../src/kube/objects.js';
+import { NoScheduleTaintPass } from '../../src/nodelifecycle/noschedule.js';
+import type { NoScheduleDeps } from '../../src/nodelifecycle/parts.js';
+import { conditionTaintDiff } from '../../src/nodelifecycle/taints.js';
+import { basics, MapStore, node, settle } from '../support/nodelifecycle-parts.js';
+
+interface Call {
+  kind: 'taints' | 'labels';
+  name: string;
+  conditionTaints?: boolean;
+  labels?: Record<string, string>;
+}
+
+function build(nodes: Node[], syncing = new Set<string>()) {
+  const { clock, log } = basics();
+  const cache = new MapStore<Node>();
+  for (const n of nodes) cache.set(n);
+  const calls: Call[] = [];
+  const deps: NoScheduleDeps = {
+    clock,
+    log,
+    caches: { nodes: cache },
+    writes: {
+      swapNodeTaints: async (name, _add, _remove, cached, opts = {}) => {
+        calls.push({ kind: 'taints', name, conditionTaints: opts.conditionTaints === true });
+        if (cached) {
+          const d = conditionTaintDiff(cached);
+          opts.onConditionTaints?.(d.toAdd, d.toRemove);
+        }
+        return 'written';
+      },
+      patchNodeLabels: async (name, cached, compute) => {
+        const labels = cached ? compute(cached) : undefined;
+        calls.push({ kind: 'labels', name, ...(labels ? { labels } : {}) });
+        return labels ? 'written' : 'unchanged';
+      },
+    },
+  };
+  const part = new NoScheduleTaintPass(deps, { healthSyncRunning: (name) => syncing.has(name) });
+  return { clock, part, calls, syncing };
+}
+
+describe('NoSchedule part through parts.ts', () => {
+  test('a NotReady node without its condition taint gets one condition-taint write', async (t) => {
+    const w = build([node('n1', 'False')]);
+    t.after(() => w.part.stop());
+    w.part.enqueue('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true }]);
+  });
+
+  test('a node already in line (taint present, labels reconciled) gets no write', async (t) => {
+    const taint: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
+    const w = build([node('n1', 'False', { taints: [taint] })]);
+    t.after(() => w.part.stop());
+    w.part.enqueue('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, []);
+  });
+
+  test('reconciles the beta os/arch labels from the GA ones', async (t) => {
+    const w = build([node('n1', 'True', { labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'arm64', 'beta.kubernetes.io/arch': 'amd64' } })]);
+    t.after(() => w.part.stop());
+    w.part.enqueue('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [{ kind: 'labels', name: 'n1', labels: { 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': 'arm64' } }]);
+  });
+
+  test('waits for a running health sync of the node, then runs once it is done', async (t) => {
+    const w = build([node('n1', 'False')], new Set(['n1']));
+    t.after(() => w.part.stop());
+    w.part.enqueue('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [], 'deferred while the health sync runs');
+    w.syncing.delete('n1');
+    w.part.healthSyncDone('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true }]);
+  });
+
+  test('healthSyncDone of a node that was not deferred queues nothing', async (t) => {
+    const w = build([node('n1', 'False')]);
+    t.after(() => w.part.stop());
+    w.part.healthSyncDone('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, []);
+  });
+});
