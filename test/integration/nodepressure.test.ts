@@ -11,10 +11,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
-import { Fleet } from '../../sim/fleet.js';
-import { FLEET_LABEL, SIM_IMAGE } from '../../sim/objects.js';
-import { FAULT_ANNOTATION } from '../../sim/evictionmanager.js';
-import { evictionConfigFromFlags } from '../../src/nodepressure/thresholds.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
+import { FLEET_LABEL, SIM_IMAGE } from '@node-lifecycle-controller/sim/objects';
+import { FAULT_ANNOTATION } from '@node-lifecycle-controller/sim/evictionmanager';
+import { evictionConfigFromFlags } from '../../src/kubelet/thresholds.js';
 import { getCondition, toNode, type Node } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { runExplainCommand, type PodExplanation } from '../../src/cli/explain.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import { runWhatIfCommand } from '../../src/whatif/command.js';
 import { loadSnapshot } from '../../src/whatif/snapshot.js';
 import type { TimelineEntry } from '../../src/whatif/cluster.js';

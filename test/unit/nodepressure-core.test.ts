@@ -23,20 +23,20 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { formatBytes, parseQuantity } from '../../src/nodepressure/quantity.js';
-import { makeSignalObservations, type SignalObservations, type Summary } from '../../src/nodepressure/signals.js';
+import { formatBytes, parseQuantity } from '../../src/kube/quantity.js';
+import { makeSignalObservations, type SignalObservations, type Summary } from '../../src/kubelet/signals.js';
 import {
   DEFAULT_EVICTION_HARD, DEFAULT_PRESSURE_TRANSITION_PERIOD_MS, addAllocatableThresholds, compareThresholdValue, effectiveEvictionHard,
   evictionConfigFromFlags, evictionConfigFromKubeletConfiguration, getReclaimableThreshold, hasNodeCondition, nodeConditions,
   nodeConditionsLastObservedAt, nodeConditionsObservedSince, parsePercentage, parseThresholdConfig, sortByEvictionPriority,
   thresholdKey, thresholdsFirstObservedAt, thresholdsMet, thresholdsMetGracePeriod, thresholdsUpdatedStats, updateContainerFsThresholds,
   type Threshold,
-} from '../../src/nodepressure/thresholds.js';
+} from '../../src/kubelet/thresholds.js';
 import {
   disk, exceedDiskRequests, exceedMemoryRequests, memory, orderedBy, priority, process, rankPodsForEviction,
   type CmpFunc,
-} from '../../src/nodepressure/ranking.js';
-import { evictionMessage } from '../../src/nodepressure/manager.js';
+} from '../../src/kubelet/ranking.js';
+import { evictionMessage } from '@node-lifecycle-controller/sim/nodepressure/manager';
 import {
   defaultPriority, highPriority, localVolume, lowPriority, names, newContainer, newPod, newPodDiskStats, newPodInodeStats,
   newPodMemoryStats, newPodProcessStats, newResourceList, statsFnOf,

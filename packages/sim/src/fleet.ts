@@ -13,10 +13,10 @@
  */
 import PQueue from 'p-queue';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import type { Clock, TimerHandle } from '../src/util/clock.js';
-import { realClock } from '../src/util/clock.js';
-import { apiStatusCode, apiStatusReason, describeError, isNotFound, type KubeClients } from '../src/kube/client.js';
-import { toMicroTime, toPod, toVolumeAttachment, type Pod } from '../src/kube/objects.js';
+import type { Clock, TimerHandle } from '../../../src/util/clock.js';
+import { realClock } from '../../../src/util/clock.js';
+import { apiStatusCode, apiStatusReason, describeError, isNotFound, type KubeClients } from '../../../src/kube/client.js';
+import { toMicroTime, toPod, toVolumeAttachment, type Pod } from '../../../src/kube/objects.js';
 import { silentLogger, type SimLogger } from './log.js';
 import {
   DEFAULT_CSI_DRIVER,
@@ -58,10 +58,10 @@ import {
 } from './objects.js';
 import { HeartbeatScheduler, SampleWindow, spreadStart, type HeartbeatKind, type LagSummary } from './schedule.js';
 import { startListWatch, type ListWatchHandle, type WatchEventType } from './watch.js';
-import { reuseConnections } from '../src/kube/client.js';
+import { reuseConnections } from '../../../src/kube/client.js';
 import { NodePressure, STATS_HOUSEKEEPING_INTERVAL_MS } from './evictionmanager.js';
 import { KubeletServer, type KubeletEndpoint } from './kubeletserver.js';
-import { evictionConfigFromKubeletConfiguration, type EvictionConfig } from '../src/nodepressure/thresholds.js';
+import { evictionConfigFromKubeletConfiguration, type EvictionConfig } from '../../../src/kubelet/thresholds.js';
 
 export type { PodKind, PodMix, PressureCondition } from './objects.js';
 export { POD_KINDS, PRESSURE_CONDITIONS, FLEET_LABEL, POD_KIND_LABEL } from './objects.js';

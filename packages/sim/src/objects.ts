@@ -20,7 +20,7 @@ import {
   type V1Toleration,
   type V1VolumeAttachment,
 } from '@kubernetes/client-node';
-import { toRfc3339 } from '../src/kube/objects.js';
+import { toRfc3339 } from '../../../src/kube/objects.js';
 
 /** Label carried by every object a fleet creates; its value is the fleet prefix. */
 export const FLEET_LABEL = 'nlc.sim/fleet';

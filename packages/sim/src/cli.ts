@@ -1,5 +1,5 @@
 /**
- * `node-lifecycle-controller sim …`: run a simulated kubelet fleet against a cluster from the
+ * `npm run sim -- …` (this package's `sim` command): run a simulated kubelet fleet against a cluster from the
  * command line, print a stats line every 10 s, and take fault commands on stdin.
  */
 import { createInterface, type Interface } from 'node:readline';
@@ -7,12 +7,12 @@ import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import yargs from 'yargs';
 import { pino } from 'pino';
-import { loadKubeConfig, makeClients, describeError, type KubeClients } from '../src/kube/client.js';
-import { parseGoDuration, formatGoDuration } from '../src/util/duration.js';
+import { loadKubeConfig, makeClients, describeError, type KubeClients } from '../../../src/kube/client.js';
+import { parseGoDuration, formatGoDuration } from '../../../src/util/duration.js';
 import { Fleet, resolveFleetOptions, type FleetOptions } from './fleet.js';
 import {
   EVICTION_FLAGS, evictionConfigFromFlags, type EvictionConfig, type KubeletEvictionConfiguration,
-} from '../src/nodepressure/thresholds.js';
+} from '../../../src/kubelet/thresholds.js';
 import { applySimCommand, CommandSyntaxError, formatStats, parseSimCommand } from './commands.js';
 
 /** Where the CLI writes and reads; injectable for tests. */
@@ -123,7 +123,7 @@ function unknownArgumentsMessage(args: string[], known: ReadonlySet<string>): st
 function buildParser(args: string[]) {
   return yargs(args)
     .parserConfiguration({ 'camel-case-expansion': false })
-    .scriptName('node-lifecycle-controller sim')
+    .scriptName('npm run sim --')
     .usage('$0 [options]\n\nRun a simulated kubelet fleet against a cluster. Fault commands are read from stdin (type help).')
     .strict()
     .exitProcess(false)

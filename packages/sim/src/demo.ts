@@ -1,6 +1,6 @@
 // Why this file is over 500 lines: the demo command runs a whole scenario (control plane, fleet, cluster watch, six steps, summary); split candidates: ClusterWatch and the step functions.
 /**
- * `node-lifecycle-controller demo` (`npm run demo`): the controller doing its real job on the
+ * `npm run demo` (this package's `demo` command): the controller doing its real job on the
  * embedded default, with no cluster of the user's own.
  *
  * 1. Brings up the local control plane (`scripts/control-plane.sh up`, streaming its progress; a
@@ -34,23 +34,23 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { PatchStrategy, setHeaderOptions, type V1PodStatus } from '@kubernetes/client-node';
 import yargs from 'yargs';
-import { Fleet } from '../../sim/fleet.js';
-import { silentLogger } from '../../sim/log.js';
-import { buildPod, FLEET_LABEL } from '../../sim/objects.js';
-import { FAULT_ANNOTATION } from '../../sim/evictionmanager.js';
-import { hostAddress } from '../../sim/kubeletserver.js';
-import { evictionConfigFromFlags } from '../nodepressure/thresholds.js';
-import { startListWatch, type ListWatchHandle, type WatchEventType } from '../../sim/watch.js';
-import { describeError, isConflict, loadKubeConfig, makeClients, type KubeClients } from '../kube/client.js';
-import { getCondition, podKey, taintToWire, toMillis, toNode, toPod, type Node, type Pod, type Taint } from '../kube/objects.js';
-import { createLogger } from '../log/logger.js';
-import { TAINT_NODE_MEMORY_PRESSURE, TAINT_NODE_OUT_OF_SERVICE, TAINT_NODE_UNREACHABLE } from '../nodelifecycle/taints.js';
-import { firstToleratingToleration } from '../tainteviction/tolerations.js';
-import { TAINT_MANAGER_EVICTION_REASON } from '../tainteviction/events.js';
-import { realClock } from '../util/clock.js';
+import { Fleet } from './fleet.js';
+import { silentLogger } from './log.js';
+import { buildPod, FLEET_LABEL } from './objects.js';
+import { FAULT_ANNOTATION } from './evictionmanager.js';
+import { hostAddress } from './kubeletserver.js';
+import { evictionConfigFromFlags } from '../../../src/kubelet/thresholds.js';
+import { startListWatch, type ListWatchHandle, type WatchEventType } from './watch.js';
+import { describeError, isConflict, loadKubeConfig, makeClients, type KubeClients } from '../../../src/kube/client.js';
+import { getCondition, podKey, taintToWire, toMillis, toNode, toPod, type Node, type Pod, type Taint } from '../../../src/kube/objects.js';
+import { createLogger } from '../../../src/log/logger.js';
+import { TAINT_NODE_MEMORY_PRESSURE, TAINT_NODE_OUT_OF_SERVICE, TAINT_NODE_UNREACHABLE } from '../../../src/nodelifecycle/taints.js';
+import { firstToleratingToleration } from '../../../src/tainteviction/tolerations.js';
+import { TAINT_MANAGER_EVICTION_REASON } from '../../../src/tainteviction/events.js';
+import { realClock } from '../../../src/util/clock.js';
 import { PolicyV1Api } from '@kubernetes/client-node';
-import { NODE_AFFINITY_ENFORCER_NAME } from '../nodeaffinity/controller.js';
-import { REQUIRED_DURING_EXECUTION_ANNOTATION } from '../nodeaffinity/rule.js';
+import { NODE_AFFINITY_ENFORCER_NAME } from '../../../src/nodeaffinity/controller.js';
+import { REQUIRED_DURING_EXECUTION_ANNOTATION } from '../../../src/nodeaffinity/rule.js';
 import {
   DEMO_STEPS,
   diffControllerView,
@@ -67,11 +67,11 @@ import {
   type LogKind,
   type ObservedNode,
 } from './demo-view.js';
-import { FlagError, parseControllerFlags } from './flags.js';
-import { formatReadableQuantity } from './explain-pressure.js';
-import { rfc3339, zoneName } from './inspect.js';
-import { formatTaint } from '../kube/taints.js';
-import { startController, type RunningController } from './run.js';
+import { FlagError, parseControllerFlags } from '../../../src/cli/flags.js';
+import { formatReadableQuantity } from '../../../src/cli/explain-pressure.js';
+import { rfc3339, zoneName } from '../../../src/cli/inspect.js';
+import { formatTaint } from '../../../src/kube/taints.js';
+import { startController, type RunningController } from '../../../src/cli/run.js';
 
 /** The controller's compressed timings for the demo. Durations in milliseconds, rates in nodes per second. */
 export const DEMO_TIMINGS = {
@@ -155,7 +155,7 @@ compressed time: ${DEMO_STEPS.join(', ')}. Needs no cluster of your own.`;
  */
 export async function parseDemoFlags(argv: string[], write: (t: string) => void = (t) => void process.stdout.write(t)): Promise<DemoOptions | undefined> {
   const parser = yargs(argv)
-    .scriptName('node-lifecycle-controller demo')
+    .scriptName('npm run demo --')
     .usage(DEMO_USAGE)
     .parserConfiguration({ 'camel-case-expansion': false, 'boolean-negation': false })
     .strict()
@@ -888,7 +888,7 @@ async function stepNodeAffinity(ctx: Ctx, s: DemoStepSummary): Promise<void> {
  * @param io output; default the process's stdout.
  * @returns exit code: 0 when every step passed (or `--help`), 1 when setup or a step failed, 130
  *   when interrupted by Ctrl-C (SIGINT) or SIGTERM. Teardown runs in every case.
- * @throws {FlagError} for bad flags (exit code 2 in program.ts).
+ * @throws {FlagError} for bad flags (exit code 2 in main.ts).
  */
 export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<number> {
   const out: DemoIo = io ?? {

@@ -6,9 +6,9 @@
  * Nothing here reads a clock or writes to a stream: callers pass "now" (epoch **milliseconds**)
  * and print the returned lines. Not upstream (kube-controller-manager has no demo).
  */
-import type { NodeLifecycleView } from '../nodelifecycle/controller.js';
-import type { PendingPodDeletion } from '../tainteviction/controller.js';
-import { formatDuration, formatEta, formatRate, renderTable, visibleLength, zoneName } from './inspect.js';
+import type { NodeLifecycleView } from '../../../src/nodelifecycle/controller.js';
+import type { PendingPodDeletion } from '../../../src/tainteviction/controller.js';
+import { formatDuration, formatEta, formatRate, renderTable, visibleLength, zoneName } from '../../../src/cli/inspect.js';
 
 /** A fleet node as the demo observes it through its watch. */
 export interface ObservedNode {

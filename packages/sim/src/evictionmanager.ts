@@ -9,19 +9,19 @@
  * the API server through {@link apiKubeletPort}. Times are epoch ms; rates per second.
  */
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import type { Clock } from '../src/util/clock.js';
-import type { KubeClients } from '../src/kube/client.js';
-import { describeError, isNotFound } from '../src/kube/client.js';
-import { retryWithBackoff } from '../src/kube/writer.js';
-import { parseQuantity } from '../src/nodepressure/quantity.js';
-import { podRequest } from '../src/nodepressure/ranking.js';
-import type { FsLayout } from '../src/nodepressure/ranking.js';
-import type { PodStats, PressureConditionType, StarvedResource, Summary } from '../src/nodepressure/signals.js';
-import { EVICTION_MONITORING_PERIOD_MS, updateContainerFsThresholds, type EvictionConfig } from '../src/nodepressure/thresholds.js';
+import type { Clock } from '../../../src/util/clock.js';
+import type { KubeClients } from '../../../src/kube/client.js';
+import { describeError, isNotFound } from '../../../src/kube/client.js';
+import { retryWithBackoff } from '../../../src/kube/writer.js';
+import { parseQuantity } from '../../../src/kube/quantity.js';
+import { podRequest } from '../../../src/kubelet/ranking.js';
+import type { FsLayout } from '../../../src/kubelet/ranking.js';
+import type { PodStats, PressureConditionType, StarvedResource, Summary } from '../../../src/kubelet/signals.js';
+import { EVICTION_MONITORING_PERIOD_MS, updateContainerFsThresholds, type EvictionConfig } from '../../../src/kubelet/thresholds.js';
 import {
   EVICTION_REASON, chooseEviction, initialEvictionState, nodeLevelReclaimFor, nodeReclaimSatisfied, observe,
   type EvictionChoice, type EvictionManagerState, type NodeReclaimAction, type Observation,
-} from '../src/nodepressure/manager.js';
+} from './nodepressure/manager.js';
 import { silentLogger, type SimLogger } from './log.js';
 
 /** cadvisor's default `--housekeeping_interval`: how often container stats (and so the Summary's times) refresh, ms. */
