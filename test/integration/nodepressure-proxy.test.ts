@@ -2,7 +2,7 @@
  * The Summary API through the API server's node proxy, and `explain node` on a node under pressure
  * (issue 20, docs/node-pressure.md "The Summary API" and "Explained"), on the real API server.
  *
- * The fleet serves its kubelets' `/stats/summary` and `/configz` (sim/kubeletserver.ts). A soft
+ * The fleet serves its kubelets' `/stats/summary` and `/configz` (packages/sim/src/kubeletserver.ts). A soft
  * threshold with a 10 min grace period keeps the node under MemoryPressure without any eviction,
  * so the test can read a stable state: a BestEffort hog of 13Gi, a Burstable pod over its request
  * and a Guaranteed pod. Shared cluster, own fleet prefix and namespace; no controller needed.

@@ -1,6 +1,6 @@
 /**
  * Node-pressure eviction end to end on the real API server (issue 20): a simulated kubelet with
- * upstream's eviction manager (sim/evictionmanager.ts) and our controller.
+ * upstream's eviction manager (packages/sim/src/evictionmanager.ts) and our controller.
  *
  * A BestEffort pod leaks memory on one node → the kubelet reports MemoryPressure → our controller
  * adds `node.kubernetes.io/memory-pressure:NoSchedule` → the kubelet evicts the BestEffort pod

@@ -1,6 +1,6 @@
 /**
  * `explain node` / `explain pod` under node pressure (src/cli/explain-pressure.ts) and the simulated
- * kubelet endpoint's pure parts (sim/kubeletserver.ts): live ranking from a Summary, the static order
+ * kubelet endpoint's pure parts (packages/sim/src/kubeletserver.ts): live ranking from a Summary, the static order
  * without one (and that it says so), thresholds from /configz or the kubelet's defaults, the evicted
  * pod's message, and that the chart's read-only role never grants nodes/proxy.
  */

@@ -1,5 +1,5 @@
 /**
- * The pure node-pressure core (src/nodepressure) against upstream's tests.
+ * The pure node-pressure core (src/kubelet, src/kube/quantity.ts and the workspace's nodepressure/manager.ts) against upstream's tests.
  *
  * Ported from k8s.io/kubernetes v1.37.2 pkg/kubelet/eviction/helpers_test.go, with upstream's test
  * and case names (the `describe` is the Go test, each `test` its case):

@@ -1,5 +1,5 @@
 /**
- * The simulated kubelet's eviction manager (sim/evictionmanager.ts) on a FakeClock.
+ * The simulated kubelet's eviction manager (packages/sim/src/evictionmanager.ts) on a FakeClock.
  *
  * Ported from k8s.io/kubernetes v1.37.2 pkg/kubelet/eviction/eviction_manager_test.go, with
  * upstream's names, running the same SimEvictionManager the simulator uses with upstream's

@@ -86,7 +86,7 @@ const SIM_OPTIONS = {
   cleanup: { type: 'boolean', default: false, describe: 'delete the fleet on exit' },
   'commands-from-stdin': { type: 'boolean', default: false, describe: 'read fault commands from stdin even when it is not a TTY' },
   'log-level': { type: 'string', default: 'warn', choices: LOG_LEVELS, describe: 'simulator log level (logs go to stderr)' },
-  // The simulated kubelets' node-pressure eviction, under the kubelet's own flag names (sim/evictionmanager.ts).
+  // The simulated kubelets' node-pressure eviction, under the kubelet's own flag names (packages/sim/src/evictionmanager.ts).
   'kubelet-server': { type: 'boolean', default: false, describe: 'serve each node\'s /stats/summary and /configz over HTTPS (one port per node on this machine\'s address) so that kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary works' },
   'kubelet-config': { type: 'string', describe: 'KubeletConfiguration file (YAML/JSON); its eviction fields (evictionHard, evictionSoft, ...) configure the simulated kubelets' },
   'eviction-hard': { type: 'string', describe: 'kubelet --eviction-hard, e.g. memory.available<100Mi,nodefs.available<10% (setting it drops the other defaults)' },

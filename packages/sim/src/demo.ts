@@ -5,7 +5,7 @@
  *
  * 1. Brings up the local control plane (`scripts/control-plane.sh up`, streaming its progress; a
  *    first run builds kube-apiserver) unless it is already up.
- * 2. Starts a simulated kubelet fleet (sim/fleet.ts; default 3 zones × 10 nodes, 5 pods a node:
+ * 2. Starts a simulated kubelet fleet (packages/sim/src/fleet.ts; default 3 zones × 10 nodes, 5 pods a node:
  *    plain, short-toleration, tolerate-forever, DaemonSet and PVC-backed pods) and the controller
  *    itself in this process (`startController`) with compressed timings: 6 s grace period, 1 s
  *    monitor period, 1 node/s tainting rate, no leader election, scoped to the fleet's nodes.
@@ -1004,7 +1004,7 @@ export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<numbe
       ...(opts.steps.includes('node-pressure')
         ? {
             eviction: evictionConfigFromFlags(NODE_PRESSURE_DEMO_FLAGS),
-            // The Summary API behind the node proxy needs a non-loopback address (sim/kubeletserver.ts); without one the step still runs.
+            // The Summary API behind the node proxy needs a non-loopback address (packages/sim/src/kubeletserver.ts); without one the step still runs.
             kubeletServer: hostAddress() !== undefined,
           }
         : {}),

@@ -2,7 +2,7 @@
  * The simulated kubelet's eviction manager: per-pod usage profiles and the faults that drive them
  * (memory leak, log flood, fork bomb), a node's Summary built from them, and the kubelet's eviction
  * loop (pkg/kubelet/eviction/eviction_manager.go `Start` / `synchronize` / `evictPod` /
- * `waitForPodsCleanup`) over the pure decision step in src/nodepressure/manager.ts.
+ * `waitForPodsCleanup`) over the pure decision step in nodepressure/manager.ts.
  *
  * I/O goes through a {@link KubeletPort} (list the node's pods, post pressure conditions, write the
  * evicted pod's status, record Events), so the loop runs on a FakeClock in unit tests and against
@@ -549,7 +549,7 @@ export function apiKubeletPort(
 export interface NodePressureOptions {
   clients: Pick<KubeClients, 'core'>;
   clock: Clock;
-  /** every simulated kubelet's eviction configuration (kubelet flags / KubeletConfiguration, see src/nodepressure/thresholds.ts) */
+  /** every simulated kubelet's eviction configuration (kubelet flags / KubeletConfiguration, see src/kubelet/thresholds.ts) */
   config: EvictionConfig;
   /** posts a pressure condition on a node (the fleet's `setCondition`) */
   setCondition: (node: string, type: PressureConditionType, on: boolean) => Promise<void>;

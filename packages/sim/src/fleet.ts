@@ -130,10 +130,10 @@ export interface FleetOptions {
   logger?: SimLogger;
   /** Called with a one-line progress message at each phase of {@link Fleet.start} (for CLIs). */
   onProgress?: (message: string) => void;
-  /** The simulated kubelets' eviction configuration (sim/evictionmanager.ts). Default: the kubelet's defaults. */
+  /** The simulated kubelets' eviction configuration (packages/sim/src/evictionmanager.ts). Default: the kubelet's defaults. */
   eviction?: EvictionConfig;
   /**
-   * Serve each node's `/stats/summary` and `/configz` over HTTPS (sim/kubeletserver.ts), one port per
+   * Serve each node's `/stats/summary` and `/configz` over HTTPS (packages/sim/src/kubeletserver.ts), one port per
    * node on this machine's address, which the node then reports as its InternalIP and kubelet port so
    * that the API server's node proxy reaches it. Default false (a port per node; large fleets skip it).
    */

@@ -292,7 +292,7 @@ export interface SimNodeSpec {
   /** CSI unique volume names reported attached and in use. */
   volumes: readonly string[];
   /**
-   * Where the node's simulated kubelet serves HTTPS (sim/kubeletserver.ts). When set, the node reports
+   * Where the node's simulated kubelet serves HTTPS (packages/sim/src/kubeletserver.ts). When set, the node reports
    * `address` as its only address (InternalIP) and `port` as `daemonEndpoints.kubeletEndpoint.Port`:
    * kube-apiserver's default `--kubelet-preferred-address-types` try Hostname first, and a simulated
    * node's hostname resolves nowhere, so the node proxy would fail on it.

@@ -1,7 +1,9 @@
 /**
  * The eviction manager's decision step, pure: one `synchronize` of pkg/kubelet/eviction/eviction_manager.go
- * split at its two I/O points (node-level reclaim and killing the pod), so the simulator's kubelet and
- * `explain` share it. Times are epoch milliseconds; pod grace periods are seconds.
+ * split at its two I/O points (node-level reclaim and killing the pod), for the simulator's kubelets
+ * (evictionmanager.ts). Only the simulator runs the loop; the rules it applies (signals, thresholds,
+ * ranking: src/kubelet/) are the controller's too, because `explain` reports them. Times are epoch
+ * milliseconds; pod grace periods are seconds.
  *
  * A caller runs, once per housekeeping interval ({@link EVICTION_MONITORING_PERIOD_MS}):
  *   1. {@link observe} with a fresh Summary → new state, the node conditions to report, and maybe a
