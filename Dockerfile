@@ -16,12 +16,15 @@ FROM --platform=$BUILDPLATFORM node:24-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # As CI does (.ci/run); the `node` devDependency fetches the pinned Node 24 from the npm registry.
-RUN npm ci --no-audit --no-fund
+# --workspaces=false: the repository's workspace (packages/sim: the kubelet simulator and the demo,
+# development tools) is not in the build context (.dockerignore) and never part of the image; npm
+# installs and prunes the controller's own dependencies only (test/unit/build-contents.test.ts).
+RUN npm ci --no-audit --no-fund --workspaces=false
 COPY tsconfig.json tsconfig.build.json ./
+# tsconfig.build.json compiles src/ only.
 COPY src ./src
-COPY sim ./sim
 RUN npm run build \
- && npm prune --omit=dev \
+ && npm prune --omit=dev --workspaces=false \
  && npm cache clean --force
 
 # ---- runtime stage ----

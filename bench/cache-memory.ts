@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
 import * as current from '../src/kube/objects.js';
-import { assignPodKinds, buildLease, buildNode, buildPod, initialConditions, simNodeName, simPodName, runningPodStatusPatch } from '../sim/objects.js';
+import { assignPodKinds, buildLease, buildNode, buildPod, initialConditions, simNodeName, simPodName, runningPodStatusPatch } from '@node-lifecycle-controller/sim/objects';
 
 const PAGE = 500;
 let rv = 1_000_000;

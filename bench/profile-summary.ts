@@ -30,7 +30,7 @@ export function origin(url: string): string {
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm) return nm[1] as string;
   if (url.startsWith('node:')) return 'node core';
-  const ours = /\/out\/((?:src|sim)\/.*)$/.exec(url) ?? /\/work\/main\/((?:src|sim)\/.*)$/.exec(url);
+  const ours = /\/out\/((?:src|sim|packages\/sim)\/.*)$/.exec(url) ?? /\/work\/main\/((?:src|sim|packages\/sim)\/.*)$/.exec(url);
   return ours ? (ours[1] as string) : url;
 }
 
@@ -82,7 +82,7 @@ export function inclusiveOwnTimes(p: CpuProfile, window: ProfileWindow = {}): [s
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const key = (n: ProfileNode): string | undefined => {
     const o = origin(n.callFrame.url);
-    return o.startsWith('src/') || o.startsWith('sim/') ? `${n.callFrame.functionName || '(anonymous)'} ${o}:${n.callFrame.lineNumber + 1}` : undefined;
+    return o.startsWith('src/') || o.startsWith('sim/') || o.startsWith('packages/sim/') ? `${n.callFrame.functionName || '(anonymous)'} ${o}:${n.callFrame.lineNumber + 1}` : undefined;
   };
   const total = new Map<string, number>();
   const fromUs = (window.fromS ?? -Infinity) * 1e6;

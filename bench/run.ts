@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PodMix } from '../sim/fleet.js';
+import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { parseGoDuration } from '../src/util/duration.js';
 import { renderCdfChart, OURS_COLOR, UPSTREAM_COLOR } from './lib/chart.js';
 import { cleanupAll, type BenchContext } from './lib/harness.js';

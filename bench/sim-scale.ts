@@ -15,7 +15,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { loadKubeConfig, makeClients, describeError } from '../src/kube/client.js';
 import { parseGoDuration } from '../src/util/duration.js';
-import { Fleet } from '../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 
 /** p99 heartbeat lag above this fraction of the renew interval counts as not keeping up. */
 const MAX_P99_LAG_FRACTION = 0.1;

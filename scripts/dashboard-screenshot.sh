@@ -64,7 +64,7 @@ log "Prometheus $prom_version on 127.0.0.1:$PROM_PORT (data in $work/data)"
 
 from="$(date +%s)"
 set +e
-node --import tsx "$repo/src/cli/main.ts" demo --plain --prefix dash "$@" 2>&1 | while IFS= read -r line; do
+node --import tsx "$repo/packages/sim/src/main.ts" demo --plain --prefix dash "$@" 2>&1 | while IFS= read -r line; do
   printf '%s\n' "$line"
   if [[ "$line" =~ controller\ up:.*http://127\.0\.0\.1:([0-9]+) ]]; then
     printf '[{"targets":["127.0.0.1:%s"],"labels":{"run":"demo"}}]\n' "${BASH_REMATCH[1]}" >"$work/targets.json.tmp"

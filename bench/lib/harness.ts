@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig, makeClients, type KubeClients } from '../../src/kube/client.js';
-import { Fleet, POD_KIND_LABEL, type PodMix, type FleetStats } from '../../sim/fleet.js';
+import { Fleet, POD_KIND_LABEL, type PodMix, type FleetStats } from '@node-lifecycle-controller/sim/fleet';
 import { startPrivateControlPlane, freePorts, type PrivateControlPlane } from './controlplane.js';
 import { scrapeRequestTotals, diffCounts, subtractBaseline, totalWrites, withoutSimulatorOnly, type RequestCounts } from './apimetrics.js';
 import { ControllerProcess, procUsage, type ControllerKind, type ControllerLaunch, type SharedControllerFlags, type UpstreamVersion } from './procs.js';

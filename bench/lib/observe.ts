@@ -7,8 +7,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { realClock } from '../../src/util/clock.js';
 import { getCondition, podKey, toLease, toNode, toPod, type Node, type Pod } from '../../src/kube/objects.js';
-import { startListWatch, type ListWatchHandle, type WatchEventType } from '../../sim/watch.js';
-import { silentLogger } from '../../sim/log.js';
+import { startListWatch, type ListWatchHandle, type WatchEventType } from '@node-lifecycle-controller/sim/watch';
+import { silentLogger } from '@node-lifecycle-controller/sim/log';
 import { makeClients } from '../../src/kube/client.js';
 
 /** Taint keys the node lifecycle controller puts on unhealthy nodes. */

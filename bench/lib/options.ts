@@ -2,7 +2,7 @@
  * Pure parsing helpers of the bench's command line.
  */
 import yargs, { type Argv } from 'yargs';
-import type { PodMix } from '../../sim/fleet.js';
+import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import type { ControllerKind } from './procs.js';
 
 /**

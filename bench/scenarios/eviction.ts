@@ -5,7 +5,7 @@
  * for both controllers.
  */
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { PodMix } from '../../sim/fleet.js';
+import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { isConflict } from '../../src/kube/client.js';
 import { byVerb, countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, subtractKnown, withoutSimulatorOnly, type RequestCounts } from '../lib/apimetrics.js';
 import { round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type RunEnv, type SessionSpec, type SimHealth } from '../lib/harness.js';

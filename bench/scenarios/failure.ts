@@ -4,9 +4,9 @@
  * Unknown to the NoExecute taint (taint latency), and the kill to the last non-tolerating pod
  * terminating (eviction completion); the API server's counters give writes per failed node.
  */
-import { percentile } from '../../sim/schedule.js';
+import { percentile } from '@node-lifecycle-controller/sim/schedule';
 import { parseGoDuration } from '../../src/util/duration.js';
-import type { PodMix } from '../../sim/fleet.js';
+import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, totalWrites, withoutSimulatorOnly, WRITE_VERBS } from '../lib/apimetrics.js';
 import { round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type SessionSpec, type SimHealth } from '../lib/harness.js';
 import { failureLatencies, type FailureTracker } from '../lib/observe.js';

@@ -5,7 +5,7 @@
  * steady state, and the `node_collector_update_all_nodes_health_duration_seconds` histogram's mean
  * as a cross-check.
  */
-import type { PodMix } from '../../sim/fleet.js';
+import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { collectHealthPasses, round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type SessionSpec, type SimHealth } from '../lib/harness.js';
 import type { SharedControllerFlags } from '../lib/procs.js';
 import { passStats, type PassStats } from './steady.js';

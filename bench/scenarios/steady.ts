@@ -3,8 +3,8 @@
  * for a fixed window after its caches synced. Measures CPU, peak RSS, API requests by verb (baseline
  * subtracted), the control plane's extra CPU, and time to synced caches.
  */
-import { percentile } from '../../sim/schedule.js';
-import type { PodMix } from '../../sim/fleet.js';
+import { percentile } from '@node-lifecycle-controller/sim/schedule';
+import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { byVerb, countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, withoutSimulatorOnly, type RequestCounts } from '../lib/apimetrics.js';
 import {
   collectHealthPasses,

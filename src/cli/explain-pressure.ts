@@ -10,23 +10,22 @@
  * chart's read-only role. Without it the ranking is static (QoS class, priority, requests) and says so.
  *
  * Pure functions ({@link explainNodePressure}, {@link explainKubeletEviction}, renderers) over one I/O
- * function ({@link readKubeletView}). The ranking rules are src/nodepressure's port of
- * pkg/kubelet/eviction (v1.37.2); not upstream as a tool: kubectl has nothing like it.
+ * function ({@link readKubeletView}). The ranking rules are src/kubelet's port of
+ * pkg/kubelet/eviction/helpers.go (v1.37.2); not upstream as a tool: kubectl has nothing like it.
  */
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { describeError, makeReviewClients } from '../kube/client.js';
 import type { NodeCondition } from '../kube/objects.js';
-import { formatResourceQuantity } from '../nodepressure/manager.js';
-import { formatReadableBytes, parseQuantity } from '../nodepressure/quantity.js';
-import { rankPodsForEviction, type RankedPod } from '../nodepressure/ranking.js';
+import { formatReadableBytes, parseQuantity } from '../kube/quantity.js';
+import { rankPodsForEviction, type RankedPod } from '../kubelet/ranking.js';
 import {
-  SIGNAL_TO_NODE_CONDITION, SIGNAL_TO_RESOURCE, makeSignalObservations,
+  SIGNAL_TO_NODE_CONDITION, SIGNAL_TO_RESOURCE, formatResourceQuantity, makeSignalObservations,
   type PressureConditionType, type Signal, type SignalObservations, type StarvedResource, type Summary,
-} from '../nodepressure/signals.js';
+} from '../kubelet/signals.js';
 import {
   evictionConfigFromKubeletConfiguration, getThresholdQuantity, sortByEvictionPriority,
   type KubeletEvictionConfiguration, type Threshold,
-} from '../nodepressure/thresholds.js';
+} from '../kubelet/thresholds.js';
 import { formatGoDuration } from '../util/duration.js';
 import { apiServerGet, renderTable } from './inspect.js';
 

@@ -2,25 +2,25 @@
  * The `node-lifecycle-controller` program: dispatches subcommands.
  *
  *   node-lifecycle-controller [run] [flags]   the controller (kube-controller-manager's flags)
- *   node-lifecycle-controller sim [flags]     the kubelet fleet simulator
- *   node-lifecycle-controller demo [flags]    local control plane + fleet + controller, scripted failures
  *   node-lifecycle-controller status          the running controller's view (zones, queues, deadlines)
  *   node-lifecycle-controller explain pod NS/NAME | node NAME   what will happen to one pod or node, and why
  *   node-lifecycle-controller shadow-report   a --dry-run shadow's decisions beside kube-controller-manager's actions
  *   node-lifecycle-controller what-if --scenario FILE   what the controllers would do in a scenario (src/whatif/)
  *   node-lifecycle-controller completion      a bash/zsh completion script (yargs)
  *
+ * The kubelet fleet simulator and the demo are development tools in the repository's own package
+ * (packages/sim: `npm run sim`, `npm run demo`), not commands of this program: the build and the
+ * image contain none of them. `sim` and `demo` here only say where they went.
+ *
  * Exit codes: 0 success, 1 runtime failure (including lost leadership), 2 invalid input.
  */
 import { runCommand } from './command.js';
-import { controllerFlagsHelp } from './flags.js';
+import { controllerFlagsHelp, FlagError } from './flags.js';
 
 const USAGE = `Usage: node-lifecycle-controller [command] [flags]
 
 Commands:
   run         run the controller (the default; see \`node-lifecycle-controller run --help\`)
-  sim         run a simulated kubelet fleet against a cluster (\`sim --help\`)
-  demo        bring up a local control plane, a simulated fleet and the controller, and play node failures (\`demo --help\`)
   status      show a running controller's view: leader, zones, next taint, pending deletions, paused zones (\`status --help\`)
   explain     explain what will happen to a pod or node, and why: \`explain pod NS/NAME\`, \`explain node NAME\`
   shadow-report  a --dry-run shadow's decisions beside what kube-controller-manager did, per node and pod (\`shadow-report --help\`)
@@ -30,12 +30,19 @@ Commands:
 
 /** Subcommands other than `run`, imported only when used (each pulls in its own dependencies). */
 const SUBCOMMANDS: Readonly<Record<string, () => Promise<(argv: string[]) => Promise<number>>>> = {
-  sim: async () => (await import('../../sim/cli.js')).runSimCommand,
-  demo: async () => (await import('./demo.js')).runDemoCommand,
   status: async () => (await import('./status.js')).runStatusCommand,
   explain: async () => (await import('./explain.js')).runExplainCommand,
   'shadow-report': async () => (await import('./shadow-report.js')).runShadowReportCommand,
   'what-if': async () => (await import('./what-if.js')).runWhatIfCommand,
+};
+
+/**
+ * Commands that were this program's until the simulator and the demo became a package of the
+ * repository of their own (never built into the program nor its image): what to run instead.
+ */
+const DEVELOPMENT_COMMANDS: Readonly<Record<string, string>> = {
+  sim: 'npm run sim -- [flags]',
+  demo: 'npm run demo -- [flags]',
 };
 
 /** The argument yargs' completion script passes back to the program to ask for candidates. */
@@ -50,6 +57,10 @@ export async function main(argv: string[]): Promise<number> {
   return runCommand('node-lifecycle-controller', async () => {
     const load = first !== undefined && Object.hasOwn(SUBCOMMANDS, first) ? SUBCOMMANDS[first] : undefined;
     if (load) return await (await load())(rest);
+    const moved = first !== undefined && Object.hasOwn(DEVELOPMENT_COMMANDS, first) ? DEVELOPMENT_COMMANDS[first] : undefined;
+    if (moved) {
+      throw new FlagError(`\`${first}\` is a development tool, not part of the controller: in a checkout of the repository run \`${moved}\` (packages/sim)`);
+    }
     if (first === 'help') {
       process.stdout.write(USAGE);
       return 0;
@@ -90,8 +101,6 @@ async function runCompletion(argv: string[]): Promise<number> {
     // The controller's flags also at the top level (`run` is the default command), but not inherited by the other commands.
     .options(runOptions)
     .command('run', 'run the controller (the default)', (y) => y.options(runOptions))
-    .command('sim', 'run a simulated kubelet fleet')
-    .command('demo', 'local control plane, fleet and controller, with node failures')
     .command('status', "show a running controller's view", (y) => y.options(ENDPOINT_YARGS_OPTIONS))
     .command('explain', 'explain what will happen to a pod or node', (y) =>
       y.options(ENDPOINT_YARGS_OPTIONS).command('pod', 'NAMESPACE/NAME').command('node', 'NAME'),

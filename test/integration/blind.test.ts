@@ -12,7 +12,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import type { RunningController } from '../../src/cli/run.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { toNode, toPod, type Pod } from '../../src/kube/objects.js';

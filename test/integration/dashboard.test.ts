@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { dashboardExprs, DASHBOARD_PATH, exposedFamilies, metricFamily, metricNamesInPromQL, readDashboard } from '../../bench/dashboard/dashboard.js';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import type { RunningController } from '../../src/cli/run.js';
 import { createTestNamespace, testClients, uniquePrefix } from '../support/cluster.js';
 import { metricValue, scrapeMetrics, startTestController } from '../support/controller.js';

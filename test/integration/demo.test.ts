@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Fleet } from '../../sim/fleet.js';
-import type { DemoSummary } from '../../src/cli/demo-view.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
+import type { DemoSummary } from '@node-lifecycle-controller/sim/demo-view';
 import { getCondition, toNode, type Node } from '../../src/kube/objects.js';
 import { testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 
@@ -39,7 +39,7 @@ describe('npm run demo, shortened, without a TTY (issue 8)', () => {
       [
         '--import',
         'tsx',
-        'src/cli/main.ts',
+        'packages/sim/src/main.ts',
         'demo',
         '--nodes-per-zone',
         '4',

@@ -14,7 +14,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
-import { Fleet, type FleetOptions } from '../../sim/fleet.js';
+import { Fleet, type FleetOptions } from '@node-lifecycle-controller/sim/fleet';
 import { isForbidden, isNotFound, loadKubeConfig, makeClients } from '../../src/kube/client.js';
 import { getCondition, toNode, toPod, type Node } from '../../src/kube/objects.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';

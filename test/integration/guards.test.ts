@@ -1,6 +1,6 @@
 /**
  * Issue 16 acceptance, items 1 and 2: the cluster-wide eviction guards against the real API server,
- * with simulated kubelets (sim/fleet.ts) and a controller scoped to the test's own fleet
+ * with simulated kubelets (packages/sim/src/fleet.ts) and a controller scoped to the test's own fleet
  * (`--node-selector nlc.sim/fleet=<prefix>`, test/support/controller.ts).
  * - Circuit breaker (`--max-unhealthy-nodes`): while more than N nodes are down, no NoExecute taint
  *   lands anywhere, the `EvictionCircuitOpen` Warning Event and the gauge say why; once the count is
@@ -13,7 +13,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import type { RunningController } from '../../src/cli/run.js';
 import type { EvictionGuardName, EvictionGuardView } from '../../src/nodelifecycle/guard.js';
 import { createTestNamespace, holdsFor, testClients, uniquePrefix, waitFor } from '../support/cluster.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import type { RunningController } from '../../src/cli/run.js';
 import { runExplainCommand, type NodeReport, type PodReport } from '../../src/cli/explain.js';
 import { runStatusCommand } from '../../src/cli/status.js';

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import type { RunningController } from '../../src/cli/run.js';
 import { loadKubeConfig } from '../../src/kube/client.js';
 import { toNode } from '../../src/kube/objects.js';

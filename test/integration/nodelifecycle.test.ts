@@ -4,7 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { toLease, toNode, toPod, toRfc3339, getCondition, taintToWire, type Node } from '../../src/kube/objects.js';
 import { retryOnConflict } from '../../src/kube/retry.js';

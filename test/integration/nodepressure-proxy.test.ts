@@ -2,7 +2,7 @@
  * The Summary API through the API server's node proxy, and `explain node` on a node under pressure
  * (issue 20, docs/node-pressure.md "The Summary API" and "Explained"), on the real API server.
  *
- * The fleet serves its kubelets' `/stats/summary` and `/configz` (sim/kubeletserver.ts). A soft
+ * The fleet serves its kubelets' `/stats/summary` and `/configz` (packages/sim/src/kubeletserver.ts). A soft
  * threshold with a 10 min grace period keeps the node under MemoryPressure without any eviction,
  * so the test can read a stable state: a BestEffort hog of 13Gi, a Burstable pod over its request
  * and a Guaranteed pod. Shared cluster, own fleet prefix and namespace; no controller needed.
@@ -13,12 +13,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RbacAuthorizationV1Api, type V1Pod, type V1ResourceRequirements } from '@kubernetes/client-node';
-import { Fleet } from '../../sim/fleet.js';
-import { FLEET_LABEL, SIM_IMAGE } from '../../sim/objects.js';
-import { USAGE_ANNOTATION } from '../../sim/evictionmanager.js';
-import { evictionConfigFromFlags } from '../../src/nodepressure/thresholds.js';
-import { parseQuantity } from '../../src/nodepressure/quantity.js';
-import type { Summary } from '../../src/nodepressure/signals.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
+import { FLEET_LABEL, SIM_IMAGE } from '@node-lifecycle-controller/sim/objects';
+import { USAGE_ANNOTATION } from '@node-lifecycle-controller/sim/evictionmanager';
+import { evictionConfigFromFlags } from '../../src/kubelet/thresholds.js';
+import { parseQuantity } from '../../src/kube/quantity.js';
+import type { Summary } from '../../src/kubelet/signals.js';
 import { apiServerGet } from '../../src/cli/inspect.js';
 import { runExplainCommand, type NodeReport } from '../../src/cli/explain.js';
 import { getCondition, toNode } from '../../src/kube/objects.js';

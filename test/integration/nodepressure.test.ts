@@ -1,6 +1,6 @@
 /**
  * Node-pressure eviction end to end on the real API server (issue 20): a simulated kubelet with
- * upstream's eviction manager (sim/evictionmanager.ts) and our controller.
+ * upstream's eviction manager (packages/sim/src/evictionmanager.ts) and our controller.
  *
  * A BestEffort pod leaks memory on one node → the kubelet reports MemoryPressure → our controller
  * adds `node.kubernetes.io/memory-pressure:NoSchedule` → the kubelet evicts the BestEffort pod
@@ -11,10 +11,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
-import { Fleet } from '../../sim/fleet.js';
-import { FLEET_LABEL, SIM_IMAGE } from '../../sim/objects.js';
-import { FAULT_ANNOTATION } from '../../sim/evictionmanager.js';
-import { evictionConfigFromFlags } from '../../src/nodepressure/thresholds.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
+import { FLEET_LABEL, SIM_IMAGE } from '@node-lifecycle-controller/sim/objects';
+import { FAULT_ANNOTATION } from '@node-lifecycle-controller/sim/evictionmanager';
+import { evictionConfigFromFlags } from '../../src/kubelet/thresholds.js';
 import { getCondition, toNode, type Node } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { runExplainCommand, type PodReport } from '../../src/cli/explain.js';

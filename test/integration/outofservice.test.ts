@@ -16,7 +16,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { Fleet, FLEET_LABEL, POD_KIND_LABEL, type PodKind } from '../../sim/fleet.js';
+import { Fleet, FLEET_LABEL, POD_KIND_LABEL, type PodKind } from '@node-lifecycle-controller/sim/fleet';
 import { getCondition, toVolumeAttachment, type Node, type Pod, type Taint, type VolumeAttachment } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { createTestNamespace, holdsFor, testClients, uniquePrefix, waitFor } from '../support/cluster.js';

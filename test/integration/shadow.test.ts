@@ -23,7 +23,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import { ControllerProcess, UPSTREAM_CONTROLLERS } from '../../bench/lib/procs.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { toNode, toPod, type Pod } from '../../src/kube/objects.js';

@@ -7,9 +7,9 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
-import { Fleet, FLEET_LABEL, POD_KIND_LABEL, POD_KINDS } from '../../sim/fleet.js';
-import { csiAttachmentName, DEFAULT_CSI_DRIVER, attacherFinalizer } from '../../sim/objects.js';
-import { runSimCommand } from '../../sim/cli.js';
+import { Fleet, FLEET_LABEL, POD_KIND_LABEL, POD_KINDS } from '@node-lifecycle-controller/sim/fleet';
+import { csiAttachmentName, DEFAULT_CSI_DRIVER, attacherFinalizer } from '@node-lifecycle-controller/sim/objects';
+import { runSimCommand } from '@node-lifecycle-controller/sim/cli';
 import { toMillis } from '../../src/kube/objects.js';
 
 const RENEW_MS = 1000;

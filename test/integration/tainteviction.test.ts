@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { Fleet, POD_KIND_LABEL, type PodKind } from '../../sim/fleet.js';
+import { Fleet, POD_KIND_LABEL, type PodKind } from '@node-lifecycle-controller/sim/fleet';
 import { getCondition, toPod, type Node, type Pod, type Taint } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { ApiWriteThrottle } from '../../src/kube/throttle.js';

@@ -1,6 +1,6 @@
 /**
  * Issue 16 item 5 against the real API server: `what-if` reads a live fleet (simulated kubelets,
- * sim/fleet.ts; no controller manages it), plays a scenario, and writes nothing: the timeline says
+ * packages/sim/src/fleet.ts; no controller manages it), plays a scenario, and writes nothing: the timeline says
  * a node would be marked Unknown, tainted and its pods deleted, while in the cluster every node's
  * taints and every pod (its resourceVersion) stay exactly as they were.
  */
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Fleet } from '../../sim/fleet.js';
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import { runWhatIfCommand } from '../../src/cli/what-if.js';
 import { loadSnapshot } from '../../src/whatif/snapshot.js';
 import type { TimelineEntry } from '../../src/whatif/cluster.js';

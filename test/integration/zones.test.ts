@@ -5,8 +5,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { Fleet, type FleetOptions } from '../../sim/fleet.js';
-import { DAEMONSET_LABEL, FLEET_LABEL, SIM_IMAGE } from '../../sim/objects.js';
+import { Fleet, type FleetOptions } from '@node-lifecycle-controller/sim/fleet';
+import { DAEMONSET_LABEL, FLEET_LABEL, SIM_IMAGE } from '@node-lifecycle-controller/sim/objects';
 import type { RunningController } from '../../src/cli/run.js';
 import { getCondition, toNode, toPod, toRfc3339 } from '../../src/kube/objects.js';
 import { createTestNamespace, holdsFor, testClients, uniquePrefix, waitFor } from '../support/cluster.js';

@@ -4,9 +4,9 @@
  * `newPodMemoryStats`, `newPodDiskStats`, `newPodInodeStats`, `newPodProcessStats`).
  */
 import type { V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
-import { parseQuantity } from '../../src/nodepressure/quantity.js';
-import type { PodStats, StatsFunc } from '../../src/nodepressure/signals.js';
-import { localVolumeNames } from '../../src/nodepressure/ranking.js';
+import { parseQuantity } from '../../src/kube/quantity.js';
+import type { PodStats, StatsFunc } from '../../src/kubelet/signals.js';
+import { localVolumeNames } from '../../src/kubelet/ranking.js';
 
 /** eviction_manager_test.go priorities. */
 export const lowPriority = -1;

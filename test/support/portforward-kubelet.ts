@@ -11,7 +11,7 @@
  * as two little-endian bytes; every message starts with its channel number. Each WebSocket is one
  * TCP connection to `127.0.0.1:<port>` (the pod's network namespace is this machine's).
  *
- * Like sim/kubeletserver.ts: self-signed certificate (kube-apiserver does not verify kubelet
+ * Like packages/sim/src/kubeletserver.ts: self-signed certificate (kube-apiserver does not verify kubelet
  * certificates without `--kubelet-certificate-authority`), no client authentication (the control
  * plane gives kube-apiserver no kubelet client certificate).
  */

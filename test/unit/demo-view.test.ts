@@ -17,8 +17,8 @@ import {
   type DemoSummary,
   type LiveModel,
   type ObservedNode,
-} from '../../src/cli/demo-view.js';
-import { parseDemoFlags, parseScenario } from '../../src/cli/demo.js';
+} from '@node-lifecycle-controller/sim/demo-view';
+import { parseDemoFlags, parseScenario } from '@node-lifecycle-controller/sim/demo';
 import { FlagError } from '../../src/cli/flags.js';
 import { visibleLength } from '../../src/cli/inspect.js';
 import type { ZoneView } from '../../src/nodelifecycle/controller.js';

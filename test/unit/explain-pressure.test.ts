@@ -1,6 +1,6 @@
 /**
  * `explain node` / `explain pod` under node pressure (src/cli/explain-pressure.ts) and the simulated
- * kubelet endpoint's pure parts (sim/kubeletserver.ts): live ranking from a Summary, the static order
+ * kubelet endpoint's pure parts (packages/sim/src/kubeletserver.ts): live ranking from a Summary, the static order
  * without one (and that it says so), thresholds from /configz or the kubelet's defaults, the evicted
  * pod's message, and that the chart's read-only role never grants nodes/proxy.
  */
@@ -11,11 +11,11 @@ import type { V1Pod } from '@kubernetes/client-node';
 import {
   explainKubeletEviction, explainNodePressure, formatReadableQuantity, kubeletEvictionSentence, renderNodePressure, type KubeletView,
 } from '../../src/cli/explain-pressure.js';
-import { hostAddress, isProxyableIPv4, kubeletConfigurationOf } from '../../sim/kubeletserver.js';
-import { evictionConfigFromFlags, evictionConfigFromKubeletConfiguration } from '../../src/nodepressure/thresholds.js';
-import { evictionMessage } from '../../src/nodepressure/manager.js';
-import { makeSignalObservations, type PodStats, type Summary } from '../../src/nodepressure/signals.js';
-import { formatReadableBytes, parseQuantity } from '../../src/nodepressure/quantity.js';
+import { hostAddress, isProxyableIPv4, kubeletConfigurationOf } from '@node-lifecycle-controller/sim/kubeletserver';
+import { evictionConfigFromFlags, evictionConfigFromKubeletConfiguration } from '../../src/kubelet/thresholds.js';
+import { evictionMessage } from '@node-lifecycle-controller/sim/nodepressure/manager';
+import { makeSignalObservations, type PodStats, type Summary } from '../../src/kubelet/signals.js';
+import { formatReadableBytes, parseQuantity } from '../../src/kube/quantity.js';
 import type { NodeCondition } from '../../src/kube/objects.js';
 
 const NOW = Date.parse('2026-11-24T10:00:00Z');

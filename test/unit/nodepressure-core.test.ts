@@ -1,5 +1,5 @@
 /**
- * The pure node-pressure core (src/nodepressure) against upstream's tests.
+ * The pure node-pressure core (src/kubelet, src/kube/quantity.ts and the workspace's nodepressure/manager.ts) against upstream's tests.
  *
  * Ported from k8s.io/kubernetes v1.37.2 pkg/kubelet/eviction/helpers_test.go, with upstream's test
  * and case names (the `describe` is the Go test, each `test` its case):
@@ -23,20 +23,20 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { formatBytes, parseQuantity } from '../../src/nodepressure/quantity.js';
-import { makeSignalObservations, type SignalObservations, type Summary } from '../../src/nodepressure/signals.js';
+import { formatBytes, parseQuantity } from '../../src/kube/quantity.js';
+import { makeSignalObservations, type SignalObservations, type Summary } from '../../src/kubelet/signals.js';
 import {
   DEFAULT_EVICTION_HARD, DEFAULT_PRESSURE_TRANSITION_PERIOD_MS, addAllocatableThresholds, compareThresholdValue, effectiveEvictionHard,
   evictionConfigFromFlags, evictionConfigFromKubeletConfiguration, getReclaimableThreshold, hasNodeCondition, nodeConditions,
   nodeConditionsLastObservedAt, nodeConditionsObservedSince, parsePercentage, parseThresholdConfig, sortByEvictionPriority,
   thresholdKey, thresholdsFirstObservedAt, thresholdsMet, thresholdsMetGracePeriod, thresholdsUpdatedStats, updateContainerFsThresholds,
   type Threshold,
-} from '../../src/nodepressure/thresholds.js';
+} from '../../src/kubelet/thresholds.js';
 import {
   disk, exceedDiskRequests, exceedMemoryRequests, memory, orderedBy, priority, process, rankPodsForEviction,
   type CmpFunc,
-} from '../../src/nodepressure/ranking.js';
-import { evictionMessage } from '../../src/nodepressure/manager.js';
+} from '../../src/kubelet/ranking.js';
+import { evictionMessage } from '@node-lifecycle-controller/sim/nodepressure/manager';
 import {
   defaultPriority, highPriority, localVolume, lowPriority, names, newContainer, newPod, newPodDiskStats, newPodInodeStats,
   newPodMemoryStats, newPodProcessStats, newResourceList, statsFnOf,

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { CommandSyntaxError, formatStats, parseSimCommand } from '../../sim/commands.js';
-import { runSimCommand } from '../../sim/cli.js';
+import { CommandSyntaxError, formatStats, parseSimCommand } from '@node-lifecycle-controller/sim/commands';
+import { runSimCommand } from '@node-lifecycle-controller/sim/cli';
 
 describe('fault command parser', () => {
   test('parses node, zone, pressure and heartbeat commands', () => {

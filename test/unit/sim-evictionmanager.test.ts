@@ -1,5 +1,5 @@
 /**
- * The simulated kubelet's eviction manager (sim/evictionmanager.ts) on a FakeClock.
+ * The simulated kubelet's eviction manager (packages/sim/src/evictionmanager.ts) on a FakeClock.
  *
  * Ported from k8s.io/kubernetes v1.37.2 pkg/kubelet/eviction/eviction_manager_test.go, with
  * upstream's names, running the same SimEvictionManager the simulator uses with upstream's
@@ -25,13 +25,13 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
-import { parseQuantity } from '../../src/nodepressure/quantity.js';
-import type { PodStats, PressureConditionType, Summary } from '../../src/nodepressure/signals.js';
-import { evictionConfigFromFlags, type EvictionConfig, type Threshold } from '../../src/nodepressure/thresholds.js';
-import type { NodeReclaimAction } from '../../src/nodepressure/manager.js';
+import { parseQuantity } from '../../src/kube/quantity.js';
+import type { PodStats, PressureConditionType, Summary } from '../../src/kubelet/signals.js';
+import { evictionConfigFromFlags, type EvictionConfig, type Threshold } from '../../src/kubelet/thresholds.js';
+import type { NodeReclaimAction } from '@node-lifecycle-controller/sim/nodepressure/manager';
 import {
   SimEvictionManager, parseFaults, parseUsageProfile, type EvictedStatus, type KubeletPort,
-} from '../../sim/evictionmanager.js';
+} from '@node-lifecycle-controller/sim/evictionmanager';
 import {
   defaultPriority, highPriority, lowPriority, newContainer, newPod, newPodDiskStats, newPodMemoryStats, newPodProcessStats, newResourceList,
 } from '../support/nodepressure.js';
@@ -451,7 +451,7 @@ describe('simulated kubelet: profiles, faults, pace, transition period', () => {
 });
 
 test('fault commands: memory-leak, log-flood, fork-bomb, usage', async () => {
-  const { parseSimCommand, CommandSyntaxError } = await import('../../sim/commands.js');
+  const { parseSimCommand, CommandSyntaxError } = await import('@node-lifecycle-controller/sim/commands');
   assert.deepEqual(parseSimCommand('memory-leak web-1 50Mi'), { op: 'usage-fault', pod: 'web-1', kind: 'memory-leak', ratePerSecond: qv('50Mi') });
   assert.deepEqual(parseSimCommand('fork-bomb web-1 100/s'), { op: 'usage-fault', pod: 'web-1', kind: 'fork-bomb', ratePerSecond: 100 });
   assert.deepEqual(parseSimCommand('log-flood web-1 0'), { op: 'usage-fault', pod: 'web-1', kind: 'log-flood', ratePerSecond: 0 });

@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { toMillis } from '../../src/kube/objects.js';
-import { Fleet, resolveFleetOptions } from '../../sim/fleet.js';
+import { Fleet, resolveFleetOptions } from '@node-lifecycle-controller/sim/fleet';
 
 interface Call {
   method: string;

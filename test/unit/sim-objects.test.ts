@@ -21,7 +21,7 @@ import {
   shutdownPodStatusPatch,
   simVolumeFor,
   type PodKind,
-} from '../../sim/objects.js';
+} from '@node-lifecycle-controller/sim/objects';
 
 describe('pod mix assignment', () => {
   test('equal weights give every node one pod of each kind', () => {

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FakeClock } from '../../src/util/clock.js';
-import { HeartbeatScheduler, SampleWindow, percentile, spreadStart, type HeartbeatKind } from '../../sim/schedule.js';
+import { HeartbeatScheduler, SampleWindow, percentile, spreadStart, type HeartbeatKind } from '@node-lifecycle-controller/sim/schedule';
 
 interface Fired {
   name: string;

@@ -6,11 +6,11 @@
  * Nothing here reads a clock or writes to a stream: callers pass "now" (epoch **milliseconds**)
  * and print the returned lines. Not upstream (kube-controller-manager has no demo).
  */
-import type { NodeLifecycleView } from '../nodelifecycle/controller.js';
-import type { PendingPodDeletion } from '../tainteviction/controller.js';
-import { zoneName } from '../explain/state.js';
-import { formatDuration, formatEta, formatRate } from '../util/format.js';
-import { renderTable, visibleLength } from './inspect.js';
+import type { NodeLifecycleView } from '../../../src/nodelifecycle/controller.js';
+import type { PendingPodDeletion } from '../../../src/tainteviction/controller.js';
+import { zoneName } from '../../../src/explain/state.js';
+import { formatDuration, formatEta, formatRate } from '../../../src/util/format.js';
+import { renderTable, visibleLength } from '../../../src/cli/inspect.js';
 
 /** A fleet node as the demo observes it through its watch. */
 export interface ObservedNode {

@@ -1,5 +1,5 @@
 /**
- * `node-lifecycle-controller sim …`: run a simulated kubelet fleet against a cluster from the
+ * `npm run sim -- …` (this package's `sim` command): run a simulated kubelet fleet against a cluster from the
  * command line, print a stats line every 10 s, and take fault commands on stdin.
  */
 import { createInterface, type Interface } from 'node:readline';
@@ -7,12 +7,12 @@ import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import yargs from 'yargs';
 import { pino } from 'pino';
-import { loadKubeConfig, makeClients, describeError, type KubeClients } from '../src/kube/client.js';
-import { parseGoDuration, formatGoDuration } from '../src/util/duration.js';
+import { loadKubeConfig, makeClients, describeError, type KubeClients } from '../../../src/kube/client.js';
+import { parseGoDuration, formatGoDuration } from '../../../src/util/duration.js';
 import { Fleet, resolveFleetOptions, type FleetOptions } from './fleet.js';
 import {
   EVICTION_FLAGS, evictionConfigFromFlags, type EvictionConfig, type KubeletEvictionConfiguration,
-} from '../src/nodepressure/thresholds.js';
+} from '../../../src/kubelet/thresholds.js';
 import { applySimCommand, CommandSyntaxError, formatStats, parseSimCommand } from './commands.js';
 
 /** Where the CLI writes and reads; injectable for tests. */
@@ -86,7 +86,7 @@ const SIM_OPTIONS = {
   cleanup: { type: 'boolean', default: false, describe: 'delete the fleet on exit' },
   'commands-from-stdin': { type: 'boolean', default: false, describe: 'read fault commands from stdin even when it is not a TTY' },
   'log-level': { type: 'string', default: 'warn', choices: LOG_LEVELS, describe: 'simulator log level (logs go to stderr)' },
-  // The simulated kubelets' node-pressure eviction, under the kubelet's own flag names (sim/evictionmanager.ts).
+  // The simulated kubelets' node-pressure eviction, under the kubelet's own flag names (packages/sim/src/evictionmanager.ts).
   'kubelet-server': { type: 'boolean', default: false, describe: 'serve each node\'s /stats/summary and /configz over HTTPS (one port per node on this machine\'s address) so that kubectl get --raw /api/v1/nodes/NODE/proxy/stats/summary works' },
   'kubelet-config': { type: 'string', describe: 'KubeletConfiguration file (YAML/JSON); its eviction fields (evictionHard, evictionSoft, ...) configure the simulated kubelets' },
   'eviction-hard': { type: 'string', describe: 'kubelet --eviction-hard, e.g. memory.available<100Mi,nodefs.available<10% (setting it drops the other defaults)' },
@@ -123,7 +123,7 @@ function unknownArgumentsMessage(args: string[], known: ReadonlySet<string>): st
 function buildParser(args: string[]) {
   return yargs(args)
     .parserConfiguration({ 'camel-case-expansion': false })
-    .scriptName('node-lifecycle-controller sim')
+    .scriptName('npm run sim --')
     .usage('$0 [options]\n\nRun a simulated kubelet fleet against a cluster. Fault commands are read from stdin (type help).')
     .strict()
     .exitProcess(false)

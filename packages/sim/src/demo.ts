@@ -1,11 +1,11 @@
 // Why this file is over 500 lines: the demo command runs a whole scenario (control plane, fleet, cluster watch, six steps, summary); split candidates: ClusterWatch and the step functions.
 /**
- * `node-lifecycle-controller demo` (`npm run demo`): the controller doing its real job on the
+ * `npm run demo` (this package's `demo` command): the controller doing its real job on the
  * embedded default, with no cluster of the user's own.
  *
  * 1. Brings up the local control plane (`scripts/control-plane.sh up`, streaming its progress; a
  *    first run builds kube-apiserver) unless it is already up.
- * 2. Starts a simulated kubelet fleet (sim/fleet.ts; default 3 zones × 10 nodes, 5 pods a node:
+ * 2. Starts a simulated kubelet fleet (packages/sim/src/fleet.ts; default 3 zones × 10 nodes, 5 pods a node:
  *    plain, short-toleration, tolerate-forever, DaemonSet and PVC-backed pods) and the controller
  *    itself in this process (`startController`) with compressed timings: 6 s grace period, 1 s
  *    monitor period, 1 node/s tainting rate, no leader election, scoped to the fleet's nodes.
@@ -34,23 +34,23 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { PatchStrategy, setHeaderOptions, type V1PodStatus } from '@kubernetes/client-node';
 import yargs from 'yargs';
-import { Fleet } from '../../sim/fleet.js';
-import { silentLogger } from '../../sim/log.js';
-import { buildPod, FLEET_LABEL } from '../../sim/objects.js';
-import { FAULT_ANNOTATION } from '../../sim/evictionmanager.js';
-import { hostAddress } from '../../sim/kubeletserver.js';
-import { evictionConfigFromFlags } from '../nodepressure/thresholds.js';
-import { startListWatch, type ListWatchHandle, type WatchEventType } from '../../sim/watch.js';
-import { describeError, isConflict, loadKubeConfig, makeClients, type KubeClients } from '../kube/client.js';
-import { getCondition, podKey, taintToWire, toMillis, toNode, toPod, type Node, type Pod, type Taint } from '../kube/objects.js';
-import { createLogger } from '../log/logger.js';
-import { TAINT_NODE_MEMORY_PRESSURE, TAINT_NODE_OUT_OF_SERVICE, TAINT_NODE_UNREACHABLE } from '../kube/taints.js';
-import { firstToleratingToleration } from '../tainteviction/tolerations.js';
-import { TAINT_MANAGER_EVICTION_REASON } from '../tainteviction/events.js';
-import { realClock } from '../util/clock.js';
+import { Fleet } from './fleet.js';
+import { silentLogger } from './log.js';
+import { buildPod, FLEET_LABEL } from './objects.js';
+import { FAULT_ANNOTATION } from './evictionmanager.js';
+import { hostAddress } from './kubeletserver.js';
+import { evictionConfigFromFlags } from '../../../src/kubelet/thresholds.js';
+import { startListWatch, type ListWatchHandle, type WatchEventType } from './watch.js';
+import { describeError, isConflict, loadKubeConfig, makeClients, type KubeClients } from '../../../src/kube/client.js';
+import { getCondition, podKey, taintToWire, toMillis, toNode, toPod, type Node, type Pod, type Taint } from '../../../src/kube/objects.js';
+import { createLogger } from '../../../src/log/logger.js';
+import { TAINT_NODE_MEMORY_PRESSURE, TAINT_NODE_OUT_OF_SERVICE, TAINT_NODE_UNREACHABLE } from '../../../src/kube/taints.js';
+import { firstToleratingToleration } from '../../../src/tainteviction/tolerations.js';
+import { TAINT_MANAGER_EVICTION_REASON } from '../../../src/tainteviction/events.js';
+import { realClock } from '../../../src/util/clock.js';
 import { PolicyV1Api } from '@kubernetes/client-node';
-import { NODE_AFFINITY_ENFORCER_NAME } from '../nodeaffinity/controller.js';
-import { REQUIRED_DURING_EXECUTION_ANNOTATION } from '../nodeaffinity/rule.js';
+import { NODE_AFFINITY_ENFORCER_NAME } from '../../../src/nodeaffinity/controller.js';
+import { REQUIRED_DURING_EXECUTION_ANNOTATION } from '../../../src/nodeaffinity/rule.js';
 import {
   DEMO_STEPS,
   diffControllerView,
@@ -67,12 +67,12 @@ import {
   type LogKind,
   type ObservedNode,
 } from './demo-view.js';
-import { FlagError, parseControllerFlags } from './flags.js';
-import { formatReadableQuantity } from './explain-pressure.js';
-import { zoneName } from '../explain/state.js';
-import { rfc3339 } from '../util/format.js';
-import { formatTaint } from '../kube/taints.js';
-import { startController, type RunningController } from './run.js';
+import { FlagError, parseControllerFlags } from '../../../src/cli/flags.js';
+import { formatReadableQuantity } from '../../../src/cli/explain-pressure.js';
+import { zoneName } from '../../../src/explain/state.js';
+import { rfc3339 } from '../../../src/util/format.js';
+import { formatTaint } from '../../../src/kube/taints.js';
+import { startController, type RunningController } from '../../../src/cli/run.js';
 
 /** The controller's compressed timings for the demo. Durations in milliseconds, rates in nodes per second. */
 export const DEMO_TIMINGS = {
@@ -156,7 +156,7 @@ compressed time: ${DEMO_STEPS.join(', ')}. Needs no cluster of your own.`;
  */
 export async function parseDemoFlags(argv: string[], write: (t: string) => void = (t) => void process.stdout.write(t)): Promise<DemoOptions | undefined> {
   const parser = yargs(argv)
-    .scriptName('node-lifecycle-controller demo')
+    .scriptName('npm run demo --')
     .usage(DEMO_USAGE)
     .parserConfiguration({ 'camel-case-expansion': false, 'boolean-negation': false })
     .strict()
@@ -889,7 +889,7 @@ async function stepNodeAffinity(ctx: Ctx, s: DemoStepSummary): Promise<void> {
  * @param io output; default the process's stdout.
  * @returns exit code: 0 when every step passed (or `--help`), 1 when setup or a step failed, 130
  *   when interrupted by Ctrl-C (SIGINT) or SIGTERM. Teardown runs in every case.
- * @throws {FlagError} for bad flags (exit code 2 in program.ts).
+ * @throws {FlagError} for bad flags (exit code 2 in main.ts).
  */
 export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<number> {
   const out: DemoIo = io ?? {
@@ -1005,7 +1005,7 @@ export async function runDemoCommand(argv: string[], io?: DemoIo): Promise<numbe
       ...(opts.steps.includes('node-pressure')
         ? {
             eviction: evictionConfigFromFlags(NODE_PRESSURE_DEMO_FLAGS),
-            // The Summary API behind the node proxy needs a non-loopback address (sim/kubeletserver.ts); without one the step still runs.
+            // The Summary API behind the node proxy needs a non-loopback address (packages/sim/src/kubeletserver.ts); without one the step still runs.
             kubeletServer: hostAddress() !== undefined,
           }
         : {}),

@@ -7,8 +7,8 @@
  * periodic jobs with O(log n) work per tick. Time comes from the injected {@link Clock}, so
  * unit tests drive it with `FakeClock`.
  */
-import type { Clock, TimerHandle } from '../src/util/clock.js';
-import { MinHeap } from '../src/util/heap.js';
+import type { Clock, TimerHandle } from '../../../src/util/clock.js';
+import { MinHeap } from '../../../src/util/heap.js';
 
 /** Which periodic heartbeat a schedule entry drives. */
 export type HeartbeatKind = 'lease' | 'status';

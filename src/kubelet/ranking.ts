@@ -7,7 +7,7 @@
  * Quantities are base units (bytes, inodes, PIDs). Pure: no I/O, no clock.
  */
 import type { V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
-import { parseQuantity } from './quantity.js';
+import { parseQuantity } from '../kube/quantity.js';
 import type { PodStats, Signal, StarvedResource, StatsFunc } from './signals.js';
 
 /** helpers.go `fsStatsType`: which pod filesystem usage counts for a disk signal. */

@@ -6,7 +6,7 @@
  * pods in seconds; quantities in base units (bytes, inodes, PIDs).
  */
 import { parseGoDuration } from '../util/duration.js';
-import { parseQuantity } from './quantity.js';
+import { parseQuantity } from '../kube/quantity.js';
 import {
   SIGNAL_TO_NODE_CONDITION, SIGNAL_TO_RESOURCE, isSignal,
   type PressureConditionType, type Signal, type SignalObservations, type StarvedResource,

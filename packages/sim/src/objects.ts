@@ -20,7 +20,7 @@ import {
   type V1Toleration,
   type V1VolumeAttachment,
 } from '@kubernetes/client-node';
-import { toRfc3339 } from '../src/kube/objects.js';
+import { toRfc3339 } from '../../../src/kube/objects.js';
 
 /** Label carried by every object a fleet creates; its value is the fleet prefix. */
 export const FLEET_LABEL = 'nlc.sim/fleet';
@@ -292,7 +292,7 @@ export interface SimNodeSpec {
   /** CSI unique volume names reported attached and in use. */
   volumes: readonly string[];
   /**
-   * Where the node's simulated kubelet serves HTTPS (sim/kubeletserver.ts). When set, the node reports
+   * Where the node's simulated kubelet serves HTTPS (packages/sim/src/kubeletserver.ts). When set, the node reports
    * `address` as its only address (InternalIP) and `port` as `daemonEndpoints.kubeletEndpoint.Port`:
    * kube-apiserver's default `--kubelet-preferred-address-types` try Hostname first, and a simulated
    * node's hostname resolves nowhere, so the node proxy would fail on it.

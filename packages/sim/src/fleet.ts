@@ -13,10 +13,10 @@
  */
 import PQueue from 'p-queue';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import type { Clock, TimerHandle } from '../src/util/clock.js';
-import { realClock } from '../src/util/clock.js';
-import { apiStatusCode, apiStatusReason, describeError, isNotFound, type KubeClients } from '../src/kube/client.js';
-import { toMicroTime, toPod, toVolumeAttachment, type Pod } from '../src/kube/objects.js';
+import type { Clock, TimerHandle } from '../../../src/util/clock.js';
+import { realClock } from '../../../src/util/clock.js';
+import { apiStatusCode, apiStatusReason, describeError, isNotFound, type KubeClients } from '../../../src/kube/client.js';
+import { toMicroTime, toPod, toVolumeAttachment, type Pod } from '../../../src/kube/objects.js';
 import { silentLogger, type SimLogger } from './log.js';
 import {
   DEFAULT_CSI_DRIVER,
@@ -58,10 +58,10 @@ import {
 } from './objects.js';
 import { HeartbeatScheduler, SampleWindow, spreadStart, type HeartbeatKind, type LagSummary } from './schedule.js';
 import { startListWatch, type ListWatchHandle, type WatchEventType } from './watch.js';
-import { reuseConnections } from '../src/kube/client.js';
+import { reuseConnections } from '../../../src/kube/client.js';
 import { NodePressure, STATS_HOUSEKEEPING_INTERVAL_MS } from './evictionmanager.js';
 import { KubeletServer, type KubeletEndpoint } from './kubeletserver.js';
-import { evictionConfigFromKubeletConfiguration, type EvictionConfig } from '../src/nodepressure/thresholds.js';
+import { evictionConfigFromKubeletConfiguration, type EvictionConfig } from '../../../src/kubelet/thresholds.js';
 
 export type { PodKind, PodMix, PressureCondition } from './objects.js';
 export { POD_KINDS, PRESSURE_CONDITIONS, FLEET_LABEL, POD_KIND_LABEL } from './objects.js';
@@ -130,10 +130,10 @@ export interface FleetOptions {
   logger?: SimLogger;
   /** Called with a one-line progress message at each phase of {@link Fleet.start} (for CLIs). */
   onProgress?: (message: string) => void;
-  /** The simulated kubelets' eviction configuration (sim/evictionmanager.ts). Default: the kubelet's defaults. */
+  /** The simulated kubelets' eviction configuration (packages/sim/src/evictionmanager.ts). Default: the kubelet's defaults. */
   eviction?: EvictionConfig;
   /**
-   * Serve each node's `/stats/summary` and `/configz` over HTTPS (sim/kubeletserver.ts), one port per
+   * Serve each node's `/stats/summary` and `/configz` over HTTPS (packages/sim/src/kubeletserver.ts), one port per
    * node on this machine's address, which the node then reports as its InternalIP and kubelet port so
    * that the API server's node proxy reaches it. Default false (a port per node; large fleets skip it).
    */

@@ -4,8 +4,8 @@
  * the simulator keeps its own cache and only needs every change delivered at least once.
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import type { Clock } from '../src/util/clock.js';
-import { describeError } from '../src/kube/client.js';
+import type { Clock } from '../../../src/util/clock.js';
+import { describeError } from '../../../src/kube/client.js';
 import type { SimLogger } from './log.js';
 
 /** Watch event types delivered to {@link ListWatchOptions.onEvent}. */

@@ -1,7 +1,9 @@
 /**
  * The eviction manager's decision step, pure: one `synchronize` of pkg/kubelet/eviction/eviction_manager.go
- * split at its two I/O points (node-level reclaim and killing the pod), so the simulator's kubelet and
- * `explain` share it. Times are epoch milliseconds; pod grace periods are seconds.
+ * split at its two I/O points (node-level reclaim and killing the pod), for the simulator's kubelets
+ * (evictionmanager.ts). Only the simulator runs the loop; the rules it applies (signals, thresholds,
+ * ranking: src/kubelet/) are the controller's too, because `explain` reports them. Times are epoch
+ * milliseconds; pod grace periods are seconds.
  *
  * A caller runs, once per housekeeping interval ({@link EVICTION_MONITORING_PERIOD_MS}):
  *   1. {@link observe} with a fresh Summary → new state, the node conditions to report, and maybe a
@@ -11,18 +13,18 @@
  *   3. otherwise {@link chooseEviction}: the ranked pods and the one to evict, with grace and message.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { formatBytes, formatDecimal, parseQuantity } from './quantity.js';
-import { isCriticalPod, rankPodsForEviction, type FsLayout, type RankedPod } from './ranking.js';
+import { formatBytes, parseQuantity } from '../../../../src/kube/quantity.js';
+import { isCriticalPod, rankPodsForEviction, type FsLayout, type RankedPod } from '../../../../src/kubelet/ranking.js';
 import {
-  SIGNAL_TO_RESOURCE, makeSignalObservations,
+  SIGNAL_TO_RESOURCE, formatResourceQuantity, makeSignalObservations,
   type PressureConditionType, type Signal, type SignalObservations, type StarvedResource, type StatsFunc, type Summary,
-} from './signals.js';
+} from '../../../../src/kubelet/signals.js';
 import {
   IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, getReclaimableThreshold, getThresholdQuantity, isHardEvictionThreshold, mergeThresholds,
   nodeConditions, nodeConditionsLastObservedAt, nodeConditionsObservedSince, sortByEvictionPriority, thresholdsFirstObservedAt,
   thresholdsMet, thresholdsMetGracePeriod, thresholdsUpdatedStats,
   type EvictionConfig, type NodeConditionsObservedAt, type Threshold, type ThresholdsObservedAt,
-} from './thresholds.js';
+} from '../../../../src/kubelet/thresholds.js';
 
 /** helpers.go `Reason`: the pod status reason and Event reason of a kubelet eviction. */
 export const EVICTION_REASON = 'Evicted';
@@ -110,11 +112,6 @@ export function evictionGracePeriodSeconds(threshold: Threshold, pod: V1Pod, max
   if (isHardEvictionThreshold(threshold)) return IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS;
   const own = pod.spec?.terminationGracePeriodSeconds;
   return own === undefined ? maxPodGracePeriodSeconds : Math.min(maxPodGracePeriodSeconds, own);
-}
-
-/** Formats a quantity of `resource` as Go prints it (bytes BinarySI, inodes/PIDs DecimalSI). */
-export function formatResourceQuantity(resource: StarvedResource, value: number): string {
-  return resource === 'memory' || resource === 'ephemeral-storage' ? formatBytes(value) : formatDecimal(value);
 }
 
 /**

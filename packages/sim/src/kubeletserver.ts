@@ -22,10 +22,10 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { createServer as createNetServer, isIPv4, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { networkInterfaces } from 'node:os';
-import { selfSignedCertificate } from '../src/metrics/tls.js';
-import type { Summary } from '../src/nodepressure/signals.js';
-import type { EvictionConfig, KubeletEvictionConfiguration, ThresholdValue } from '../src/nodepressure/thresholds.js';
-import { formatGoDuration } from '../src/util/duration.js';
+import { selfSignedCertificate } from '../../../src/metrics/tls.js';
+import type { Summary } from '../../../src/kubelet/signals.js';
+import type { EvictionConfig, KubeletEvictionConfiguration, ThresholdValue } from '../../../src/kubelet/thresholds.js';
+import { formatGoDuration } from '../../../src/util/duration.js';
 import { silentLogger, type SimLogger } from './log.js';
 
 /** Environment variable that overrides {@link hostAddress} (an IPv4 address of this machine). */

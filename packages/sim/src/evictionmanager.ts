@@ -2,26 +2,26 @@
  * The simulated kubelet's eviction manager: per-pod usage profiles and the faults that drive them
  * (memory leak, log flood, fork bomb), a node's Summary built from them, and the kubelet's eviction
  * loop (pkg/kubelet/eviction/eviction_manager.go `Start` / `synchronize` / `evictPod` /
- * `waitForPodsCleanup`) over the pure decision step in src/nodepressure/manager.ts.
+ * `waitForPodsCleanup`) over the pure decision step in nodepressure/manager.ts.
  *
  * I/O goes through a {@link KubeletPort} (list the node's pods, post pressure conditions, write the
  * evicted pod's status, record Events), so the loop runs on a FakeClock in unit tests and against
  * the API server through {@link apiKubeletPort}. Times are epoch ms; rates per second.
  */
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import type { Clock } from '../src/util/clock.js';
-import type { KubeClients } from '../src/kube/client.js';
-import { describeError, isNotFound } from '../src/kube/client.js';
-import { retryWithBackoff } from '../src/kube/retry.js';
-import { parseQuantity } from '../src/nodepressure/quantity.js';
-import { podRequest } from '../src/nodepressure/ranking.js';
-import type { FsLayout } from '../src/nodepressure/ranking.js';
-import type { PodStats, PressureConditionType, StarvedResource, Summary } from '../src/nodepressure/signals.js';
-import { EVICTION_MONITORING_PERIOD_MS, updateContainerFsThresholds, type EvictionConfig } from '../src/nodepressure/thresholds.js';
+import type { Clock } from '../../../src/util/clock.js';
+import type { KubeClients } from '../../../src/kube/client.js';
+import { describeError, isNotFound } from '../../../src/kube/client.js';
+import { retryWithBackoff } from '../../../src/kube/retry.js';
+import { parseQuantity } from '../../../src/kube/quantity.js';
+import { podRequest } from '../../../src/kubelet/ranking.js';
+import type { FsLayout } from '../../../src/kubelet/ranking.js';
+import type { PodStats, PressureConditionType, StarvedResource, Summary } from '../../../src/kubelet/signals.js';
+import { EVICTION_MONITORING_PERIOD_MS, updateContainerFsThresholds, type EvictionConfig } from '../../../src/kubelet/thresholds.js';
 import {
   EVICTION_REASON, chooseEviction, initialEvictionState, nodeLevelReclaimFor, nodeReclaimSatisfied, observe,
   type EvictionChoice, type EvictionManagerState, type NodeReclaimAction, type Observation,
-} from '../src/nodepressure/manager.js';
+} from './nodepressure/manager.js';
 import { silentLogger, type SimLogger } from './log.js';
 
 /** cadvisor's default `--housekeeping_interval`: how often container stats (and so the Summary's times) refresh, ms. */
@@ -549,7 +549,7 @@ export function apiKubeletPort(
 export interface NodePressureOptions {
   clients: Pick<KubeClients, 'core'>;
   clock: Clock;
-  /** every simulated kubelet's eviction configuration (kubelet flags / KubeletConfiguration, see src/nodepressure/thresholds.ts) */
+  /** every simulated kubelet's eviction configuration (kubelet flags / KubeletConfiguration, see src/kubelet/thresholds.ts) */
   config: EvictionConfig;
   /** posts a pressure condition on a node (the fleet's `setCondition`) */
   setCondition: (node: string, type: PressureConditionType, on: boolean) => Promise<void>;

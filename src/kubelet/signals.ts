@@ -5,6 +5,7 @@
  * The Summary types are the JSON of k8s.io/kubelet/pkg/apis/stats/v1alpha1, reduced to the fields
  * the eviction manager reads; a `/stats/summary` server can serve them as they are.
  */
+import { formatBytes, formatDecimal } from '../kube/quantity.js';
 
 /** An eviction signal name, as in `--eviction-hard` keys. */
 export type Signal =
@@ -55,6 +56,16 @@ export const SIGNAL_TO_RESOURCE: Readonly<Record<Signal, StarvedResource>> = {
   'nodefs.inodesFree': 'inodes',
   'pid.available': 'pids',
 };
+
+/**
+ * Formats a quantity of `resource` (base units: bytes, inodes, PIDs) as the kubelet's eviction
+ * messages print it: Go's `resource.Quantity` String, BinarySI for bytes (`100Mi`), DecimalSI for
+ * inodes and PIDs (`5k`). Used by the eviction message and by `explain`'s thresholds, which must
+ * read the same as the kubelet's. Throws nothing.
+ */
+export function formatResourceQuantity(resource: StarvedResource, value: number): string {
+  return resource === 'memory' || resource === 'ephemeral-storage' ? formatBytes(value) : formatDecimal(value);
+}
 
 /** helpers.go `validSignal`: whether `name` is a signal with a resource to reclaim. */
 export function isSignal(name: string): name is Signal {
