@@ -84,11 +84,14 @@ export class InMemoryCluster {
    * @param clock the run's clock (a FakeClock).
    * @param opts.graceMs the node monitor grace period, milliseconds: a kubelet counts as running at
    *   T+0 when its Lease (or, without one, its Ready heartbeat) is younger than this.
+   * @param opts.record whether the writer keeps its call and write logs (default false: a what-if
+   *   reads the timeline instead).
    */
-  constructor(snapshot: ClusterContents, clock: Clock, opts: { graceMs: number }) {
+  constructor(snapshot: ClusterContents, clock: Clock, opts: { graceMs: number; record?: boolean }) {
     this.#clock = clock;
     this.#t0 = snapshot.takenAt;
     this.writer = new RecordingWriter(this, clock);
+    this.writer.recording = opts.record ?? false;
     for (const l of snapshot.leases) this.leases.set(leaseKey(l.name, l.namespace), l);
     for (const p of snapshot.pods) this.pods.set(podKey(p), p);
     for (const d of snapshot.daemonSets) this.daemonSets.set(podKey(d), d);
@@ -110,9 +113,9 @@ export class InMemoryCluster {
     });
   }
 
-  /** An empty cluster whose T+0 is `clock.now()`, with no simulated kubelets (the unit-test worlds' start). */
+  /** An empty, recording cluster whose T+0 is `clock.now()`, with no simulated kubelets (the unit-test worlds' start). */
   static empty(clock: Clock): InMemoryCluster {
-    return new InMemoryCluster({ takenAt: clock.now(), nodes: [], leases: [], pods: [], daemonSets: [], volumeAttachments: [], pvcs: [], pvs: [] }, clock, { graceMs: 0 });
+    return new InMemoryCluster({ takenAt: clock.now(), nodes: [], leases: [], pods: [], daemonSets: [], volumeAttachments: [], pvcs: [], pvs: [] }, clock, { graceMs: 0, record: true });
   }
 
   /** Milliseconds since T+0. */

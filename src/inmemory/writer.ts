@@ -80,6 +80,11 @@ const BY_POD_GC = 'pod-garbage-collector-controller';
  *   that never lands).
  */
 export class RecordingWriter {
+  /**
+   * Whether {@link calls} and {@link writes} are kept: on for tests; off for a what-if, where a
+   * large cluster's hundreds of thousands of writes would only cost memory (the timeline says it).
+   */
+  recording = true;
   /** Every call made, in order (reads too), before it was applied. */
   readonly calls: WriteCall[] = [];
   /** Every write that landed or failed, in order. */
@@ -212,7 +217,7 @@ export class RecordingWriter {
         const condition: PodCondition | undefined = await recheck(cur);
         if (!condition) return 'skipped';
         this.#failIfAsked(call, 'forceDelete', uid);
-        this.writes.push({ kind: 'forceDelete', target: key, atMs: this.#clock.now(), detail: '', uid, condition });
+        if (this.recording) this.writes.push({ kind: 'forceDelete', target: key, atMs: this.#clock.now(), detail: '', uid, condition });
         c.deletePod(cur, { force: true, by: BY_POD_GC, reason: condition.message ?? condition.reason ?? 'force deleted' });
         return 'deleted';
       },
@@ -252,18 +257,18 @@ export class RecordingWriter {
 
   #log(method: WriteMethod, target: string): WriteCall {
     const call: WriteCall = { method, target, atMs: this.#clock.now() };
-    this.calls.push(call);
+    if (this.recording) this.calls.push(call);
     return call;
   }
 
   #failIfAsked(call: WriteCall, kind: WriteKind, uid?: string): void {
     const error = this.fail?.(call);
     if (error === undefined) return;
-    this.writes.push({ kind, target: call.target, atMs: call.atMs, detail: 'failed', ...(uid !== undefined ? { uid } : {}), failed: true });
+    if (this.recording) this.writes.push({ kind, target: call.target, atMs: call.atMs, detail: 'failed', ...(uid !== undefined ? { uid } : {}), failed: true });
     throw error;
   }
 
   #record(kind: WriteKind, target: string, detail: string, uid?: string): void {
-    this.writes.push({ kind, target, atMs: this.#clock.now(), detail, ...(uid !== undefined ? { uid } : {}) });
+    if (this.recording) this.writes.push({ kind, target, atMs: this.#clock.now(), detail, ...(uid !== undefined ? { uid } : {}) });
   }
 }
