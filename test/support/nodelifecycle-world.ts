@@ -1,8 +1,9 @@
 /**
  * The in-memory world that unit tests of the node lifecycle controller shell
- * (src/nodelifecycle/controller.ts) drive: FakeClock, caches behind the ReadStore shapes, simulated
- * kubelets (Lease renewals), a recording double of {@link NodeLifecycleWrites} that applies each
- * write to the caches and notifies the controller as the informers would, and a recording
+ * (src/nodelifecycle/controller.ts) drive: FakeClock, the shared in-memory cluster
+ * (src/inmemory/cluster.ts) whose maps are the caches behind the ReadStore shapes, simulated
+ * kubelets (Lease renewals), the cluster's recording writer (src/inmemory/writer.ts) that applies
+ * each write to the caches and notifies the controller as the informers would, and a recording
  * {@link EventSink}. Not a fake API server: nothing here speaks HTTP. Used by
  * test/unit/nodelifecycle-controller.test.ts and test/unit/upstream-nodelifecycle-*.test.ts.
  */
@@ -10,12 +11,17 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { FakeClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { EventObjectRef } from '../../src/kube/types.js';
+import type { EventSink } from '../../src/kube/types.js';
 import { getCondition, podKey, type Lease, type Node, type NodeCondition, type OwnerRef, type Pod } from '../../src/kube/objects.js';
 import { createMetrics, type NodeCollectorMetrics } from '../../src/metrics/registry.js';
-import { NodeLifecycleController, type NodeLifecycleConfig, type NodeLifecycleWrites } from '../../src/nodelifecycle/controller.js';
-import { applyTaintSwap, conditionTaintDiff } from '../../src/nodelifecycle/taints.js';
+import { NodeLifecycleController, type NodeLifecycleCaches, type NodeLifecycleConfig, type NodeLifecycleWrites } from '../../src/nodelifecycle/controller.js';
 import { LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE } from '../../src/nodelifecycle/zones.js';
+import { InMemoryCluster } from '../../src/inmemory/cluster.js';
+import { RecordingEventSink, type RecordedEvent } from '../../src/inmemory/events.js';
+import type { RecordedWrite } from '../../src/inmemory/writer.js';
+
+export type { RecordedEvent } from '../../src/inmemory/events.js';
+export type { RecordedWrite } from '../../src/inmemory/writer.js';
 
 export const START = Date.UTC(2026, 2, 1, 12);
 export const GRACE_MS = 50_000;
@@ -33,32 +39,34 @@ export const DEFAULT_CONFIG: NodeLifecycleConfig = {
   podEvictionTimeoutMs: 300_000,
 };
 
-export interface RecordedWrite {
-  kind: 'taint' | 'status' | 'podNotReady' | 'evict' | 'labels';
-  target: string;
-  atMs: number;
-  detail: string;
-}
-
-export interface RecordedEvent {
-  ref: EventObjectRef;
-  type: string;
-  reason: string;
-  message: string;
-  atMs: number;
+/**
+ * What the node lifecycle controller is built from: the same inputs a registry descriptor's
+ * `build(ctx)` takes (caches, writes, events, clock, metrics, config).
+ */
+export interface NodeLifecycleBuildInputs {
+  caches: NodeLifecycleCaches;
+  writes: NodeLifecycleWrites;
+  events: EventSink;
+  clock: FakeClock;
+  metrics: NodeCollectorMetrics;
+  config: NodeLifecycleConfig;
 }
 
 /** An in-memory cluster: caches, kubelets that renew their Leases, a recording writes double. */
 export class World {
   readonly clock: FakeClock;
-  readonly nodes = new Map<string, Node>();
-  readonly leases = new Map<string, Lease>();
-  readonly pods = new Map<string, Pod>();
+  /** The shared in-memory cluster: its maps are the informers' caches and the API's objects. */
+  readonly cluster: InMemoryCluster;
+  readonly nodes: Map<string, Node>;
+  readonly leases: Map<string, Lease>;
+  readonly pods: Map<string, Pod>;
   readonly daemonSets = new Set<string>();
   /** Pods (by key) that `selectsPod` reports as selected by a DaemonSet (1.20 `GetPodDaemonSets`). */
   readonly daemonSetSelected = new Set<string>();
-  readonly writes: RecordedWrite[] = [];
-  readonly events: RecordedEvent[] = [];
+  /** Every write, in order (the cluster's recording writer's log). */
+  readonly writes: RecordedWrite[];
+  readonly eventSink: RecordingEventSink;
+  readonly events: RecordedEvent[];
   readonly metrics: NodeCollectorMetrics = createMetrics({ defaultMetrics: false }).nodeCollector;
   /** Nodes whose kubelet renews its Lease every {@link LEASE_RENEW_MS}. */
   readonly alive = new Set<string>();
@@ -79,7 +87,6 @@ export class World {
   readonly leaseReads: string[] = [];
   /** When set, every live Lease read fails with it. */
   leaseReadError: Error | undefined;
-  #rv = 1;
 
   /** Pod keys whose next `markPodNotReady` writes fail (one failure per entry), as a 500 would. */
   readonly podWriteFailures: string[] = [];
@@ -93,89 +100,60 @@ export class World {
     startMs = START,
   ) {
     this.clock = new FakeClock(startMs);
+    this.cluster = InMemoryCluster.empty(this.clock);
+    this.nodes = this.cluster.nodes;
+    this.leases = this.cluster.leases;
+    this.pods = this.cluster.pods;
+    const writer = this.cluster.writer;
+    this.writes = writer.writes;
+    writer.gate = (call) => (call.method === 'updateNodeConditions' ? this.statusWriteGate(call.target) : Promise.resolve());
+    writer.lose = (call) => this.statusWriteLost.has(call.target);
+    writer.fail = (call) => {
+      const at = call.method === 'markPodNotReady' ? this.podWriteFailures.indexOf(call.target) : -1;
+      if (at < 0) return undefined;
+      this.podWriteFailures.splice(at, 1);
+      return new Error('fake error');
+    };
+    this.writesDouble = writer.nodeLifecycleWrites();
+    this.eventSink = new RecordingEventSink(this.clock);
+    this.events = this.eventSink.list;
+    // As src/whatif/run.ts subscribes the controller; built later, so each handler looks it up.
+    this.cluster.on('nodes', { add: (n) => this.ctl?.nodeChanged(n.name), update: (_o, n) => this.ctl?.nodeChanged(n.name), delete: (n) => this.ctl?.nodeDeleted(n.name) });
+    this.cluster.on('pods', { add: (p) => this.ctl?.podChanged(p), update: (o, p) => this.ctl?.podChanged(p, o) });
+    this.cluster.on('leases', { add: (l) => this.ctl?.leaseChanged(l.name), update: (_o, l) => this.ctl?.leaseChanged(l.name) });
   }
 
-  readonly writesDouble: NodeLifecycleWrites = {
-    swapNodeTaints: async (name, toAdd, toRemove, _cached, opts = {}) => {
-      const node = this.nodes.get(name);
-      if (!node) return 'gone';
-      const d = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
-      if (d) opts.onConditionTaints?.(d.toAdd, d.toRemove);
-      const next = applyTaintSwap(node.taints, [...toAdd, ...(d?.toAdd ?? [])], [...toRemove, ...(d?.toRemove ?? [])], this.clock.now());
-      if (next === undefined) return 'unchanged';
-      const added = toAdd.map((t) => `+${t.key}:${t.effect}`);
-      const removed = toRemove.map((t) => `-${t.key}:${t.effect}`);
-      this.writes.push({ kind: 'taint', target: name, atMs: this.clock.now(), detail: [...added, ...removed].join(' ') });
-      this.#putNode({ ...node, taints: next });
-      return 'written';
-    },
-    updateNodeConditions: async (name, cached, compute) => {
-      await this.statusWriteGate(name);
-      const node = this.nodes.get(name) ?? cached;
-      if (!node) return { result: 'gone' };
-      if (this.statusWriteLost.has(name)) return { result: 'unchanged', node };
-      const written = compute(node);
-      if (!written) return { result: 'unchanged', node };
-      const byType = new Map(node.conditions.map((c) => [c.type, c]));
-      for (const c of written) byType.set(c.type, c);
-      const updated = this.#putNode({ ...node, conditions: [...byType.values()] });
-      this.writes.push({ kind: 'status', target: name, atMs: this.clock.now(), detail: getCondition(written, 'Ready')?.status ?? '' });
-      return { result: 'written', written, node: updated };
-    },
-    markPodNotReady: async (pod, nodeName) => {
-      const failAt = this.podWriteFailures.indexOf(podKey(pod));
-      if (failAt >= 0) {
-        this.podWriteFailures.splice(failAt, 1);
-        this.writes.push({ kind: 'podNotReady', target: podKey(pod), atMs: this.clock.now(), detail: 'failed' });
-        throw new Error('fake error');
-      }
-      const cur = this.pods.get(podKey(pod));
-      if (!cur || cur.uid !== pod.uid) return 'gone';
-      if (cur.nodeName !== nodeName) return 'unchanged';
-      const ready = getCondition(cur.conditions, 'Ready');
-      if (!ready || ready.status === 'False') return 'unchanged';
-      this.writes.push({ kind: 'podNotReady', target: podKey(pod), atMs: this.clock.now(), detail: nodeName });
-      this.putPod({ ...cur, conditions: cur.conditions.map((c) => (c.type === 'Ready' ? { ...c, status: 'False' } : c)) });
-      return 'written';
-    },
-    evictPodLegacy: async (pod, nodeName) => {
-      const cur = this.pods.get(podKey(pod));
-      if (!cur || cur.uid !== pod.uid) return 'gone';
-      this.writes.push({ kind: 'evict', target: podKey(pod), atMs: this.clock.now(), detail: nodeName });
-      this.putPod({ ...cur, deletionTimestamp: this.clock.now() });
-      return 'written';
-    },
-    patchNodeLabels: async (name, cached, compute) => {
-      const node = this.nodes.get(name) ?? cached;
-      if (!node) return 'gone';
-      const labels = compute(node);
-      if (!labels) return 'unchanged';
-      this.writes.push({ kind: 'labels', target: name, atMs: this.clock.now(), detail: JSON.stringify(labels) });
-      this.#putNode({ ...node, labels: { ...node.labels, ...labels } });
-      return 'written';
-    },
-    forgetNode: () => undefined,
-  };
+  readonly writesDouble: NodeLifecycleWrites;
 
-  /** Builds (not starts) the controller over this world. */
-  build(): NodeLifecycleController {
-    this.ctl = new NodeLifecycleController({
-      config: this.config,
-      clock: this.clock,
-      log: silentLogger,
+  /** The controller's inputs over this world (what a registry descriptor's `build(ctx)` receives). */
+  buildInputs(): NodeLifecycleBuildInputs {
+    const c = this.cluster;
+    return {
       caches: {
-        nodes: { get: (k) => this.nodes.get(k), list: () => [...this.nodes.values()] },
-        leases: { get: (k) => this.leases.get(k), list: () => [...this.leases.values()] },
-        pods: {
-          get: (k) => this.pods.get(k),
-          list: () => [...this.pods.values()],
-          podsOnNode: (n) => [...this.pods.values()].filter((p) => p.nodeName === n),
-        },
+        nodes: { get: (k) => c.nodes.get(k), list: () => c.nodeList() },
+        leases: { get: (k) => c.leases.get(k), list: () => [...c.leases.values()] },
+        pods: { get: (k) => c.pods.get(k), list: () => c.podList(), podsOnNode: (n) => c.podsOnNode(n) },
         daemonSets: { has: (k) => this.daemonSets.has(k), selectsPod: (p) => this.daemonSetSelected.has(podKey(p)) },
       },
       writes: this.writesDouble,
-      events: { record: (ref, type, reason, message) => void this.events.push({ ref, type, reason, message, atMs: this.clock.now() }) },
+      events: this.eventSink,
+      clock: this.clock,
       metrics: this.metrics,
+      config: this.config,
+    };
+  }
+
+  /** Builds (not starts) the controller over this world. */
+  build(): NodeLifecycleController {
+    const { caches, writes, events, clock, metrics, config } = this.buildInputs();
+    this.ctl = new NodeLifecycleController({
+      config,
+      clock,
+      log: silentLogger,
+      caches,
+      writes,
+      events,
+      metrics,
       canSeeCluster: () => true,
       ...(this.breaker
         ? {
@@ -229,14 +207,14 @@ export class World {
 
   renew(name: string): void {
     const key = `kube-node-lease/${name}`;
-    const lease: Lease = { namespace: 'kube-node-lease', name, resourceVersion: String(++this.#rv), renewTime: this.clock.now() };
+    const lease: Lease = { namespace: 'kube-node-lease', name, resourceVersion: this.cluster.nextResourceVersion(), renewTime: this.clock.now() };
     this.apiLeases.set(key, lease);
     if (!this.leaseCacheFrozen) this.#cacheLease(lease);
   }
 
   /** A fresh resourceVersion, newer than every one handed out so far. */
   nextResourceVersion(): string {
-    return String(++this.#rv);
+    return this.cluster.nextResourceVersion();
   }
 
   /** The lagging Lease informer catches up with the API server. */
@@ -251,8 +229,7 @@ export class World {
   }
 
   #cacheLease(lease: Lease): void {
-    this.leases.set(`kube-node-lease/${lease.name}`, lease);
-    this.ctl?.leaseChanged(lease.name);
+    this.cluster.putLease(lease, { sync: true });
     this.leaseCacheRV = lease.resourceVersion; // as the informer: after the handler ran
   }
 
@@ -274,8 +251,8 @@ export class World {
         ? {
             namespace: 'default',
             name: a,
-            uid: `pod-uid-${a}-${++this.#rv}`,
-            resourceVersion: String(++this.#rv),
+            uid: `pod-uid-${a}-${this.cluster.nextResourceVersion()}`,
+            resourceVersion: '0',
             nodeName: nodeName ?? '',
             phase: 'Running',
             creationTimestamp: this.clock.now(),
@@ -285,11 +262,9 @@ export class World {
             pvcNames: [],
             finalizers: [],
           }
-        : { ...a, resourceVersion: String(++this.#rv) };
-    const old = this.pods.get(podKey(pod));
-    this.pods.set(podKey(pod), pod);
-    this.ctl?.podChanged(pod, old);
-    return pod;
+        : a;
+    // An informer that delivers at once: the controller hears of the pod before this returns.
+    return this.cluster.putPod(pod, { sync: true });
   }
 
   podReady(key: string): string | undefined {
@@ -323,11 +298,8 @@ export class World {
   }
 
   #putNode(node: Node): Node {
-    const stored = { ...node, resourceVersion: String(++this.#rv) };
-    this.nodes.set(node.name, stored);
-    // The informer delivers the update after the write returned.
-    queueMicrotask(() => this.ctl?.nodeChanged(node.name));
-    return stored;
+    // The informer delivers the update after the write returned (a microtask).
+    return this.cluster.putNode(node);
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * The out-of-service controllers' unit-test world: object builders, in-memory caches, an event
  * sink, and the PodGC and force-detach shells (src/podgc/controller.ts, src/volumes/controller.ts)
- * wired to recording doubles of their `PodGCWrites` / `ForceDetachWrites` and driven by
- * `FakeClock`. Shared by test/unit/outofservice.test.ts and the upstream ports
+ * wired to the recording writer (src/inmemory/writer.ts) of a shared in-memory cluster
+ * (src/inmemory/cluster.ts) that stands for the API server, and driven by `FakeClock`. The caches
+ * are separate stores here, so a test can let the API and the caches disagree. Shared by test/unit/outofservice.test.ts and the upstream ports
  * test/unit/upstream-podgc.test.ts and test/unit/upstream-attachdetach.test.ts.
  * Times are epoch **milliseconds**.
  */
@@ -11,12 +12,16 @@ import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import type { Node, PersistentVolumeClaim, Pod, PodCondition, Taint, VolumeAttachment } from '../../src/kube/objects.js';
 import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
-import type { EventObjectRef, EventSink } from '../../src/kube/types.js';
 import { ORPHAN_QUARANTINE_MS } from '../../src/podgc/decision.js';
 import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
 import type { ForceDeleteRecheck, ForceDeleteResult } from '../../src/podgc/writer.js';
 import { ForceDetachController, type ForceDetachWrites } from '../../src/volumes/controller.js';
 import { silentLogger } from '../../src/log/logger.js';
+import type { Clock } from '../../src/util/clock.js';
+import { InMemoryCluster } from '../../src/inmemory/cluster.js';
+import { RecordingEventSink } from '../../src/inmemory/events.js';
+
+export type { RecordedEvent } from '../../src/inmemory/events.js';
 
 export const T0 = Date.UTC(2026, 0, 1);
 export const OOS = 'node.kubernetes.io/out-of-service';
@@ -82,19 +87,8 @@ export class PodStore extends Store<Pod> {
   podsOnNode = (n: string): Pod[] => this.list().filter((p) => p.nodeName === n);
 }
 
-export interface RecordedEvent {
-  ref: EventObjectRef;
-  type: string;
-  reason: string;
-  message: string;
-}
-
-export class Events implements EventSink {
-  readonly list: RecordedEvent[] = [];
-  record(ref: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.list.push({ ref, type, reason, message });
-  }
-}
+/** The recording event sink (`list` holds the Events); construct with the harness's clock. */
+export { RecordingEventSink as Events };
 
 /** Lets queued work, promise chains and due timers run. */
 export async function settle(clock: FakeClock, ms = 0): Promise<void> {
@@ -112,32 +106,47 @@ export async function counter(m: Metrics, name: string, labels: Record<string, s
 
 export const TIMEOUT = 360_000;
 
-/** The API as the PodGC controller sees it: live nodes and pods, and a record of force deletes. */
+/**
+ * The API as the PodGC controller sees it: an in-memory cluster's live nodes and pods, and its
+ * recording writer's force deletes. `failures`: how many force deletions fail next (HTTP 500),
+ * each after its recheck.
+ */
 export class FakePodGCApi implements PodGCWrites {
-  readonly nodes = new Map<string, Node>();
-  readonly pods = new Map<string, Pod>();
-  readonly deleted: { key: string; condition: PodCondition }[] = [];
-  readonly nodeGets: string[] = [];
+  readonly cluster: InMemoryCluster;
+  readonly nodes: Map<string, Node>;
+  readonly pods: Map<string, Pod>;
   failures = 0;
+  readonly #writes: PodGCWrites;
 
-  async getNode(name: string): Promise<Node | undefined> {
-    this.nodeGets.push(name);
-    return this.nodes.get(name);
+  /** @param clock the harness's clock. */
+  constructor(clock: Clock) {
+    this.cluster = InMemoryCluster.empty(clock);
+    this.nodes = this.cluster.nodes;
+    this.pods = this.cluster.pods;
+    this.cluster.writer.fail = (call) => {
+      if (call.method !== 'forceDeletePod' || this.failures <= 0) return undefined;
+      this.failures--;
+      return new ApiException(500, 'InternalError', '{"reason":"InternalError"}', {});
+    };
+    this.#writes = this.cluster.writer.podGCWrites();
   }
 
-  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
-    const key = `${namespace}/${name}`;
-    const live = this.pods.get(key);
-    if (!live || live.uid !== uid) return 'gone';
-    const condition = await recheck(live);
-    if (!condition) return 'skipped';
-    if (this.failures > 0) {
-      this.failures--;
-      throw new ApiException(500, 'InternalError', '{"reason":"InternalError"}', {});
-    }
-    this.deleted.push({ key, condition });
-    this.pods.delete(key);
-    return 'deleted';
+  /** The force deletions that landed, in order: `namespace/name` and the DisruptionTarget condition written. */
+  get deleted(): { key: string; condition: PodCondition }[] {
+    return this.cluster.writer.writes.flatMap((w) => (w.kind === 'forceDelete' && !w.failed && w.condition ? [{ key: w.target, condition: w.condition }] : []));
+  }
+
+  /** The node names read live, in order. */
+  get nodeGets(): string[] {
+    return this.cluster.writer.calls.filter((c) => c.method === 'getNode').map((c) => c.target);
+  }
+
+  getNode(name: string): Promise<Node | undefined> {
+    return this.#writes.getNode(name);
+  }
+
+  forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
+    return this.#writes.forceDeletePod(namespace, name, uid, recheck);
   }
 }
 
@@ -145,8 +154,8 @@ export class PodGCHarness {
   readonly clock = new FakeClock(T0);
   readonly nodes = new Store<Node>();
   readonly pods = new PodStore();
-  readonly api = new FakePodGCApi();
-  readonly events = new Events();
+  readonly api = new FakePodGCApi(this.clock);
+  readonly events = new RecordingEventSink(this.clock);
   readonly metrics = createMetrics({ defaultMetrics: false });
   readonly gc: PodGCController;
 
@@ -186,21 +195,36 @@ export class PodGCHarness {
   }
 }
 
+/** The API as the force-detach controller sees it: an in-memory cluster's nodes and VolumeAttachments, and its recording writer's deletions. */
 export class FakeDetachApi implements ForceDetachWrites {
-  readonly nodes = new Map<string, Node>();
-  readonly vas = new Map<string, VolumeAttachment>();
-  readonly deleted: string[] = [];
-  async getNode(name: string): Promise<Node | undefined> {
-    return this.nodes.get(name);
+  readonly cluster: InMemoryCluster;
+  readonly nodes: Map<string, Node>;
+  readonly vas: Map<string, VolumeAttachment>;
+  readonly #writes: ForceDetachWrites;
+
+  /** @param clock the harness's clock. */
+  constructor(clock: Clock) {
+    this.cluster = InMemoryCluster.empty(clock);
+    this.nodes = this.cluster.nodes;
+    this.vas = this.cluster.volumeAttachments;
+    this.#writes = this.cluster.writer.forceDetachWrites();
   }
-  async getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
-    return this.vas.get(name);
+
+  /** The VolumeAttachments deleted, by name, in order. */
+  get deleted(): string[] {
+    return this.cluster.writer.writes.filter((w) => w.kind === 'detach' && !w.failed).map((w) => w.target);
   }
-  async deleteVolumeAttachment(name: string, uid: string): Promise<'deleted' | 'gone'> {
-    if (this.vas.get(name)?.uid !== uid) return 'gone';
-    this.vas.delete(name);
-    this.deleted.push(name);
-    return 'deleted';
+
+  getNode(name: string): Promise<Node | undefined> {
+    return this.#writes.getNode(name);
+  }
+
+  getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
+    return this.#writes.getVolumeAttachment(name);
+  }
+
+  deleteVolumeAttachment(name: string, uid: string): Promise<'deleted' | 'gone'> {
+    return this.#writes.deleteVolumeAttachment(name, uid);
   }
 }
 
@@ -210,8 +234,8 @@ export class DetachHarness {
   readonly pods = new PodStore();
   readonly vas = new Store<VolumeAttachment>();
   readonly pvcs = new Store<PersistentVolumeClaim>();
-  readonly api = new FakeDetachApi();
-  readonly events = new Events();
+  readonly api = new FakeDetachApi(this.clock);
+  readonly events = new RecordingEventSink(this.clock);
   readonly metrics = createMetrics({ defaultMetrics: false });
   readonly fd: ForceDetachController;
 

@@ -1,99 +1,116 @@
 /**
- * The taint eviction controller's unit-test world: node and pod caches in memory, a recording
- * `TaintEvictionWrites` double, an event sink, metrics, and the `FakeClock` that drives
- * src/tainteviction/controller.ts. Shared by test/unit/tainteviction-controller.test.ts and
- * test/unit/upstream-tainteviction.test.ts. Times are epoch **milliseconds**.
+ * The taint eviction controller's unit-test world: the shared in-memory cluster
+ * (src/inmemory/cluster.ts) whose node and pod maps are the caches, its recording writer
+ * (src/inmemory/writer.ts) as the `TaintEvictionWrites` double, an event sink, metrics, and the
+ * `FakeClock` that drives src/tainteviction/controller.ts. Shared by
+ * test/unit/tainteviction-controller.test.ts and test/unit/upstream-tainteviction.test.ts.
+ * Times are epoch **milliseconds**.
  */
 import type { TestContext } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { podKey, type Node, type Pod, type Taint, type Toleration } from '../../src/kube/objects.js';
+import type { EventSink } from '../../src/kube/types.js';
 import { createMetrics, type TaintEvictionMetrics } from '../../src/metrics/registry.js';
 import {
   TaintEvictionController,
+  type TaintEvictionCaches,
   type TaintEvictionOptions,
   type TaintEvictionWrites,
 } from '../../src/tainteviction/controller.js';
-import type { EventObjectRef } from '../../src/kube/types.js';
+import { InMemoryCluster } from '../../src/inmemory/cluster.js';
+import { RecordingEventSink, type RecordedEvent } from '../../src/inmemory/events.js';
+import type { RecordedWrite } from '../../src/inmemory/writer.js';
+
+export type { RecordedEvent } from '../../src/inmemory/events.js';
 
 export const START = Date.UTC(2026, 2, 1, 12);
 export const NS = 'default';
 
-export interface Recorded {
-  kind: 'condition' | 'delete';
-  pod: string;
-  uid: string;
-  atMs: number;
-}
+/** A recorded write (`kind` 'condition' or 'delete', `target` the pod's `namespace/name`). */
+export type Recorded = RecordedWrite;
 
-export interface RecordedEvent {
-  ref: EventObjectRef;
-  type: string;
-  reason: string;
-  message: string;
-  atMs: number;
+/**
+ * What the taint eviction controller is built from: the same inputs a registry descriptor's
+ * `build(ctx)` takes (caches, writes, events, clock, metrics, config).
+ */
+export interface TaintEvictionBuildInputs {
+  caches: TaintEvictionCaches;
+  writes: TaintEvictionWrites;
+  events: EventSink;
+  clock: FakeClock;
+  metrics: TaintEvictionMetrics;
+  config: TaintEvictionOptions;
 }
 
 /** An in-memory cluster: node and pod caches, a recording writes double, an event sink. */
 export class World {
   readonly clock = new FakeClock(START);
-  readonly nodes = new Map<string, Node>();
-  readonly pods = new Map<string, Pod>();
-  readonly writes: Recorded[] = [];
-  readonly attempts: number[] = [];
-  readonly events: RecordedEvent[] = [];
+  /** The shared in-memory cluster: its maps are the informers' caches and the API's objects. */
+  readonly cluster = InMemoryCluster.empty(this.clock);
+  readonly nodes: Map<string, Node> = this.cluster.nodes;
+  readonly pods: Map<string, Pod> = this.cluster.pods;
+  readonly eventSink = new RecordingEventSink(this.clock);
+  readonly events: RecordedEvent[] = this.eventSink.list;
   readonly metrics: TaintEvictionMetrics = createMetrics({ defaultMetrics: false }).taintEviction;
   sight = true;
-  /** Errors thrown by the next write calls, in order. */
+  /** Errors thrown by the next `addDisruptionCondition` calls, in order. */
   failures: unknown[] = [];
+  readonly writesDouble: TaintEvictionWrites = this.cluster.writer.taintEvictionWrites();
   #controllers: TaintEvictionController[] = [];
   #uid = 0;
 
-  readonly writesDouble: TaintEvictionWrites = {
-    addDisruptionCondition: async (namespace, name, uid) => {
-      this.attempts.push(this.clock.now());
-      const failure = this.failures.shift();
-      if (failure !== undefined) throw failure;
-      const pod = this.pods.get(podKey({ namespace, name }));
-      if (!pod || pod.uid !== uid) return 'gone';
-      this.writes.push({ kind: 'condition', pod: `${namespace}/${name}`, uid, atMs: this.clock.now() });
-      return 'written';
-    },
-    deletePod: async (namespace, name, uid) => {
-      const pod = this.pods.get(podKey({ namespace, name }));
-      if (!pod || pod.uid !== uid) return 'gone';
-      this.writes.push({ kind: 'delete', pod: `${namespace}/${name}`, uid, atMs: this.clock.now() });
-      // The API server sets deletionTimestamp; the kubelet's confirmation is not modelled.
-      this.pods.set(podKey(pod), {
-        ...pod,
-        deletionTimestamp: this.clock.now(),
-        conditions: [...pod.conditions, { type: 'DisruptionTarget', status: 'True' }],
-      });
-      return 'deleted';
-    },
-  };
+  constructor() {
+    this.cluster.writer.fail = (call) => (call.method === 'addDisruptionCondition' ? this.failures.shift() : undefined);
+    // As src/whatif/run.ts subscribes the controller; every controller built over this world hears.
+    this.cluster.on('nodes', {
+      add: (n) => this.#each((c) => c.nodeChanged(n)),
+      update: (o, n) => this.#each((c) => c.nodeChanged(n, o)),
+      delete: (n) => this.#each((c) => c.nodeDeleted(n)),
+    });
+    this.cluster.on('pods', {
+      add: (p) => this.#each((c) => c.podChanged(p)),
+      update: (o, p) => this.#each((c) => c.podChanged(p, o)),
+      delete: (p) => this.#each((c) => c.podDeleted(p)),
+    });
+  }
 
-  controller(options: TaintEvictionOptions = {}): TaintEvictionController {
-    const c = new TaintEvictionController({
-      clock: this.clock,
-      log: silentLogger,
+  /** The writes that landed, in order (failed attempts are in {@link attempts} only). */
+  get writes(): Recorded[] {
+    return this.cluster.writer.writes.filter((x) => !x.failed);
+  }
+
+  /** When each `addDisruptionCondition` call was made (epoch ms), failed ones included. */
+  get attempts(): number[] {
+    return this.cluster.writer.calls.filter((c) => c.method === 'addDisruptionCondition').map((c) => c.atMs);
+  }
+
+  /** The controller's inputs over this world (what a registry descriptor's `build(ctx)` receives). */
+  buildInputs(options: TaintEvictionOptions = {}): TaintEvictionBuildInputs {
+    const c = this.cluster;
+    return {
       caches: {
-        nodes: { get: (k) => this.nodes.get(k), list: () => [...this.nodes.values()] },
-        pods: {
-          get: (k) => this.pods.get(k),
-          list: () => [...this.pods.values()],
-          podsOnNode: (n) => [...this.pods.values()].filter((p) => p.nodeName === n),
-        },
+        nodes: { get: (k) => c.nodes.get(k), list: () => c.nodeList() },
+        pods: { get: (k) => c.pods.get(k), list: () => c.podList(), podsOnNode: (n) => c.podsOnNode(n) },
       },
       writes: this.writesDouble,
-      events: { record: (ref, type, reason, message) => void this.events.push({ ref, type, reason, message, atMs: this.clock.now() }) },
+      events: this.eventSink,
+      clock: this.clock,
       metrics: this.metrics,
-      canSeeCluster: () => this.sight,
-      options: { retryInitialDelayMs: 100, retryMaxDelayMs: 1600, ...options },
-    });
+      config: { retryInitialDelayMs: 100, retryMaxDelayMs: 1600, ...options },
+    };
+  }
+
+  controller(options: TaintEvictionOptions = {}): TaintEvictionController {
+    const { caches, writes, events, clock, metrics, config } = this.buildInputs(options);
+    const c = new TaintEvictionController({ clock, log: silentLogger, caches, writes, events, metrics, canSeeCluster: () => this.sight, options: config });
     this.#controllers.push(c);
     return c;
+  }
+
+  #each(f: (c: TaintEvictionController) => void): void {
+    for (const c of this.#controllers) f(c);
   }
 
   /** Adds or updates a node, notifying the controllers like the informer does. */
@@ -102,21 +119,18 @@ export class World {
     const node: Node = {
       name,
       uid: old?.uid ?? `node-uid-${name}`,
-      resourceVersion: String(++this.#uid),
+      resourceVersion: '0',
       creationTimestamp: START - 3_600_000,
       labels: {},
       unschedulable: false,
       taints,
       conditions: [],
     };
-    this.nodes.set(name, node);
-    for (const c of this.#controllers) c.nodeChanged(node, old);
+    this.cluster.putNode(node, { sync: true });
   }
 
   deleteNode(name: string): void {
-    const old = this.nodes.get(name);
-    this.nodes.delete(name);
-    if (old) for (const c of this.#controllers) c.nodeDeleted(old);
+    this.cluster.removeNode(name, { sync: true });
   }
 
   /**
@@ -130,7 +144,7 @@ export class World {
       namespace: NS,
       name,
       uid: uid ?? old?.uid ?? `pod-uid-${++this.#uid}`,
-      resourceVersion: String(++this.#uid),
+      resourceVersion: '0',
       nodeName,
       phase: 'Running',
       creationTimestamp: START - 600_000,
@@ -141,9 +155,7 @@ export class World {
       finalizers: [],
       ...fields,
     };
-    this.pods.set(key, pod);
-    for (const c of this.#controllers) c.podChanged(pod, old);
-    return pod;
+    return this.cluster.putPod(pod, { sync: true });
   }
 
   /**
@@ -156,18 +168,15 @@ export class World {
   }
 
   removePod(name: string): void {
-    const key = podKey({ namespace: NS, name });
-    const old = this.pods.get(key);
-    this.pods.delete(key);
-    if (old) for (const c of this.#controllers) c.podDeleted(old);
+    this.cluster.removePod(podKey({ namespace: NS, name }), { sync: true });
   }
 
   deletedPods(): string[] {
-    return this.writes.filter((w) => w.kind === 'delete').map((w) => w.pod);
+    return this.writes.filter((w) => w.kind === 'delete').map((w) => w.target);
   }
 
   deletionTimes(name: string): number[] {
-    return this.writes.filter((w) => w.kind === 'delete' && w.pod === `${NS}/${name}`).map((w) => w.atMs - START);
+    return this.writes.filter((w) => w.kind === 'delete' && w.target === `${NS}/${name}`).map((w) => w.atMs - START);
   }
 
   messages(): string[] {

@@ -488,7 +488,7 @@ describe('PodDisruptionConditions feature gate (options.disruptionConditions)', 
     w.putPod('pod2', 'node1', [tol(1, 1)]);
     await w.settle(5000);
     assert.deepEqual(
-      w.writes.map((x) => `${x.kind} ${x.pod}`),
+      w.writes.map((x) => `${x.kind} ${x.target}`),
       ['delete default/pod1', 'delete default/pod2'],
     );
     assert.deepEqual(w.deletionTimes('pod2'), [1000]);

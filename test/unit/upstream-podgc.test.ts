@@ -125,7 +125,7 @@ class Harness {
   readonly core = new FakeCore();
   readonly nodes = new Store<Node>();
   readonly pods = new PodStore();
-  readonly events = new Events();
+  readonly events = new Events(this.clock);
   readonly metrics = createMetrics({ defaultMetrics: false });
   readonly gc: PodGCController;
 

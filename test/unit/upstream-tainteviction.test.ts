@@ -412,7 +412,7 @@ describe('TestUpdateNodeWithMultiplePods', () => {
       const got = new Map<number, string[]>();
       for (const x of w.writes.filter((x) => x.kind === 'delete')) {
         const at = x.atMs - START;
-        got.set(at, [...(got.get(at) ?? []), x.pod.split('/')[1] as string].sort());
+        got.set(at, [...(got.get(at) ?? []), x.target.split('/')[1] as string].sort());
       }
       assert.deepEqual(
         [...got.entries()].map(([timestampMs, names]) => ({ names, timestampMs })),
