@@ -26,6 +26,7 @@ import { hasDisruptionTarget } from '../tainteviction/writer.js';
 import { taintEvictionDisruptionCondition } from '../tainteviction/events.js';
 import type { PodGCWrites } from '../podgc/controller.js';
 import type { ForceDetachWrites } from '../volumes/controller.js';
+import type { AffinityEvictor } from '../nodeaffinity/writer.js';
 import type { Clock } from '../util/clock.js';
 import type { ClusterSnapshot } from './snapshot.js';
 
@@ -397,6 +398,21 @@ export class InMemoryCluster {
         this.timeline.push({ atMs: this.elapsed(), kind: 'detach', node: va.nodeName, volumeAttachment: name, ...(va.persistentVolumeName ? { persistentVolume: va.persistentVolumeName } : {}) });
         this.#notify('volumeAttachments', va, undefined);
         return 'deleted';
+      },
+    };
+  }
+
+  /**
+   * The node affinity enforcer's evictions: an Eviction is a graceful deletion (no PodDisruptionBudget
+   * is modelled, so none is refused).
+   */
+  affinityEvictions(): AffinityEvictor {
+    return {
+      evict: async ({ namespace, name, uid }) => {
+        const cur = this.pods.get(`${namespace}/${name}`);
+        if (!cur || cur.uid !== uid) return { kind: 'gone', detail: 'pod not found or replaced' };
+        this.#deletePod(cur, { force: false, by: 'node-affinity-enforcer', reason: 'required node affinity no longer matches the node' });
+        return { kind: 'evicted' };
       },
     };
   }
