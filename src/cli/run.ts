@@ -1,4 +1,3 @@
-// Why this file is over 500 lines: it is the start-up wiring of every informer, controller, writer, the elector and the servers, in one startController whose order is the content (everything that can fail runs before the process campaigns); split candidate: per-controller wiring functions.
 /**
  * `node-lifecycle-controller run`: wires informers → controllers → writers, serves metrics and
  * health, and handles signals. This is the I/O shell; every decision lives in the controllers'
@@ -17,63 +16,24 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { loadKubeConfig, makeClients } from '../kube/client.js';
 import { EventRecorder, type ObjectReference } from '../kube/events.js';
-import {
-  DAEMON_SET_NAMESPACE_INDEX,
-  daemonSetInformer,
-  leaseInformer,
-  nodeInformer,
-  podInformer,
-  POD_NODE_NAME_INDEX,
-  pvcInformer,
-  pvInformer,
-  VOLUME_ATTACHMENT_NODE_NAME_INDEX,
-  volumeAttachmentInformer,
-} from '../kube/informerfactory.js';
-import type { Lease, Node, Pod } from '../kube/objects.js';
+import type { NodeLifecycleController } from '../nodelifecycle/controller.js';
 import { ApiWriteThrottle } from '../kube/throttle.js';
 import { coordinationLeaseApi, defaultLeaderIdentity, leaseRequestTimeoutMs, LeaseElector } from '../kube/leaderelection.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { startServing } from '../metrics/serving.js';
 import { setWorkQueueMetricsProvider } from '../kube/workqueue.js';
-import { NodeLifecycleController } from '../nodelifecycle/controller.js';
-import type { EventSink } from '../kube/types.js';
-import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
-import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
-import { TaintEvictionController } from '../tainteviction/controller.js';
-import { TAINT_EVICTION_CONTROLLER_NAME } from '../tainteviction/events.js';
-import { TaintEvictionWriter } from '../tainteviction/writer.js';
-import { PodGCController } from '../podgc/controller.js';
-import { GC_CHECK_PERIOD_MS, ORPHAN_QUARANTINE_MS, POD_GC_CONTROLLER_NAME } from '../podgc/decision.js';
-import { PodGCWriter } from '../podgc/writer.js';
-import { ForceDetachController } from '../volumes/controller.js';
-import { ATTACH_DETACH_EVENT_SOURCE, FORCE_DETACH_RESYNC_PERIOD_MS } from '../volumes/decision.js';
-import { ForceDetachWriter } from '../volumes/writer.js';
-import { NODE_AFFINITY_ENFORCER_NAME, NodeAffinityEnforcer } from '../nodeaffinity/controller.js';
-import { AFFINITY_POD_NODE_INDEX, affinityPodInformer } from '../nodeaffinity/informer.js';
-import { AffinityEvictionWriter } from '../nodeaffinity/writer.js';
+import type { TaintEvictionController } from '../tainteviction/controller.js';
+import type { PodGCController } from '../podgc/controller.js';
+import type { ForceDetachController } from '../volumes/controller.js';
+import type { NodeAffinityEnforcer } from '../nodeaffinity/controller.js';
 import { realClock, type Clock } from '../util/clock.js';
-import type { InformerLike } from '../shadow/overlay.js';
 import { ShadowMode } from '../shadow/mode.js';
-import { isControllerEnabled, parseControllerFlags, type ControllerConfig } from './flags.js';
-import { nodeLifecycleConfigFrom } from './nodelifecycleconfig.js';
-
-/**
- * How long (milliseconds) the node or lease informer may be without a watch stream before the
- * controller stops judging nodes. Reconnects take milliseconds; an API outage takes longer.
- */
-const BLIND_AFTER_MS = 2000;
-
-/** Adapts the EventRecorder to the controllers' narrow sink. */
-function eventSink(recorder: EventRecorder): EventSink {
-  return {
-    record(ref, type, reason, message) {
-      const r: ObjectReference = { kind: ref.kind, apiVersion: 'v1', name: ref.name, uid: ref.uid };
-      if (ref.namespace !== undefined) r.namespace = ref.namespace;
-      recorder.record(r, type, reason, message);
-    },
-  };
-}
+import type { ControllerConfig } from '../controllers/config.js';
+import type { ControllerContext, ControllerKey } from '../controllers/context.js';
+import { liveIO, liveSources, NO_OVERLAY, type LiveInformer } from '../controllers/live.js';
+import { buildControllers, enabledControllers, neededSources, sightOf, type BuiltControllers, type RunnableController } from '../controllers/registry.js';
+import { parseControllerFlags } from './flags.js';
 
 /** A running controller process, for tests and the demo. */
 export interface RunningController {
@@ -125,7 +85,6 @@ const CONTROLLER_STOP_BOUND_MS = 3000;
  */
 export async function startController(config: ControllerConfig, opts: { log?: Logger; clock?: Clock } = {}): Promise<RunningController> {
   const log = opts.log ?? createLogger({ level: config.logLevel, format: config.logFormat });
-  const ioLog: Logger = log;
   const clock = opts.clock ?? realClock;
   // Before anything builds a client or a queue: requests and queues report to this registry.
   const metrics = createMetrics({ gitCommit: process.env['NLC_GIT_COMMIT'] ?? '' });
@@ -146,277 +105,37 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   // Fencing: every controller write passes this gate just before it is sent. With election on, a
   // process writes only while its lease is fresh (src/kube/leaderelection.ts `isLeader`).
   let elector: LeaseElector | undefined;
-  // One write throttle per controller, as kube-controller-manager gives each controller its own
-  // client (ClientBuilder) and so its own --kube-api-qps/--kube-api-burst budget. All share the gate.
-  const throttles: ApiWriteThrottle[] = [];
-  const newThrottle = (): ApiWriteThrottle => {
-    const t = new ApiWriteThrottle({
-      qps: config.kubeApiQps,
-      burst: config.kubeApiBurst,
-      // In dry-run the gate stays shut: a write that got past the dry-run writers fails, unsent.
-      canWrite: () => !shadow && (config.leaderElect ? (elector?.isLeader() ?? false) : true),
-      maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER,
-      clock,
-    });
-    throttles.push(t);
-    return t;
+  // In dry-run the gate stays shut: a write that got past the dry-run writers fails, unsent.
+  const throttles = writeThrottles(config, clock, () => !shadow && (config.leaderElect ? (elector?.isLeader() ?? false) : true));
+
+  // The informers the enabled controllers declared, then the controllers (src/controllers/registry.ts).
+  const enabled = enabledControllers(config, log);
+  const needed = neededSources(config, enabled);
+  const { sources, informers: all } = liveSources(clients, config, needed.sources, { log, clock, podLabels: needed.podLabels }, shadow ?? NO_OVERLAY);
+  const ctx: ControllerContext = {
+    config,
+    clock,
+    log,
+    metrics,
+    identity,
+    sources,
+    ...sightOf(sources),
+    io: (d) => {
+      const live = liveIO({ clients, throttle: throttles.next(), identity, clock, log }, d);
+      return shadow ? shadow.io(d, live) : live;
+    },
   };
-
-  const informerOpts = { log: ioLog, clock };
-  const realNodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
-  const nodes: InformerLike<Node> = shadow ? shadow.nodeView(realNodes) : realNodes;
-  const leases = leaseInformer(clients, informerOpts);
-  shadow?.useLeases(leases);
-  // Pod labels cost memory on every pod; only legacy eviction reads them (1.20's DaemonSet selector rule).
-  const legacyEviction = !config.enableTaintManager && isControllerEnabled(config, 'node-lifecycle-controller');
-  const realPods = podInformer(clients, { ...informerOpts, keepLabels: legacyEviction });
-  const pods: InformerLike<Pod> = shadow ? shadow.podView(realPods) : realPods;
-  const daemonSets = daemonSetInformer(clients, informerOpts);
-  const all = [realNodes, leases, realPods, daemonSets] as InformerLike<unknown>[];
-
-  // "Can see the cluster": the node and lease caches are synced and neither has been without a
-  // watch stream for longer than a normal reconnect takes. Reacting to every reconnect would reset
-  // every probe timestamp each time client-node ends a quiet watch (every 30 s).
-  // Asked on every Lease event and for every node of every pass (issue 18): no array per call.
-  const canSeeCluster = (): boolean =>
-    nodes.hasSynced() && nodes.blindForMs() < BLIND_AFTER_MS && leases.hasSynced() && leases.blindForMs() < BLIND_AFTER_MS;
-
-  let nodeLifecycle: NodeLifecycleController | undefined;
-  if (isControllerEnabled(config, 'node-lifecycle-controller')) {
-    const throttle = newThrottle();
-    const recorder = new EventRecorder({ clients, throttle, component: 'node-controller', host: identity, clock, log: ioLog });
-    const nlcWriter = new NodeLifecycleWriter(clients, throttle, clock);
-    nodeLifecycle = new NodeLifecycleController({
-      config: nodeLifecycleConfigFrom(config),
-      clock,
-      log: ioLog,
-      caches: {
-        nodes,
-        leases,
-        pods: {
-          get: (k) => pods.get(k),
-          list: () => pods.list(),
-          podsOnNode: (n) => pods.byIndex(POD_NODE_NAME_INDEX, n),
-        },
-        daemonSets: {
-          has: (k) => daemonSets.get(k) !== undefined,
-          // 1.20 GetPodDaemonSets; the pods carry labels only in legacy mode, the only caller.
-          ...(legacyEviction
-            ? { selectsPod: (p: Pod) => podSelectedByDaemonSet({ namespace: p.namespace, labels: p.labels ?? {} }, daemonSets.byIndex(DAEMON_SET_NAMESPACE_INDEX, p.namespace)) }
-            : {}),
-        },
-      },
-      writes: shadow ? shadow.nodeLifecycleWrites() : nlcWriter,
-      events: shadow ? shadow.events('node-lifecycle-controller') : eventSink(recorder),
-      metrics: metrics.nodeCollector,
-      canSeeCluster,
-      ...(config.featureGates.NodeControllerLeaseCircuitBreaker
-        ? { leaseCircuitBreaker: { readLease: (n: string) => nlcWriter.readNodeLease(n), cacheResourceVersion: () => leases.stats().resourceVersion } }
-        : {}),
-    });
-    const nlc = nodeLifecycle;
-    nodes.on('add', (n: Node) => nlc.nodeChanged(n.name));
-    nodes.on('update', (_o: Node, n: Node) => nlc.nodeChanged(n.name));
-    nodes.on('delete', (n: Node) => nlc.nodeDeleted(n.name));
-    const onLease = (l: Lease): void => {
-      if (nodes.get(l.name)) nlc.leaseChanged(l.name);
-    };
-    leases.on('add', onLease);
-    leases.on('update', (_o: Lease, l: Lease) => onLease(l));
-    pods.on('add', (p: Pod) => nlc.podChanged(p));
-    pods.on('update', (o: Pod, p: Pod) => nlc.podChanged(p, o));
-  }
-
-  // <<wiring: taint-eviction-controller>> (src/tainteviction/; see issue 5)
-  let taintEviction: TaintEvictionController | undefined;
-  if (isControllerEnabled(config, 'taint-eviction-controller') && !config.enableTaintManager) {
-    // As in 1.20, --enable-taint-manager=false means no NoExecute-based eviction at all.
-    log.info({}, 'taint-eviction-controller not started: --enable-taint-manager=false');
-  } else if (isControllerEnabled(config, 'taint-eviction-controller')) {
-    const throttle = newThrottle();
-    const recorder = new EventRecorder({ clients, throttle, component: TAINT_EVICTION_CONTROLLER_NAME, host: identity, clock, log: ioLog });
-    const te = new TaintEvictionController({
-      clock,
-      log: ioLog,
-      caches: {
-        nodes,
-        pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode: (n) => pods.byIndex(POD_NODE_NAME_INDEX, n) },
-      },
-      writes: shadow ? shadow.taintEvictionWrites() : new TaintEvictionWriter(clients, throttle, clock),
-      events: shadow ? shadow.events('taint-eviction-controller') : eventSink(recorder),
-      metrics: metrics.taintEviction,
-      // A pod is only deleted while its node's taints, the pod itself and the node heartbeats (the
-      // node lifecycle controller's view; see the sight hold in src/tainteviction/blindhold.ts) are current.
-      canSeeCluster: () => ([nodes, pods, leases] as InformerLike<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
-      options: { disruptionConditions: config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod },
-    });
-    taintEviction = te;
-    for (const i of [nodes, pods, leases] as InformerLike<unknown>[]) i.on('watching', () => te.sightChanged());
-    nodes.on('add', (n: Node) => te.nodeChanged(n));
-    nodes.on('update', (o: Node, n: Node) => te.nodeChanged(n, o));
-    nodes.on('delete', (n: Node) => te.nodeDeleted(n));
-    pods.on('add', (p: Pod) => te.podChanged(p));
-    pods.on('update', (o: Pod, p: Pod) => te.podChanged(p, o));
-    pods.on('delete', (p: Pod) => te.podDeleted(p));
-  }
-
-  // <<wiring: pod-garbage-collector-controller and attach-detach-controller>> (src/podgc/, src/volumes/; see issue 6)
-  const scoped = config.nodeSelector.trim() !== '';
-  const podsOnNode = (n: string): Pod[] => pods.byIndex(POD_NODE_NAME_INDEX, n);
-  let podGC: PodGCController | undefined;
-  if (isControllerEnabled(config, 'pod-garbage-collector-controller')) {
-    const throttle = newThrottle();
-    const recorder = new EventRecorder({ clients, throttle, component: POD_GC_CONTROLLER_NAME, host: identity, clock, log: ioLog });
-    const gc = new PodGCController({
-      config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped },
-      clock,
-      log: ioLog,
-      caches: { nodes, pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode } },
-      writes: shadow ? shadow.podGCWrites() : new PodGCWriter(clients, throttle, clock),
-      events: shadow ? shadow.events('pod-garbage-collector-controller') : eventSink(recorder),
-      metrics: metrics.podGC,
-      canSeeCluster: () => [nodes, pods].every((i) => i.hasSynced() && i.isWatching()),
-    });
-    podGC = gc;
-    nodes.on('add', (n: Node) => gc.nodeChanged(n));
-    nodes.on('update', (_o: Node, n: Node) => gc.nodeChanged(n));
-    nodes.on('delete', (n: Node) => gc.nodeDeleted(n));
-    pods.on('add', (p: Pod) => gc.podChanged(p));
-    pods.on('update', (_o: Pod, p: Pod) => gc.podChanged(p));
-  }
-  let forceDetach: ForceDetachController | undefined;
-  if (isControllerEnabled(config, 'persistentvolume-attach-detach-controller')) {
-    // Only this controller needs attachments and claims; the program waits for their sync too.
-    const realVas = volumeAttachmentInformer(clients, informerOpts);
-    const vas = shadow ? shadow.volumeAttachmentView(realVas) : realVas;
-    const pvcs = pvcInformer(clients, informerOpts);
-    const pvs = pvInformer(clients, informerOpts);
-    all.push(...([realVas, pvcs, pvs] as InformerLike<unknown>[]));
-    const throttle = newThrottle();
-    const recorder = new EventRecorder({ clients, throttle, component: ATTACH_DETACH_EVENT_SOURCE, host: identity, clock, log: ioLog });
-    const fd = new ForceDetachController({
-      config: {
-        forceDetachTimeoutMs: config.forceDetachTimeout,
-        disableForceDetachOnTimeout: config.disableForceDetachOnTimeout,
-        resyncPeriodMs: FORCE_DETACH_RESYNC_PERIOD_MS,
-        scoped,
-      },
-      clock,
-      log: ioLog,
-      caches: {
-        nodes,
-        pods: { podsOnNode },
-        volumeAttachments: { get: (k) => vas.get(k), list: () => vas.list(), onNode: (n) => vas.byIndex(VOLUME_ATTACHMENT_NODE_NAME_INDEX, n) },
-        pvcs,
-        pvs,
-      },
-      writes: shadow ? shadow.forceDetachWrites() : new ForceDetachWriter(clients, throttle),
-      events: shadow ? shadow.events('persistentvolume-attach-detach-controller') : eventSink(recorder),
-      metrics: metrics.attachDetach,
-      // "No running pod uses the volume" is only trusted while pods, claims and attachments are current.
-      canSeeCluster: () => ([nodes, pods, vas, pvcs, pvs] as InformerLike<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
-    });
-    forceDetach = fd;
-    nodes.on('add', (n: Node) => fd.nodeChanged(n));
-    nodes.on('update', (_o: Node, n: Node) => fd.nodeChanged(n));
-    nodes.on('delete', (n: Node) => fd.nodeChanged(n));
-    pods.on('add', (p: Pod) => fd.podChanged(p));
-    pods.on('update', (_o: Pod, p: Pod) => fd.podChanged(p));
-    pods.on('delete', (p: Pod) => fd.podChanged(p));
-    vas.on('add', (v) => fd.volumeAttachmentChanged(v));
-    vas.on('update', (_o, v) => fd.volumeAttachmentChanged(v));
-    vas.on('delete', (v) => fd.volumeAttachmentDeleted(v));
-  }
-
-  // <<wiring: node-affinity-enforcer>> (src/nodeaffinity/; issue 19). Off by default. It needs pod
-  // annotations and affinity, which the shared slim Pod drops, so it has its own pod informer.
-  let nodeAffinity: NodeAffinityEnforcer | undefined;
-  if (isControllerEnabled(config, NODE_AFFINITY_ENFORCER_NAME)) {
-    const realAffinityPods = affinityPodInformer(clients, informerOpts);
-    const affinityPods = shadow ? shadow.extraPodView(realAffinityPods) : realAffinityPods;
-    all.push(realAffinityPods as InformerLike<unknown>);
-    const throttle = newThrottle();
-    const recorder = new EventRecorder({ clients, throttle, component: NODE_AFFINITY_ENFORCER_NAME, host: identity, clock, log: ioLog });
-    const na = new NodeAffinityEnforcer({
-      clock,
-      log: ioLog,
-      caches: {
-        nodes,
-        pods: { get: (k) => affinityPods.get(k), list: () => affinityPods.list(), podsOnNode: (n) => affinityPods.byIndex(AFFINITY_POD_NODE_INDEX, n) },
-      },
-      evictor: shadow ? shadow.affinityEvictor(NODE_AFFINITY_ENFORCER_NAME) : new AffinityEvictionWriter(clients, throttle),
-      events: shadow ? shadow.events(NODE_AFFINITY_ENFORCER_NAME) : eventSink(recorder),
-      metrics: metrics.nodeAffinity,
-      canSeeCluster: () => ([nodes, affinityPods] as InformerLike<unknown>[]).every((i) => i.hasSynced() && i.isWatching()),
-      options: {
-        graceMs: config.affinityViolationGrace,
-        evictionRate: config.affinityEvictionRate,
-        maxEvictionsPerNode: config.affinityMaxEvictionsPerNode,
-        maxEvictionsTotal: config.affinityMaxEvictionsTotal,
-      },
-    });
-    nodeAffinity = na;
-    for (const i of [nodes, affinityPods] as InformerLike<unknown>[]) i.on('watching', () => na.sightChanged());
-    nodes.on('add', (n: Node) => na.nodeChanged(n));
-    nodes.on('update', (o: Node, n: Node) => na.nodeChanged(n, o));
-    nodes.on('delete', (n: Node) => na.nodeChanged(n));
-    affinityPods.on('add', (p) => na.podChanged(p));
-    affinityPods.on('update', (_o, p) => na.podChanged(p));
-    affinityPods.on('delete', (p) => na.podDeleted(p));
-  }
+  const { byKey: controllers, list: running } = buildControllers(ctx, enabled);
 
   // Leader election (Lease, coordination.k8s.io/v1). A standby keeps its caches warm and takes no
   // action until it leads.
-  let resolveLeading: () => void = () => undefined;
-  const leading = new Promise<void>((r) => (resolveLeading = r));
-  let resolveLost: () => void = () => undefined;
-  const lost = new Promise<void>((r) => (resolveLost = r));
+  const { leading, resolveLeading, lost, resolveLost } = leadershipSignals();
   let lostLeadership = false;
   void lost.then(() => {
     lostLeadership = true;
   });
   if (electionClients) {
-    // Election events bypass the fence: "stopped leading" must be recorded after the fence closed.
-    const leaseEvents = new EventRecorder({
-      clients,
-      throttle: new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst, clock }),
-      component: config.leaderElectResourceName,
-      host: identity,
-      clock,
-      log: ioLog,
-    });
-    // Built (and its settings checked) before the metrics server binds; it campaigns only after.
-    const e: LeaseElector = new LeaseElector({
-      api: coordinationLeaseApi(electionClients.coordination, { kubeConfig: electionClients.kubeConfig, clock }),
-      name: config.leaderElectResourceName,
-      namespace: config.leaderElectResourceNamespace,
-      identity,
-      leaseDurationMs: config.leaderElectLeaseDuration,
-      renewDeadlineMs: config.leaderElectRenewDeadline,
-      retryPeriodMs: config.leaderElectRetryPeriod,
-      clock,
-      log: ioLog,
-      onStartedLeading: () => {
-        log.info({ identity }, 'became leader');
-        resolveLeading();
-      },
-      onStoppedLeading: () => {
-        log.error({ identity }, 'leader election lost: every write is fenced; exiting so the Deployment restarts us');
-        resolveLost();
-      },
-      onNewLeader: (holder) => log.info({ leader: holder }, 'new leader elected'),
-      setLeaderStatus: (name, status) => metrics.leaderElection.masterStatus.set({ name }, status),
-      onSlowPath: (name, n) => metrics.leaderElection.slowpathTotal.inc({ name }, n),
-      onEvent: (reason, message) => {
-        const meta = e.getLeaseMeta();
-        // A shadow writes its Lease and nothing else: no LeaderElection Events either.
-        if (!meta || shadow) return;
-        const ref: ObjectReference = { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: meta.name, namespace: meta.namespace };
-        if (meta.uid) ref.uid = meta.uid;
-        leaseEvents.record(ref, 'Normal', reason, message);
-      },
-    });
-    elector = e;
+    elector = leaseElector(config, { clients, electionClients, identity, clock, log, metrics, shadow: shadow !== undefined, onStartedLeading: resolveLeading, onStoppedLeading: resolveLost });
   } else {
     resolveLeading();
   }
@@ -429,7 +148,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     metrics,
     isReady: () => synced,
     isHealthy: () => !(elector && lostLeadership),
-    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, nodeLifecycle: nodeLifecycle?.view(), taintEviction: taintEviction?.view(), podGC: podGC?.view(), forceDetach: forceDetach?.view(), nodeAffinity: nodeAffinity?.view(), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()) }),
+    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()) }),
     log,
   }, { clock, sink: metrics.restClient.sink });
   log.info({ identity, securePort: server.securePort, metrics: config.metricsBindAddress ? `${config.metricsBindAddress} (port ${server.plainPort})` : 'off' }, 'node-lifecycle-controller starting');
@@ -443,16 +162,11 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const started = (async () => {
     await Promise.all(all.map((i) => i.waitForSync(abort.signal)));
     synced = true;
-    log.info({ nodes: nodes.list().length, pods: pods.list().length }, 'caches synced');
+    log.info({ nodes: sources.nodes.list().length, pods: sources.pods.list().length }, 'caches synced');
     await Promise.race([leading, lost]);
     if (lostLeadership || abort.signal.aborted) return;
     log.info({ identity }, 'starting controllers');
-    nodeLifecycle?.start();
-    taintEviction?.start();
-    // <<start: other controllers>>
-    podGC?.start();
-    forceDetach?.start();
-    nodeAffinity?.start();
+    for (const r of running) r.controller.start();
   })();
   started.catch((err: unknown) => {
     if (abort.signal.aborted) return; // stopped while waiting for the caches: not a failure
@@ -466,42 +180,154 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     metrics,
     port: server.plainPort,
     securePort: server.securePort,
-    ...(nodeLifecycle ? { nodeLifecycle } : {}),
-    ...(taintEviction ? { taintEviction } : {}),
-    ...(podGC ? { podGC } : {}),
-    ...(forceDetach ? { forceDetach } : {}),
-    ...(nodeAffinity ? { nodeAffinity } : {}),
+    ...controllers,
     started,
     identity,
     lost,
     failed,
     stop() {
-      stopping ??= (async () => {
-        abort.abort();
-        resolveLeading();
-        // Fence first: no write starts after this point, whatever the controllers still do.
-        elector?.stop();
-        const stopControllers = async (): Promise<void> => {
-          for (const c of [nodeLifecycle, taintEviction, /* <<stop: other controllers>> */ podGC, forceDetach, nodeAffinity]) {
-            try {
-              await c?.stop();
-            } catch (err) {
-              log.error({ err: String(err) }, 'a controller failed to stop');
-            }
-          }
-        };
-        // Bounded: a write still in flight must not keep the Lease from being released.
-        await Promise.race([stopControllers(), new Promise((r) => setTimeout(r, CONTROLLER_STOP_BOUND_MS).unref())]);
-        // Release the lease so a standby takes over in about one retry period (client-go's
-        // ReleaseOnCancel). Skipped when leadership was lost: the lease is no longer ours.
-        if (elector && !lostLeadership) await elector.release();
-        for (const i of all) i.stop();
-        await server.close();
-        await Promise.all(throttles.map((t) => t.stop()));
-      })();
+      stopping ??= shutdown({ abort, resolveLeading, elector, lostLeadership: () => lostLeadership, running, informers: all, server, throttles, log });
       return stopping;
     },
   };
+}
+
+/**
+ * The stop order of {@link startController}: abort the start-up, fence every write, stop the
+ * controllers (bounded by {@link CONTROLLER_STOP_BOUND_MS}), release the Lease (unless lost), stop
+ * the informers, close the servers, stop the throttles.
+ * @throws whatever releasing the Lease or closing the servers throws.
+ */
+async function shutdown(s: {
+  abort: AbortController;
+  resolveLeading: () => void;
+  elector: LeaseElector | undefined;
+  lostLeadership: () => boolean;
+  running: readonly { controller: RunnableController }[];
+  informers: readonly LiveInformer<unknown>[];
+  server: { close(): Promise<void> };
+  throttles: { stopAll(): Promise<void> };
+  log: Logger;
+}): Promise<void> {
+  s.abort.abort();
+  s.resolveLeading();
+  // Fence first: no write starts after this point, whatever the controllers still do.
+  s.elector?.stop();
+  const stopControllers = async (): Promise<void> => {
+    for (const r of s.running) {
+      try {
+        await r.controller.stop();
+      } catch (err) {
+        s.log.error({ err: String(err) }, 'a controller failed to stop');
+      }
+    }
+  };
+  // Bounded: a write still in flight must not keep the Lease from being released.
+  await Promise.race([stopControllers(), new Promise((r) => setTimeout(r, CONTROLLER_STOP_BOUND_MS).unref())]);
+  // Release the lease so a standby takes over in about one retry period (client-go's
+  // ReleaseOnCancel). Skipped when leadership was lost: the lease is no longer ours.
+  if (s.elector && !s.lostLeadership()) await s.elector.release();
+  for (const i of s.informers) i.stop();
+  await s.server.close();
+  await s.throttles.stopAll();
+}
+
+/** Every controller's `/debug/state` section, in the order the page has always had (undefined when not running). */
+function controllerViews(c: BuiltControllers): Record<ControllerKey, unknown> {
+  return { nodeLifecycle: c.nodeLifecycle?.view(), taintEviction: c.taintEviction?.view(), podGC: c.podGC?.view(), forceDetach: c.forceDetach?.view(), nodeAffinity: c.nodeAffinity?.view() };
+}
+
+/**
+ * One write throttle per controller, as kube-controller-manager gives each controller its own
+ * client (ClientBuilder) and so its own --kube-api-qps/--kube-api-burst budget. All share `canWrite`,
+ * the fence every controller write passes just before it is sent.
+ * @returns `next`: a new throttle; `stopAll`: stops every throttle handed out. Never throws.
+ */
+function writeThrottles(config: ControllerConfig, clock: Clock, canWrite: () => boolean): { next(): ApiWriteThrottle; stopAll(): Promise<void> } {
+  const throttles: ApiWriteThrottle[] = [];
+  return {
+    next() {
+      const t = new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst, canWrite, maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER, clock });
+      throttles.push(t);
+      return t;
+    },
+    stopAll: async () => {
+      await Promise.all(throttles.map((t) => t.stop()));
+    },
+  };
+}
+
+/** The leadership promises: `leading` once this process leads (or runs without election), `lost` once it lost the Lease after holding it. */
+function leadershipSignals(): { leading: Promise<void>; resolveLeading: () => void; lost: Promise<void>; resolveLost: () => void } {
+  let resolveLeading: () => void = () => undefined;
+  const leading = new Promise<void>((r) => (resolveLeading = r));
+  let resolveLost: () => void = () => undefined;
+  const lost = new Promise<void>((r) => (resolveLost = r));
+  return { leading, resolveLeading, lost, resolveLost };
+}
+
+/**
+ * Builds (does not run) the leader elector; its settings are checked here, before the metrics
+ * server binds, and it campaigns only after.
+ * @param deps `electionClients`: the election's own clients (their own connection and timeouts);
+ *   `shadow`: a shadow writes its Lease and nothing else, so no LeaderElection Events either.
+ * @throws {RangeError} when the election durations are invalid.
+ * Upstream analogue: kube-controller-manager's `leaderElectAndRun` (client-go `leaderelection.NewLeaderElector`).
+ */
+function leaseElector(
+  config: ControllerConfig,
+  deps: {
+    clients: ReturnType<typeof makeClients>;
+    electionClients: ReturnType<typeof makeClients>;
+    identity: string;
+    clock: Clock;
+    log: Logger;
+    metrics: Metrics;
+    shadow: boolean;
+    onStartedLeading: () => void;
+    onStoppedLeading: () => void;
+  },
+): LeaseElector {
+  const { clients, electionClients, identity, clock, log, metrics } = deps;
+  // Election events bypass the fence: "stopped leading" must be recorded after the fence closed.
+  const leaseEvents = new EventRecorder({
+    clients,
+    throttle: new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst, clock }),
+    component: config.leaderElectResourceName,
+    host: identity,
+    clock,
+    log,
+  });
+  const e: LeaseElector = new LeaseElector({
+    api: coordinationLeaseApi(electionClients.coordination, { kubeConfig: electionClients.kubeConfig, clock }),
+    name: config.leaderElectResourceName,
+    namespace: config.leaderElectResourceNamespace,
+    identity,
+    leaseDurationMs: config.leaderElectLeaseDuration,
+    renewDeadlineMs: config.leaderElectRenewDeadline,
+    retryPeriodMs: config.leaderElectRetryPeriod,
+    clock,
+    log,
+    onStartedLeading: () => {
+      log.info({ identity }, 'became leader');
+      deps.onStartedLeading();
+    },
+    onStoppedLeading: () => {
+      log.error({ identity }, 'leader election lost: every write is fenced; exiting so the Deployment restarts us');
+      deps.onStoppedLeading();
+    },
+    onNewLeader: (holder) => log.info({ leader: holder }, 'new leader elected'),
+    setLeaderStatus: (name, status) => metrics.leaderElection.masterStatus.set({ name }, status),
+    onSlowPath: (name, n) => metrics.leaderElection.slowpathTotal.inc({ name }, n),
+    onEvent: (reason, message) => {
+      const meta = e.getLeaseMeta();
+      if (!meta || deps.shadow) return;
+      const ref: ObjectReference = { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: meta.name, namespace: meta.namespace };
+      if (meta.uid) ref.uid = meta.uid;
+      leaseEvents.record(ref, 'Normal', reason, message);
+    },
+  });
+  return e;
 }
 
 /** Why `run` ends, and its exit code: 0 after a signal, 1 after lost leadership or a failure. */

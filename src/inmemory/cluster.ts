@@ -24,6 +24,7 @@ import type { NodeLifecycleWrites } from '../nodelifecycle/controller.js';
 import type { TaintEvictionWrites } from '../tainteviction/controller.js';
 import type { PodGCWrites } from '../podgc/controller.js';
 import type { ForceDetachWrites } from '../volumes/controller.js';
+import type { AffinityEvictor } from '../nodeaffinity/writer.js';
 import type { Clock } from '../util/clock.js';
 import { ObservedMap } from './maps.js';
 import type { ClusterContents, ClusterHandlers, Delivery, PodDeletion, ResourceHandlers, TimelineEntry } from './types.js';
@@ -285,6 +286,22 @@ export class InMemoryCluster {
   /** The forced-detach controller's writes ({@link RecordingWriter.forceDetachWrites}). */
   forceDetachWrites(): ForceDetachWrites {
     return this.writer.forceDetachWrites();
+  }
+
+  /**
+   * The node affinity enforcer's evictions: an Eviction is a graceful deletion (no PodDisruptionBudget
+   * is modelled, so none is refused).
+   * @returns the enforcer's evictor; `evict` answers `gone` for a pod missing or replaced (other uid).
+   */
+  affinityEvictions(): AffinityEvictor {
+    return {
+      evict: async ({ namespace, name, uid }) => {
+        const cur = this.pods.get(`${namespace}/${name}`);
+        if (!cur || cur.uid !== uid) return { kind: 'gone', detail: 'pod not found or replaced' };
+        this.deletePod(cur, { force: false, by: 'node-affinity-enforcer', reason: 'required node affinity no longer matches the node' });
+        return { kind: 'evicted' };
+      },
+    };
   }
 
   /** An Event sink for one controller: events go to the timeline, except the noisy per-object ones. */

@@ -1,5 +1,6 @@
 /**
- * Shadow mode (`--dry-run`) as src/cli/run.ts wires it: one overlay, one decision log, the
+ * Shadow mode (`--dry-run`) as src/cli/run.ts wires it (a property of the controllers' context,
+ * src/controllers/context.ts, never a branch in a controller's wiring): one overlay, one decision log, the
  * overlaid informer views and the dry-run writers and Event sinks of every controller.
  *
  * Not upstream: kube-controller-manager has no dry-run mode.
@@ -11,6 +12,7 @@ import type { Lease, Node, Pod, VolumeAttachment } from '../kube/objects.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../util/clock.js';
+import type { ControllerIO } from '../controllers/context.js';
 import { ShadowDecisionLog, type ShadowState } from './decisions.js';
 import { ShadowOverlay, type InformerLike, type PodLike, type ShadowView } from './overlay.js';
 import {
@@ -118,6 +120,25 @@ export class ShadowMode {
   /** @returns an Event sink that only counts and logs, labelled with `controller`. */
   events(controller: string): EventSink {
     return shadowEventSink(this.decisions, controller);
+  }
+
+  /**
+   * One controller's writes and Events in shadow mode: the dry-run writers and the counting Event
+   * sink, labelled with the controller's name; live reads (the Lease circuit breaker's) stay live.
+   * @param controller the descriptor (`name` labels the decisions and Events).
+   * @param live the controller's live IO (only its reads are used).
+   * @throws {Error} from a writer built before {@link nodeView} and {@link podView}.
+   */
+  io(controller: { name: string }, live: ControllerIO): ControllerIO {
+    return {
+      events: this.events(controller.name),
+      nodeLifecycleWrites: () => this.nodeLifecycleWrites(),
+      readNodeLease: (n) => live.readNodeLease(n),
+      taintEvictionWrites: () => this.taintEvictionWrites(),
+      podGCWrites: () => this.podGCWrites(),
+      forceDetachWrites: () => this.forceDetachWrites(),
+      affinityEvictor: () => this.affinityEvictor(controller.name),
+    };
   }
 
   /** The `shadow` section of `/debug/state`. */

@@ -26,6 +26,7 @@ export function whatIfText(r: WhatIfResult): string {
       `T+0 = ${new Date(r.startedAt).toISOString()}; ${formatGoDuration(r.durationMs)} simulated in ${(r.wallMs / 1000).toFixed(1)} s`,
   );
   out.push(`Controllers: ${r.controllers.join(', ') || '(none)'}`);
+  if (r.controllersNotRun.length > 0) out.push(`Not run: ${r.controllersNotRun.map((c) => `${c.name} (${c.reason})`).join(', ')}`);
   out.push(`Flags: ${flagText(r.config)}`);
   out.push('');
   const rows: [string, string, string][] = [];

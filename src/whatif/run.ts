@@ -3,29 +3,27 @@
  * starts, with the same configuration) on a FakeClock over an {@link InMemoryCluster} built from a
  * snapshot, plays a scenario, and returns the timeline.
  *
- * The wiring mirrors `src/cli/run.ts` `startController` (which controllers run, their
- * configuration, which cache events each handler gets); only the informers and writers are the
- * in-memory cluster's. The API server is never written to: the what-if has no client.
+ * The wiring is `run`'s: both build the controllers through the controller registry
+ * (src/controllers/registry.ts), so the same flags run the same controllers with the same
+ * configuration and cache handlers; only the context is the in-memory cluster's (src/whatif/sources.ts).
+ * The API server is never written to: the what-if has no client.
  */
-import type { Lease, Node, Pod, VolumeAttachment } from '../kube/objects.js';
+import type { ZoneView } from '../nodelifecycle/controller.js';
 import { silentLogger } from '../log/logger.js';
 import { createMetrics } from '../metrics/registry.js';
-import { NodeLifecycleController, type ZoneView } from '../nodelifecycle/controller.js';
-import { podSelectedByDaemonSet } from '../nodelifecycle/daemonsets.js';
 import { EVENT_EVICTION_CIRCUIT_OPEN, formatCountOrPercent } from '../nodelifecycle/guard.js';
-import { TaintEvictionController } from '../tainteviction/controller.js';
-import { TAINT_EVICTION_CONTROLLER_NAME } from '../tainteviction/events.js';
-import { PodGCController } from '../podgc/controller.js';
-import { GC_CHECK_PERIOD_MS, ORPHAN_QUARANTINE_MS, POD_GC_CONTROLLER_NAME } from '../podgc/decision.js';
-import { ForceDetachController } from '../volumes/controller.js';
-import { ATTACH_DETACH_EVENT_SOURCE, FORCE_DETACH_RESYNC_PERIOD_MS } from '../volumes/decision.js';
 import { FakeClock } from '../util/clock.js';
 import { formatGoDuration } from '../util/duration.js';
-import { isControllerEnabled, labelSelectorMatches, parseLabelSelector, type ControllerConfig } from '../cli/flags.js';
-import { nodeLifecycleConfigFrom } from '../cli/nodelifecycleconfig.js';
+import { labelSelectorMatches, parseLabelSelector } from '../kube/labelselector.js';
+import type { ControllerConfig } from '../controllers/config.js';
+import { nodeLifecycleConfigFrom } from '../controllers/nodelifecycleconfig.js';
+import { isControllerEnabled } from '../controllers/names.js';
+import { buildControllers, enabledControllers, sightOf } from '../controllers/registry.js';
+import { CONTROLLER_REGISTRY } from '../controllers/table.js';
 import { InMemoryCluster, type TimelineEntry } from './cluster.js';
 import { selectNodes, type Scenario } from './scenario.js';
 import type { ClusterSnapshot } from './snapshot.js';
+import { clusterIO, clusterSources } from './sources.js';
 
 /**
  * The result of a what-if run. Times: `startedAt` epoch ms; every `atMs` milliseconds after T+0.
@@ -36,8 +34,10 @@ export interface WhatIfResult {
   durationMs: number;
   scenario: string;
   cluster: { nodes: number; pods: number; volumeAttachments: number; kubeletsRunningAtStart: number };
-  /** Controllers that ran (`--controllers`; the taint eviction controller not with `--enable-taint-manager=false`). */
+  /** Controllers that ran, in start order (`--controllers`; the taint eviction controller not with `--enable-taint-manager=false`). */
   controllers: string[];
+  /** The other controllers of the registry and why they did not run. */
+  controllersNotRun: { name: string; reason: string }[];
   /** The controller flags that shape the timeline, as given (durations in milliseconds). */
   config: Record<string, number | boolean | string>;
   timeline: TimelineEntry[];
@@ -91,134 +91,17 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
   };
 
   const metrics = createMetrics({ defaultMetrics: false });
-  const log = silentLogger;
-  const canSeeCluster = (): boolean => true;
-  const podsStore = { get: (k: string) => cluster.pods.get(k), list: () => cluster.podList(), podsOnNode: (n: string) => cluster.podsOnNode(n) };
-  const nodesStore = { get: (k: string) => cluster.nodes.get(k), list: () => cluster.nodeList() };
-  const controllers: string[] = [];
-  const stops: (() => Promise<void>)[] = [];
-  const starts: (() => void)[] = [];
-  let sampleZones: () => ZoneView[] = () => [];
-
+  const sources = clusterSources(cluster);
+  const enabled = enabledControllers(config);
+  const { byKey, list: running } = buildControllers(
+    { config, clock, log: silentLogger, metrics, identity: 'what-if', sources, ...sightOf(sources), io: (d) => clusterIO(cluster, d) },
+    enabled,
+  );
   const nlcConfig = nodeLifecycleConfigFrom(config);
-  if (isControllerEnabled(config, 'node-lifecycle-controller')) {
-    const legacy = !config.enableTaintManager;
-    const nlc = new NodeLifecycleController({
-      config: nlcConfig,
-      clock,
-      log,
-      caches: {
-        nodes: nodesStore,
-        leases: { get: (k) => cluster.leases.get(k), list: () => [...cluster.leases.values()] },
-        pods: podsStore,
-        daemonSets: {
-          has: (k) => cluster.daemonSets.has(k),
-          ...(legacy
-            ? { selectsPod: (p: Pod) => podSelectedByDaemonSet({ namespace: p.namespace, labels: p.labels ?? {} }, [...cluster.daemonSets.values()].filter((d) => d.namespace === p.namespace)) }
-            : {}),
-        },
-      },
-      writes: cluster.nodeLifecycleWrites(),
-      events: cluster.eventSink('node-controller'),
-      metrics: metrics.nodeCollector,
-      canSeeCluster,
-      ...(config.featureGates.NodeControllerLeaseCircuitBreaker
-        ? {
-            leaseCircuitBreaker: {
-              readLease: async (n: string) => {
-                const l = cluster.leases.get(`kube-node-lease/${n}`);
-                return l && { resourceVersion: l.resourceVersion };
-              },
-              cacheResourceVersion: () => cluster.leaseResourceVersion(),
-            },
-          }
-        : {}),
-    });
-    cluster.on('nodes', { add: (n: Node) => nlc.nodeChanged(n.name), update: (_o, n) => nlc.nodeChanged(n.name), delete: (n) => nlc.nodeDeleted(n.name) });
-    const onLease = (l: Lease): void => {
-      if (cluster.nodes.has(l.name)) nlc.leaseChanged(l.name);
-    };
-    cluster.on('leases', { add: onLease, update: (_o, l) => onLease(l) });
-    cluster.on('pods', { add: (p: Pod) => nlc.podChanged(p), update: (o, p) => nlc.podChanged(p, o) });
-    controllers.push('node-lifecycle-controller');
-    starts.push(() => nlc.start());
-    stops.push(() => nlc.stop());
-    sampleZones = () => nlc.view().zones;
-  }
-
-  if (isControllerEnabled(config, 'taint-eviction-controller') && config.enableTaintManager) {
-    const te = new TaintEvictionController({
-      clock,
-      log,
-      caches: { nodes: nodesStore, pods: podsStore },
-      writes: cluster.taintEvictionWrites(),
-      events: cluster.eventSink(TAINT_EVICTION_CONTROLLER_NAME),
-      metrics: metrics.taintEviction,
-      canSeeCluster,
-      options: { disruptionConditions: config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriod },
-    });
-    cluster.on('nodes', { add: (n: Node) => te.nodeChanged(n), update: (o, n) => te.nodeChanged(n, o), delete: (n) => te.nodeDeleted(n) });
-    cluster.on('pods', { add: (p: Pod) => te.podChanged(p), update: (o, p) => te.podChanged(p, o), delete: (p) => te.podDeleted(p) });
-    controllers.push('taint-eviction-controller');
-    starts.push(() => te.start());
-    stops.push(() => te.stop());
-  }
-
-  const scopedToSelector = config.nodeSelector.trim() !== '';
-  if (isControllerEnabled(config, 'pod-garbage-collector-controller')) {
-    const gc = new PodGCController({
-      config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped: scopedToSelector },
-      clock,
-      log,
-      caches: { nodes: nodesStore, pods: podsStore },
-      writes: cluster.podGCWrites(),
-      events: cluster.eventSink(POD_GC_CONTROLLER_NAME),
-      metrics: metrics.podGC,
-      canSeeCluster,
-    });
-    cluster.on('nodes', { add: (n: Node) => gc.nodeChanged(n), update: (_o, n) => gc.nodeChanged(n), delete: (n) => gc.nodeDeleted(n) });
-    cluster.on('pods', { add: (p: Pod) => gc.podChanged(p), update: (_o, p) => gc.podChanged(p) });
-    controllers.push('pod-garbage-collector-controller');
-    starts.push(() => gc.start());
-    stops.push(() => gc.stop());
-  }
-
-  if (isControllerEnabled(config, 'persistentvolume-attach-detach-controller')) {
-    const fd = new ForceDetachController({
-      config: {
-        forceDetachTimeoutMs: config.forceDetachTimeout,
-        disableForceDetachOnTimeout: config.disableForceDetachOnTimeout,
-        resyncPeriodMs: FORCE_DETACH_RESYNC_PERIOD_MS,
-        scoped: scopedToSelector,
-      },
-      clock,
-      log,
-      caches: {
-        nodes: nodesStore,
-        pods: { podsOnNode: (n) => cluster.podsOnNode(n) },
-        volumeAttachments: { get: (k) => cluster.volumeAttachments.get(k), list: () => [...cluster.volumeAttachments.values()], onNode: (n) => cluster.volumeAttachmentsOnNode(n) },
-        pvcs: { get: (k) => cluster.pvcs.get(k) },
-        pvs: { list: () => cluster.pvs },
-      },
-      writes: cluster.forceDetachWrites(),
-      events: cluster.eventSink(ATTACH_DETACH_EVENT_SOURCE),
-      metrics: metrics.attachDetach,
-      canSeeCluster,
-    });
-    cluster.on('nodes', { add: (n: Node) => fd.nodeChanged(n), update: (_o, n) => fd.nodeChanged(n), delete: (n) => fd.nodeChanged(n) });
-    cluster.on('pods', { add: (p: Pod) => fd.podChanged(p), update: (_o, p) => fd.podChanged(p), delete: (p) => fd.podChanged(p) });
-    cluster.on('volumeAttachments', {
-      add: (v: VolumeAttachment) => fd.volumeAttachmentChanged(v),
-      update: (_o, v) => fd.volumeAttachmentChanged(v),
-      delete: (v) => fd.volumeAttachmentDeleted(v),
-    });
-    controllers.push('persistentvolume-attach-detach-controller');
-    starts.push(() => fd.start());
-    stops.push(() => fd.stop());
-  }
+  const sampleZones = (): ZoneView[] => byKey.nodeLifecycle?.view().zones ?? [];
 
   // As in `run`: the caches are synced (here: filled) before any controller starts.
-  for (const start of starts) start();
+  for (const r of running) r.controller.start();
   cluster.startKubelets();
   for (const { step, nodes } of resolved) {
     clock.setTimeout(() => {
@@ -253,7 +136,7 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
     await clock.advanceAsync(Math.min(STEP_MS, scenario.durationMs - t));
     recordZones();
   }
-  for (const stop of stops) await stop();
+  for (const r of running) await r.controller.stop();
 
   const timeline = cluster.timeline.slice().sort((a, b) => a.atMs - b.atMs);
   const count = (f: (e: TimelineEntry) => boolean): number => timeline.filter(f).length;
@@ -262,7 +145,8 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
     durationMs: scenario.durationMs,
     scenario: scenario.file,
     cluster: { nodes: scoped.nodes.length, pods: inScope.pods, volumeAttachments: inScope.volumeAttachments, kubeletsRunningAtStart },
-    controllers,
+    controllers: running.map((r) => r.name),
+    controllersNotRun: notRun(config, new Set(running.map((r) => r.name))),
     config: {
       ...Object.fromEntries(Object.entries(nlcConfig).filter(([k]) => k !== 'evictionGuards' && k !== 'nodeStartupGracePeriodMs')),
       forceDetachTimeoutMs: config.forceDetachTimeout,
@@ -291,4 +175,13 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
 function stepText(action: string, nodes: readonly string[], forMs?: number): string {
   const shown = nodes.length <= 5 ? nodes.join(', ') : `${nodes.slice(0, 5).join(', ')} and ${nodes.length - 5} more`;
   return `${action}${forMs !== undefined ? ` for ${formatGoDuration(forMs)}` : ''} on ${nodes.length} node(s): ${shown}`;
+}
+
+/** The registry's controllers that did not run under `config`, each with why. */
+function notRun(config: ControllerConfig, ran: ReadonlySet<string>): { name: string; reason: string }[] {
+  return CONTROLLER_REGISTRY.filter((d) => !ran.has(d.name)).map((d) => {
+    if (!isControllerEnabled(config, d.name)) return { name: d.name, reason: d.disabledByDefault ? 'off by default (--controllers)' : 'off (--controllers)' };
+    const why: string | undefined = 'notStartedBecause' in d ? d.notStartedBecause(config) : undefined;
+    return { name: d.name, reason: why ?? 'not started' };
+  });
 }

@@ -11,7 +11,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, controllerFlagsHelp, parseControllerFlags, type ControllerConfig } from '../../src/cli/flags.js';
+import { DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, controllerFlagsHelp, parseControllerFlags } from '../../src/cli/flags.js';
+import type { ControllerConfig } from '../../src/controllers/config.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { kubeconfigPath } from '../support/cluster.js';
 

@@ -4,20 +4,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import {
-  FlagError,
-  HelpRequested,
-  KNOWN_CONTROLLERS,
-  VersionRequested,
-  controllerFlagsHelp,
-  flagEnvVar,
-  isControllerEnabled,
-  kubeControllerManagerDisableFlags,
-  labelSelectorMatches,
-  parseControllerFlags,
-  parseLabelSelector,
-  type ControllerConfig,
-} from '../../src/cli/flags.js';
+import { FlagError, HelpRequested, VersionRequested, controllerFlagsHelp, flagEnvVar, parseControllerFlags } from '../../src/cli/flags.js';
+import type { ControllerConfig } from '../../src/controllers/config.js';
+import { KNOWN_CONTROLLERS, isControllerEnabled, kubeControllerManagerDisableFlags } from '../../src/controllers/names.js';
+import { labelSelectorMatches, parseLabelSelector } from '../../src/kube/labelselector.js';
 import { parseGoDuration } from '../../src/util/duration.js';
 import { main } from '../../src/cli/program.js';
 import { PROGRAM_VERSION } from '../../src/version.js';

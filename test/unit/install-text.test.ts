@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kubeControllerManagerDisableFlags } from '../../src/cli/flags.js';
+import { kubeControllerManagerDisableFlags } from '../../src/controllers/names.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TEXTS = ['README.md', 'charts/node-lifecycle-controller/README.md', 'charts/node-lifecycle-controller/templates/NOTES.txt'];

@@ -1,11 +1,12 @@
 /**
- * The node lifecycle controller's configuration from the parsed flags: one mapping, used by `run`
- * (src/cli/run.ts) and by `what-if` (src/whatif/run.ts), so a what-if runs exactly the
+ * The node lifecycle controller's configuration from the parsed flags: one mapping, used by the node
+ * lifecycle controller's descriptor (src/nodelifecycle/descriptor.ts) for `run` and `what-if`, and by
+ * what-if's report (src/whatif/run.ts), so a what-if runs exactly the
  * configuration `run` would.
  */
 import { evictionGuardsConfig } from '../nodelifecycle/guard.js';
 import type { NodeLifecycleConfig } from '../nodelifecycle/controller.js';
-import type { ControllerConfig } from './flags.js';
+import type { ControllerConfig } from './config.js';
 
 /**
  * Maps the `run` flags to {@link NodeLifecycleConfig}.

@@ -1,0 +1,64 @@
+/**
+ * The node lifecycle controller's entry in the controller registry (src/controllers/registry.ts):
+ * its names, its caches, how it is built from the flags, and which cache events it handles.
+ *
+ * Upstream: `newNodeLifecycleControllerDescriptor` and `newNodeLifecycleController`
+ * (`cmd/kube-controller-manager/app/core.go`), and the informer handlers that
+ * `NewNodeLifecycleController` registers (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`).
+ */
+import type { Lease, Node, Pod } from '../kube/objects.js';
+import type { ControllerDescriptor } from '../controllers/context.js';
+import { nodeLifecycleConfigFrom } from '../controllers/nodelifecycleconfig.js';
+import { NodeLifecycleController } from './controller.js';
+import { podSelectedByDaemonSet } from './daemonsets.js';
+
+/** `node-lifecycle-controller` (alias `nodelifecycle`, the pre-1.29 name). */
+export const nodeLifecycleDescriptor = {
+  name: 'node-lifecycle-controller',
+  aliases: ['nodelifecycle'],
+  disabledByDefault: false,
+  eventSource: 'node-controller',
+  key: 'nodeLifecycle',
+  informers: ['nodes', 'leases', 'pods', 'daemonSets'],
+  // Pod labels cost memory on every pod; only legacy eviction reads them (1.20's DaemonSet selector rule).
+  needsPodLabels: (config) => !config.enableTaintManager,
+  build(ctx) {
+    const { config, sources } = ctx;
+    const { nodes, leases, pods, daemonSets } = sources;
+    const legacyEviction = !config.enableTaintManager;
+    const io = ctx.io(nodeLifecycleDescriptor);
+    return new NodeLifecycleController({
+      config: nodeLifecycleConfigFrom(config),
+      clock: ctx.clock,
+      log: ctx.log,
+      caches: {
+        nodes,
+        leases,
+        pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode: (n) => pods.onNode(n) },
+        daemonSets: {
+          has: (k) => daemonSets.has(k),
+          // 1.20 GetPodDaemonSets; the pods carry labels only in legacy mode, the only caller.
+          ...(legacyEviction
+            ? { selectsPod: (p: Pod) => podSelectedByDaemonSet({ namespace: p.namespace, labels: p.labels ?? {} }, daemonSets.inNamespace(p.namespace)) }
+            : {}),
+        },
+      },
+      writes: io.nodeLifecycleWrites(),
+      events: io.events,
+      metrics: ctx.metrics.nodeCollector,
+      canSeeCluster: ctx.canSeeCluster,
+      ...(config.featureGates.NodeControllerLeaseCircuitBreaker
+        ? { leaseCircuitBreaker: { readLease: (n: string) => io.readNodeLease(n), cacheResourceVersion: () => leases.resourceVersion() } }
+        : {}),
+    });
+  },
+  subscribe(nlc, { nodes, leases, pods }) {
+    nodes.subscribe({ add: (n: Node) => nlc.nodeChanged(n.name), update: (_o, n) => nlc.nodeChanged(n.name), delete: (n) => nlc.nodeDeleted(n.name) });
+    // A Lease of a node the cache does not hold (another controller's scope, or not yet seen) is no news.
+    const onLease = (l: Lease): void => {
+      if (nodes.get(l.name)) nlc.leaseChanged(l.name);
+    };
+    leases.subscribe({ add: onLease, update: (_o, l) => onLease(l) });
+    pods.subscribe({ add: (p) => nlc.podChanged(p), update: (o, p) => nlc.podChanged(p, o) });
+  },
+} as const satisfies ControllerDescriptor<'nodeLifecycle'>;
