@@ -1,8 +1,8 @@
-// The project's layering rules, checked by `npm run lint` (depcruise src sim bench).
+// The project's layering rules, checked by `npm run lint` (depcruise src packages bench).
 // Floors, bottom to top: util, log -> kube -> metrics -> the controller folders -> controllers (the
-// registry) -> shadow, whatif, explain -> cli. A file may import its own floor and the floors below it.
-// Every rule says why it exists; a rule at `warn` marks a violation another branch is removing, and
-// says which one, so the check passes now and turns strict when that branch lands.
+// registry) -> shadow, inmemory, whatif, explain -> cli. A file may import its own floor and the floors
+// below it. packages/sim (the simulation workspace) sits beside everything and may import src/; src/
+// never imports it. Every rule is an error and says why it exists.
 
 /** The five controller folders: each is one kube-controller-manager controller. */
 const CONTROLLERS = ['nodelifecycle', 'tainteviction', 'podgc', 'volumes', 'nodeaffinity'];
@@ -29,46 +29,29 @@ module.exports = {
       name: 'no-cycles',
       comment:
         'An import cycle means neither module can be understood, tested or moved without the other; ' +
-        'a layer that holds by itself has none. (The node lifecycle controller and its parts are ' +
-        'checked by the next rule until its seam lands.)',
+        'a layer that holds by itself has none.',
       severity: 'error',
-      from: { path: '^(src|sim|bench)/', pathNot: '^src/nodelifecycle/' },
-      to: { circular: true },
-    },
-    {
-      name: 'no-cycles-nodelifecycle',
-      // TODO(lead): error once nlcseam lands (parts.ts becomes the one seam and ends the cycle
-      // between nodelifecycle/controller.ts and its parts); then fold this rule into no-cycles.
-      comment:
-        'The same rule as no-cycles, for src/nodelifecycle/: its controller and parts import each ' +
-        'other today.',
-      severity: 'warn',
-      from: { path: '^src/nodelifecycle/' },
+      from: { path: '^(src|packages|bench)/' },
       to: { circular: true },
     },
     {
       name: 'src-not-to-sim',
-      // TODO(lead): error once simws lands (the demo and the sim command move into the simulation
-      // workspace package; src/cli/demo.ts and src/cli/program.ts stop importing sim/).
       comment:
         'src/ is the controller that ships; the kubelet simulator and the demo are a development ' +
         'tool that the build and the production image must not contain, so src/ never imports them: ' +
         'not sim/, not the simulation workspace package (packages/ or its package name).',
-      severity: 'warn',
+      severity: 'error',
       from: { path: '^src/' },
       to: { path: ['^sim/', '^packages/', 'node_modules/@?node-lifecycle-controller[/-]sim'] },
     },
     {
-      name: 'src-not-to-nodepressure',
-      // TODO(lead): error once simws lands (src/nodepressure/ moves into the simulation package);
-      // if simws leaves a node-pressure model in src/ for explain, narrow this rule to that.
+      name: 'inmemory-only-for-whatif',
       comment:
-        'src/nodepressure/ is the simulated kubelet eviction model: part of the simulation, which ' +
-        'the controller does not ship. Only the simulation (and, until it moves, cli demo/explain) ' +
-        'may use it.',
-      severity: 'warn',
-      from: { path: '^src/', pathNot: '^src/nodepressure/' },
-      to: { path: '^src/nodepressure/' },
+        'src/inmemory/ is the in-memory cluster of the what-if and the unit-test worlds: no ' +
+        'controller, and nothing that runs against a real API server, may depend on it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(inmemory|whatif)/' },
+      to: { path: '^src/inmemory/' },
     },
     {
       name: 'cli-is-the-top',
@@ -76,17 +59,7 @@ module.exports = {
         'src/cli/ is the top floor: it parses flags, fetches, formats and prints. Anything below ' +
         'that imports it inverts the layers (and drags yargs and the flag parser into a pure module).',
       severity: 'error',
-      from: { path: '^src/', pathNot: ['^src/cli/', '^src/whatif/run\\.ts$'] },
-      to: { path: '^src/cli/' },
-    },
-    {
-      name: 'cli-is-the-top-whatif-run',
-      // TODO(lead): error once registry lands (whatif/run.ts takes the controller names and
-      // ControllerConfig from src/controllers/, the label selector from src/kube/labelselector.ts
-      // and the node lifecycle config from beside the registry); then fold into cli-is-the-top.
-      comment: 'The same rule as cli-is-the-top, for src/whatif/run.ts, which the registry branch rewrites.',
-      severity: 'warn',
-      from: { path: '^src/whatif/run\\.ts$' },
+      from: { path: '^src/', pathNot: '^src/cli/' },
       to: { path: '^src/cli/' },
     },
     ...CONTROLLERS.map((c) => ({
