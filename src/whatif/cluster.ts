@@ -389,6 +389,7 @@ export class InMemoryCluster {
     return {
       getNode: async (name) => this.nodes.get(name),
       getVolumeAttachment: async (name) => this.volumeAttachments.get(name),
+      listPodsOnNode: async (name) => ({ pods: this.podsOnNode(name), unparsable: 0 }),
       deleteVolumeAttachment: async (name, uid) => {
         const va = this.volumeAttachments.get(name);
         if (!va || va.uid !== uid) return 'gone';

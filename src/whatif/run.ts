@@ -198,7 +198,7 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
         pods: { podsOnNode: (n) => cluster.podsOnNode(n) },
         volumeAttachments: { get: (k) => cluster.volumeAttachments.get(k), list: () => [...cluster.volumeAttachments.values()], onNode: (n) => cluster.volumeAttachmentsOnNode(n) },
         pvcs: { get: (k) => cluster.pvcs.get(k) },
-        pvs: { list: () => cluster.pvs },
+        pvs: { get: (n) => cluster.pvs.find((pv) => pv.name === n) },
       },
       writes: cluster.forceDetachWrites(),
       events: cluster.eventSink(ATTACH_DETACH_EVENT_SOURCE),
