@@ -18,8 +18,8 @@
  * 1. Re-check before acting: the node and the VolumeAttachment are read from the API right before
  *    the delete, and the decision is taken again on them.
  * 2. The timeout clock starts when this controller sees the last holder terminated or gone (like
- *    upstream's first reconcile after the pod left the desired state of the world); after a
- *    restart it starts again from then (later, never earlier).
+ *    upstream's first reconcile after the pod left the desired state of the world), confirmed by a
+ *    live list of the node's pods (7); after a restart it starts again from then (later, never earlier).
  * 3. Node status (`volumesAttached`) is left to kube-controller-manager (see writer.ts).
  * 4. Under `--node-selector`, only attachments on nodes this process has seen are considered.
  * 5. A Warning event on the node names the volume and the attachment (upstream only logs).
