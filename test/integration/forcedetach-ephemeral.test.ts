@@ -73,6 +73,7 @@ describe('forced detach: a running pod holds its generic ephemeral volume', { sk
         metadata: { name: 'eph-0' },
         spec: {
           nodeName: node,
+          automountServiceAccountToken: false,
           containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }],
           tolerations: [{ operator: 'Exists', effect: 'NoExecute' }],
           volumes: [
