@@ -33,6 +33,7 @@ export interface WritableCluster {
   putPod(pod: Pod): Pod;
   deletePod(pod: Pod, how: PodDeletion): void;
   removeVolumeAttachment(name: string): void;
+  podsOnNode(node: string): Pod[];
   recordTaints(node: string, before: readonly Taint[], after: readonly Taint[], by: string): void;
 }
 
@@ -231,6 +232,11 @@ export class RecordingWriter {
       getNode: async (name) => {
         this.#call('getNode', name);
         return c.nodes.get(name);
+      },
+      // The in-memory API and cache are one store: the live list is the cache's pods, none unparsable.
+      listPodsOnNode: async (name) => {
+        this.#call('listPodsOnNode', name);
+        return { pods: c.podsOnNode(name), unparsable: 0 };
       },
       getVolumeAttachment: async (name) => {
         this.#call('getVolumeAttachment', name);

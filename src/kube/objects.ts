@@ -100,8 +100,21 @@ export interface Pod {
   conditions: readonly PodCondition[];
   tolerations: readonly Toleration[];
   ownerReferences: readonly OwnerRef[];
-  /** Names of the PersistentVolumeClaims the pod mounts. */
+  /** Names of the PersistentVolumeClaims the pod mounts through `persistentVolumeClaim` volumes. */
   pvcNames: readonly string[];
+  /**
+   * Names of the claims of the pod's generic ephemeral volumes (`ephemeral.volumeClaimTemplate`):
+   * `<pod>-<volume>`, upstream `ephemeral.VolumeClaimName`. Such a claim is the pod's only when the
+   * pod controls it (`ephemeral.VolumeIsForPod`); {@link toPod} always sets this, absent means none.
+   */
+  ephemeralClaimNames?: readonly string[];
+  /**
+   * Inline volumes that might be backed by an attachment: the driver of each `csi` volume, and
+   * {@link UNKNOWN_INLINE_DRIVER} for any other source not known to be node-local (in-tree disks,
+   * flexVolume, sources this model does not know). Node-local sources (emptyDir, configMap, secret,
+   * downwardAPI, projected, hostPath, gitRepo, image, nfs) are left out. Absent means none.
+   */
+  inlineVolumeDrivers?: readonly string[];
   finalizers: readonly string[];
   /**
    * True when no container, init container or ephemeral container status is running: each one is
@@ -175,6 +188,8 @@ export interface PersistentVolumeClaim {
   name: string;
   uid: string;
   volumeName?: string;
+  /** UID of the claim's controller owner reference (for a generic ephemeral volume's claim: its pod). */
+  controllerUid?: string;
 }
 
 /** What the controller keeps of a PersistentVolume. */
@@ -433,6 +448,51 @@ function containerNotRunning(v: unknown): boolean {
 }
 
 /**
+ * Marks, in {@link Pod.inlineVolumeDrivers}, an inline volume whose source might be attachable but
+ * whose CSI driver cannot be named here: it is taken to use every attachment on its node.
+ */
+export const UNKNOWN_INLINE_DRIVER = '*';
+
+/** Inline sources that never go through an attach (no VolumeAttachment can back them). */
+const NODE_LOCAL_SOURCES: ReadonlySet<string> = new Set(['emptyDir', 'configMap', 'secret', 'downwardAPI', 'projected', 'hostPath', 'gitRepo', 'image', 'nfs']);
+
+/**
+ * Sorts a pod's volumes by how they can reach a PersistentVolume or an attachment: claims, generic
+ * ephemeral claims (`<pod>-<volume>`, upstream `ephemeral.VolumeClaimName`) and inline sources.
+ * A volume that cannot be read as any known source counts as an unknown inline one: the safe
+ * reading for the force-detach controller, which must not overlook a pod's hold on a volume.
+ */
+function podVolumes(v: unknown, podName: string): Pick<Pod, 'pvcNames' | 'ephemeralClaimNames' | 'inlineVolumeDrivers'> {
+  const volumes = arr(v);
+  if (volumes.length === 0) return { pvcNames: EMPTY, ephemeralClaimNames: EMPTY, inlineVolumeDrivers: EMPTY };
+  const pvcNames: string[] = [];
+  const ephemeralClaimNames: string[] = [];
+  const inlineVolumeDrivers: string[] = [];
+  for (const raw of volumes) {
+    const vol = obj(raw);
+    const name = str(vol?.['name']);
+    if (!vol || name === undefined) {
+      inlineVolumeDrivers.push(UNKNOWN_INLINE_DRIVER);
+      continue;
+    }
+    const claim = str(obj(vol['persistentVolumeClaim'])?.['claimName']);
+    const csi = obj(vol['csi']);
+    if (claim !== undefined) pvcNames.push(claim);
+    else if (obj(vol['ephemeral']) !== undefined) ephemeralClaimNames.push(`${podName}-${name}`);
+    else if (csi !== undefined) inlineVolumeDrivers.push(istr(csi['driver']) ?? UNKNOWN_INLINE_DRIVER);
+    else if (!isNodeLocal(vol)) inlineVolumeDrivers.push(UNKNOWN_INLINE_DRIVER);
+  }
+  const list = (xs: string[]): readonly string[] => (xs.length === 0 ? EMPTY : xs);
+  return { pvcNames: list(pvcNames), ephemeralClaimNames: list(ephemeralClaimNames), inlineVolumeDrivers: list(inlineVolumeDrivers) };
+}
+
+/** True when every source of a volume is node-local (a volume without one is not). Typed objects carry absent sources as `undefined`. */
+function isNodeLocal(vol: Json): boolean {
+  const sources = Object.keys(vol).filter((k) => k !== 'name' && vol[k] != null);
+  return sources.length > 0 && sources.every((k) => NODE_LOCAL_SOURCES.has(k));
+}
+
+/**
  * Converts a Pod (wire JSON or client-node `V1Pod`) to the slim model.
  * @returns `undefined` when namespace, name, uid, resourceVersion or creationTimestamp is missing.
  */
@@ -458,7 +518,7 @@ export function toPod(raw: unknown): Pod | undefined {
     conditions: listOf(status['conditions'], toPodCondition),
     tolerations: listOf(spec['tolerations'], toToleration),
     ownerReferences: listOf(m['ownerReferences'], toOwnerRef),
-    pvcNames: listOf(spec['volumes'], (v) => str(obj(obj(v)?.['persistentVolumeClaim'])?.['claimName'])),
+    ...podVolumes(spec['volumes'], name),
     finalizers: listOf(m['finalizers'], istr),
     containersNotRunning: ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses'].every((list) =>
       arr(status[list]).every(containerNotRunning),
@@ -605,6 +665,9 @@ export function toPersistentVolumeClaim(raw: unknown): PersistentVolumeClaim | u
   const pvc: PersistentVolumeClaim = { namespace, name, uid };
   const vol = str(obj(o['spec'])?.['volumeName']);
   if (vol) pvc.volumeName = vol;
+  const controller = arr(m?.['ownerReferences']).map(obj).find((r) => r?.['controller'] === true);
+  const controllerUid = str(controller?.['uid']);
+  if (controllerUid) pvc.controllerUid = controllerUid;
   return pvc;
 }
 

@@ -27,6 +27,7 @@ import type { TaintEvictionWrites } from '../tainteviction/controller.js';
 import { taintEvictionDisruptionCondition } from '../tainteviction/events.js';
 import { hasDisruptionTarget, type ConditionWriteResult, type DeleteResult } from '../tainteviction/writer.js';
 import type { ForceDetachWrites } from '../volumes/controller.js';
+import { listPodsOnNode, type LivePodsOnNode } from '../volumes/writer.js';
 import type { Clock } from '../util/clock.js';
 import type { ShadowDecisionLog } from './decisions.js';
 import type { PodLike, ShadowOverlay } from './overlay.js';
@@ -261,6 +262,17 @@ export class DryRunForceDetachWriter extends ShadowLiveReads implements ForceDet
   async getVolumeAttachment(name: string): ReturnType<ForceDetachWrites['getVolumeAttachment']> {
     const va = await readVolumeAttachment(this.d.clients, name);
     return va ? this.d.overlay.volumeAttachment(va) : undefined;
+  }
+
+  /** Quorum LIST of the node's pods, overlaid (a pod the shadow would have deleted is left out). @throws {LiveReadError}. */
+  async listPodsOnNode(nodeName: string): Promise<LivePodsOnNode> {
+    const live = await listPodsOnNode(this.d.clients, nodeName);
+    const pods: Pod[] = [];
+    for (const p of live.pods) {
+      const seen = this.d.overlay.pod(p);
+      if (seen) pods.push(seen);
+    }
+    return { pods, unparsable: live.unparsable };
   }
 
   /** See `ForceDetachWriter.deleteVolumeAttachment`: records "would detach". */

@@ -18,15 +18,22 @@
  * 1. Re-check before acting: the node and the VolumeAttachment are read from the API right before
  *    the delete, and the decision is taken again on them.
  * 2. The timeout clock starts when this controller sees the last holder terminated or gone (like
- *    upstream's first reconcile after the pod left the desired state of the world); after a
- *    restart it starts again from then (later, never earlier).
+ *    upstream's first reconcile after the pod left the desired state of the world), confirmed by a
+ *    live list of the node's pods (7); after a restart it starts again from then (later, never earlier).
  * 3. Node status (`volumesAttached`) is left to kube-controller-manager (see writer.ts).
  * 4. Under `--node-selector`, only attachments on nodes this process has seen are considered.
  * 5. A Warning event on the node names the volume and the attachment (upstream only logs).
  * 6. Fail closed: a live read that is neither a parsable object nor a 404 stops the detach; it is
  *    counted (`attachdetach_controller_live_read_failures_total`) and retried with backoff.
+ * 7. Every doubt is a holder (all only delay a detach): a pod holds a volume it names through any
+ *    source (a claim, a generic ephemeral volume's claim `<pod>-<volume>` that the pod controls,
+ *    an inline CSI volume of the attachment's driver, an inline source that cannot be mapped); a
+ *    claim that is missing, unbound, not the pod's, or bound to a missing PV holds every volume on
+ *    the node. The timeout clock starts only when a live list of the node's pods (quorum read)
+ *    finds no holder and no pod it cannot parse, and the same list is taken again before the
+ *    delete; a holder there stops the clock.
  */
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from '../kube/objects.js';
+import { podKey, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type VolumeAttachment } from '../kube/objects.js';
 import type { Logger } from '../log/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import type { AttachDetachMetrics, ForcedDetachReasonLabel } from '../metrics/registry.js';
@@ -34,7 +41,7 @@ import type { EventSink, ReadStore } from '../kube/types.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders, type ForceDetachDecision } from './decision.js';
-import type { ForceDetachWriter } from './writer.js';
+import type { ForceDetachWriter, LivePodsOnNode } from './writer.js';
 
 /** Configuration. Durations in **milliseconds**. */
 export interface ForceDetachConfig {
@@ -54,11 +61,11 @@ export interface ForceDetachCaches {
   pods: { podsOnNode(nodeName: string): readonly Pod[] };
   volumeAttachments: ReadStore<VolumeAttachment> & { onNode(nodeName: string): readonly VolumeAttachment[] };
   pvcs: { get(key: string): PersistentVolumeClaim | undefined };
-  pvs: { list(): readonly PersistentVolume[] };
+  pvs: { get(name: string): PersistentVolume | undefined };
 }
 
 /** The live reads and the write the controller makes (implemented by {@link ForceDetachWriter}). */
-export type ForceDetachWrites = Pick<ForceDetachWriter, 'getNode' | 'getVolumeAttachment' | 'deleteVolumeAttachment'>;
+export type ForceDetachWrites = Pick<ForceDetachWriter, 'getNode' | 'getVolumeAttachment' | 'listPodsOnNode' | 'deleteVolumeAttachment'>;
 
 /** Everything the controller needs, injected. */
 export interface ForceDetachDeps {
@@ -156,9 +163,10 @@ export class ForceDetachController {
     this.#forgetNodeIfUnused(node.name); // deleted (the cache no longer has it) with no attachment left
   }
 
-  /** A pod was added, updated or deleted: if it mounts claims, the attachments on its node are looked at again. */
-  podChanged(pod: Pick<Pod, 'nodeName' | 'pvcNames'>): void {
-    if (pod.nodeName !== '' && pod.pvcNames.length > 0) this.#queueNode(pod.nodeName);
+  /** A pod was added, updated or deleted: if it names a volume that may be attached, the attachments on its node are looked at again. */
+  podChanged(pod: Pick<Pod, 'nodeName' | 'pvcNames' | 'ephemeralClaimNames' | 'inlineVolumeDrivers'>): void {
+    const names = pod.pvcNames.length + (pod.ephemeralClaimNames?.length ?? 0) + (pod.inlineVolumeDrivers?.length ?? 0);
+    if (pod.nodeName !== '' && names > 0) this.#queueNode(pod.nodeName);
   }
 
   /** A VolumeAttachment was added or updated. */
@@ -185,24 +193,28 @@ export class ForceDetachController {
   // The decision and the delete.
   // ---------------------------------------------------------------------------------------------
 
-  #resolveClaim = (namespace: string, claim: string): string | undefined => {
+  /**
+   * Fail closed: a claim that is missing, unbound, not controlled by `ownerUid` (a generic ephemeral
+   * volume's claim must be its pod's), or bound to a PV missing from the cache resolves to nothing,
+   * which counts as holding every volume on the node.
+   */
+  #resolveClaim = (namespace: string, claim: string, ownerUid?: string): string | undefined => {
     const pvc = this.#d.caches.pvcs.get(`${namespace}/${claim}`);
-    if (pvc?.volumeName) return pvc.volumeName;
-    // An unbound or missing claim: a PV may still point at it (claimRef), e.g. while the PVC cache lags.
-    return this.#d.caches.pvs.list().find((pv) => pv.claimRef?.namespace === namespace && pv.claimRef.name === claim)?.name;
+    if (!pvc?.volumeName) return undefined;
+    if (ownerUid !== undefined && pvc.controllerUid !== ownerUid) return undefined;
+    return this.#d.caches.pvs.get(pvc.volumeName)?.name;
   };
 
-  #decide(va: VolumeAttachment, pvName: string, node: Node | undefined): ForceDetachDecision {
-    const now = this.#d.clock.now();
-    const holders = volumeHolders(this.#d.caches.pods.podsOnNode(va.nodeName), va.nodeName, pvName, this.#resolveClaim);
-    const releasedAt = nextReleasedAt(this.#releasedAt.get(va.name), holders, now);
-    if (releasedAt === undefined) this.#releasedAt.delete(va.name);
-    else this.#releasedAt.set(va.name, releasedAt);
+  #holders(va: VolumeAttachment, pvName: string, pods: readonly Pod[]): Pod[] {
+    return volumeHolders(pods, va.nodeName, { pvName, attacher: va.attacher }, this.#resolveClaim);
+  }
+
+  #decide(node: Node | undefined, holders: readonly Pod[], releasedAt: number | undefined): ForceDetachDecision {
     return decideForceDetach({
       node,
       holders,
       releasedAt,
-      nowMs: now,
+      nowMs: this.#d.clock.now(),
       timeoutMs: this.#d.config.forceDetachTimeoutMs,
       disableTimeout: this.#d.config.disableForceDetachOnTimeout,
     });
@@ -216,7 +228,7 @@ export class ForceDetachController {
       return;
     }
     const pvName = va.persistentVolumeName;
-    if (pvName === undefined) return; // inline volume spec: no claim can be followed to it
+    if (pvName === undefined) return; // inline volume spec: no claim can be followed to it, so it is never force-detached
     const cachedNode = this.#d.caches.nodes.get(va.nodeName);
     // Deliberate difference 4: a scoped controller leaves nodes outside its selector alone.
     if (!cachedNode && this.#d.config.scoped && !this.#seen.has(va.nodeName)) return;
@@ -224,26 +236,53 @@ export class ForceDetachController {
       this.#queue.addAfter(name, BLIND_RETRY_MS);
       return;
     }
-    const first = this.#decide(va, pvName, cachedNode);
-    if (first.action === 'keep') {
-      this.#keep(name, first);
+    const cachedHolders = this.#holders(va, pvName, this.#d.caches.pods.podsOnNode(va.nodeName));
+    if (cachedHolders.length > 0) {
+      this.#releasedAt.delete(name); // the clock never runs while a pod holds the volume
       return;
     }
-    // Deliberate difference 1: decide again on the node and the attachment as the API has them now.
-    // Deliberate difference 6: only a 404 is "gone"; any other answer throws, is counted, and the
-    // work queue retries with backoff (a node read as gone would otherwise allow the timeout path).
+    // Deliberate difference 7: the clock starts only on a live list of the node's pods that finds
+    // no holder; once it runs, the cache alone may keep the volume, never detach it.
+    const releasedAt = this.#releasedAt.get(name);
+    if (releasedAt !== undefined) {
+      const first = this.#decide(cachedNode, cachedHolders, releasedAt);
+      if (first.action === 'keep') {
+        this.#keep(name, first);
+        return;
+      }
+    }
+    // Deliberate difference 1: decide again on the node, the attachment and the node's pods as the
+    // API has them now. Deliberate difference 6: only a 404 is "gone"; any other answer throws, is
+    // counted, and the work queue retries with backoff (a node read as gone would otherwise allow
+    // the timeout path).
     let liveNode: Node | undefined;
     let liveVa: VolumeAttachment | undefined;
+    let livePods: LivePodsOnNode;
     try {
-      [liveNode, liveVa] = await Promise.all([this.#d.writes.getNode(va.nodeName), this.#d.writes.getVolumeAttachment(name)]);
+      [liveNode, liveVa, livePods] = await Promise.all([
+        this.#d.writes.getNode(va.nodeName),
+        this.#d.writes.getVolumeAttachment(name),
+        this.#d.writes.listPodsOnNode(va.nodeName),
+      ]);
     } catch (err) {
       noteLiveReadFailure(err, this.#d.metrics.liveReadFailuresTotal, this.#d.log, 'force-detaching');
       throw err;
     }
-    if (!liveVa || liveVa.uid !== va.uid || liveVa.deletionTimestamp !== undefined) return;
-    const second = this.#decide(liveVa, pvName, liveNode);
+    if (this.#stopped || !liveVa || liveVa.uid !== va.uid || liveVa.deletionTimestamp !== undefined) return;
+    const liveHolders = this.#holders(liveVa, pvName, livePods.pods);
+    if (liveHolders.length > 0 || livePods.unparsable > 0) {
+      // A pod the cache has not caught up with, or one no converter could read, holds the volume.
+      // Nothing tells this controller when that changes, so the periodic resync looks again.
+      this.#releasedAt.delete(name);
+      const why = liveHolders.length > 0 ? `pod ${podKey(liveHolders[0] as Pod)} holds it (live list)` : `${livePods.unparsable} pod(s) on the node cannot be parsed`;
+      this.#d.log.info({ volumeAttachment: name, node: va.nodeName, why }, 'Live re-check: not force-detaching');
+      return;
+    }
+    const clock = nextReleasedAt(releasedAt, liveHolders, this.#d.clock.now()) ?? this.#d.clock.now();
+    this.#releasedAt.set(name, clock);
+    const second = this.#decide(liveNode, liveHolders, clock);
     if (second.action === 'keep') {
-      this.#d.log.info({ volumeAttachment: name, node: va.nodeName, why: second.why }, 'Live re-check: not force-detaching');
+      if (releasedAt !== undefined) this.#d.log.info({ volumeAttachment: name, node: va.nodeName, why: second.why }, 'Live re-check: not force-detaching');
       this.#keep(name, second);
       return;
     }

@@ -9,7 +9,7 @@
  * `attach_detach_controller.go`) reduced to "a pod on the node that uses the volume and is not
  * terminated" (`DetermineVolumeAction` → `IsPodTerminated`).
  */
-import type { Node, Pod } from '../kube/objects.js';
+import { UNKNOWN_INLINE_DRIVER, type Node, type Pod } from '../kube/objects.js';
 import { isNodeOutOfService, isNodeReady, isPodTerminated } from '../kube/predicates.js';
 
 /**
@@ -40,37 +40,60 @@ export const FORCE_DETACH_EVENT_REASONS: Readonly<Record<ForcedDetachReason, str
 
 /**
  * Resolves a pod's claim to the name of its PersistentVolume.
- * @returns the PV name, or `undefined` when the claim cannot be resolved (unknown PVC, unbound).
+ * @param ownerUid for a generic ephemeral volume's claim, the pod's UID: the claim is the pod's only
+ *   when the pod controls it (upstream `ephemeral.VolumeIsForPod`).
+ * @returns the PV name, or `undefined` when the claim cannot be resolved: missing, unbound, not
+ *   controlled by `ownerUid`, or bound to a PV that is missing.
  */
-export type ClaimResolver = (namespace: string, claimName: string) => string | undefined;
+export type ClaimResolver = (namespace: string, claimName: string, ownerUid?: string) => string | undefined;
+
+/** The attachment a pod is judged against: its PersistentVolume and its attacher (the CSI driver). */
+export interface AttachedVolume {
+  pvName: string;
+  attacher: string;
+}
 
 /**
- * The pods among `podsOnNode` that keep the PersistentVolume `pvName` in the attach/detach
- * controller's desired state of the world: bound to `nodeName`, using the volume through a claim,
- * and not terminated (`isPodTerminated`: not Succeeded/Failed, and not "deleted with no container
- * still running"). A pod stuck Terminating on a partitioned node whose containers are still reported
- * running holds the volume: they may still be writing to it. A claim that cannot be resolved counts
- * as using the volume: when in doubt, a pod holds on to it (that can only delay a detach).
- * Mirrors `DetermineVolumeAction` + `ProcessPodVolumes` (pod → PVC → PV, `util.CreateVolumeSpec`).
+ * The pods among `podsOnNode` that keep the attached volume in the attach/detach controller's
+ * desired state of the world: bound to `nodeName`, not terminated (`isPodTerminated`: not
+ * Succeeded/Failed, and not "deleted with no container still running"), and naming the volume
+ * through any source ({@link podUsesVolume}). A pod stuck Terminating on a partitioned node whose
+ * containers are still reported running holds the volume: they may still be writing to it.
+ * Mirrors `DetermineVolumeAction` + `ProcessPodVolumes` (pod → PVC → PV, `util.CreateVolumeSpec`,
+ * ephemeral claims through `ephemeral.VolumeClaimName` / `VolumeIsForPod`).
  * @param nodeName pods bound elsewhere are ignored.
  * @returns the holding pods, in `podsOnNode` order.
  */
-export function volumeHolders(podsOnNode: readonly Pod[], nodeName: string, pvName: string, resolve: ClaimResolver): Pod[] {
-  return podsOnNode.filter(
-    (pod) =>
-      pod.nodeName === nodeName &&
-      !isPodTerminated(pod) &&
-      pod.pvcNames.some((claim) => {
-        const pv = resolve(pod.namespace, claim);
-        return pv === undefined || pv === pvName;
-      }),
+export function volumeHolders(podsOnNode: readonly Pod[], nodeName: string, volume: AttachedVolume, resolve: ClaimResolver): Pod[] {
+  return podsOnNode.filter((pod) => pod.nodeName === nodeName && !isPodTerminated(pod) && podUsesVolume(pod, volume, resolve));
+}
+
+/**
+ * Whether a pod names the attached volume, whatever the source: a claim bound to its PV; a generic
+ * ephemeral volume's claim (`<pod>-<volume>`) bound to it; an inline CSI volume of the same driver;
+ * or an inline source that might be attachable but cannot be mapped to a driver. Fail closed:
+ * anything that cannot be resolved (see {@link ClaimResolver}) counts as naming the volume, since
+ * upstream's reconciler would keep a volume its pod names and treating a doubt as a hold can only
+ * delay a detach, never cause one. Differences from upstream, each acting less: upstream drops a
+ * volume it cannot resolve from the desired state (so it may detach it), and never attaches inline
+ * CSI volumes (their driver's attachments are held here all the same).
+ * @returns true when the pod holds the volume.
+ */
+export function podUsesVolume(pod: Pod, volume: AttachedVolume, resolve: ClaimResolver): boolean {
+  const names = (pv: string | undefined): boolean => pv === undefined || pv === volume.pvName;
+  return (
+    pod.pvcNames.some((claim) => names(resolve(pod.namespace, claim))) ||
+    (pod.ephemeralClaimNames ?? []).some((claim) => names(resolve(pod.namespace, claim, pod.uid))) ||
+    (pod.inlineVolumeDrivers ?? []).some((driver) => driver === UNKNOWN_INLINE_DRIVER || driver === volume.attacher)
   );
 }
 
 /**
  * Since when (epoch ms) no pod has held the volume: `undefined` while one does; otherwise the
  * previous value, or `nowMs` when there is none (the moment this controller saw the last holder
- * terminate or vanish). Restarting the controller restarts the clock (later, never earlier).
+ * terminate or vanish). The controller calls it only on a live list of the node's pods, so a pod its
+ * cache has not caught up with, or could not convert, never lets the clock start. Restarting the
+ * controller restarts the clock (later, never earlier).
  * Mirrors the actual state of the world's `SetDetachRequestTime` (set on the first reconcile that
  * finds the volume attached but no longer desired) and `ResetDetachRequestTime` (desired again).
  * @param prev the previous value (undefined: none recorded).

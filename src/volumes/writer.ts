@@ -10,9 +10,49 @@
  * external-attacher's job once the volume is really unpublished.
  */
 import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
-import type { Node, VolumeAttachment } from '../kube/objects.js';
+import { toPod, type Node, type Pod, type VolumeAttachment } from '../kube/objects.js';
 import type { WriteScheduler } from '../kube/throttle.js';
-import { readNode, readVolumeAttachment } from '../kube/reads.js';
+import { LiveReadError, readNode, readVolumeAttachment } from '../kube/reads.js';
+
+/** The pods a live list found on one node. */
+export interface LivePodsOnNode {
+  /** The pods the converter accepted. */
+  pods: Pod[];
+  /** Pods on the node the converter rejected: the caller must count each as holding every volume there. */
+  unparsable: number;
+}
+
+const POD_LIST_PAGE = 500;
+
+/**
+ * Quorum LIST of the pods bound to `nodeName` (field selector `spec.nodeName`), page by page.
+ * Why: the pod cache may not have caught up with a pod (a relist, a lagging watch), and drops pods
+ * its converter rejects; neither may let a forced detach go ahead, so the decision that starts the
+ * timeout clock, and the one that detaches, are taken again on this list.
+ * Mirrors no upstream call (upstream trusts its informer cache); see docs/out-of-service.md.
+ * @returns the converted pods and the count of unparsable ones.
+ * @throws {LiveReadError} (`'error'`) on any API or network failure, including an expired continue token.
+ */
+export async function listPodsOnNode(clients: Pick<KubeClients, 'core'>, nodeName: string): Promise<LivePodsOnNode> {
+  const out: LivePodsOnNode = { pods: [], unparsable: 0 };
+  let cont: string | undefined;
+  do {
+    let page: { items?: unknown; metadata?: { _continue?: string } };
+    try {
+      page = await clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}`, limit: POD_LIST_PAGE, _continue: cont });
+    } catch (err) {
+      throw new LiveReadError('pod', `(pods on node ${nodeName})`, 'error', err);
+    }
+    if (!Array.isArray(page.items)) throw new LiveReadError('pod', `(pods on node ${nodeName})`, 'unparsable');
+    for (const raw of page.items as unknown[]) {
+      const pod = toPod(raw);
+      if (pod === undefined) out.unparsable++;
+      else out.pods.push(pod);
+    }
+    cont = page.metadata?._continue || undefined;
+  } while (cont !== undefined);
+  return out;
+}
 
 /**
  * Reads and writes over the real API.
@@ -39,6 +79,11 @@ export class ForceDetachWriter {
   /** Quorum GET of a VolumeAttachment; `undefined` only on 404. @throws {LiveReadError} on any other answer, including an unparsable object. */
   getVolumeAttachment(name: string): Promise<VolumeAttachment | undefined> {
     return readVolumeAttachment(this.#clients, name);
+  }
+
+  /** See {@link listPodsOnNode}. @throws {LiveReadError} on any failure. */
+  listPodsOnNode(nodeName: string): Promise<LivePodsOnNode> {
+    return listPodsOnNode(this.#clients, nodeName);
   }
 
   /**

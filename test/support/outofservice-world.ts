@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
-import type { Node, PersistentVolumeClaim, Pod, PodCondition, Taint, VolumeAttachment } from '../../src/kube/objects.js';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, PodCondition, Taint, VolumeAttachment } from '../../src/kube/objects.js';
+import type { LivePodsOnNode } from '../../src/volumes/writer.js';
 import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
 import { ORPHAN_QUARANTINE_MS } from '../../src/podgc/decision.js';
 import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
@@ -210,6 +211,18 @@ export class FakeDetachApi implements ForceDetachWrites {
     this.#writes = this.cluster.writer.forceDetachWrites();
   }
 
+  /** The pods the API has on a node (the harness points it at its cache plus {@link DetachHarness.apiOnlyPods}). */
+  livePods: (nodeName: string) => Pod[] = () => [];
+  /** Pods per node that the API lists but the converter rejects. */
+  readonly unparsablePods = new Map<string, number>();
+  /** Node of each live pod list, in order. */
+  readonly podLists: string[] = [];
+
+  async listPodsOnNode(nodeName: string): Promise<LivePodsOnNode> {
+    this.podLists.push(nodeName);
+    return { pods: this.livePods(nodeName), unparsable: this.unparsablePods.get(nodeName) ?? 0 };
+  }
+
   /** The VolumeAttachments deleted, by name, in order. */
   get deleted(): string[] {
     return this.cluster.writer.writes.filter((w) => w.kind === 'detach' && !w.failed).map((w) => w.target);
@@ -234,6 +247,9 @@ export class DetachHarness {
   readonly pods = new PodStore();
   readonly vas = new Store<VolumeAttachment>();
   readonly pvcs = new Store<PersistentVolumeClaim>();
+  readonly pvs = new Store<PersistentVolume>();
+  /** Pods the API has but the pod cache has not caught up with. */
+  readonly apiOnlyPods = new PodStore();
   readonly api = new FakeDetachApi(this.clock);
   readonly events = new RecordingEventSink(this.clock);
   readonly metrics = createMetrics({ defaultMetrics: false });
@@ -249,19 +265,21 @@ export class DetachHarness {
         pods: this.pods,
         volumeAttachments: { get: this.vas.get, list: this.vas.list, onNode: (n) => this.vas.list().filter((v) => v.nodeName === n) },
         pvcs: this.pvcs,
-        pvs: { list: () => [] },
+        pvs: this.pvs,
       },
       writes: this.api,
       events: this.events,
       metrics: this.metrics.attachDetach,
       canSeeCluster: () => true,
     });
+    this.api.livePods = (n) => [...this.pods.podsOnNode(n), ...this.apiOnlyPods.podsOnNode(n)];
   }
 
   /** Node `w` with one pod `p` using PV `pv-1` through claim `data-p`, attached by VA `va-1`. */
   setup(ready: 'True' | 'False' | 'Unknown', podOpts: Partial<Pod> = {}): void {
     this.setNode(node('w', ready));
     this.pvcs.put({ namespace: 'default', name: 'data-p', uid: 'uid-pvc', volumeName: 'pv-1' });
+    this.pvs.put({ name: 'pv-1', uid: 'uid-pv-1', claimRef: { namespace: 'default', name: 'data-p' } });
     const va: VolumeAttachment = { name: 'va-1', uid: 'uid-va', resourceVersion: '1', attacher: 'csi', nodeName: 'w', persistentVolumeName: 'pv-1', attached: true };
     this.vas.put(va);
     this.api.vas.set(va.name, va);

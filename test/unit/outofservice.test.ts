@@ -503,7 +503,7 @@ describe('force-detach decisions', () => {
       pod('unknown-claim', 'w', { pvcNames: ['missing'] }),
       pod('no-claims', 'w'),
     ];
-    assert.deepEqual(volumeHolders(pods, 'w', 'pv-a', resolve).map((p) => p.name), ['a-running', 'a-terminating', 'unknown-claim']);
+    assert.deepEqual(volumeHolders(pods, 'w', { pvName: 'pv-a', attacher: 'csi' }, resolve).map((p) => p.name), ['a-running', 'a-terminating', 'unknown-claim']);
   });
 
   test('released-at (SetDetachRequestTime / ResetDetachRequestTime): set when the last holder lets go, kept, reset by a holder', () => {

@@ -48,6 +48,7 @@ const upstreamNode = (name: string, ready?: 'True' | 'False', taints: Taint[] = 
 function arrange(h: DetachHarness, nodeName: string, node: Node | undefined): void {
   if (node) h.setNode(node);
   h.pvcs.put({ namespace: 'default', name: 'data', uid: 'uid-pvc', volumeName: 'volume-name1' });
+  h.pvs.put({ name: 'volume-name1', uid: 'uid-pv', claimRef: { namespace: 'default', name: 'data' } });
   const va: VolumeAttachment = { name: 'va-1', uid: 'uid-va', resourceVersion: '1', attacher: 'csi', nodeName, persistentVolumeName: 'volume-name1', attached: true };
   h.vas.put(va);
   h.api.vas.set(va.name, va);
