@@ -47,6 +47,13 @@ export class World {
   sight = true;
   /** Errors thrown by the next write calls, in order. */
   failures: unknown[] = [];
+  /**
+   * Pod keys (`ns/name`) whose DELETE always throws `deniedError` (an admission policy or webhook
+   * denying us); their condition writes succeed, as the API server's status subresource would.
+   */
+  readonly denyDelete = new Set<string>();
+  /** DELETE calls per pod key, including denied ones. */
+  readonly deleteCalls = new Map<string, number>();
   #controllers: TaintEvictionController[] = [];
   #uid = 0;
 
@@ -61,6 +68,9 @@ export class World {
       return 'written';
     },
     deletePod: async (namespace, name, uid) => {
+      const key = podKey({ namespace, name });
+      this.deleteCalls.set(key, (this.deleteCalls.get(key) ?? 0) + 1);
+      if (this.denyDelete.has(key)) throw deniedError();
       const pod = this.pods.get(podKey({ namespace, name }));
       if (!pod || pod.uid !== uid) return 'gone';
       this.writes.push({ kind: 'delete', pod: `${namespace}/${name}`, uid, atMs: this.clock.now() });
@@ -199,6 +209,10 @@ export async function metricValue(m: { get(): Promise<{ values: { value: number;
   const v = suffix ? got.values.find((x) => x.metricName?.endsWith(suffix)) : got.values[0];
   return v?.value ?? 0;
 }
+
+/** What a ValidatingAdmissionPolicy denial looks like to a client: 422 Invalid. */
+export const deniedError = (): ApiException<string> =>
+  new ApiException(422, 'Invalid', '{"reason":"Invalid","message":"ValidatingAdmissionPolicy \'deny\' denied request"}', {});
 
 export const serverError = (): ApiException<string> => new ApiException(500, 'Internal', '{"reason":"InternalError"}', {});
 
