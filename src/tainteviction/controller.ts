@@ -42,7 +42,7 @@
  *    outage; see sight.ts) is held until sight has been back for `--node-monitor-grace-period`,
  *    then decided again on the taints present then.
  * 9. An edited toleration counts from when this process saw the edit, if that is later than the
- *    taint's `timeAdded` (edits.ts; decision.ts `tolerationsSeenMs`): never sooner than upstream,
+ *    taint's `timeAdded` (seen.ts; decision.ts `tolerationsSeenMs`): never sooner than upstream,
  *    which restarts its timer when it handles the pod update.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -309,7 +309,7 @@ export class TaintEvictionController {
    * unchanged (Semantic.DeepEqual). Mirrors `PodUpdated`.
    */
   podChanged(pod: Pod, old?: Pod): void {
-    // Recorded while stopped too: a standby that later leads knows the edit is not older than it saw.
+    // Recorded while stopped too (a standby), so a process that takes over counts an edit it saw from then.
     this.#edits.observe(pod, old, this.#d.clock.now());
     if (this.#stopped) return;
     if (old && old.nodeName === pod.nodeName && isDeepStrictEqual(old.tolerations, pod.tolerations)) return;
