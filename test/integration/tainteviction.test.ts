@@ -401,6 +401,8 @@ describe('safety: never sooner than upstream, and no stuck deletion stalls the o
   const FLAGS = ['--controllers=taint-eviction-controller'];
   const nodes: string[] = [];
   let controller: RunningController;
+  let editNode: string;
+  let deadNode: string;
 
   /** A Node object with no kubelet behind it (taint eviction reads only its taints). */
   async function createNode(suffix: string): Promise<string> {
@@ -422,6 +424,8 @@ describe('safety: never sooner than upstream, and no stuck deletion stalls the o
 
   before(async () => {
     await createTestNamespace(clients, namespace);
+    editNode = await createNode('edit');
+    deadNode = await createNode('dead');
     controller = await startTestController(prefix, FLAGS);
   });
 
@@ -432,7 +436,7 @@ describe('safety: never sooner than upstream, and no stuck deletion stalls the o
   });
 
   test('a pod tolerating a taint forever, edited after its would-be deadline to 4 s: deleted 4 s after the edit, not at once', async () => {
-    const node = await createNode('edit');
+    const node = editNode;
     const name = `${prefix}-edited`;
     const toleration: V1Toleration = { key: 'example.com/edit', operator: 'Exists', effect: 'NoExecute' };
     await createPod(name, node, [toleration]);
@@ -479,7 +483,7 @@ describe('safety: never sooner than upstream, and no stuck deletion stalls the o
       body: { metadata: { name: policy }, spec: { policyName: policy, validationActions: ['Deny'], matchResources: { namespaceSelector: scope } } },
     });
 
-    const node = await createNode('dead');
+    const node = deadNode;
     const denied = Array.from({ length: DENIED }, (_, i) => `${prefix}-denied-${i}`);
     const healthy = `${prefix}-healthy`;
     await Promise.all(denied.map((n) => createPod(n, node, [], { [label]: 'true' })));
