@@ -138,6 +138,12 @@ export interface TaintEvictionMetrics {
   podDeletionDuration: Histogram<never>;
   /** Our own `taint_eviction_controller_pending_pod_deletions` gauge: pods with a scheduled, not yet executed deletion. */
   pendingPodDeletions: Gauge<never>;
+  /**
+   * Our own `taint_eviction_controller_failing_pod_deletions` gauge: pods whose due deletion failed
+   * at its last attempt and is being retried with backoff (upstream gives up after 5 tries and has
+   * no such gauge). 0 when every due deletion goes through.
+   */
+  failingPodDeletions: Gauge<never>;
 }
 
 /** Pod GC controller metrics (subsystem `pod_gc_collector`). */
@@ -339,6 +345,10 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     pendingPodDeletions: gauge(
       'taint_eviction_controller_pending_pod_deletions',
       'Number of Pods whose deletion by TaintEvictionController is scheduled but not yet done.',
+    ),
+    failingPodDeletions: gauge(
+      'taint_eviction_controller_failing_pod_deletions',
+      'Number of Pods whose due deletion by TaintEvictionController failed at its last attempt and is being retried with backoff. node-lifecycle-controller\'s own metric, not kube-controller-manager\'s.',
     ),
   };
 

@@ -1,4 +1,4 @@
-// Why this file is over 500 lines: the taint manager shell is one class whose loops (node and pod handlers, the pump, deletions, the sight hold) share the per-node and per-pod deadline state; the decisions are already in decision.ts, tolerations.ts and blindhold.ts.
+// Why this file is over 500 lines: the taint manager shell is one class whose loops (node and pod handlers, the pump, deletions, the sight hold) share the per-node and per-pod deadline state; the decisions are already in decision.ts, tolerations.ts and sight.ts, first-sight records in seen.ts, the retry queue in retry.ts.
 /**
  * The NoExecute taint eviction controller ("taint manager"): the thin I/O shell around the pure
  * decision core (decision.ts) and the one-timer deadline heap (src/util/scheduler.ts).
@@ -11,8 +11,9 @@
  * them, **every pending node before any pod** (upstream §5.1: each worker drains its node channel
  * before it takes a pod). Node and pod handling only read the caches and change the pending-deletion
  * heap; nothing there waits for the API, so one pump replaces upstream's eight sharded workers and
- * the priority holds globally, not per shard. When a deadline passes, the deletion runs on a bounded
- * pool (p-queue) and every write goes through the `--kube-api-qps` throttle.
+ * the priority holds globally, not per shard. When a deadline passes, the pod's key goes to a
+ * rate-limited work queue (src/kube/workqueue.ts) whose bounded pool makes one attempt per turn;
+ * every write goes through the `--kube-api-qps` throttle.
  *
  * Deliberate differences from upstream (each is also commented where it happens):
  * 1. Restart-safe deadlines (kubernetes/kubernetes#108268): a deadline counts from the taint's
@@ -20,9 +21,12 @@
  *    process happened to process the pod, so a restart or leader change neither postpones nor
  *    hastens an eviction. See decision.ts `decidePodEviction`.
  * 2. A newly computed deadline earlier than the pending one shortens it (decision.ts `planEviction`).
- * 3. Failed deletions are retried with capped exponential backoff until they succeed, the pod is
- *    gone, or the eviction is no longer called for — never "5 times, then give up"
- *    (kubernetes/kubernetes#140639).
+ * 3. Failed deletions are retried until they succeed, the pod is gone, or the eviction is no longer
+ *    called for — never "5 times, then give up" (kubernetes/kubernetes#140639). A failed attempt
+ *    gives its slot back and the key returns to the queue with per-pod exponential backoff (as
+ *    client-go's rate-limited workqueue), so pods whose deletion keeps failing never hold up the
+ *    other due deletions. After {@link FAILING_EVENT_AFTER} failures in a row the pod gets one
+ *    Warning Event, and the `failing_pod_deletions` gauge counts such pods.
  * 4. `taint_eviction_controller_pod_deletion_duration_seconds` is observed in seconds (upstream
  *    multiplies a Duration by `time.Second`, off by 1e9; kubernetes PR #141311).
  * 5. Before acting, a due deletion is re-checked against the caches (same pod UID, still bound to
@@ -37,22 +41,27 @@
  *    docs/taint-eviction.md): a deletion due at or before the end of a blind interval (an API
  *    outage; see blindhold.ts) is held until sight has been back for `--node-monitor-grace-period`,
  *    then decided again on the taints present then.
+ * 9. An edited toleration counts from when this process saw the edit, if that is later than the
+ *    taint's `timeAdded` (seen.ts; decision.ts `tolerationsSeenMs`): never sooner than upstream,
+ *    which restarts its timer when it handles the pod update.
  */
 import { isDeepStrictEqual } from 'node:util';
-import PQueue from 'p-queue';
 import { describeError, isNotFound } from '../kube/client.js';
 import type { Logger } from '../log/logger.js';
 import { podKey, type Node, type Pod, type Taint } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
-import { retryWithBackoff } from '../kube/retry.js';
+import { isFenced } from '../kube/throttle.js';
+import type { WorkQueue } from '../kube/workqueue.js';
 import type { TaintEvictionMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import { sleepUnlessAborted, type Clock, type TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
-import { decidePodEviction, planEviction, type Decision, type PendingEviction } from './decision.js';
-import { cancelPodDeletionEvent, podDeletionEvent, type PodEvent } from './events.js';
+import { decidePodEviction, planEviction, type DecideOptions, type Decision, type PendingEviction } from './decision.js';
+import { TaintFirstSeen, TolerationEdits } from './seen.js';
+import { cancelPodDeletionEvent, podDeletionEvent, podDeletionFailingEvent, type PodEvent } from './events.js';
 import { DEFAULT_MIN_BLIND_MS, SightTracker, sightHoldUntilMs, type SightInput } from './blindhold.js';
-import { noExecuteTaints } from './tolerations.js';
+import { FAILING_EVENT_AFTER, newDeletionQueue } from './retry.js';
+import { noExecuteTaints, sameNoExecuteTaints } from './tolerations.js';
 import { hasDisruptionTarget, type TaintEvictionWriter } from './writer.js';
 
 /** The informer caches the controller reads. Node keys are names; pod keys `ns/name`. */
@@ -66,13 +75,13 @@ export type TaintEvictionWrites = Pick<TaintEvictionWriter, 'addDisruptionCondit
 
 /** Tuning knobs; every one has a default. Durations in **milliseconds**. */
 export interface TaintEvictionOptions {
-  /** Deletions running at once (each is two throttled writes plus a GET). Default 32. */
+  /** Deletion attempts running at once (each is at most two throttled writes). Default 32. */
   deletionConcurrency?: number;
-  /** First retry delay after a failed deletion, ms. Default 100. */
+  /** A pod's first retry delay after a failed deletion attempt, ms; doubles per failure. Default 100. */
   retryInitialDelayMs?: number;
-  /** Largest retry delay, ms. Default 10 000. */
+  /** Largest per-pod retry delay, ms. Default 10 000. */
   retryMaxDelayMs?: number;
-  /** How often a due deletion re-checks `canSeeCluster()` while the caches cannot be trusted, ms. Default 500. */
+  /** How often a due deletion re-checks `canSeeCluster()` while the caches cannot be trusted, ms (it holds no slot meanwhile). Default 500. */
   sightPollMs?: number;
   /** Node/pod updates handled per event-loop turn before yielding. Default 500. */
   pumpBatchSize?: number;
@@ -145,26 +154,17 @@ interface RunningDeletion extends Payload {
   abort: AbortController;
   /** The "Marking for deletion" event was emitted. */
   announced: boolean;
+  /** Attempts that failed since the deletion became due (reset never: a success ends it). */
+  failures: number;
 }
 
-type AttemptResult = 'deleted' | 'gone' | 'not-needed' | 'already-evicted' | 'aborted' | 'held';
+type AttemptResult = 'deleted' | 'gone' | 'not-needed' | 'already-evicted' | 'aborted' | 'held' | 'blind';
 
 /** Default deletion concurrency (see {@link TaintEvictionOptions.deletionConcurrency}). */
 export const DEFAULT_DELETION_CONCURRENCY = 32;
 
 /** Upstream's `--node-monitor-grace-period` default since 1.32, ms (see {@link TaintEvictionOptions.nodeMonitorGracePeriodMs}). */
 export const DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS = 50_000;
-
-/** Semantic equality of two NoExecute taint lists: key, value, effect and exact `timeAdded`, in order. */
-function sameTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
-  return (
-    a.length === b.length &&
-    a.every((t, i) => {
-      const u = b[i];
-      return u !== undefined && t.key === u.key && (t.value ?? '') === (u.value ?? '') && t.effect === u.effect && t.timeAdded === u.timeAdded;
-    })
-  );
-}
 
 /**
  * The NoExecute taint eviction controller. Construct, then {@link start} once the caches synced;
@@ -177,11 +177,15 @@ export class TaintEvictionController {
   readonly #opts: Required<TaintEvictionOptions>;
   /** NoExecute taints of each node, as of the last time the node was handled (upstream `taintedNodes`). */
   readonly #taintedNodes = new Map<string, Taint[]>();
-  /** node → (`key\0effect` → epoch ms first seen), for NoExecute taints without `timeAdded`. */
-  readonly #firstSeen = new Map<string, Map<string, number>>();
+  /** When this process first saw each untimed NoExecute taint (the anchor of its clock). */
+  readonly #firstSeen = new TaintFirstSeen();
   readonly #pending: DeadlineScheduler<Payload>;
   readonly #running = new Map<string, RunningDeletion>();
-  readonly #deletions: PQueue;
+  /** Keys of running deletions whose last attempt failed (the `failing_pod_deletions` gauge). */
+  readonly #failing = new Set<string>();
+  #deletions: WorkQueue;
+  /** When this process saw each pod's tolerations change (never delete sooner than upstream). */
+  readonly #edits = new TolerationEdits();
   readonly #dirtyNodes = new Set<string>();
   readonly #dirtyPods = new Set<string>();
   /** Formatted taint lists, shared by every pending entry of a node (memory at 100,000 pending). */
@@ -212,11 +216,17 @@ export class TaintEvictionController {
     this.#sight = new SightTracker(this.#opts.minBlindMs);
     const c = this.#opts.deletionConcurrency;
     if (!Number.isInteger(c) || c < 1) throw new RangeError(`taint eviction: deletion concurrency must be a positive integer, got ${c}`);
-    this.#deletions = new PQueue({ concurrency: c });
+    this.#deletions = this.#newDeletionQueue();
     this.#pending = new DeadlineScheduler<Payload>(deps.clock, {
       onError: (err, e) => deps.log.error({ pod: e.key, err: describeError(err) }, 'taint eviction: due handler failed'),
     });
     this.#pending.onDue((e) => this.#onDue(e));
+  }
+
+  #newDeletionQueue(): WorkQueue {
+    const o = this.#opts;
+    const sync = (key: string): Promise<void> => this.#syncDeletion(key);
+    return newDeletionQueue({ clock: this.#d.clock, concurrency: o.deletionConcurrency, initialDelayMs: o.retryInitialDelayMs, maxDelayMs: o.retryMaxDelayMs, sync });
   }
 
   /** Queues every cached node once (upstream's initial informer adds) and starts the pump. Call after the caches synced. */
@@ -241,9 +251,12 @@ export class TaintEvictionController {
     this.#dirtyPods.clear();
     this.#pending.clear();
     for (const r of this.#running.values()) r.abort.abort();
-    this.#deletions.clear();
-    await this.#deletions.onIdle();
+    const deletions = this.#deletions;
+    // A fresh queue for a later start (a regained lease); the old one drops its delayed retries.
+    this.#deletions = this.#newDeletionQueue();
+    await deletions.shutDown();
     this.#running.clear();
+    this.#failing.clear();
     this.#updateGauge();
   }
 
@@ -279,7 +292,7 @@ export class TaintEvictionController {
    */
   nodeChanged(node: Node, old?: Node): void {
     if (this.#stopped) return;
-    if (old && sameTaints(noExecuteTaints(old.taints), noExecuteTaints(node.taints))) return;
+    if (old && sameNoExecuteTaints(noExecuteTaints(old.taints), noExecuteTaints(node.taints))) return;
     this.#dirtyNodes.add(node.name);
     this.#kick();
   }
@@ -296,6 +309,8 @@ export class TaintEvictionController {
    * unchanged (Semantic.DeepEqual). Mirrors `PodUpdated`.
    */
   podChanged(pod: Pod, old?: Pod): void {
+    // Recorded while stopped too (a standby), so a process that takes over counts an edit it saw from then.
+    this.#edits.observe(pod, old, this.#d.clock.now());
     if (this.#stopped) return;
     if (old && old.nodeName === pod.nodeName && isDeepStrictEqual(old.tolerations, pod.tolerations)) return;
     this.#dirtyPods.add(podKey(pod));
@@ -304,6 +319,7 @@ export class TaintEvictionController {
 
   /** A Pod was deleted: its pending deletion is cancelled. Mirrors `PodUpdated(old, nil)`. */
   podDeleted(pod: Pick<Pod, 'namespace' | 'name'>): void {
+    this.#edits.forget(podKey(pod));
     if (this.#stopped) return;
     this.#dirtyPods.add(podKey(pod));
     this.#kick();
@@ -363,11 +379,11 @@ export class TaintEvictionController {
       // As upstream: pending deletions are not cancelled here; the due-time re-check drops them
       // (the node is gone), and pod GC removes the orphaned pods.
       this.#taintedNodes.delete(name);
-      this.#firstSeen.delete(name);
+      this.#firstSeen.forget(name);
       return;
     }
     const taints = noExecuteTaints(node.taints);
-    this.#recordFirstSeen(name, taints, now);
+    this.#firstSeen.record(name, taints, now);
     if (taints.length === 0) this.#taintedNodes.delete(name);
     else this.#taintedNodes.set(name, taints);
     for (const pod of this.#d.caches.pods.podsOnNode(name)) {
@@ -385,28 +401,8 @@ export class TaintEvictionController {
     this.#processPod(pod, now);
   }
 
-  /**
-   * Keeps, for each NoExecute taint without `timeAdded`, the time this process first saw it on the
-   * node: the anchor of its toleration clock (see decision.ts). Taints that left the node are
-   * forgotten, so a taint that comes back starts a new clock.
-   */
-  #recordFirstSeen(node: string, taints: readonly Taint[], now: number): void {
-    const untimed = taints.filter((t) => t.timeAdded === undefined);
-    if (untimed.length === 0) {
-      this.#firstSeen.delete(node);
-      return;
-    }
-    const prev = this.#firstSeen.get(node);
-    const next = new Map<string, number>();
-    for (const t of untimed) {
-      const id = `${t.key}\u0000${t.effect}`;
-      next.set(id, prev?.get(id) ?? now);
-    }
-    this.#firstSeen.set(node, next);
-  }
-
-  #firstSeenOf(node: string, t: Taint): number | undefined {
-    return this.#firstSeen.get(node)?.get(`${t.key}\u0000${t.effect}`);
+  #decideOptions(pod: Pod): DecideOptions {
+    return { firstSeen: (t) => this.#firstSeen.of(pod.nodeName, t), sight: this.#sightInput(), tolerationsSeenMs: this.#edits.seenMs(pod) };
   }
 
   /** Mirrors `processPodOnNode` over the pure {@link decidePodEviction}. */
@@ -422,7 +418,7 @@ export class TaintEvictionController {
     // Upstream reads `taintedNodes`, not the node cache: the taints as of the node's last handling,
     // which the nodes-first pump keeps current.
     const taints = this.#taintedNodes.get(pod.nodeName) ?? [];
-    const decision = decidePodEviction(pod, taints, now, { firstSeen: (t) => this.#firstSeenOf(pod.nodeName, t), sight: this.#sightInput() });
+    const decision = decidePodEviction(pod, taints, now, this.#decideOptions(pod));
     this.#apply(key, decision, { pod, taints }, now);
   }
 
@@ -488,9 +484,16 @@ export class TaintEvictionController {
     const running = this.#running.get(key);
     if (running) {
       running.abort.abort();
-      this.#running.delete(key);
+      this.#dropRunning(running);
     }
     this.#updateGauge();
+  }
+
+  /** Forgets `r` if it is still `r.key`'s running deletion (a newer one for the key is kept). */
+  #dropRunning(r: RunningDeletion): void {
+    if (this.#running.get(r.key) !== r) return;
+    this.#running.delete(r.key);
+    this.#failing.delete(r.key);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -499,7 +502,7 @@ export class TaintEvictionController {
 
   #onDue(e: ScheduledEviction<Payload>): void {
     if (this.#stopped) return;
-    this.#run({ ...e.payload, key: e.key, uid: e.uid, dueAtMs: e.atMs, abort: new AbortController(), announced: false });
+    this.#run({ ...e.payload, key: e.key, uid: e.uid, dueAtMs: e.atMs, abort: new AbortController(), announced: false, failures: 0 });
   }
 
   #startDeletion(pod: Pod, taints: readonly Taint[], reason: string, now: number): void {
@@ -514,6 +517,7 @@ export class TaintEvictionController {
       dueAtMs: now,
       abort: new AbortController(),
       announced: false,
+      failures: 0,
     });
   }
 
@@ -521,35 +525,58 @@ export class TaintEvictionController {
     const previous = this.#running.get(r.key);
     if (previous) previous.abort.abort();
     this.#running.set(r.key, r);
+    this.#failing.delete(r.key);
     this.#updateGauge();
-    // p-queue's clear() (on stop) rejects tasks that never started; nothing else rejects.
-    this.#deletions.add(() => this.#runDeletion(r)).catch(() => undefined);
+    // A new deletion starts with a clean backoff; the queue never runs a key twice at once.
+    this.#deletions.forget(r.key);
+    this.#deletions.add(r.key);
   }
 
   /**
-   * Runs one eviction until it is done, mirroring `deletePodHandler` with deliberate difference 3:
-   * `retryWithBackoff` (capped exponential, no attempt limit) instead of 5 tries 10 ms apart.
+   * One turn of the deletion queue for `key`: one attempt of its running deletion, mirroring
+   * `deletePodHandler` with deliberate difference 3. A failed attempt throws, so the queue gives
+   * the slot back and re-adds the key with per-pod exponential backoff (client-go
+   * `processNextWorkItem` + `AddRateLimited`); no attempt limit. Waiting for sight holds no slot
+   * either: the key comes back after `sightPollMs`.
+   * @throws the attempt's API error, for the queue's backoff (never a 404 or a fenced write).
    */
-  async #runDeletion(r: RunningDeletion): Promise<void> {
+  async #syncDeletion(key: string): Promise<void> {
+    const r = this.#running.get(key);
+    if (!r || r.abort.signal.aborted || this.#stopped) return;
     const { log } = this.#d;
+    let result: AttemptResult;
     try {
-      const outcome = await retryWithBackoff(() => this.#attempt(r), {
-        clock: this.#d.clock,
-        isDone: isNotFound,
-        initialDelayMs: this.#opts.retryInitialDelayMs,
-        maxDelayMs: this.#opts.retryMaxDelayMs,
-        signal: r.abort.signal,
-        onRetry: (err, attempt, delayMs) => log.warn({ pod: r.key, attempt, delayMs, err: describeError(err) }, 'taint eviction: pod deletion failed; retrying'),
-      });
-      if (outcome.status === 'stopped') {
-        log.info({ pod: r.key, err: describeError(outcome.error) }, 'taint eviction: pod deletion stopped (pod gone, or this process may no longer write)');
-      } else if (outcome.status === 'succeeded') {
-        this.#finished(r, outcome.value);
+      result = await this.#attempt(r);
+    } catch (err) {
+      if (isFenced(err) || isNotFound(err)) {
+        log.info({ pod: r.key, err: describeError(err) }, 'taint eviction: pod deletion stopped (pod gone, or this process may no longer write)');
+        this.#dropRunning(r);
+        this.#updateGauge();
+        return;
       }
-    } finally {
-      if (this.#running.get(r.key) === r) this.#running.delete(r.key);
-      this.#updateGauge();
+      if (this.#running.get(key) !== r || r.abort.signal.aborted) return; // cancelled meanwhile
+      this.#failed(r, err);
+      throw err;
     }
+    if (result === 'blind') {
+      this.#deletions.addAfter(key, this.#opts.sightPollMs);
+      return;
+    }
+    this.#finished(r, result);
+    this.#dropRunning(r);
+    this.#updateGauge();
+  }
+
+  /** Counts a failed attempt of `r`: the failing gauge, a log line, and the one Warning Event. */
+  #failed(r: RunningDeletion, err: unknown): void {
+    r.failures++;
+    this.#failing.add(r.key);
+    this.#updateGauge();
+    const error = describeError(err);
+    this.#d.log.warn({ pod: r.key, failures: r.failures, err: error }, 'taint eviction: pod deletion failed; retrying with backoff');
+    // Once per deletion, not per retry: the Event recorder would merge the repeats anyway, but a
+    // pod that cannot be deleted for a day should not cost a write per retry.
+    if (r.failures === FAILING_EVENT_AFTER) this.#emit(r.uid, podDeletionFailingEvent(r.namespace, r.name, r.failures, error));
   }
 
   #finished(r: RunningDeletion, result: AttemptResult): void {
@@ -576,19 +603,19 @@ export class TaintEvictionController {
         log.info({ pod: r.key, node: r.node }, 'taint eviction: due while the controller could not see the cluster; held until the node has been re-judged');
         return;
       case 'aborted':
+      case 'blind':
         return;
     }
   }
 
   /**
-   * One try: wait for sight (difference 6), re-check the caches (difference 5), announce once, then
-   * add the condition and delete. Throws on API errors so the caller retries.
+   * One try: `blind` while the caches cannot be trusted (difference 6), re-check the caches
+   * (difference 5), announce once, then add the condition and delete. Throws on API errors so the
+   * queue retries.
    */
   async #attempt(r: RunningDeletion): Promise<AttemptResult> {
     const { caches, clock } = this.#d;
-    while (!this.#d.canSeeCluster()) {
-      if (!(await sleepUnlessAborted(clock, this.#opts.sightPollMs, r.abort.signal))) return 'aborted';
-    }
+    if (!this.#d.canSeeCluster()) return 'blind';
     if (r.abort.signal.aborted) return 'aborted';
     const pod = caches.pods.get(r.key);
     if (!pod || pod.uid !== r.uid) return 'gone';
@@ -597,7 +624,7 @@ export class TaintEvictionController {
     // Only "is an eviction still called for" is re-checked, not the deadline: upstream keeps a
     // finite schedule when a toleration is lengthened ("lengthening toleration shouldn't work").
     const sight = this.#sightInput();
-    const decision = decidePodEviction(pod, node.taints, clock.now(), { firstSeen: (t) => this.#firstSeenOf(r.node, t), sight });
+    const decision = decidePodEviction(pod, node.taints, clock.now(), this.#decideOptions(pod));
     if (decision.kind === 'none') return 'not-needed';
     // The sight hold (docs/taint-eviction.md difference 10). A deletion that became due at or before
     // the end of the last blind interval was decided on a view of the cluster older than the outage:
@@ -632,6 +659,7 @@ export class TaintEvictionController {
 
   #updateGauge(): void {
     this.#d.metrics.pendingPodDeletions.set(this.#pending.size + this.#running.size);
+    this.#d.metrics.failingPodDeletions.set(this.#failing.size);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -41,6 +41,13 @@ export interface DecideOptions {
    * no eviction decided on time the controller could not see). `undefined`: no hold.
    */
   sight?: SightInput;
+  /**
+   * When this process first saw the pod's current tolerations, epoch **milliseconds**, if it saw
+   * them change (an update whose tolerations differ from the copy it had); `undefined` for the
+   * tolerations the pod had when this process first saw it. No deadline is earlier than this plus
+   * the toleration's seconds (see {@link decidePodEviction}).
+   */
+  tolerationsSeenMs?: number;
 }
 
 /**
@@ -71,7 +78,7 @@ function podExposureStartMs(pod: Pod): number {
  * matched to the first toleration that tolerates it (as upstream does), and that toleration's
  * `tolerationSeconds` counts from the moment the pod became exposed to taint `i`:
  *
- *     anchor_i   = min(now, max(taint_i.timeAdded ?? firstSeen(taint_i) ?? now, podExposureStart))
+ *     anchor_i   = min(now, max(taint_i.timeAdded ?? firstSeen(taint_i) ?? now, podExposureStart, tolerationsSeen))
  *     deadline   = min over i of (anchor_i + tolerationSeconds_i)
  *
  * This is the faithful generalisation because upstream's single clock is exactly this formula in
@@ -90,6 +97,14 @@ function podExposureStartMs(pod: Pod): number {
  * `timeAdded` in the future (clock skew) must not delay eviction beyond what upstream would do.
  * `timeAdded` has whole-second precision on the wire, so a deadline may come up to 1 s earlier
  * than upstream's.
+ *
+ * A third clamp keeps an edited toleration from acting sooner than upstream: with
+ * `opts.tolerationsSeenMs` (this process saw the pod's tolerations change then), every anchor is
+ * at least that time, so the deadline is never earlier than `tolerationsSeen + tolerationSeconds`
+ * (upstream restarts its timer when it handles the pod update). A pod that tolerated a taint
+ * forever and is edited an hour later to 300 s is therefore deleted 300 s after the edit was seen,
+ * not at once. Tolerations the pod already had when this process first saw it keep the
+ * restart-safe anchor above.
  *
  * Deliberate difference from upstream (no eviction decided on time the controller could not see,
  * issue 14 item 4): with `opts.sight`, a `delete-now` whose due time — the deadline, or for an
@@ -113,7 +128,8 @@ export function decidePodEviction(pod: Pod, taints: readonly Taint[], nowMs: num
   // Upstream checks "all tolerated" before looking at any duration, so an untolerated taint wins
   // over an expired toleration.
   const exposureStart = podExposureStartMs(pod);
-  const anchorOf = (taint: Taint): number => Math.min(nowMs, Math.max(taint.timeAdded ?? opts.firstSeen?.(taint) ?? nowMs, exposureStart));
+  const edited = opts.tolerationsSeenMs ?? Number.NEGATIVE_INFINITY;
+  const anchorOf = (taint: Taint): number => Math.min(nowMs, Math.max(taint.timeAdded ?? opts.firstSeen?.(taint) ?? nowMs, exposureStart, edited));
   const untolerated = matched.find((m) => m.toleration === undefined);
   if (untolerated) {
     // Due since the pod was first exposed to an untolerated taint: what the sight hold compares.

@@ -28,7 +28,7 @@ export const DELETION_BY_TAINT_MANAGER_MESSAGE = 'Taint manager: deleting due to
  * pod's namespace.
  */
 export interface PodEvent {
-  type: 'Normal';
+  type: 'Normal' | 'Warning';
   reason: string;
   message: string;
   involvedObject: { kind: 'Pod'; apiVersion: 'v1'; namespace: string; name: string };
@@ -59,6 +59,25 @@ export function podDeletionEvent(namespace: string, name: string): PodEvent {
  */
 export function cancelPodDeletionEvent(namespace: string, name: string): PodEvent {
   return podEvent(namespace, name, `Cancelling deletion of Pod ${namespace}/${name}`);
+}
+
+/** Reason of the Warning emitted when a pod's deletion keeps failing (ours; upstream has none). */
+export const FAILED_TAINT_MANAGER_EVICTION_REASON = 'FailedTaintManagerEviction';
+
+/**
+ * The Warning emitted once per deletion when it has failed `failures` times in a row:
+ * Warning / `FailedTaintManagerEviction` / `Deleting Pod <ns>/<name> (NoExecute taint eviction)
+ * has failed <failures> times, last: <error>; retrying with backoff until the pod is gone`.
+ * No upstream counterpart: upstream gives up silently after 5 tries (kubernetes/kubernetes#140639).
+ * Never throws.
+ */
+export function podDeletionFailingEvent(namespace: string, name: string, failures: number, lastError: string): PodEvent {
+  return {
+    type: 'Warning',
+    reason: FAILED_TAINT_MANAGER_EVICTION_REASON,
+    message: `Deleting Pod ${namespace}/${name} (NoExecute taint eviction) has failed ${failures} times, last: ${lastError}; retrying with backoff until the pod is gone`,
+    involvedObject: { kind: 'Pod', apiVersion: 'v1', namespace, name },
+  };
 }
 
 /**

@@ -144,3 +144,17 @@ function minTolerationTime(times: readonly TolerationTimeMs[]): TolerationTimeMs
 export function noExecuteTaints(taints: readonly Taint[]): Taint[] {
   return taints.filter((t) => t.effect === 'NoExecute');
 }
+
+/**
+ * Semantic equality of two NoExecute taint lists: key, value, effect and exact `timeAdded`, in
+ * order. Never throws. Mirrors the `reflect.DeepEqual` of taint lists in upstream `NodeUpdated`.
+ */
+export function sameNoExecuteTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((t, i) => {
+      const u = b[i];
+      return u !== undefined && t.key === u.key && (t.value ?? '') === (u.value ?? '') && t.effect === u.effect && t.timeAdded === u.timeAdded;
+    })
+  );
+}

@@ -10,8 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, PatchStrategy, setHeaderOptions, type V1Toleration } from '@kubernetes/client-node';
 import { Fleet, POD_KIND_LABEL, type PodKind } from '@node-lifecycle-controller/sim/fleet';
+import { getJson } from '../../src/kube/client.js';
 import { getCondition, toPod, type Node, type Pod, type Taint } from '../../src/kube/objects.js';
 import type { RunningController } from '../../src/cli/run.js';
 import { ApiWriteThrottle } from '../../src/kube/throttle.js';
@@ -377,5 +378,151 @@ describe('TaintEvictionWriter guards against the real API server', () => {
     assert.equal(await writer.addDisruptionCondition(namespace, 'stale-copy', stale.uid, pod), 'unchanged');
     assert.equal(await writer.deletePod(namespace, 'stale-copy', stale.uid), 'deleted');
     assert.equal(await writer.deletePod(namespace, 'missing', stale.uid), 'gone', '404 → gone');
+  });
+});
+
+// -------------------------------------------------------------------------------------------------
+
+/** The API server's minor version (20 or 37 on this project's lanes). */
+async function serverMinor(): Promise<number> {
+  const v = (await getJson(clients.kubeConfig, '/version', {})) as { minor?: string };
+  return Number.parseInt(v.minor ?? '0', 10);
+}
+// An unreachable server is not a reason to skip: the tests then fail and say so.
+const minor = await serverMinor().catch(() => undefined);
+const vapSkip =
+  minor !== undefined && minor < 30
+    ? `ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1) is GA only since Kubernetes 1.30; this server is 1.${minor}, so nothing here can deny a DELETE without a webhook server`
+    : false;
+
+describe('safety: never sooner than upstream, and no stuck deletion stalls the others (taint eviction on its own)', { concurrency: false }, () => {
+  const prefix = uniquePrefix('te-safe');
+  const namespace = prefix;
+  const FLAGS = ['--controllers=taint-eviction-controller'];
+  const nodes: string[] = [];
+  let controller: RunningController;
+  let editNode: string;
+  let deadNode: string;
+
+  /** A Node object with no kubelet behind it (taint eviction reads only its taints). */
+  async function createNode(suffix: string): Promise<string> {
+    const name = `${prefix}-${suffix}`;
+    await clients.core.createNode({ body: { metadata: { name, labels: { 'nlc.sim/fleet': prefix } } } });
+    nodes.push(name);
+    return name;
+  }
+
+  async function createPod(name: string, node: string, tolerations: V1Toleration[], labels: Record<string, string> = {}): Promise<void> {
+    await clients.core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name, namespace, labels },
+        spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9' }], tolerations },
+      },
+    });
+  }
+
+  before(async () => {
+    await createTestNamespace(clients, namespace);
+    editNode = await createNode('edit');
+    deadNode = await createNode('dead');
+    controller = await startTestController(prefix, FLAGS);
+  });
+
+  after(async () => {
+    await controller?.stop();
+    await clients.core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0 } }).catch(() => undefined);
+    for (const n of nodes) await clients.core.deleteNode({ name: n }).catch(() => undefined);
+  });
+
+  test('a pod tolerating a taint forever, edited after its would-be deadline to 4 s: deleted 4 s after the edit, not at once', async (t) => {
+    const node = editNode;
+    const name = `${prefix}-edited`;
+    const toleration: V1Toleration = { key: 'example.com/edit', operator: 'Exists', effect: 'NoExecute' };
+    await createPod(name, node, [toleration]);
+    await addTaint(node, { key: 'example.com/edit', effect: 'NoExecute', timeAdded: Date.now() });
+    // Past timeAdded + 4 s (and the pod's creation + 4 s): a deadline counted from those alone is due.
+    await sleep(6000);
+    assert.equal((await readPod(namespace, name))?.deletionTimestamp, undefined, 'tolerated forever so far');
+    const editSent = Date.now();
+    await clients.core.patchNamespacedPod({ namespace, name, body: { spec: { tolerations: [{ ...toleration, tolerationSeconds: 4 }] } } }, MERGE);
+    // The controller sees the edit after it was sent, so its deadline is after editSent + 4 s.
+    await holdsFor('not deleted before the edit + 4 s', async () => (await readPod(namespace, name))?.deletionTimestamp === undefined, editSent + 4000 - POLL_MS - Date.now());
+    const deletedAt = await whenDeleted(namespace, name, 30_000);
+    const afterEdit = deletedAt - editSent;
+    t.diagnostic(`deleted ${afterEdit} ms after the edit was sent`);
+    assert.ok(afterEdit >= 4000 - POLL_MS && afterEdit <= 4000 + DEADLINE_LATE_MS + 1000, `deleted ${afterEdit} ms after the edit was sent; want 4 s after (plus the edit's round trip)`);
+  });
+
+  test('40 pods whose DELETE a ValidatingAdmissionPolicy denies: another pod on the dead node is deleted on its deadline; the failing gauge shows 40', { skip: vapSkip }, async (t) => {
+    const DENIED = 40;
+    const TOLERATION_S = 20;
+    const label = 'nlc-test/deny-delete';
+    const adm = clients.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const policy = `${prefix}-deny-delete`;
+    const scope = { matchLabels: { 'kubernetes.io/metadata.name': namespace } };
+    await adm.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name: policy },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] }],
+            namespaceSelector: scope,
+            objectSelector: { matchLabels: { [label]: 'true' } },
+          },
+          validations: [{ expression: 'false', message: 'this test denies DELETE of labelled pods' }],
+        },
+      },
+    });
+    const unbind = async (): Promise<void> => {
+      await adm.deleteValidatingAdmissionPolicyBinding({ name: policy }).catch(() => undefined);
+      await adm.deleteValidatingAdmissionPolicy({ name: policy }).catch(() => undefined);
+    };
+    t.after(unbind);
+    await adm.createValidatingAdmissionPolicyBinding({
+      body: { metadata: { name: policy }, spec: { policyName: policy, validationActions: ['Deny'], matchResources: { namespaceSelector: scope } } },
+    });
+
+    const node = deadNode;
+    const denied = Array.from({ length: DENIED }, (_, i) => `${prefix}-denied-${i}`);
+    const healthy = `${prefix}-healthy`;
+    // 1 s, not none: the DefaultTolerationSeconds admission plugin would give them 300 s.
+    const soon: V1Toleration = { key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1 };
+    await Promise.all(denied.map((n) => createPod(n, node, [soon], { [label]: 'true' })));
+    await createPod(healthy, node, [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: TOLERATION_S }]);
+    // The policy takes effect once the API server's policy informer has it: probe with a dry run.
+    await waitFor('the policy denies DELETE of a labelled pod', async () => {
+      try {
+        await clients.core.deleteNamespacedPod({ namespace, name: denied[0] ?? '', dryRun: 'All' });
+        return false;
+      } catch (err) {
+        return (err as { code?: number }).code === 422 || (err as { code?: number }).code === 403;
+      }
+    }, 30_000, 200);
+
+    const stored = await addTaint(node, { key: UNREACHABLE, effect: 'NoExecute', timeAdded: Date.now() });
+    const timeAdded = stored.timeAdded;
+    assert.ok(timeAdded !== undefined);
+    // The 40 are due after 1 s and fail; with 32 deletion slots held by retries, as before, the
+    // healthy pod would never be deleted.
+    const deletedAt = await whenDeleted(namespace, healthy, (TOLERATION_S + 30) * 1000);
+    assertAtDeadline(deletedAt - timeAdded, TOLERATION_S);
+    t.diagnostic(`the healthy pod was seen deleted ${deletedAt - timeAdded - TOLERATION_S * 1000} ms after its deadline`);
+
+    assert.equal(await metricReaching(controller, 'taint_eviction_controller_failing_pod_deletions', {}, DENIED), DENIED);
+    const still = await Promise.all(denied.map((n) => readPod(namespace, n)));
+    assert.ok(still.every((p) => p !== undefined && p.deletionTimestamp === undefined), 'the policy kept every labelled pod');
+    const warnings = await waitFor('one Warning per denied pod', async () => {
+      const list = await clients.core.listNamespacedEvent({ namespace, fieldSelector: 'reason=FailedTaintManagerEviction' });
+      return list.items.length >= DENIED ? list.items : undefined;
+    }, 30_000, 500);
+    assert.equal(warnings.length, DENIED);
+    assert.ok(warnings.every((e) => e.type === 'Warning' && denied.includes(e.involvedObject.name ?? '') && e.count === 1), 'one Event each, not one per retry');
+
+    // Lift the denial: the retries go on until the pods are gone (ours; upstream gave up after 5).
+    await unbind();
+    await waitFor('the 40 deleted once DELETE is allowed', async () => (await Promise.all(denied.map((n) => readPod(namespace, n)))).every((p) => !p || p.deletionTimestamp !== undefined), 60_000, 500);
+    await waitFor('failing gauge back to 0', async () => metricValue(await scrapeMetrics(controller), 'taint_eviction_controller_failing_pod_deletions') === 0, 10_000, 100);
   });
 });

@@ -57,12 +57,24 @@ export class World {
   sight = true;
   /** Errors thrown by the next `addDisruptionCondition` calls, in order. */
   failures: unknown[] = [];
+  /**
+   * Pod keys (`ns/name`) whose DELETE always throws `deniedError` (an admission policy or webhook
+   * denying us); their condition writes succeed, as the API server's status subresource would.
+   */
+  readonly denyDelete = new Set<string>();
+  /** DELETE calls per pod key, including denied ones. */
+  readonly deleteCalls = new Map<string, number>();
   readonly writesDouble: TaintEvictionWrites = this.cluster.writer.taintEvictionWrites();
   #controllers: TaintEvictionController[] = [];
   #uid = 0;
 
   constructor() {
-    this.cluster.writer.fail = (call) => (call.method === 'addDisruptionCondition' ? this.failures.shift() : undefined);
+    this.cluster.writer.fail = (call) => {
+      if (call.method === 'addDisruptionCondition') return this.failures.shift();
+      if (call.method !== 'deletePod') return undefined;
+      this.deleteCalls.set(call.target, (this.deleteCalls.get(call.target) ?? 0) + 1);
+      return this.denyDelete.has(call.target) ? deniedError() : undefined;
+    };
     // As src/whatif/run.ts subscribes the controller; every controller built over this world hears.
     this.cluster.on('nodes', {
       add: (n) => this.#each((c) => c.nodeChanged(n)),
@@ -208,6 +220,10 @@ export async function metricValue(m: { get(): Promise<{ values: { value: number;
   const v = suffix ? got.values.find((x) => x.metricName?.endsWith(suffix)) : got.values[0];
   return v?.value ?? 0;
 }
+
+/** What a ValidatingAdmissionPolicy denial looks like to a client: 422 Invalid. */
+export const deniedError = (): ApiException<string> =>
+  new ApiException(422, 'Invalid', '{"reason":"Invalid","message":"ValidatingAdmissionPolicy \'deny\' denied request"}', {});
 
 export const serverError = (): ApiException<string> => new ApiException(500, 'Internal', '{"reason":"InternalError"}', {});
 

@@ -91,6 +91,7 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['taint_eviction_controller_pod_deletions_total', 'counter', []],
     ['taint_eviction_controller_pod_deletion_duration_seconds', 'histogram', []],
     ['taint_eviction_controller_pending_pod_deletions', 'gauge', []],
+    ['taint_eviction_controller_failing_pod_deletions', 'gauge', []],
     ['pod_gc_collector_force_delete_pods_total', 'counter', ['namespace', 'reason']],
     ['pod_gc_collector_force_delete_pod_errors_total', 'counter', ['namespace', 'reason']],
     ['pod_gc_collector_live_read_failures_total', 'counter', ['resource', 'reason']],

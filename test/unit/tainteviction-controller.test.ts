@@ -112,14 +112,16 @@ describe('rescheduling', () => {
     assert.deepEqual(w.deletionTimes('pod1'), [1000]);
   });
 
-  test('a shorter toleration shortens the deadline, without a cancel event (deliberate difference)', async (t) => {
+  test('a shorter toleration shortens the deadline to the edit + its seconds, without a cancel event (deliberate difference)', async (t) => {
     const { w, ctl } = podOnTaintedNode(t, [tol(1, 100)]);
     await w.settle(2000);
     w.putPod('pod1', 'node1', [tol(1, 10)]);
     await w.settle();
-    assert.equal(ctl.view()[0]?.deadlineMs, START + 10_000);
+    // Counted from when the edit was seen (+2 s), not from timeAdded: never sooner than upstream's
+    // timer, which restarts at the update (test/unit/tainteviction-safety.test.ts).
+    assert.equal(ctl.view()[0]?.deadlineMs, START + 12_000);
     await w.settle(200_000);
-    assert.deepEqual(w.deletionTimes('pod1'), [10_000]);
+    assert.deepEqual(w.deletionTimes('pod1'), [12_000]);
     assert.deepEqual(w.messages(), ['Marking for deletion Pod default/pod1']);
   });
 
@@ -144,7 +146,15 @@ describe('retry until done (deliberate fix of upstream #140639)', () => {
     assert.ok((gaps[0] as number) >= 100 && (gaps[0] as number) <= 110, `first retry after ~100 ms, got ${gaps[0]}`);
     assert.ok(gaps.every((g) => g <= 1600 * 1.1 + 1), `capped at 1.6 s (+10 % jitter): ${gaps.join(', ')}`);
     assert.deepEqual(w.deletedPods(), ['default/pod1']);
-    assert.deepEqual(w.messages(), ['Marking for deletion Pod default/pod1'], 'announced once, before the retries');
+    assert.deepEqual(
+      w.events.map((e) => [e.type, e.message]),
+      [
+        ['Normal', 'Marking for deletion Pod default/pod1'],
+        ['Warning', 'Deleting Pod default/pod1 (NoExecute taint eviction) has failed 5 times, last: HTTP 500 InternalError; retrying with backoff until the pod is gone'],
+      ],
+      'announced once, before the retries; one Warning after the 5th failure, not repeated on the 6th to 8th',
+    );
+    assert.equal(await metricValue(w.metrics.failingPodDeletions), 0, 'no longer failing once deleted');
     assert.equal(await metricValue(w.metrics.podDeletionsTotal), 1);
     assert.equal(await metricValue(w.metrics.pendingPodDeletions), 0);
   });
