@@ -54,7 +54,7 @@ import { isFenced } from '../kube/throttle.js';
 import type { WorkQueue } from '../kube/workqueue.js';
 import type { TaintEvictionMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
-import { sleepUnlessAborted, type Clock, type TimerHandle } from '../util/clock.js';
+import { type Clock, type TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
 import { decidePodEviction, planEviction, type DecideOptions, type Decision, type PendingEviction } from './decision.js';
 import { TaintFirstSeen, TolerationEdits } from './seen.js';
