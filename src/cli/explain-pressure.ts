@@ -1,5 +1,5 @@
 /**
- * The node-pressure part of `explain node` and `explain pod` (issue 20, docs/node-pressure.md
+ * The node-pressure part of `explain node` and `explain pod` (docs/node-pressure.md
  * "Explained"): for a node with MemoryPressure / DiskPressure / PIDPressure, the signal, its observed
  * value and threshold, since when, and the kubelet's eviction order of the node's pods with the
  * reasons; for a pod the kubelet evicted, the signal and threshold from its status message.

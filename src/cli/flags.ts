@@ -459,7 +459,7 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
   if (!(unhealthyZoneThreshold > 0 && unhealthyZoneThreshold <= 1)) {
     fail('unhealthy-zone-threshold', `must be greater than 0 and at most 1, got ${unhealthyZoneThreshold}`);
   }
-  // Issue 16: empty means the guard is off; a bad value names the flag and the value.
+  // Empty means the guard is off; a bad value names the flag and the value.
   const countOrPercent = (name: FlagName): CountOrPercent | undefined => {
     const text = str(name).trim();
     if (text === '') return undefined;

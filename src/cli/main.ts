@@ -5,7 +5,7 @@ import { main } from './program.js';
 
 // V8's on-disk code cache ($NODE_COMPILE_CACHE, else <tmpdir>/node-compile-cache) for the modules
 // loaded from here on: `run` imports the controllers lazily, and compiling them was the largest
-// share of start-up CPU before the first list (issue 18: ~0.5 s of 0.8 s; about 20 % less wall time
+// share of start-up CPU before the first list (measured by the bench: ~0.5 s of 0.8 s; about 20 % less wall time
 // to load with a warm cache). Bytecode only, no change in behaviour; where the directory is not
 // writable Node leaves it off without an error.
 enableCompileCache();

@@ -26,7 +26,7 @@ export function nodeLifecycleConfigFrom(config: ControllerConfig): NodeLifecycle
     unhealthyZoneThreshold: config.unhealthyZoneThreshold,
     enableTaintManager: config.enableTaintManager,
     podEvictionTimeoutMs: config.podEvictionTimeout,
-    // Issue 16: --max-unhealthy-nodes and storm detection; {} (off) unless a flag is set.
+    // Guards against mass eviction: --max-unhealthy-nodes and storm detection; {} (off) unless a flag is set.
     evictionGuards: evictionGuardsConfig(config),
   };
 }

@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: every workaround for client-node and its fetch agent (timeouts, keep-alive sockets, protobuf-free JSON, error unwrapping) lives in this one module, as the library rule asks.
 /**
  * The one place that loads a KubeConfig and builds client-node API objects, plus helpers to read
  * `ApiException`s. Everything else receives a {@link KubeClients} bundle (injected, so tests can

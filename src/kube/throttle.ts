@@ -182,7 +182,7 @@ export interface ApiWriteThrottleStats {
  * Why not bottleneck's own refill: `reservoirIncreaseInterval` runs on a 250 ms `setInterval`
  * heartbeat that sets `_lastReservoirIncrease = now` and compares with `>=`, so a late beat drops
  * its lateness and a beat whose `Date.now()` lags the timer by a millisecond is skipped; under load
- * it admitted 17.8–18.2 writes/s of a 20/s budget (issue 18). The token bucket reads the clock
+ * it admitted 17.8–18.2 writes/s of a 20/s budget (bench). The token bucket reads the clock
  * when a token is taken, so a late timer delays a write but never loses a token.
  *
  * A write answered 429 or 5xx with `Retry-After: N` is sent again after N seconds (client-go

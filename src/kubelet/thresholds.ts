@@ -49,7 +49,7 @@ export const EVICTION_MONITORING_PERIOD_MS = 10_000;
 
 /**
  * The grace a hard eviction kills with, seconds: eviction_manager.go `immediateEvictionGracePeriodSeconds`.
- * 1 in v1.37.2; the documents and issue 20 say 0 (older kubelets) — current upstream wins.
+ * 1 in v1.37.2; the project's source documents say 0 (older kubelets) — current upstream wins.
  */
 export const IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS = 1;
 

@@ -40,7 +40,7 @@ export async function selfSignedCertificate(nowMs: number): Promise<ServingCerti
   ];
   // Imported here, not at the top: selfsigned pulls in ~200 modules (@peculiar/x509, asn1js,
   // tsyringe), ~0.1 s of start-up CPU that a run with certificate files or --secure-port=0 never
-  // needs (issue 18, time to caches synced).
+  // needs (the bench's time to caches synced).
   const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: `localhost@${Math.floor(nowMs / 1000)}` }], {
     keyType: 'ec',

@@ -26,7 +26,7 @@ export type EvictionGuardName = (typeof EVICTION_GUARDS)[number];
 
 /** Event reason recorded when a guard opens (Warning). */
 export const EVENT_EVICTION_CIRCUIT_OPEN = 'EvictionCircuitOpen';
-/** Event reason recorded when a guard closes (Warning, as the issue asks). */
+/** Event reason recorded when a guard closes (Warning, so an operator sees it in `kubectl get events`). */
 export const EVENT_EVICTION_CIRCUIT_CLOSED = 'EvictionCircuitClosed';
 
 // ---------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ export const ORPHAN_MESSAGE = 'PodGC: node no longer exists';
 /**
  * Condition message for pods force-deleted from an out-of-service node.
  * Deliberate difference from upstream: `gcTerminating` calls `markFailedAndDeletePod` without a
- * condition; issue 6 asks for `DisruptionTarget`/`DeletionByPodGC` here too, so the pod's last
+ * condition; the safety rule asks for `DisruptionTarget`/`DeletionByPodGC` here too, so the pod's last
  * status says why it vanished. The message is ours.
  */
 export const OUT_OF_SERVICE_MESSAGE = 'PodGC: node is out of service';

@@ -1,5 +1,5 @@
 /**
- * The shadow report (issue 16 item 4), pure: what a `--dry-run` shadow would have done (its decision
+ * The shadow report, pure: what a `--dry-run` shadow would have done (its decision
  * log from `/debug/state`) beside what really happened in the cluster over the same window (node
  * conditions and taints with `timeAdded`, Events of kube-controller-manager, terminating pods), as
  * rows per node and per pod with both times, the difference and a verdict. src/cli/shadow-report.ts

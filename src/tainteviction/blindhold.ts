@@ -1,6 +1,6 @@
 /**
  * The taint eviction controller's record of when it could not see the cluster, and the pure rule
- * that holds a deletion whose deadline passed during that time (issue 14, item 4).
+ * that holds a deletion whose deadline passed during that time (the blind-time rule: time the controller could not see the cluster never counts).
  *
  * No upstream counterpart: kube-controller-manager's taint manager fires its in-memory timers
  * blindly, and during an API outage the deletion fails and is given up after five tries

@@ -37,7 +37,7 @@
  *    wait for sight.
  * 7. Pending entries remember the pod UID and the node: a pod recreated under the same name, or
  *    bound to another node, never inherits the old pod's schedule.
- * 8. No eviction decided on time the controller could not see (issue 14 item 4; difference 10 in
+ * 8. No eviction decided on time the controller could not see (the blind-time rule; difference 10 in
  *    docs/taint-eviction.md): a deletion due at or before the end of a blind interval (an API
  *    outage; see blindhold.ts) is held until sight has been back for `--node-monitor-grace-period`,
  *    then decided again on the taints present then.

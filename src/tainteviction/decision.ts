@@ -107,7 +107,7 @@ function podExposureStartMs(pod: Pod): number {
  * restart-safe anchor above.
  *
  * Deliberate difference from upstream (no eviction decided on time the controller could not see,
- * issue 14 item 4): with `opts.sight`, a `delete-now` whose due time — the deadline, or for an
+ * the blind-time rule): with `opts.sight`, a `delete-now` whose due time — the deadline, or for an
  * untolerated taint the moment the pod was first exposed to it — is at or before the end of the
  * controller's last blind interval becomes a `delete-at` the end of the hold (blindhold.ts
  * `sightHoldUntilMs`: sight regained + `--node-monitor-grace-period`), marked with

@@ -138,7 +138,7 @@ export type ForceDetachDecision =
  * `hasOutOfServiceTaint`. So the out-of-service path, like upstream's, needs every user pod
  * terminated or gone too (PodGC force-deletes the terminating ones on such a node).
  * Deliberate differences from upstream, both acting less: "out of service" also requires the node
- * to be not Ready (issue 6; upstream's reconciler looks at the taint alone), and a Ready node is
+ * to be not Ready (the safety rule; upstream's reconciler looks at the taint alone), and a Ready node is
  * never force-detached (upstream's timeout path also skips the safety check on a healthy node whose
  * volume is not in `volumesInUse`; that is a normal detach, left to kube-controller-manager).
  * @returns see {@link ForceDetachDecision}.
