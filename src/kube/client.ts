@@ -1,4 +1,4 @@
-// Why this file is over 500 lines: every workaround for client-node and its fetch agent (timeouts, keep-alive sockets, protobuf-free JSON, error unwrapping) lives in this one module, as the library rule asks.
+// Why this file is over 500 lines: every workaround client-node needs (a reused connection dispatcher, request timeouts, ApiException reading) is wrapped here, in the one module the library rule allows it.
 /**
  * The one place that loads a KubeConfig and builds client-node API objects, plus helpers to read
  * `ApiException`s. Everything else receives a {@link KubeClients} bundle (injected, so tests can

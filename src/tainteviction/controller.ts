@@ -1,4 +1,4 @@
-// Why this file is over 500 lines: the taint manager shell is one class whose loops (node and pod handlers, the pump, deletions, the sight hold) share the per-node and per-pod deadline state; the decisions are already in decision.ts, tolerations.ts and sight.ts, first-sight records in seen.ts, the retry queue in retry.ts.
+// Why this file is over 500 lines: the taint manager shell is one class whose loops (node and pod handlers, the pump, deletions, the sight hold) share the per-node and per-pod deadline state; the decisions are already in decision.ts, tolerations.ts and blindhold.ts, first-sight records in seen.ts, the retry queue in retry.ts.
 /**
  * The NoExecute taint eviction controller ("taint manager"): the thin I/O shell around the pure
  * decision core (decision.ts) and the one-timer deadline heap (src/util/scheduler.ts).
