@@ -25,22 +25,17 @@ import {
 } from '../kube/objects.js';
 import { NODE_LEASE_NAMESPACE } from '../kube/informerfactory.js';
 import { InputError } from '../util/errors.js';
+import type { ClusterContents } from '../inmemory/types.js';
 
 /** The `kind` written into snapshot files. */
 export const SNAPSHOT_KIND = 'NodeLifecycleWhatIfSnapshot';
 
-/** Everything the what-if reads of a cluster. `takenAt`: epoch ms (T+0 of the simulation). */
-export interface ClusterSnapshot {
-  takenAt: number;
-  nodes: Node[];
-  /** Node heartbeat Leases (`kube-node-lease`). */
-  leases: Lease[];
-  pods: Pod[];
-  daemonSets: DaemonSet[];
-  volumeAttachments: VolumeAttachment[];
-  pvcs: PersistentVolumeClaim[];
-  pvs: PersistentVolume[];
-}
+/**
+ * Everything the what-if reads of a cluster: exactly the objects an in-memory cluster starts with
+ * (one shape, so a snapshot is handed to the cluster as it is). `takenAt`: epoch ms (T+0 of the
+ * simulation); `leases` are the node heartbeat Leases of `kube-node-lease`.
+ */
+export type ClusterSnapshot = ClusterContents;
 
 /** Objects skipped because the API returned them malformed, by collection. */
 export type SkippedCounts = Partial<Record<keyof Omit<ClusterSnapshot, 'takenAt'>, number>>;
