@@ -20,7 +20,8 @@
  *    `timeAdded` (or, when it has none, from when this process first saw it), not from when this
  *    process happened to process the pod, so a restart or leader change neither postpones nor
  *    hastens an eviction. See decision.ts `decidePodEviction`.
- * 2. A newly computed deadline earlier than the pending one shortens it (decision.ts `planEviction`).
+ * 2. (No longer a difference: a pending deadline is never moved, as upstream; only an untolerated
+ *    taint deletes at once. decision.ts `planEviction`.)
  * 3. Failed deletions are retried until they succeed, the pod is gone, or the eviction is no longer
  *    called for — never "5 times, then give up" (kubernetes/kubernetes#140639). A failed attempt
  *    gives its slot back and the key returns to the queue with per-pod exponential backoff (as

@@ -19,13 +19,14 @@ import { sightHoldUntilMs, type SightInput } from './blindhold.js';
  * - `delete-at`: delete at `atMs` (epoch **milliseconds**) unless something changes first.
  *
  * `taint` is the taint that drives the outcome; `reason` is a human-readable sentence for logs.
+ * `expired` is set on a `delete-now` whose toleration ran out (absent: a taint is not tolerated).
  * `heldForSightFromMs` is set on a `delete-at` that is a sight hold (see {@link DecideOptions.sight}):
  * the deletion was due then (epoch ms), during or before the last blind interval, and waits until
  * `atMs`, a full node monitor grace period after sight returned.
  */
 export type Decision =
   | { kind: 'none' }
-  | { kind: 'delete-now'; reason: string; taint: Taint }
+  | { kind: 'delete-now'; reason: string; taint: Taint; expired?: true }
   | { kind: 'delete-at'; atMs: number; reason: string; taint: Taint; heldForSightFromMs?: number };
 
 /** Options for {@link decidePodEviction}. */
@@ -88,8 +89,10 @@ function podExposureStartMs(pod: Pod): number {
  * and taint B (tolerated 60 s) at t=200:
  * - upstream evicts at t=300: the t=0 schedule is never shortened, so B's 60 s is ignored (and
  *   after a restart at t=250 it would evict at t=310);
- * - ours evicts at min(0+300, 200+60) = t=260 whether or not we restarted: each toleration is
- *   charged exactly the time its own taint has been present. Anchoring every taint at the earliest
+ * - this function says min(0+300, 200+60) = t=260: each toleration is charged exactly the time its
+ *   own taint has been present. A running controller still keeps its pending t=300
+ *   ({@link planEviction} never moves a pending deadline); only a controller that first sees both
+ *   taints after a restart decides t=260. Anchoring every taint at the earliest
  *   `timeAdded` would instead charge B for 200 s before B existed (evicting at once), and
  *   anchoring at the latest would let any unrelated new taint extend A's budget.
  * The two clamps keep the anchor honest: `podExposureStart` because a pod bound to an
@@ -150,7 +153,7 @@ export function decidePodEviction(pod: Pod, taints: readonly Taint[], nowMs: num
   const { atMs, taint } = earliest;
   const when = new Date(atMs).toISOString();
   if (atMs <= nowMs) {
-    return holdForSight({ kind: 'delete-now', reason: `toleration of NoExecute taint ${formatTaint(taint)} ran out at ${when}`, taint }, atMs, nowMs, opts.sight);
+    return holdForSight({ kind: 'delete-now', reason: `toleration of NoExecute taint ${formatTaint(taint)} ran out at ${when}`, taint, expired: true }, atMs, nowMs, opts.sight);
   }
   return { kind: 'delete-at', atMs, reason: `toleration of NoExecute taint ${formatTaint(taint)} runs out at ${when}`, taint };
 }
@@ -210,14 +213,18 @@ export type EvictionPlan =
  *   upstream's `CancelWork` returns false for an immediate (nil) one.
  * - `delete-now` cancels a timed entry with the event and deletes at once. An immediate entry for
  *   the same pod is kept: that deletion is already under way (upstream's `AddWork` skips it too).
- * - `delete-at` never lengthens a pending deadline for the same pod ("lengthening toleration
- *   shouldn't work"), and keeps an immediate entry.
+ * - A pending deadline for the same pod is never moved, by a `delete-at` or by a `delete-now`
+ *   whose toleration ran out: upstream keeps the first schedule whatever the update
+ *   (`startTime.Add(minTolerationTime).Before(triggerTime)` always holds for a scheduled entry), so
+ *   neither a lengthened toleration ("lengthening toleration shouldn't work") nor a shortened one,
+ *   nor a later taint with a shorter toleration, moves it. Only an untolerated taint deletes at
+ *   once, as upstream's `!allTolerated` branch does. Our deadlines count from persisted
+ *   timestamps and can come out earlier than the pending one; keeping the pending one means a
+ *   running controller never deletes sooner than upstream would (the safety rule), at the cost of
+ *   a restarted one possibly deciding the earlier deadline (docs/taint-eviction.md difference 3).
+ * - An immediate entry is kept by any `delete-at`.
  *
- * Deliberate differences from upstream:
- * - A `delete-at` earlier than the pending deadline shortens it. Upstream keeps the first
- *   schedule; but our deadlines are computed from persisted timestamps, and a freshly restarted
- *   controller would compute the earlier one, so shortening makes a running controller agree with
- *   a restarted one. No cancel event: nothing is being cancelled from the user's point of view.
+ * Deliberate difference from upstream:
  * - A pending entry for another UID (the pod was deleted and recreated under the same name) is
  *   replaced rather than kept. Upstream keys by name only and would delete the new pod on the old
  *   pod's schedule.
@@ -230,9 +237,11 @@ export function planEviction(decision: Decision, podUid: string, pending: Pendin
       return pending === undefined ? { kind: 'keep' } : { kind: 'cancel', emitCancelEvent: !immediate };
     case 'delete-now':
       if (immediate && samePod) return { kind: 'keep' };
+      // Never sooner than the schedule upstream would keep (see above).
+      if (samePod && decision.expired === true) return { kind: 'keep' };
       return { kind: 'delete-now', emitCancelEvent: pending !== undefined && !immediate };
     case 'delete-at':
-      if (samePod && (immediate || pending.atMs <= decision.atMs)) return { kind: 'keep' };
+      if (samePod) return { kind: 'keep' };
       return { kind: 'schedule', atMs: decision.atMs };
   }
 }

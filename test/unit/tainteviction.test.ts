@@ -195,11 +195,19 @@ describe('planEviction', () => {
     assert.deepEqual(planEviction(now, 'u2', immediate('u')), { kind: 'delete-now', emitCancelEvent: false });
   });
 
-  test('delete-at never lengthens, shortens (deliberate), and replaces another uid (deliberate)', () => {
+  test('a toleration that ran out does not hasten a pending deadline; an untolerated taint still deletes at once', () => {
+    const expired: Decision = { kind: 'delete-now', reason: 'r', taint: { key: 'a', effect: 'NoExecute' }, expired: true };
+    assert.deepEqual(planEviction(expired, 'u', timed('u', T0 + 50)), { kind: 'keep' });
+    assert.deepEqual(planEviction(expired, 'u', undefined), { kind: 'delete-now', emitCancelEvent: false });
+    assert.deepEqual(planEviction(expired, 'u2', timed('u', T0 + 50)), { kind: 'delete-now', emitCancelEvent: true });
+    assert.deepEqual(planEviction(now, 'u', timed('u', T0 + 50)), { kind: 'delete-now', emitCancelEvent: true });
+  });
+
+  test('delete-at never moves a pending deadline of the same pod, and replaces another uid (deliberate)', () => {
     assert.deepEqual(planEviction(at(T0 + 10), 'u', undefined), { kind: 'schedule', atMs: T0 + 10 });
     assert.deepEqual(planEviction(at(T0 + 10), 'u', timed('u', T0 + 5)), { kind: 'keep' });
     assert.deepEqual(planEviction(at(T0 + 10), 'u', timed('u', T0 + 10)), { kind: 'keep' });
-    assert.deepEqual(planEviction(at(T0 + 10), 'u', timed('u', T0 + 50)), { kind: 'schedule', atMs: T0 + 10 });
+    assert.deepEqual(planEviction(at(T0 + 10), 'u', timed('u', T0 + 50)), { kind: 'keep' });
     assert.deepEqual(planEviction(at(T0 + 10), 'u', immediate('u')), { kind: 'keep' });
     assert.deepEqual(planEviction(at(T0 + 50), 'new', timed('old', T0 + 5)), { kind: 'schedule', atMs: T0 + 50 });
   });
