@@ -13,7 +13,7 @@ import type { Node, Pod, PodCondition, Taint, VolumeAttachment } from '../kube/o
 import { getCondition, podKey } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
 import type { NodeLifecycleWrites } from '../nodelifecycle/controller.js';
-import { applyTaintSwap, conditionTaintDiff } from '../nodelifecycle/taints.js';
+import { conditionTaintDiff, fencedTaintSwap } from '../nodelifecycle/taints.js';
 import type { TaintEvictionWrites } from '../tainteviction/controller.js';
 import { hasDisruptionTarget } from '../tainteviction/writer.js';
 import { taintEvictionDisruptionCondition } from '../tainteviction/events.js';
@@ -40,11 +40,16 @@ export interface WritableCluster {
 /** Every method of the four controllers' writes interfaces. */
 export type WriteMethod = keyof NodeLifecycleWrites | keyof TaintEvictionWrites | keyof PodGCWrites | keyof ForceDetachWrites;
 
-/** One call to the writer: the method, its object (node name, `namespace/name`, or VolumeAttachment name), when (epoch ms). */
+/**
+ * One call to the writer: the method, its object (node name, `namespace/name`, or VolumeAttachment
+ * name), when (epoch ms); for `swapNodeTaints`, `asked` is the taints asked for, as
+ * `+key:effect -key:effect` (not the condition taints).
+ */
 export interface WriteCall {
   method: WriteMethod;
   target: string;
   atMs: number;
+  asked?: string;
 }
 
 /** What a recorded write did. */
@@ -76,7 +81,9 @@ const BY_POD_GC = 'pod-garbage-collector-controller';
  * - `fail(call)`: an error to throw instead of the write (undefined: no failure). It is asked when
  *   the mutating request would reach the API: at the start of each call, except for
  *   `forceDeletePod`, whose recheck (a read) comes first. A failure is recorded in {@link writes}.
- * - `gate(call)`: awaited before `updateNodeConditions` reaches the API (holds a status write open).
+ * - `gate(call)`: awaited, when it returns a promise, before `updateNodeConditions` or
+ *   `swapNodeTaints` reaches the API (holds a status or taint write open mid-flight); returning
+ *   `undefined` lets the call through in the same tick.
  * - `lose(call)`: true makes `updateNodeConditions` answer 'unchanged' without writing (a write
  *   that never lands).
  */
@@ -91,7 +98,7 @@ export class RecordingWriter {
   /** Every write that landed or failed, in order. */
   readonly writes: RecordedWrite[] = [];
   fail: ((call: WriteCall) => unknown) | undefined;
-  gate: ((call: WriteCall) => Promise<void>) | undefined;
+  gate: ((call: WriteCall) => Promise<void> | undefined) | undefined;
   lose: ((call: WriteCall) => boolean) | undefined;
   readonly #cluster: WritableCluster;
   readonly #clock: Clock;
@@ -107,22 +114,33 @@ export class RecordingWriter {
     const c = this.#cluster;
     return {
       swapNodeTaints: async (name, toAdd, toRemove, _cached, opts = {}) => {
-        this.#call('swapNodeTaints', name, 'taint');
+        const call = this.#call('swapNodeTaints', name, 'taint');
+        call.asked = [...toAdd.map((t) => `+${t.key}:${t.effect}`), ...toRemove.map((t) => `-${t.key}:${t.effect}`)].join(' ');
+        const held = this.gate?.(call);
+        if (held) await held;
+        // As the real writer: the fence is read right before the write, after any hold, and the
+        // node is read after it (reading the fence may start the stop, which removes taints first).
+        const fence = opts.noExecuteFence?.() ?? false;
         const node = c.nodes.get(name);
         if (!node) return 'gone';
         const d = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
         if (d) opts.onConditionTaints?.(d.toAdd, d.toRemove);
-        const next = applyTaintSwap(node.taints, [...toAdd, ...(d?.toAdd ?? [])], [...toRemove, ...(d?.toRemove ?? [])], this.#clock.now());
-        if (next === undefined) return 'unchanged';
-        const detail = [...toAdd.map((t) => `+${t.key}:${t.effect}`), ...toRemove.map((t) => `-${t.key}:${t.effect}`)].join(' ');
+        const swap = fencedTaintSwap(node.taints, [...toAdd, ...(d?.toAdd ?? [])], [...toRemove, ...(d?.toRemove ?? [])], this.#clock.now(), fence);
+        const next = swap.next;
+        const fenced = swap.refused.length > 0;
+        if (next === undefined) return fenced ? 'fenced' : 'unchanged';
+        const refused = new Set(swap.refused.map((t) => `${t.key}:${t.effect}`));
+        const asked = toAdd.filter((t) => !refused.has(`${t.key}:${t.effect}`));
+        const detail = [...asked.map((t) => `+${t.key}:${t.effect}`), ...toRemove.map((t) => `-${t.key}:${t.effect}`)].join(' ');
         this.#record('taint', name, detail);
         c.recordTaints(name, node.taints, next, BY_NODE_LIFECYCLE);
         c.putNode({ ...node, taints: next });
-        return 'written';
+        return fenced ? 'fenced' : 'written';
       },
       updateNodeConditions: async (name, cached, compute) => {
         const call = this.#call('updateNodeConditions', name, 'status');
-        if (this.gate) await this.gate(call);
+        const held = this.gate?.(call);
+        if (held) await held;
         const node = c.nodes.get(name) ?? cached;
         if (!node || !c.nodes.has(name)) return { result: 'gone' };
         if (this.lose?.(call)) return { result: 'unchanged', node };

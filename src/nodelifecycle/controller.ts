@@ -37,10 +37,13 @@
  *    only for an expired node that is about to be acted on (marked Unknown, queued for or swapped to
  *    a NoExecute taint, legacy eviction), not for every expired node on every pass; see
  *    `#needsLiveLeaseCheck` in monitor.ts and leasecircuitbreaker.ts.
+ * 9. The NoExecute fence (fence.ts): while the all-zones stop is on, no taint write adds a
+ *    NoExecute taint, even one started before the stop (upstream's in-flight swap can).
  * docs/node-lifecycle.md lists every difference and whether it can only delay or reduce an action.
  */
 import type { Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
+import { withNoExecuteFence } from './fence.js';
 import { NodeHealthMonitor } from './monitor.js';
 import { NoScheduleTaintPass } from './noschedule.js';
 import { ZoneTainting } from './tainting.js';
@@ -76,8 +79,11 @@ export class NodeLifecycleController {
   readonly #legacy: LegacyEviction;
   #stopped = true;
 
-  /** @param deps injected caches, writer, events, metrics, clock and logger. Never throws. */
-  constructor(deps: NodeLifecycleDeps) {
+  /** @param given injected caches, writer, events, metrics, clock and logger (the writer is wrapped in the NoExecute fence). Never throws. */
+  constructor(given: NodeLifecycleDeps) {
+    // Every part writes taints through the NoExecute fence (fence.ts): while the all-zones stop is
+    // on, no NoExecute taint is added, whichever part asks and whenever its write was started.
+    const deps: NodeLifecycleDeps = { ...given, writes: withNoExecuteFence(given, () => this.#zones.allZonesStopped()) };
     this.#d = deps;
     const stopped = (): boolean => this.#stopped;
     // The health part is built last (it drives the others); they read it through this late-bound view.

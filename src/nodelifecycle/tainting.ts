@@ -121,7 +121,8 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * stays queued in place and is tried again after {@link GATE_HOLD_RETRY_MS} (its token is spent);
    * a held pod is left alone until the next monitor pass queues it again.
    * Not gated: the unreachable↔not-ready swap on an already tainted node ({@link #swapNow}) and taint
-   * removal.
+   * removal. Every NoExecute addition, gated or not, also passes the NoExecute fence at the write
+   * itself (fence.ts): none is made while the all-zones stop is on.
    * Deliberate difference 19 (only delays or reduces): it holds every action while a cluster-wide
    * eviction guard (`--max-unhealthy-nodes`, storm detection) is open, whatever the zone or node;
    * the guards are fed by {@link handleDisruption} (guardhold.ts).
@@ -377,6 +378,10 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     if (!this.admits('NoExecuteTaint', zone, node.name)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
     try {
       const r = await this.#d.writes.swapNodeTaints(node.name, [add], [opposite], node, { conditionTaints: true });
+      // The NoExecute fence (fence.ts) refused the taint: the all-zones stop began after this
+      // node's token was taken. Dropped, not retried: the monitor passes queue the node again and
+      // the stop's rate 0 holds it until the stop ends.
+      if (r === 'fenced') return { done: true, waitMs: 0 };
       if (r !== 'gone') {
         this.#d.metrics.evictionsTotal.inc({ zone });
         this.#d.log.info({ node: node.name, zone: formatZoneKey(zone), taint: `${add.key}:${add.effect}` }, 'Tainted node with NoExecute');

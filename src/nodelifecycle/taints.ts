@@ -224,3 +224,39 @@ export function applyTaintSwap(
   const same = result.length === current.length && result.every((t, i) => taintsEqual(t, current[i] as Taint));
   return same ? undefined : [...result];
 }
+
+/** What {@link fencedTaintSwap} makes of a swap: the list to write and the additions it refused. */
+export interface FencedTaintSwap {
+  /** The new taint list, or `undefined` when what is left of the swap changes nothing (no write). */
+  next: Taint[] | undefined;
+  /** The NoExecute taints the fence refused to add (empty when it refused nothing). */
+  refused: Taint[];
+}
+
+/**
+ * {@link applyTaintSwap} behind the NoExecute fence. While `noExecuteFenced` is true (the
+ * all-zones stop is on), every NoExecute taint of `toAdd` whose (key, effect) is not already on
+ * `current` is dropped from the swap; the rest of it (every removal, NoSchedule additions, and
+ * re-stamping a NoExecute taint the node already carries) is applied as usual. Removal of a
+ * NoExecute taint is never refused.
+ *
+ * Ours, not upstream's (reduce-only): upstream's `SwapNodeControllerTaint` has no such check, so a
+ * swap already in flight when `handleDisruption` removes the taints can add one back during the
+ * stop. The writers (writer.ts, src/inmemory/writer.ts, src/shadow/writers.ts) call this right
+ * before each write attempt, with the flag read at that moment.
+ *
+ * @param current the node's taints (not mutated); @param toAdd taints to add (`timeAdded` is
+ * overwritten with `nowMs`, epoch milliseconds); @param toRemove taints to remove by key and effect.
+ * @returns the list to write (or `undefined`) and the refused additions. Never throws.
+ */
+export function fencedTaintSwap(
+  current: readonly Taint[],
+  toAdd: readonly Taint[],
+  toRemove: readonly Taint[],
+  nowMs: number,
+  noExecuteFenced: boolean,
+): FencedTaintSwap {
+  const refused = noExecuteFenced ? toAdd.filter((t) => t.effect === 'NoExecute' && !taintExists(current, t)) : [];
+  const allowed = refused.length === 0 ? toAdd : toAdd.filter((t) => !refused.includes(t));
+  return { next: applyTaintSwap(current, allowed, toRemove, nowMs), refused: refused.map((t) => ({ ...t })) };
+}

@@ -28,13 +28,44 @@ import { isUidMismatch, patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff } from '../kube/retry.js';
 import type { WriteScheduler } from '../kube/throttle.js';
 import type { Clock } from '../util/clock.js';
-import { applyTaintSwap, conditionTaintDiff } from './taints.js';
+import { conditionTaintDiff, fencedTaintSwap } from './taints.js';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
 /** What happened to one write. */
 export type WriteResult = 'written' | 'unchanged' | 'gone';
+
+/**
+ * What happened to one taint swap: a {@link WriteResult}, or `'fenced'` when the NoExecute fence
+ * (`opts.noExecuteFence` of {@link NodeLifecycleWriter.swapNodeTaints}) refused a NoExecute taint
+ * the swap would have added; the rest of the swap (removals, NoSchedule taints) was still written
+ * if it changed anything.
+ */
+export type TaintWriteResult = WriteResult | 'fenced';
+
+/** The options of {@link NodeLifecycleWriter.swapNodeTaints} (every writes implementation takes them). */
+export interface SwapNodeTaintsOptions {
+  /**
+   * Also bring the NoSchedule condition taints in line with the node's conditions as read (what
+   * `doNoScheduleTaintingPass` would write next), in the same patch. Ours: the NoExecute taint of a
+   * node just marked Unknown then carries `unreachable:NoSchedule` with it, one round trip instead
+   * of two (deliberate difference 12).
+   */
+  conditionTaints?: boolean;
+  /**
+   * Called before the patch is sent with the condition taints that `conditionTaints` adds and
+   * removes (as computed on the copy the patch starts from).
+   */
+  onConditionTaints?: (added: readonly Taint[], removed: readonly Taint[]) => void;
+  /**
+   * The NoExecute fence: read right before every write attempt (after the throttle, and again on
+   * each conflict retry); while it returns true, no NoExecute taint is added (see
+   * `fencedTaintSwap` in taints.ts). The controller sets it on every call (fence.ts): true while
+   * the all-zones stop is on.
+   */
+  noExecuteFence?: () => boolean;
+}
 
 
 /**
@@ -98,13 +129,10 @@ export class NodeLifecycleWriter {
    * Deliberate difference from upstream: one patch carries both the additions and the removals
    * (upstream sends `AddOrUpdateTaintOnNode` and `RemoveTaintOffNode` as two patches), so no
    * observer ever sees a node with both or neither of the swapped taints.
-   * @param opts.conditionTaints also bring the NoSchedule condition taints in line with the
-   *   node's conditions as read (what `doNoScheduleTaintingPass` would write next), in the same
-   *   patch. Ours: the NoExecute taint of a node just marked Unknown then carries
-   *   `unreachable:NoSchedule` with it, one round trip instead of two (deliberate difference 12).
-   * @param opts.onConditionTaints called before the patch is sent with the condition taints that
-   *   `opts.conditionTaints` adds and removes (as computed on the copy the patch starts from).
-   * @returns `'written'`, `'unchanged'`, or `'gone'` when the node no longer exists.
+   * @param opts see {@link SwapNodeTaintsOptions}: the condition taints, and the NoExecute fence,
+   *   read right before each attempt's patch (so also after a conflict, against the fresh GET).
+   * @returns `'written'`, `'unchanged'`, `'gone'` when the node no longer exists, or `'fenced'` when
+   *   the last attempt's fence refused a NoExecute addition (anything else in the swap was written).
    * @throws the last error after 5 conflicts (backoff 100 ms, jitter 1.0), or any other API error.
    */
   async swapNodeTaints(
@@ -112,21 +140,30 @@ export class NodeLifecycleWriter {
     toAdd: readonly Taint[],
     toRemove: readonly Taint[],
     cached?: Node,
-    opts: { conditionTaints?: boolean; onConditionTaints?: (added: readonly Taint[], removed: readonly Taint[]) => void } = {},
-  ): Promise<WriteResult> {
+    opts: SwapNodeTaintsOptions = {},
+  ): Promise<TaintWriteResult> {
+    let fenced = false;
     const r = await this.#nodeWrite(name, cached, UPDATE_TAINT_BACKOFF, async (node) => {
       const d = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
       if (d) opts.onConditionTaints?.(d.toAdd, d.toRemove);
-      const next = d
-        ? applyTaintSwap(node.taints, [...toAdd, ...d.toAdd], [...toRemove, ...d.toRemove], this.#clock.now())
-        : applyTaintSwap(node.taints, toAdd, toRemove, this.#clock.now());
+      // The fence is read here, right before the patch, on every attempt: a stop that began while
+      // this write waited for the node's lock, the throttle or a conflict's GET is seen.
+      const swap = fencedTaintSwap(
+        node.taints,
+        d ? [...toAdd, ...d.toAdd] : toAdd,
+        d ? [...toRemove, ...d.toRemove] : toRemove,
+        this.#clock.now(),
+        opts.noExecuteFence?.() ?? false,
+      );
+      fenced = swap.refused.length > 0;
+      const next = swap.next;
       if (next === undefined) return undefined;
       return this.#clients.core.patchNode(
         { name, body: { metadata: { resourceVersion: node.resourceVersion }, spec: { taints: next.map(taintToWire) } } },
         MERGE,
       );
     });
-    return r.result;
+    return fenced && r.result !== 'gone' ? 'fenced' : r.result;
   }
 
   /**

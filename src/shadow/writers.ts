@@ -18,8 +18,8 @@ import { readNode, readPod, readVolumeAttachment } from '../kube/reads.js';
 import { formatTaint, taintMatches } from '../kube/taints.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import type { NodeLifecycleWrites } from '../nodelifecycle/controller.js';
-import { applyTaintSwap, conditionTaintDiff } from '../nodelifecycle/taints.js';
-import type { WriteResult } from '../nodelifecycle/writer.js';
+import { conditionTaintDiff, fencedTaintSwap } from '../nodelifecycle/taints.js';
+import type { SwapNodeTaintsOptions, TaintWriteResult, WriteResult } from '../nodelifecycle/writer.js';
 import type { AffinityEvictor, EvictionOutcome, EvictionTarget } from '../nodeaffinity/writer.js';
 import type { PodGCWrites } from '../podgc/controller.js';
 import type { ForceDeleteRecheck, ForceDeleteResult } from '../podgc/writer.js';
@@ -85,29 +85,32 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
   forgetNode(): void {}
 
   /**
-   * See `NodeLifecycleWriter.swapNodeTaints`: records "would taint" / "would untaint" per changed taint.
-   * @returns `'written'` (would have been), `'unchanged'` or `'gone'`. @throws a live read's `LiveReadError`.
+   * See `NodeLifecycleWriter.swapNodeTaints`: records "would taint" / "would untaint" per changed
+   * taint; the NoExecute fence (`opts.noExecuteFence`) is read right before the would-be write.
+   * @returns `'written'` (would have been), `'unchanged'`, `'gone'` or `'fenced'`. @throws a live read's `LiveReadError`.
    */
   async swapNodeTaints(
     name: string,
     toAdd: readonly Taint[],
     toRemove: readonly Taint[],
     cached?: Node,
-    opts: NonNullable<Parameters<NodeLifecycleWrites['swapNodeTaints']>[4]> = {},
-  ): Promise<WriteResult> {
+    opts: SwapNodeTaintsOptions = {},
+  ): Promise<TaintWriteResult> {
     const node = await this.#current(name, cached);
     if (!node) return 'gone';
     const diff = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
     if (diff) opts.onConditionTaints?.(diff.toAdd, diff.toRemove);
     const now = this.#d.clock.now();
-    const next = applyTaintSwap(node.taints, [...toAdd, ...(diff?.toAdd ?? [])], [...toRemove, ...(diff?.toRemove ?? [])], now);
-    if (next === undefined) return 'unchanged';
+    const swap = fencedTaintSwap(node.taints, [...toAdd, ...(diff?.toAdd ?? [])], [...toRemove, ...(diff?.toRemove ?? [])], now, opts.noExecuteFence?.() ?? false);
+    const next = swap.next;
+    const fenced = swap.refused.length > 0;
+    if (next === undefined) return fenced ? 'fenced' : 'unchanged';
     const reason = readySummary(node);
     const ref = { kind: 'Node' as const, name, uid: node.uid };
     for (const t of next) if (!node.taints.some((o) => taintMatches(o, t))) this.#d.decisions.record(NODE_LIFECYCLE, 'taint', ref, formatTaint(t), reason, name);
     for (const t of node.taints) if (!next.some((n) => taintMatches(n, t))) this.#d.decisions.record(NODE_LIFECYCLE, 'untaint', ref, formatTaint(t), reason, name);
     this.#d.overlay.setNodeTaints(node, next);
-    return 'written';
+    return fenced ? 'fenced' : 'written';
   }
 
   /**

@@ -72,6 +72,12 @@ export class World {
   readonly alive = new Set<string>();
   /** Called by updateNodeConditions before it applies a write (to hold it open in tests). */
   statusWriteGate: (name: string) => Promise<void> = async () => undefined;
+  /**
+   * Called by swapNodeTaints before it reads the node and applies the swap, with the taints asked
+   * for (`+key:effect -key:effect`): a returned promise holds that taint write mid-flight until it
+   * settles; `undefined` lets it through at once.
+   */
+  taintWriteGate: ((name: string, asked: string) => Promise<void> | undefined) | undefined;
   /** Nodes whose status writes never land (each sync of theirs needs another write). */
   readonly statusWriteLost = new Set<string>();
   ctl!: NodeLifecycleController;
@@ -106,7 +112,8 @@ export class World {
     this.pods = this.cluster.pods;
     const writer = this.cluster.writer;
     this.writes = writer.writes;
-    writer.gate = (call) => (call.method === 'updateNodeConditions' ? this.statusWriteGate(call.target) : Promise.resolve());
+    writer.gate = (call) =>
+      call.method === 'updateNodeConditions' ? this.statusWriteGate(call.target) : call.method === 'swapNodeTaints' ? this.taintWriteGate?.(call.target, call.asked ?? '') : undefined;
     writer.lose = (call) => this.statusWriteLost.has(call.target);
     writer.fail = (call) => {
       const at = call.method === 'markPodNotReady' ? this.podWriteFailures.indexOf(call.target) : -1;

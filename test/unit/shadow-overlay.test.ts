@@ -121,6 +121,16 @@ describe('overlay: would-be writes over the real objects', () => {
     assert.deepEqual(w.shadow.decisions.decisions().map((d) => [d.action, d.detail]), [['taint', 'node.kubernetes.io/unreachable:NoExecute']]);
   });
 
+  test('the NoExecute fence: while it is up no would-be NoExecute taint is added (no decision), and it answers fenced', async () => {
+    const w = world();
+    w.nodeSrc.put(node('n1'));
+    const writer = w.shadow.nodeLifecycleWrites();
+    assert.equal(await writer.swapNodeTaints('n1', [UNREACHABLE_NOEXECUTE], [], w.nodes.get('n1'), { noExecuteFence: () => true }), 'fenced');
+    assert.deepEqual(w.nodes.get('n1')?.taints, []);
+    assert.deepEqual(w.shadow.decisions.decisions(), []);
+    assert.equal(await writer.swapNodeTaints('n1', [UNREACHABLE_NOEXECUTE], [], w.nodes.get('n1'), { noExecuteFence: () => false }), 'written');
+  });
+
   test("kube-controller-manager's taints on the owned keys are masked; other taints show through", () => {
     const w = world();
     w.nodeSrc.put(node('n1'));
