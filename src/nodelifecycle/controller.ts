@@ -17,11 +17,13 @@
  * 2. A node is queued for NoExecute tainting in the same step that marks it Unknown/NotReady
  *    (upstream waits for the next pass because it decides on the pre-update "observed" condition).
  * 3. For the tainting gate only, a Ready node that has been silent for more than half its grace
- *    period counts as not Ready when zone states are computed. Nodes that die together are detected
- *    up to one heartbeat interval apart; without this the first of them would be tainted before the
- *    zone is seen to be disrupted. Per zone the stricter of the two counts (lower rate) is used, so
- *    it can only pause or slow tainting, never restart it (a small PartialDisruption zone must not
- *    become FullDisruption at full rate). Zone metrics keep upstream's meaning (real Ready conditions).
+ *    period (and longer than a normal Lease renewal gap, so never on a healthy cluster; off where
+ *    that reaches the grace period: silence.ts) counts as not Ready when zone states are computed.
+ *    Nodes that die together are detected up to one heartbeat interval apart; without this the
+ *    first of them would be tainted before the zone is seen to be disrupted. Per zone the stricter
+ *    of the two counts (lower rate) is used, so it can only pause or slow tainting, never restart it
+ *    (a small PartialDisruption zone must not become FullDisruption at full rate). Zone metrics keep
+ *    upstream's meaning (real Ready conditions).
  * 4. Zone pauses (rate 0 or the secondary rate, and the all-zones stop) are explained with Warning
  *    events, log lines and the `node_collector_zone_eviction_paused` gauge.
  * 5. While the controller cannot see the cluster (node or lease informer not synced), it judges no

@@ -192,7 +192,7 @@ export interface ZoneTaintingDeps {
   >;
   clock: Clock;
   log: Logger;
-  caches: Pick<NodeLifecycleCaches, 'nodes'>;
+  caches: Pick<NodeLifecycleCaches, 'nodes' | 'leases'>;
   writes: Pick<NodeLifecycleWrites, 'swapNodeTaints'>;
   events: EventSink;
   metrics: Pick<

@@ -21,6 +21,7 @@ import type { TimerHandle } from '../util/clock.js';
 import { EvictionGuardHold } from './guardhold.js';
 import type { EvictionGuardView } from './guard.js';
 import { savedReadyCondition } from './health.js';
+import { SilentReadyCount, withSilentCount } from './silence.js';
 import { SwappableTokenBucket } from './ratelimit.js';
 import { drainPassedThroughLowerRate, PendingReadyFlips, zoneCounts, type ZoneCounts } from './readyflips.js';
 import { NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE } from './taints.js';
@@ -85,6 +86,8 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   readonly #guards: EvictionGuardHold;
   #taintPassRunning = false;
   #taintPassAgain = false;
+  /** When a Ready node counts as silent (difference 3). */
+  readonly #silent: SilentReadyCount;
 
   /** @param deps the slice of the controller's deps the zone part uses; @param links the other parts. Never throws. */
   constructor(deps: ZoneTaintingDeps, links: ZoneTaintingLinks) {
@@ -92,6 +95,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     this.#cfg = deps.config;
     this.#l = links;
     this.#pauses = new ZonePauses(deps, links.health);
+    this.#silent = new SilentReadyCount(deps.config.nodeMonitorGracePeriodMs, deps.log);
     this.#guards = new EvictionGuardHold(deps, {
       health: links.health,
       // A blind controller decides nothing; the monitor pass observes again once it can see.
@@ -102,8 +106,12 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     });
   }
 
-  /** Starts the tainting (or legacy eviction) pass, every 100 ms. */
+  /**
+   * Starts the tainting (or legacy eviction) pass, every 100 ms. Logs once if the silent-Ready count
+   * (difference 3) is off at this grace period for nodes with the kubelet's default 40 s Lease.
+   */
   start(): void {
+    this.#silent.logIfOff();
     this.#scheduleTaintPass(EVENT_SOURCE_TAINT_PASS_MS);
   }
 
@@ -417,13 +425,17 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   /**
    * Ready status that may only make zone decisions stricter: real, but a long-silent Ready node
    * counts as not Ready (difference 3). {@link handleDisruption} uses it only where it lowers a
-   * zone's rate or pauses it ({@link stricterZoneStatuses}).
+   * zone's rate or pauses it ({@link stricterZoneStatuses}). Silent means no heartbeat for longer
+   * than `silentAfterMs` (silence.ts) allows for the node's Lease duration (the cached Lease's
+   * `spec.leaseDurationSeconds`; 40 s before a Lease is seen): never a node whose kubelet renews at
+   * its normal interval, so a healthy cluster renewing in lockstep is never counted not Ready.
    */
   #effectiveReady(name: string, now: number): string | undefined {
     const h = this.#l.health.health(name);
     const ready = savedReadyCondition(h)?.status ?? getCondition(this.#d.caches.nodes.get(name)?.conditions ?? [], NODE_READY)?.status;
-    if (ready === 'True' && h && now - h.probeTimestamp > this.#cfg.nodeMonitorGracePeriodMs / 2) return 'Unknown';
-    return ready;
+    if (ready !== 'True' || !h) return ready;
+    const leaseSeconds = this.#d.caches.leases.get(`kube-node-lease/${name}`)?.leaseDurationSeconds;
+    return this.#silent.isSilent(now - h.probeTimestamp, leaseSeconds) ? 'Unknown' : ready;
   }
 
   /**
@@ -491,6 +503,8 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     const legacyEffective = new Map<string, (string | undefined)[]>();
     // The eviction guards count the same nodes as zone disruption, with the stricter status.
     const guardReadiness = this.#guards.enabled ? new Map<string, boolean>() : undefined;
+    // Per zone, the Ready nodes the silent count takes for not Ready, for the pause explanations.
+    const silentByZone = new Map<string, number>();
     for (const node of this.#d.caches.nodes.list()) {
       if (!this.#l.health.registration(node.name) || isExcludedFromDisruption(node)) continue;
       const zone = getZoneKey(node.labels);
@@ -499,6 +513,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       push(real, zone, realReady);
       push(effective, zone, effectiveReady);
       push(nodesByZone, zone, node.name);
+      if (realReady === 'True' && effectiveReady !== 'True') silentByZone.set(zone, (silentByZone.get(zone) ?? 0) + 1);
       if (legacyMode && !isLegacyMasterName(node.name)) {
         push(legacyReal, zone, realReady);
         push(legacyEffective, zone, effectiveReady);
@@ -557,7 +572,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     for (const t of plan.transitions) {
       this.#d.log.info({ zone: formatZoneKey(t.zone), from: t.from, to: t.to }, 'Controller detected that zone is now in new state');
     }
-    for (const pause of plan.pauses) this.#pauses.explain(pause, nodesByZone);
+    for (const pause of plan.pauses) this.#pauses.explain(withSilentCount(pause, chosen, effective, legacyEffective, silentByZone), nodesByZone);
     if (plan.mode === 'enter-all-disrupted') {
       this.#d.log.warn({}, 'Controller detected that all Nodes are not-Ready. Entering master disruption mode');
       this.#l.legacy.forgetEvictions(); // 1.20 cancelPodEviction on every node: nodeEvictionMap status unmarked

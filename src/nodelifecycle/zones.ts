@@ -450,8 +450,9 @@ function statusesRate(statuses: readonly (string | undefined)[], cfg: Disruption
  * {@link zoneRate}, and on a tie the `effective` statuses (which count more nodes not Ready, so a
  * zone is FullDisruption sooner and the all-zones stop, rate 0 everywhere, starts sooner).
  *
- * Ours, not upstream: the controller counts a Ready node that has been silent for more than half its
- * grace period as not Ready (`effective`), so that nodes that died together are counted together.
+ * Ours, not upstream: the controller counts a Ready node that has been silent (for more than half its
+ * grace period, and never within a normal Lease renewal gap: `silentAfterMs` in silence.ts) as not
+ * Ready (`effective`), so that nodes that died together are counted together.
  * Counting more nodes not Ready can also move a small zone from PartialDisruption (rate 0) to
  * FullDisruption (full rate), which would restart tainting that upstream keeps paused. Taking the
  * stricter of the two per zone means the effective count can only lower a zone's rate or pause it,

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { FakeClock } from '../../src/util/clock.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
 import type { EventSink } from '../../src/kube/types.js';
 import { getCondition, podKey, type Lease, type Node, type NodeCondition, type OwnerRef, type Pod } from '../../src/kube/objects.js';
 import { createMetrics, type NodeCollectorMetrics } from '../../src/metrics/registry.js';
@@ -94,6 +94,9 @@ export class World {
   /** When set, every live Lease read fails with it. */
   leaseReadError: Error | undefined;
 
+  /** The controller's logger (set before {@link build}; silent by default). */
+  log: Logger = silentLogger;
+
   /** Pod keys whose next `markPodNotReady` writes fail (one failure per entry), as a 500 would. */
   readonly podWriteFailures: string[] = [];
 
@@ -156,7 +159,7 @@ export class World {
     this.ctl = new NodeLifecycleController({
       config,
       clock,
-      log: silentLogger,
+      log: this.log,
       caches,
       writes,
       events,
@@ -212,9 +215,16 @@ export class World {
     this.#putNode({ ...node, conditions: [...node.conditions.filter((c) => c.type !== 'Ready'), ready] });
   }
 
-  renew(name: string): void {
+  /** The node's kubelet renews its Lease now; `leaseDurationSeconds` (unset: none in the spec) is its `spec.leaseDurationSeconds`. */
+  renew(name: string, leaseDurationSeconds?: number): void {
     const key = `kube-node-lease/${name}`;
-    const lease: Lease = { namespace: 'kube-node-lease', name, resourceVersion: this.cluster.nextResourceVersion(), renewTime: this.clock.now() };
+    const lease: Lease = {
+      namespace: 'kube-node-lease',
+      name,
+      resourceVersion: this.cluster.nextResourceVersion(),
+      renewTime: this.clock.now(),
+      ...(leaseDurationSeconds !== undefined ? { leaseDurationSeconds } : {}),
+    };
     this.apiLeases.set(key, lease);
     if (!this.leaseCacheFrozen) this.#cacheLease(lease);
   }

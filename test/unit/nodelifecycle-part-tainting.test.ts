@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Node, Taint } from '../../src/kube/objects.js';
+import type { Lease, Node, Taint } from '../../src/kube/objects.js';
 import { TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE } from '../../src/kube/taints.js';
 import { EVENT_EVICTION_CIRCUIT_CLOSED, EVENT_EVICTION_CIRCUIT_OPEN, type EvictionGuardsConfig } from '../../src/nodelifecycle/guard.js';
 import { EvictionGuardHold } from '../../src/nodelifecycle/guardhold.js';
@@ -43,7 +43,7 @@ function build(names: Record<string, string>, evictionGuards?: EvictionGuardsCon
     },
     clock,
     log,
-    caches: { nodes },
+    caches: { nodes, leases: new MapStore<Lease>() },
     writes: {
       swapNodeTaints: async (name, add, remove) => {
         swaps.push({ name, add: add.map((t) => t.key), remove: remove.map((t) => t.key) });
