@@ -79,6 +79,7 @@ export class NodeLifecycleController {
   /** @param deps injected caches, writer, events, metrics, clock and logger. Never throws. */
   constructor(deps: NodeLifecycleDeps) {
     this.#d = deps;
+    deps.judgements?.attachJudge();
     const stopped = (): boolean => this.#stopped;
     // The health part is built last (it drives the others); they read it through this late-bound view.
     const health: NodeHealthReader = {
