@@ -13,6 +13,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseControllerFlags } from '../../src/cli/flags.js';
 import type { ControllerConfig } from '../../src/controllers/config.js';
+import type { ControllerIO } from '../../src/controllers/context.js';
+import type { NodeLifecycleWrites } from '../../src/nodelifecycle/controller.js';
 import { buildControllers, enabledControllers, sightOf, type BuiltControllers } from '../../src/controllers/registry.js';
 import { InMemoryCluster } from '../../src/inmemory/cluster.js';
 import { NodeJudgementBoard, notConfirmedBecause } from '../../src/kube/judgements.js';
@@ -76,9 +78,14 @@ interface Process {
   taintsOf(node: string): string[];
 }
 
+/** How long the node lifecycle controller's taint writes take to land (a throttled or slow API server), ms. */
+const NLC_WRITE_LAG_MS = 2000;
+
 /**
  * A process starting at T0 over a cluster with one node per entry of `nodes` (each tainted with
- * `taintKey`, timeAdded T0 − 400 s) and one pod on each, tolerating it 300 s.
+ * `taintKey`, timeAdded T0 − 400 s) and one pod on each, tolerating it 300 s. The node lifecycle
+ * controller's taint writes land {@link NLC_WRITE_LAG_MS} after they are sent, as behind a write
+ * throttle at start, when every node's first look queues a write: the race the start hold closes.
  */
 async function startProcess(nodes: Record<string, Health>, flags: string[] = [], taintKey = TAINT_NODE_UNREACHABLE): Promise<Process> {
   const clock = new FakeClock(T0);
@@ -101,7 +108,7 @@ async function startProcess(nodes: Record<string, Health>, flags: string[] = [],
   const sources = clusterSources(cluster);
   const metrics = createMetrics({ defaultMetrics: false });
   const { byKey, list } = buildControllers(
-    { config, clock, log: silentLogger, metrics, identity: 'test', sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => clusterIO(cluster, d) },
+    { config, clock, log: silentLogger, metrics, identity: 'test', sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => lagged(clusterIO(cluster, d), clock) },
     enabledControllers(config),
   );
   for (const r of list) r.controller.start();
@@ -115,6 +122,22 @@ async function startProcess(nodes: Record<string, Health>, flags: string[] = [],
       return e && T0 + e.atMs;
     },
     taintsOf: (node) => (cluster.nodes.get(node)?.taints ?? []).filter((t) => t.effect === 'NoExecute').map((t) => t.key),
+  };
+}
+
+/** `io` with the node lifecycle controller's taint writes delayed by {@link NLC_WRITE_LAG_MS} of `clock`. */
+function lagged(io: ControllerIO, clock: FakeClock): ControllerIO {
+  return {
+    ...io,
+    nodeLifecycleWrites: () => {
+      const w = io.nodeLifecycleWrites();
+      const slow: NodeLifecycleWrites = Object.create(w) as NodeLifecycleWrites;
+      slow.swapNodeTaints = async (...args) => {
+        await clock.sleep(NLC_WRITE_LAG_MS);
+        return w.swapNodeTaints(...args);
+      };
+      return slow;
+    },
   };
 }
 
