@@ -33,6 +33,7 @@ import type { ControllerConfig } from '../controllers/config.js';
 import type { ControllerContext, ControllerKey } from '../controllers/context.js';
 import { liveIO, liveSources, NO_OVERLAY, type LiveInformer } from '../controllers/live.js';
 import { buildControllers, enabledControllers, neededSources, sightOf, type BuiltControllers, type RunnableController } from '../controllers/registry.js';
+import { NodeJudgementBoard } from '../kube/judgements.js';
 import { parseControllerFlags } from './flags.js';
 
 /** A running controller process, for tests and the demo. */
@@ -120,6 +121,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     identity,
     sources,
     ...sightOf(sources),
+    judgements: new NodeJudgementBoard(),
     io: (d) => {
       const live = liveIO({ clients, throttle: throttles.next(), identity, clock, log }, d);
       return shadow ? shadow.io(d, live) : live;

@@ -12,6 +12,7 @@
  * (`cmd/kube-controller-manager/app/controllermanager.go`, `controller_descriptor.go`).
  */
 import type { DaemonSet, Lease, Node, PersistentVolume, PersistentVolumeClaim, Pod, VolumeAttachment } from '../kube/objects.js';
+import type { NodeJudgements, NodeJudgementSink } from '../kube/judgements.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/registry.js';
@@ -118,6 +119,11 @@ export interface ControllerContext {
   canSeeCluster(): boolean;
   /** @returns a check that every one of `sources` is synced and watching now. */
   sees(sources: readonly Pick<Source<unknown>, 'hasSynced' | 'isWatching'>[]): () => boolean;
+  /**
+   * This process's one board of node judgements (src/kube/judgements.ts `NodeJudgementBoard`): the
+   * node lifecycle controller writes it, the taint eviction controller reads it (the start hold).
+   */
+  judgements: NodeJudgements & NodeJudgementSink;
 }
 
 /**

@@ -46,9 +46,11 @@ export interface PodExplanation {
    * - `evict-now`: a taint is not tolerated or a toleration ran out; `deleting`: the controller is deleting it;
    * - `blocked`: the node is not Ready but its zone's tainting is paused (or a cluster-wide eviction
    *   guard is open), so no NoExecute taint comes;
-   * - `waiting-for-taint`: the node is not Ready and queued for its NoExecute taint.
+   * - `waiting-for-taint`: the node is not Ready and queued for its NoExecute taint;
+   * - `held`: due, but held until the node lifecycle controller has confirmed the node not Ready
+   *   since its start (the start hold, src/kube/judgements.ts).
    */
-  verdict: 'not-bound' | 'stays' | 'evict-at' | 'evict-now' | 'deleting' | 'blocked' | 'waiting-for-taint';
+  verdict: 'not-bound' | 'stays' | 'evict-at' | 'evict-now' | 'deleting' | 'blocked' | 'waiting-for-taint' | 'held';
   deadline: string | null;
   deadlineInSeconds: number | null;
   /** `controller`: the controller's pending deletion; `computed`: from the taints and tolerations here. */
@@ -226,12 +228,14 @@ function explainPodTaints(input: PodExplainInput): PodExplanation {
 
   const decision = decidePodEviction(pod, node.taints, nowMs);
   if (pending) {
-    setDeadline(pending.deadlineMs, 'controller');
-    out.verdict = pending.state === 'deleting' ? 'deleting' : 'evict-at';
+    if (pending.state !== 'held') setDeadline(pending.deadlineMs, 'controller');
+    out.verdict = pending.state === 'deleting' ? 'deleting' : pending.state === 'held' ? 'held' : 'evict-at';
     say(
       pending.state === 'deleting'
         ? `The taint eviction controller is deleting the pod now (due ${formatEta(pending.deadlineMs, nowMs)}): ${pending.reason}.`
-        : `The taint eviction controller will delete the pod at ${rfc3339(pending.deadlineMs)} (${formatEta(pending.deadlineMs, nowMs)}): ${pending.reason}.`,
+        : pending.state === 'held'
+          ? `The taint eviction controller holds the pod's deletion (since ${rfc3339(pending.deadlineMs)}) until the node lifecycle controller confirms the node not Ready: ${pending.reason}.`
+          : `The taint eviction controller will delete the pod at ${rfc3339(pending.deadlineMs)} (${formatEta(pending.deadlineMs, nowMs)}): ${pending.reason}.`,
     );
   } else if (decision.kind === 'delete-at') {
     setDeadline(decision.atMs, 'computed');

@@ -87,6 +87,7 @@ export class NodeLifecycleController {
     // on, no NoExecute taint is added, whichever part asks and whenever its write was started.
     const deps: NodeLifecycleDeps = { ...given, writes: withNoExecuteFence(given, () => this.#zones.allZonesStopped()) };
     this.#d = deps;
+    deps.judgements?.attachJudge();
     const stopped = (): boolean => this.#stopped;
     // The health part is built last (it drives the others); they read it through this late-bound view.
     const health: NodeHealthReader = {

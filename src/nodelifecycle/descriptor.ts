@@ -47,6 +47,7 @@ export const nodeLifecycleDescriptor = {
       events: io.events,
       metrics: ctx.metrics.nodeCollector,
       canSeeCluster: ctx.canSeeCluster,
+      judgements: ctx.judgements,
       ...(config.featureGates.NodeControllerLeaseCircuitBreaker
         ? { leaseCircuitBreaker: { readLease: (n: string) => io.readNodeLease(n), cacheResourceVersion: () => leases.resourceVersion() } }
         : {}),

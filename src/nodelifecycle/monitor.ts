@@ -39,6 +39,12 @@ export function threadCpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 
+/** A Ready status as the judgement board takes it (an unexpected value counts as Unknown). */
+function readyStatusOf(c: Readonly<NodeCondition> | undefined): 'True' | 'False' | 'Unknown' | undefined {
+  if (c === undefined) return undefined;
+  return c.status === 'True' || c.status === 'False' ? c.status : 'Unknown';
+}
+
 /** One node's observation, shared by the synchronous and the queued paths. */
 interface Observed {
   name: string;
@@ -93,6 +99,8 @@ export class NodeHealthMonitor implements NodeHealthReader {
 
   /** Notes whether the cluster is visible now and starts the monitor loop (every `nodeMonitorPeriodMs`). */
   start(): void {
+    // Judgements count from this start only: time before it was not watched by this process.
+    this.#d.judgements?.started();
     this.#sawCluster = this.#d.canSeeCluster();
     this.scheduleMonitor(0);
   }
@@ -135,6 +143,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
   /** A Node was deleted: its probe deadline goes. */
   nodeDeleted(name: string): void {
     this.#deadlines.cancel(name);
+    this.#d.judgements?.forget(name);
   }
 
   /** A Lease in `kube-node-lease` was added or updated: a possible heartbeat. */
@@ -192,6 +201,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
         this.#health.delete(name);
         this.#lastReady.delete(name);
         this.#deadlines.cancel(name);
+        this.#d.judgements?.forget(name);
         this.#l.nodeRemoved(name, info.zone);
         recordEvent(this.#d.events, { kind: 'Node', name, uid: info.uid }, removingNodeEvent(name));
         this.#d.log.info({ node: name, zone: formatZoneKey(info.zone) }, 'Removing node from controller');
@@ -258,8 +268,11 @@ export class NodeHealthMonitor implements NodeHealthReader {
     if (this.#breaker.cacheBehind()) return undefined;
     this.#ensureRegistered(node);
     const lease = this.#d.caches.leases.get(`kube-node-lease/${name}`);
-    const obs = observeNodeHealth(this.#health.get(name), node, lease, this.#d.clock.now(), this.#healthOpts);
+    const now = this.#d.clock.now();
+    const obs = observeNodeHealth(this.#health.get(name), node, lease, now, this.#healthOpts);
     this.#health.set(name, obs.health);
+    // The taint eviction controller's hold reads this (src/kube/judgements.ts).
+    this.#d.judgements?.observed(name, { ready: readyStatusOf(obs.currentReady), expired: obs.expired, gracePeriodMs: obs.gracePeriodMs }, now);
     return { name, node, lease, obs };
   }
 

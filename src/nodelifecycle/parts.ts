@@ -20,6 +20,7 @@
  */
 import type { Lease, Node, NodeCondition, Pod } from '../kube/objects.js';
 import type { EventObjectRef, EventSink, ReadStore } from '../kube/types.js';
+import type { NodeJudgementSink } from '../kube/judgements.js';
 import type { Logger } from '../log/logger.js';
 import type { NodeCollectorMetrics } from '../metrics/registry.js';
 import type { Clock } from '../util/clock.js';
@@ -90,6 +91,12 @@ export interface NodeLifecycleDeps {
    * on, its Lease is read live; absent when the gate is off (1.36 behaviour: the cache decides).
    */
   leaseCircuitBreaker?: LeaseCircuitBreakerIO;
+  /**
+   * Where the controller publishes, per node, whether it has confirmed the node not Ready from its
+   * own observations since its start (src/kube/judgements.ts); the taint eviction controller holds
+   * deletions for the taints this controller manages until then. Absent: nobody listens.
+   */
+  judgements?: NodeJudgementSink;
 }
 
 /** The I/O of the Lease circuit breaker (src/cli/run.ts wires the API and the Lease informer). */
@@ -157,6 +164,7 @@ export interface HealthMonitorDeps {
   metrics: Pick<NodeCollectorMetrics, 'updateNodeHealthDuration' | 'updateAllNodesHealthDuration'>;
   canSeeCluster: () => boolean;
   leaseCircuitBreaker?: LeaseCircuitBreakerIO;
+  judgements?: NodeJudgementSink;
 }
 
 /** The pod readiness part's deps (podreadiness.ts). */

@@ -70,6 +70,7 @@ export class SightTracker {
   /** Epoch ms sight was lost; `undefined` while seeing. */
   #blindSinceMs: number | undefined;
   #seen = false;
+  #firstSeenMs: number | undefined;
   #last: BlindInterval | undefined;
 
   /**
@@ -91,6 +92,7 @@ export class SightTracker {
       return undefined;
     }
     this.#seen = true;
+    this.#firstSeenMs ??= nowMs;
     const since = this.#blindSinceMs;
     this.#blindSinceMs = undefined;
     if (since === undefined || nowMs - since < this.#minBlindMs) return undefined;
@@ -101,6 +103,11 @@ export class SightTracker {
   /** The most recent recorded blind interval, or `undefined`. */
   lastBlind(): BlindInterval | undefined {
     return this.#last;
+  }
+
+  /** Epoch ms at which the controller first saw the cluster, or `undefined` before that. */
+  firstSeenMs(): number | undefined {
+    return this.#firstSeenMs;
   }
 
   /** Epoch ms since when the controller has been blind, or `undefined` while it sees (or never saw). */

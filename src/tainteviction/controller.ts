@@ -15,36 +15,20 @@
  * rate-limited work queue (src/kube/workqueue.ts) whose bounded pool makes one attempt per turn;
  * every write goes through the `--kube-api-qps` throttle.
  *
- * Deliberate differences from upstream (each is also commented where it happens):
- * 1. Restart-safe deadlines (kubernetes/kubernetes#108268): a deadline counts from the taint's
- *    `timeAdded` (or, when it has none, from when this process first saw it), not from when this
- *    process happened to process the pod, so a restart or leader change neither postpones nor
- *    hastens an eviction. See decision.ts `decidePodEviction`.
- * 2. (No longer a difference: a pending deadline is never moved, as upstream; only an untolerated
- *    taint deletes at once. decision.ts `planEviction`.)
- * 3. Failed deletions are retried until they succeed, the pod is gone, or the eviction is no longer
- *    called for — never "5 times, then give up" (kubernetes/kubernetes#140639). A failed attempt
- *    gives its slot back and the key returns to the queue with per-pod exponential backoff (as
- *    client-go's rate-limited workqueue), so pods whose deletion keeps failing never hold up the
- *    other due deletions. After {@link FAILING_EVENT_AFTER} failures in a row the pod gets one
- *    Warning Event, and the `failing_pod_deletions` gauge counts such pods.
- * 4. `taint_eviction_controller_pod_deletion_duration_seconds` is observed in seconds (upstream
- *    multiplies a Duration by `time.Second`, off by 1e9; kubernetes PR #141311).
- * 5. Before acting, a due deletion is re-checked against the caches (same pod UID, still bound to
- *    the node, the node still exists, some NoExecute taint still calls for eviction). Upstream fires
- *    blindly. A pod that is already terminating with `DisruptionTarget=True` is not deleted again
- *    (no second event, no second count).
- * 6. Nothing is written while the caches cannot be trusted (`canSeeCluster()` false): due deletions
- *    wait for sight.
- * 7. Pending entries remember the pod UID and the node: a pod recreated under the same name, or
- *    bound to another node, never inherits the old pod's schedule.
- * 8. No eviction decided on time the controller could not see (the blind-time rule; difference 10 in
- *    docs/taint-eviction.md): a deletion due at or before the end of a blind interval (an API
- *    outage; see blindhold.ts) is held until sight has been back for `--node-monitor-grace-period`,
- *    then decided again on the taints present then.
- * 9. An edited toleration counts from when this process saw the edit, if that is later than the
- *    taint's `timeAdded` (seen.ts; decision.ts `tolerationsSeenMs`): never sooner than upstream,
- *    which restarts its timer when it handles the pod update.
+ * Deliberate differences from upstream, each commented where it happens and listed, with the test
+ * that pins it, in docs/taint-eviction.md: 1. restart-safe deadlines from the taint's `timeAdded`
+ * (kubernetes/kubernetes#108268; decision.ts); 2. (no longer a difference) a pending deadline is
+ * never moved, as upstream (`planEviction`); 3. failed deletions retry with per-pod backoff until done, holding no slot, with
+ * one Warning Event after {@link FAILING_EVENT_AFTER} failures and the `failing_pod_deletions` gauge
+ * (#140639; retry.ts); 4. deletion durations in seconds (PR #141311); 5. a due deletion is re-checked
+ * against the caches, and a pod already terminating with `DisruptionTarget=True` is left alone;
+ * 6. nothing is written while the caches cannot be trusted; 7. pending entries remember the pod UID
+ * and node; 8. the sight hold: a deletion due at or before the end of a blind interval waits until
+ * sight has been back for `--node-monitor-grace-period`, then is decided again (blindhold.ts);
+ * 9. an edited toleration counts from when this process saw the edit (seen.ts); 10. the start hold:
+ * a deletion due for a taint the node lifecycle controller manages waits until that controller has
+ * confirmed the node not Ready since its start, then is decided again (src/kube/judgements.ts,
+ * held.ts); without one in this process, the time before the first sight counts as blind.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { describeError, isNotFound } from '../kube/client.js';
@@ -55,6 +39,7 @@ import { isFenced } from '../kube/throttle.js';
 import type { WorkQueue } from '../kube/workqueue.js';
 import type { TaintEvictionMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
+import type { NodeJudgements } from '../kube/judgements.js';
 import { type Clock, type TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
 import { decidePodEviction, planEviction, type DecideOptions, type Decision, type PendingEviction } from './decision.js';
@@ -62,6 +47,9 @@ import { TaintFirstSeen, TolerationEdits } from './seen.js';
 import { cancelPodDeletionEvent, podDeletionEvent, podDeletionFailingEvent, type PodEvent } from './events.js';
 import { DEFAULT_MIN_BLIND_MS, SightTracker, sightHoldUntilMs, type SightInput } from './blindhold.js';
 import { FAILING_EVENT_AFTER, newDeletionQueue } from './retry.js';
+import { HeldDeletions } from './held.js';
+import { recordOutcome, type AttemptResult } from './outcome.js';
+import { DEFAULT_DELETION_CONCURRENCY, DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS, type TaintEvictionOptions } from './options.js';
 import { noExecuteTaints, sameNoExecuteTaints } from './tolerations.js';
 import { hasDisruptionTarget, type TaintEvictionWriter } from './writer.js';
 
@@ -74,34 +62,7 @@ export interface TaintEvictionCaches {
 /** The writes the controller makes (implemented by {@link TaintEvictionWriter}). */
 export type TaintEvictionWrites = Pick<TaintEvictionWriter, 'addDisruptionCondition' | 'deletePod'>;
 
-/** Tuning knobs; every one has a default. Durations in **milliseconds**. */
-export interface TaintEvictionOptions {
-  /** Deletion attempts running at once (each is at most two throttled writes). Default 32. */
-  deletionConcurrency?: number;
-  /** A pod's first retry delay after a failed deletion attempt, ms; doubles per failure. Default 100. */
-  retryInitialDelayMs?: number;
-  /** Largest per-pod retry delay, ms. Default 10 000. */
-  retryMaxDelayMs?: number;
-  /** How often a due deletion re-checks `canSeeCluster()` while the caches cannot be trusted, ms (it holds no slot meanwhile). Default 500. */
-  sightPollMs?: number;
-  /** Node/pod updates handled per event-loop turn before yielding. Default 500. */
-  pumpBatchSize?: number;
-  /**
-   * Add `DisruptionTarget=True` before each deletion (the `PodDisruptionConditions` feature gate,
-   * on by default upstream since 1.26). Default true. False halves the writes per eviction (one
-   * DELETE, as kube-controller-manager 1.20–1.25), which matters at a low `--kube-api-qps`.
-   */
-  disruptionConditions?: boolean;
-  /**
-   * `--node-monitor-grace-period`, ms (default 50 000, upstream's default since 1.32): how long a
-   * deletion due during (or before the end of) a blind interval waits after sight returned, so the
-   * node lifecycle controller can re-judge the node first (the sight hold; docs/taint-eviction.md
-   * difference 10).
-   */
-  nodeMonitorGracePeriodMs?: number;
-  /** Shortest loss of sight that counts as blind, ms (default 2000; see blindhold.ts `SightTracker`). */
-  minBlindMs?: number;
-}
+export type { TaintEvictionOptions } from './options.js';
 
 /** Everything the controller needs, injected. */
 export interface TaintEvictionDeps {
@@ -118,6 +79,12 @@ export interface TaintEvictionDeps {
    * its value may have changed.
    */
   canSeeCluster: () => boolean;
+  /**
+   * The node lifecycle controller's judgements since its start (the start hold, decision.ts
+   * `DecideOptions.judgement`); the registry always wires it. Absent: no start hold. Call
+   * {@link TaintEvictionController.judgementChanged} on each of its changes.
+   */
+  judgements?: NodeJudgements;
   options?: TaintEvictionOptions;
 }
 
@@ -133,8 +100,12 @@ export interface PendingPodDeletion {
   taints: string[];
   /** Why, in one sentence (from `decidePodEviction`). */
   reason: string;
-  /** `scheduled`: waiting for its deadline; `deleting`: due, being written (or retried, or waiting for sight). */
-  state: 'scheduled' | 'deleting';
+  /**
+   * `scheduled`: waiting for its deadline; `deleting`: due, being written (or retried, or waiting
+   * for sight); `held`: due, held until the node lifecycle controller confirms the node not Ready
+   * (`deadlineMs`: when it was first held).
+   */
+  state: 'scheduled' | 'deleting' | 'held';
 }
 
 /** What a pending heap entry carries besides key, uid and deadline. */
@@ -159,13 +130,7 @@ interface RunningDeletion extends Payload {
   failures: number;
 }
 
-type AttemptResult = 'deleted' | 'gone' | 'not-needed' | 'already-evicted' | 'aborted' | 'held' | 'blind';
-
-/** Default deletion concurrency (see {@link TaintEvictionOptions.deletionConcurrency}). */
-export const DEFAULT_DELETION_CONCURRENCY = 32;
-
-/** Upstream's `--node-monitor-grace-period` default since 1.32, ms (see {@link TaintEvictionOptions.nodeMonitorGracePeriodMs}). */
-export const DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS = 50_000;
+export { DEFAULT_DELETION_CONCURRENCY, DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS } from './options.js';
 
 /**
  * The NoExecute taint eviction controller. Construct, then {@link start} once the caches synced;
@@ -195,6 +160,10 @@ export class TaintEvictionController {
   #stopped = true;
   /** Blind intervals (the sight hold, docs/taint-eviction.md difference 10); fed by {@link sightChanged}. */
   readonly #sight: SightTracker;
+  /** Deletions held until the node lifecycle controller confirms their node not Ready. */
+  readonly #held: HeldDeletions;
+  /** Epoch ms of the last {@link start} (a standby's sight before it led does not count). */
+  #startedMs = 0;
 
   /**
    * @param deps injected caches, writes, events, metrics, clock, logger and sight check.
@@ -215,6 +184,7 @@ export class TaintEvictionController {
       minBlindMs: o.minBlindMs ?? DEFAULT_MIN_BLIND_MS,
     };
     this.#sight = new SightTracker(this.#opts.minBlindMs);
+    this.#held = new HeldDeletions(deps.log);
     const c = this.#opts.deletionConcurrency;
     if (!Number.isInteger(c) || c < 1) throw new RangeError(`taint eviction: deletion concurrency must be a positive integer, got ${c}`);
     this.#deletions = this.#newDeletionQueue();
@@ -234,6 +204,10 @@ export class TaintEvictionController {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
+    this.#startedMs = this.#d.clock.now();
+    if (this.#d.judgements?.hasJudge() === false) {
+      this.#d.log.warn({}, 'taint eviction: no node lifecycle controller runs in this process; deletions for its NoExecute taints that fell due before this start wait one node monitor grace period after it');
+    }
     this.sightChanged();
     for (const n of this.#d.caches.nodes.list()) this.#dirtyNodes.add(n.name);
     this.#kick();
@@ -251,6 +225,7 @@ export class TaintEvictionController {
     this.#dirtyNodes.clear();
     this.#dirtyPods.clear();
     this.#pending.clear();
+    this.#held.clear();
     for (const r of this.#running.values()) r.abort.abort();
     const deletions = this.#deletions;
     // A fresh queue for a later start (a regained lease); the old one drops its delayed retries.
@@ -295,6 +270,16 @@ export class TaintEvictionController {
     if (this.#stopped) return;
     if (old && sameNoExecuteTaints(noExecuteTaints(old.taints), noExecuteTaints(node.taints))) return;
     this.#dirtyNodes.add(node.name);
+    this.#kick();
+  }
+
+  /**
+   * The node lifecycle controller's judgement of `nodeName` changed (src/kube/judgements.ts
+   * `NodeJudgements.onChange`): its pods are decided again, from the caches (level-based).
+   */
+  judgementChanged(nodeName: string): void {
+    if (this.#stopped) return;
+    this.#dirtyNodes.add(nodeName);
     this.#kick();
   }
 
@@ -403,7 +388,21 @@ export class TaintEvictionController {
   }
 
   #decideOptions(pod: Pod): DecideOptions {
-    return { firstSeen: (t) => this.#firstSeen.of(pod.nodeName, t), sight: this.#sightInput(), tolerationsSeenMs: this.#edits.seenMs(pod) };
+    const judgement = this.#judgementOf(pod.nodeName);
+    return { firstSeen: (t) => this.#firstSeen.of(pod.nodeName, t), sight: this.#sightInput(), tolerationsSeenMs: this.#edits.seenMs(pod), ...(judgement ? { judgement } : {}) };
+  }
+
+  /** The start hold's input for a pod on `node` (decision.ts `DecideOptions.judgement`). */
+  #judgementOf(node: string): DecideOptions['judgement'] {
+    const j = this.#d.judgements;
+    if (j === undefined) return undefined;
+    if (j.hasJudge()) {
+      const why = j.notConfirmedBecause(node);
+      return why === undefined ? undefined : { heldBecause: why };
+    }
+    // A standby saw the cluster long before it led: only sight since this start counts.
+    const first = Math.max(this.#sight.firstSeenMs() ?? this.#d.clock.now(), this.#startedMs);
+    return { firstSightMs: first, holdMs: this.#opts.nodeMonitorGracePeriodMs };
   }
 
   /** Mirrors `processPodOnNode` over the pure {@link decidePodEviction}. */
@@ -434,6 +433,8 @@ export class TaintEvictionController {
   /** Applies {@link planEviction}'s plan for `decision` to the pending heap and the running set. */
   #apply(key: string, decision: Decision, subject: { pod: Pod; taints: readonly Taint[] } | undefined, now: number): void {
     const plan = planEviction(decision, subject?.pod.uid ?? '', this.#pendingOf(key));
+    if (decision.kind === 'held' && subject) this.#hold(subject.pod, subject.taints, decision.reason, now);
+    else this.#held.release(key, decision.kind === 'none' ? 'no longer called for' : 'released', now);
     switch (plan.kind) {
       case 'keep':
         return;
@@ -467,6 +468,10 @@ export class TaintEvictionController {
       this.#taintStrings.set(taints, s);
     }
     return s;
+  }
+
+  #hold(pod: Pod, taints: readonly Taint[], reason: string, now: number): void {
+    this.#held.hold({ key: podKey(pod), uid: pod.uid, node: pod.nodeName, taints: this.#formatTaints(taints), reason }, now);
   }
 
   /**
@@ -563,7 +568,7 @@ export class TaintEvictionController {
       this.#deletions.addAfter(key, this.#opts.sightPollMs);
       return;
     }
-    this.#finished(r, result);
+    recordOutcome(this.#d.log, this.#d.metrics, r, result, this.#d.clock.now());
     this.#dropRunning(r);
     this.#updateGauge();
   }
@@ -578,35 +583,6 @@ export class TaintEvictionController {
     // Once per deletion, not per retry: the Event recorder would merge the repeats anyway, but a
     // pod that cannot be deleted for a day should not cost a write per retry.
     if (r.failures === FAILING_EVENT_AFTER) this.#emit(r.uid, podDeletionFailingEvent(r.namespace, r.name, r.failures, error));
-  }
-
-  #finished(r: RunningDeletion, result: AttemptResult): void {
-    const { log } = this.#d;
-    switch (result) {
-      case 'deleted': {
-        const now = this.#d.clock.now();
-        this.#d.metrics.podDeletionsTotal.inc();
-        // Deliberate difference 4: seconds, from when the deletion became due (upstream `fireAt`).
-        this.#d.metrics.podDeletionDuration.observe(Math.max(0, now - r.dueAtMs) / 1000);
-        log.info({ pod: r.key, node: r.node, uid: r.uid, reason: r.reason, latencyMs: now - r.dueAtMs }, 'Deleted pod (NoExecute taint eviction)');
-        return;
-      }
-      case 'gone':
-        log.info({ pod: r.key, uid: r.uid }, 'taint eviction: pod already gone');
-        return;
-      case 'not-needed':
-        log.info({ pod: r.key, node: r.node }, 'taint eviction: no longer called for at its deadline; not deleting');
-        return;
-      case 'already-evicted':
-        log.debug({ pod: r.key }, 'taint eviction: pod already terminating with DisruptionTarget; nothing to do');
-        return;
-      case 'held':
-        log.info({ pod: r.key, node: r.node }, 'taint eviction: due while the controller could not see the cluster; held until the node has been re-judged');
-        return;
-      case 'aborted':
-      case 'blind':
-        return;
-    }
   }
 
   /**
@@ -627,6 +603,10 @@ export class TaintEvictionController {
     const sight = this.#sightInput();
     const decision = decidePodEviction(pod, node.taints, clock.now(), this.#decideOptions(pod));
     if (decision.kind === 'none') return 'not-needed';
+    if (decision.kind === 'held') {
+      this.#hold(pod, noExecuteTaints(node.taints), decision.reason, clock.now());
+      return 'judged';
+    }
     // The sight hold (docs/taint-eviction.md difference 10). A deletion that became due at or before
     // the end of the last blind interval was decided on a view of the cluster older than the outage:
     // it is decided again, and a `delete-at` (a sight hold, or a later deadline from taints that
@@ -689,6 +669,7 @@ export class TaintEvictionController {
     for (const r of this.#running.values()) {
       out.push({ pod: r.key, uid: r.uid, node: r.node, deadlineMs: r.dueAtMs, taints: [...r.taints], reason: r.reason, state: 'deleting' });
     }
+    for (const h of this.#held.list()) out.push({ pod: h.key, uid: h.uid, node: h.node, deadlineMs: h.sinceMs, taints: [...h.taints], reason: h.reason, state: 'held' });
     return out.sort((a, b) => a.deadlineMs - b.deadlineMs);
   }
 }

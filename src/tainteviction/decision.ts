@@ -10,6 +10,7 @@ import type { Pod, Taint } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
 import { FOREVER, firstToleratingToleration, noExecuteTaints, tolerationTimeMs } from './tolerations.js';
 import { sightHoldUntilMs, type SightInput } from './blindhold.js';
+import { isNodeLifecycleNoExecuteTaint } from '../kube/judgements.js';
 
 /**
  * The outcome for one pod.
@@ -20,6 +21,9 @@ import { sightHoldUntilMs, type SightInput } from './blindhold.js';
  *
  * `taint` is the taint that drives the outcome; `reason` is a human-readable sentence for logs.
  * `expired` is set on a `delete-now` whose toleration ran out (absent: a taint is not tolerated).
+ * `held`: a deletion is due for a taint the node lifecycle controller manages, but that controller has
+ * not confirmed the node not Ready since its start (see {@link DecideOptions.judgement}); nothing is
+ * deleted until a new decision says otherwise.
  * `heldForSightFromMs` is set on a `delete-at` that is a sight hold (see {@link DecideOptions.sight}):
  * the deletion was due then (epoch ms), during or before the last blind interval, and waits until
  * `atMs`, a full node monitor grace period after sight returned.
@@ -27,6 +31,7 @@ import { sightHoldUntilMs, type SightInput } from './blindhold.js';
 export type Decision =
   | { kind: 'none' }
   | { kind: 'delete-now'; reason: string; taint: Taint; expired?: true }
+  | { kind: 'held'; reason: string; taint: Taint }
   | { kind: 'delete-at'; atMs: number; reason: string; taint: Taint; heldForSightFromMs?: number };
 
 /** Options for {@link decidePodEviction}. */
@@ -49,6 +54,18 @@ export interface DecideOptions {
    * the toleration's seconds (see {@link decidePodEviction}).
    */
   tolerationsSeenMs?: number;
+  /**
+   * The start hold for the NoExecute taints the node lifecycle controller manages
+   * (`node.kubernetes.io/unreachable`, `node.kubernetes.io/not-ready`; src/kube/judgements.ts).
+   * `undefined`: no hold (that controller has confirmed the pod's node not Ready since its start).
+   * - `heldBecause`: the node lifecycle controller of this process has not confirmed the node not
+   *   Ready since its start (why, as a clause): a deletion those taints make due now is `held`.
+   * - `firstSightMs` and `holdMs` (epoch ms, ms): no node lifecycle controller runs in this process;
+   *   the time before this process first saw the cluster counts as blind, so a deletion those taints
+   *   made due at or before `firstSightMs` waits until `firstSightMs + holdMs`
+   *   (`--node-monitor-grace-period`) for the other process's controller to remove a stale taint.
+   */
+  judgement?: { heldBecause: string } | { firstSightMs: number; holdMs: number };
 }
 
 /**
@@ -124,6 +141,32 @@ function podExposureStartMs(pod: Pod): number {
  * `processPodOnNode` in that case.
  */
 export function decidePodEviction(pod: Pod, taints: readonly Taint[], nowMs: number, opts: DecideOptions = {}): Decision {
+  const d = decideUnheld(pod, taints, nowMs, opts);
+  const j = opts.judgement;
+  if (j === undefined || d.kind !== 'delete-now') return d;
+  const noExecute = noExecuteTaints(taints);
+  const managed = noExecute.filter(isNodeLifecycleNoExecuteTaint);
+  if (managed.length === 0) return d;
+  // Another taint may call for the deletion on its own: that one is not held.
+  const others = decideUnheld(pod, noExecute.filter((t) => !isNodeLifecycleNoExecuteTaint(t)), nowMs, opts);
+  if (others.kind === 'delete-now') return others;
+  if ('heldBecause' in j) {
+    const held = `${d.reason}; held: ${j.heldBecause}`;
+    return others.kind === 'delete-at' ? { ...others, reason: `${others.reason} (${held})` } : { kind: 'held', reason: held, taint: d.taint };
+  }
+  // No node lifecycle controller here: the time before this process's first sight is blind.
+  const start = { lastBlind: opts.sight?.lastBlind ?? { fromMs: j.firstSightMs, toMs: j.firstSightMs }, holdMs: j.holdMs };
+  const mine = decideUnheld(pod, managed, nowMs, { ...opts, sight: start });
+  if (mine.kind === 'delete-now' || others.kind === 'none') return mine;
+  if (mine.kind === 'none') return others;
+  return mine.atMs < others.atMs ? mine : others;
+}
+
+/**
+ * {@link decidePodEviction} without the start hold (`opts.judgement`): the restart-safe deadline,
+ * the edit clamp and the sight hold. Pure; never throws.
+ */
+function decideUnheld(pod: Pod, taints: readonly Taint[], nowMs: number, opts: DecideOptions): Exclude<Decision, { kind: 'held' }> {
   if (pod.nodeName === '') return { kind: 'none' };
   const noExecute = noExecuteTaints(taints);
   const matched = noExecute.map((taint) => ({ taint, toleration: firstToleratingToleration(taint, pod.tolerations) }));
@@ -163,15 +206,17 @@ export function decidePodEviction(pod: Pod, taints: readonly Taint[], nowMs: num
  * {@link sightHoldUntilMs} says so and the hold has not ended by `nowMs`; else returns it as is.
  * A `delete-at` never needs this: its deadline is after `nowMs`, so after any ended blind interval.
  */
-function holdForSight(d: Extract<Decision, { kind: 'delete-now' }>, dueMs: number, nowMs: number, sight: SightInput | undefined): Decision {
+function holdForSight(d: Extract<Decision, { kind: 'delete-now' }>, dueMs: number, nowMs: number, sight: SightInput | undefined): Exclude<Decision, { kind: 'held' }> {
   const untilMs = sightHoldUntilMs(dueMs, sight);
   if (untilMs === undefined || untilMs <= nowMs) return d;
   const blind = sight?.lastBlind;
   const gap = blind ? `${new Date(blind.fromMs).toISOString()}–${new Date(blind.toMs).toISOString()}` : '';
+  // A zero-length interval is the start hold without a node lifecycle controller here (decidePodEviction).
+  const when = blind && blind.fromMs === blind.toMs ? `before this process first saw the cluster at ${new Date(blind.toMs).toISOString()}` : `at or before the end of the controller's blind interval ${gap}`;
   return {
     kind: 'delete-at',
     atMs: untilMs,
-    reason: `${d.reason}; due ${new Date(dueMs).toISOString()}, at or before the end of the controller's blind interval ${gap}: held until the node's health has been re-judged for a full grace period after sight returned`,
+    reason: `${d.reason}; due ${new Date(dueMs).toISOString()}, ${when}: held until the node's health has been re-judged for a full grace period after sight returned`,
     taint: d.taint,
     heldForSightFromMs: dueMs,
   };
@@ -211,6 +256,8 @@ export type EvictionPlan =
  * Mirrors the queue handling of `processPodOnNode` and `cancelWorkWithEvent`:
  * - `none` cancels what is pending; the cancel event is emitted only for a timed entry, because
  *   upstream's `CancelWork` returns false for an immediate (nil) one.
+ * - `held` (not upstream: the start hold) drops what is pending without the event; the caller
+ *   re-decides when the node lifecycle controller's judgement of the node changes.
  * - `delete-now` cancels a timed entry with the event and deletes at once. An immediate entry for
  *   the same pod is kept: that deletion is already under way (upstream's `AddWork` skips it too).
  * - A pending deadline for the same pod is never moved, by a `delete-at` or by a `delete-now`
@@ -235,6 +282,9 @@ export function planEviction(decision: Decision, podUid: string, pending: Pendin
   switch (decision.kind) {
     case 'none':
       return pending === undefined ? { kind: 'keep' } : { kind: 'cancel', emitCancelEvent: !immediate };
+    case 'held':
+      // Not cancelled from the user's point of view (it goes ahead once confirmed): no event.
+      return pending === undefined ? { kind: 'keep' } : { kind: 'cancel', emitCancelEvent: false };
     case 'delete-now':
       if (immediate && samePod) return { kind: 'keep' };
       // Never sooner than the schedule upstream would keep (see above).

@@ -23,7 +23,7 @@ export const taintEvictionDescriptor = {
   build(ctx) {
     const { nodes, pods, leases } = ctx.sources;
     const io = ctx.io(taintEvictionDescriptor);
-    return new TaintEvictionController({
+    const te = new TaintEvictionController({
       clock: ctx.clock,
       log: ctx.log,
       caches: { nodes, pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode: (n) => pods.onNode(n) } },
@@ -33,8 +33,13 @@ export const taintEvictionDescriptor = {
       // A pod is only deleted while its node's taints, the pod itself and the node heartbeats (the
       // node lifecycle controller's view; see the sight hold in src/tainteviction/sight.ts) are current.
       canSeeCluster: ctx.sees([nodes, pods, leases]),
+      // The start hold: deletions for the node lifecycle controller's taints wait for its confirmation.
+      judgements: ctx.judgements,
       options: { disruptionConditions: ctx.config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: ctx.config.nodeMonitorGracePeriod },
     });
+    // Level-based: a changed judgement re-decides the node's pods from the caches.
+    ctx.judgements.onChange((node) => te.judgementChanged(node));
+    return te;
   },
   subscribe(te, { nodes, pods, leases }) {
     for (const s of [nodes, pods, leases]) s.subscribe({ watching: () => te.sightChanged() });

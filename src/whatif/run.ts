@@ -23,6 +23,7 @@ import { CONTROLLER_REGISTRY } from '../controllers/table.js';
 import { InMemoryCluster, type TimelineEntry } from './cluster.js';
 import { selectNodes, type Scenario } from './scenario.js';
 import type { ClusterSnapshot } from './snapshot.js';
+import { NodeJudgementBoard } from '../kube/judgements.js';
 import { clusterIO, clusterSources } from './sources.js';
 
 /**
@@ -94,7 +95,7 @@ export async function runWhatIf(snapshot: ClusterSnapshot, scenario: Scenario, c
   const sources = clusterSources(cluster);
   const enabled = enabledControllers(config);
   const { byKey, list: running } = buildControllers(
-    { config, clock, log: silentLogger, metrics, identity: 'what-if', sources, ...sightOf(sources), io: (d) => clusterIO(cluster, d) },
+    { config, clock, log: silentLogger, metrics, identity: 'what-if', sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => clusterIO(cluster, d) },
     enabled,
   );
   const nlcConfig = nodeLifecycleConfigFrom(config);

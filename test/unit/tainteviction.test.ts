@@ -154,7 +154,7 @@ describe('restart-safe deadlines (deliberate fix of kubernetes/kubernetes#108268
   });
 
   test('property: adding a NoExecute taint never postpones the eviction', () => {
-    const rank = (d: Decision, now: number): number => (d.kind === 'none' ? Number.POSITIVE_INFINITY : d.kind === 'delete-now' ? now : d.atMs);
+    const rank = (d: Decision, now: number): number => (d.kind === 'none' || d.kind === 'held' ? Number.POSITIVE_INFINITY : d.kind === 'delete-now' ? now : d.atMs);
     const taintArb = fc.record({
       key: fc.constantFrom('a', 'b', 'c'),
       effect: fc.constant('NoExecute'),
