@@ -205,6 +205,7 @@ export interface ZoneTaintingDeps {
     | 'zoneEvictionPaused'
     | 'zoneTaintingQueueLength'
     | 'evictionCircuitOpen'
+    | 'evictionCircuitStartHold'
   >;
   canSeeCluster: () => boolean;
 }

@@ -102,8 +102,12 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     });
   }
 
-  /** Starts the tainting (or legacy eviction) pass, every 100 ms. */
+  /**
+   * Starts the tainting (or legacy eviction) pass, every 100 ms. The eviction guards begin open
+   * (guardhold.ts `start`, deliberate difference 19a): a start forgets what the guards saw before.
+   */
   start(): void {
+    this.#guards.start();
     this.#scheduleTaintPass(EVENT_SOURCE_TAINT_PASS_MS);
   }
 
