@@ -138,7 +138,8 @@ export interface BreakerStep {
  * One observation of the breaker. Opens at once when `unhealthy > limit`; closes when the count has
  * been at or below `closeAt` ({@link breakerLevels}) at every observation for `closeAfterMs`. A
  * count between `closeAt` and `limit` neither opens a closed breaker nor starts closing an open one,
- * so a count that wavers around the limit does not flap.
+ * so a count that wavers around the limit does not flap. A breaker open since the start
+ * (`startHold`) closes by the same rule; a count above the limit reports it as `opened` with its own reason.
  * @param prev the state returned by the previous step ({@link BREAKER_CLOSED} at first).
  * @param unhealthy nodes counted not Ready (the controller's stricter, silent-inclusive count).
  * @param total nodes that take part in zone disruption.
@@ -222,7 +223,9 @@ export interface StormStep {
  * never seen Ready, did not become not Ready in the controller's sight (they count for the breaker,
  * not for the storm). The storm is on while more than `threshold` distinct nodes became not Ready
  * within the last `windowMs` (entry time > now − window); tainting stays paused until it has been
- * over for `holdMs`. A storm that comes back during the hold continues the same pause.
+ * over for `holdMs`. A storm that comes back during the hold continues the same pause. A guard open
+ * since the start (`startHold`) cannot count the storm as over before `overNotBeforeMs` (start +
+ * window); a storm seen then reports it as `opened` with its own reason.
  * @param prev the previous state ({@link STORM_NONE} at first).
  * @param readiness every node that takes part in zone disruption, with whether it counts as Ready.
  * @param nowMs epoch **milliseconds**.
