@@ -37,10 +37,10 @@ import { CountOrPercentSyntaxError, parseCountOrPercent, type CountOrPercent } f
 import { versionLine } from '../version.js';
 import type { ControllerConfig, FeatureGates } from '../controllers/config.js';
 import { canonicalControllerName, KNOWN_CONTROLLERS, kubeControllerManagerDisableFlags } from '../controllers/names.js';
-import { FLAG_BY_NAME, FLAGS, flagEnvVar, SHADOW_LEASE_NAME, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, type FlagName, type FlagSpec } from './flagtable.js';
+import { FLAG_BY_NAME, FLAGS, flagEnvVar, SHADOW_LEASE_NAME, SHADOW_LEASE_SUFFIX, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, type FlagName, type FlagSpec } from './flagtable.js';
 
 // Importers of the flags take these from here, beside the parser.
-export { DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, flagEnvVar, SHADOW_LEASE_NAME };
+export { DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, flagEnvVar, SHADOW_LEASE_NAME, SHADOW_LEASE_SUFFIX };
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, parseLabelSelector } from '../kube/labelselector.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -228,7 +228,8 @@ export function controllerFlagsHelp(): string {
  *   `--unhealthy-zone-threshold` outside (0, 1]; `--large-cluster-size-threshold` not an integer >= 0;
  *   `--kube-api-qps` <= 0; `--kube-api-burst` not an integer >= 1; with `--leader-elect`, client-go's
  *   lease rules (all three durations > 0, lease duration > renew deadline > 1.2 × retry period) and
- *   a valid Lease name and namespace; an unreadable or malformed `--config` file.
+ *   a valid Lease name and namespace, and a Lease name that ends in `-shadow` exactly when
+ *   `--dry-run` is on; an unreadable or malformed `--config` file.
  * @throws {HelpRequested} for `--help` / `-h`.
  * Deliberate difference from upstream: validation is stricter. In 1.37.2
  * `NodeLifecycleControllerOptions.Validate` (`cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go`)
@@ -508,6 +509,22 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     }
     if (!DNS1123_LABEL.test(leaderElectResourceNamespace)) {
       fail('leader-elect-resource-namespace', `"${leaderElectResourceNamespace}" is not a valid namespace (DNS-1123 label)`);
+    }
+    // A shadow that won the real controller's Lease would leave the cluster with no controller acting
+    // (it writes nothing): a --dry-run process campaigns only for a Lease named *-shadow, and an
+    // acting process never for one, so the two can never share a Lease. Refusing to start only
+    // prevents actions.
+    if (dryRun && !leaderElectResourceName.endsWith(SHADOW_LEASE_SUFFIX)) {
+      fail(
+        'leader-elect-resource-name',
+        `"${leaderElectResourceName}" does not end in "${SHADOW_LEASE_SUFFIX}": with --dry-run the Lease must be a shadow's own (e.g. "${SHADOW_LEASE_NAME}"), never the acting controller's`,
+      );
+    }
+    if (!dryRun && leaderElectResourceName.endsWith(SHADOW_LEASE_SUFFIX)) {
+      fail(
+        'leader-elect-resource-name',
+        `"${leaderElectResourceName}" ends in "${SHADOW_LEASE_SUFFIX}", the suffix kept for --dry-run shadows: an acting controller must not share a Lease with a shadow`,
+      );
     }
   }
 

@@ -27,8 +27,14 @@ export interface FlagSpec {
 /** Our default for `--metrics-bind-address`: empty, the plain-HTTP port is off (as kube-controller-manager has none since 1.24). */
 export const DEFAULT_METRICS_BIND_ADDRESS = '';
 
+/**
+ * How every `--dry-run` process's Lease name ends, and no acting process's may: a shadow never
+ * campaigns for the Lease of a controller that acts (flags.ts refuses either mix, exit 2).
+ */
+export const SHADOW_LEASE_SUFFIX = '-shadow';
+
 /** The leader-election Lease name with `--dry-run` when `--leader-elect-resource-name` is not given. */
-export const SHADOW_LEASE_NAME = 'node-lifecycle-controller-shadow';
+export const SHADOW_LEASE_NAME = `node-lifecycle-controller${SHADOW_LEASE_SUFFIX}`;
 
 /** Our default for `--secure-port`; see the flag's help for why not kube-controller-manager's 10257. */
 export const DEFAULT_SECURE_PORT = 10267;
@@ -387,7 +393,8 @@ export const FLAGS = [
     help:
       'Shadow mode (ours, not upstream): run every controller but write nothing to the cluster (no status, taint, delete, detach, eviction or Event); ' +
       'record each would-be write in the log, in node_lifecycle_controller_dry_run_decisions_total and under "shadow" in /debug/state, and let later decisions see it as if it had landed. ' +
-      `Leader election still runs, under the Lease "${SHADOW_LEASE_NAME}" unless --leader-elect-resource-name is given. See docs/shadow-mode.md and the shadow-report command.`,
+      `Leader election still runs, under the Lease "${SHADOW_LEASE_NAME}" unless --leader-elect-resource-name is given, which must then end in "${SHADOW_LEASE_SUFFIX}" ` +
+      `(and without --dry-run must not), so a shadow never takes the acting controller's Lease. See docs/shadow-mode.md and the shadow-report command.`,
   },
   {
     name: 'node-selector',

@@ -122,8 +122,15 @@ export interface NodeCollectorMetrics {
    * Our own `node_collector_eviction_circuit_open{guard}` gauge: 1 while the cluster-wide
    * guard `guard` (`max-unhealthy-nodes` or `storm`) stops every new NoExecute taint and legacy
    * eviction, else 0; set to 0 at start for each configured guard, absent for a guard that is off.
+   * It is 1 from the moment the controller starts acting: every configured guard begins open.
    */
   evictionCircuitOpen: Gauge<'guard'>;
+  /**
+   * Our own `node_collector_eviction_circuit_start_hold{guard}` gauge: 1 while the guard is open only
+   * because the controller just started (nothing seen since the start has opened it), else 0; absent
+   * for a guard that is off. The chart's EvictionCircuitOpen alert ignores such a hold.
+   */
+  evictionCircuitStartHold: Gauge<'guard'>;
 }
 
 /** Taint eviction controller metrics (subsystem `taint_eviction_controller`). */
@@ -332,6 +339,11 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     evictionCircuitOpen: gauge(
       'node_collector_eviction_circuit_open',
       'Whether a cluster-wide eviction guard (max-unhealthy-nodes or storm) is open (1), stopping every new NoExecute taint and legacy eviction, or closed (0).',
+      ['guard'],
+    ),
+    evictionCircuitStartHold: gauge(
+      'node_collector_eviction_circuit_start_hold',
+      'Whether a cluster-wide eviction guard is open (1) only because the controller just started: every guard begins open and closes by its own rule over what is seen since the start.',
       ['guard'],
     ),
   };

@@ -1,3 +1,4 @@
+// Why this file is over 500 lines: both guards' pure hysteresis (breaker and storm), their start-up hold, and the messages that explain each state live together so that the gate, the view and the Events cannot disagree.
 /**
  * Cluster-wide eviction guards: the circuit breaker
  * (`--max-unhealthy-nodes`) and storm detection (`--storm-threshold`, `--storm-window`,
@@ -99,6 +100,11 @@ export interface CircuitBreakerState {
   readonly openedAtMs?: number;
   /** While open: since when the count has been at or below the close level without a break. */
   readonly closableSinceMs?: number;
+  /**
+   * Open only because the controller just started ({@link EvictionGuards.start}): nothing seen since
+   * the start has opened it. Cleared (with an `opened` change) once the count itself exceeds the limit.
+   */
+  readonly startHold?: true;
 }
 
 /** The breaker before any observation: closed. */
@@ -132,7 +138,8 @@ export interface BreakerStep {
  * One observation of the breaker. Opens at once when `unhealthy > limit`; closes when the count has
  * been at or below `closeAt` ({@link breakerLevels}) at every observation for `closeAfterMs`. A
  * count between `closeAt` and `limit` neither opens a closed breaker nor starts closing an open one,
- * so a count that wavers around the limit does not flap.
+ * so a count that wavers around the limit does not flap. A breaker open since the start
+ * (`startHold`) closes by the same rule; a count above the limit reports it as `opened` with its own reason.
  * @param prev the state returned by the previous step ({@link BREAKER_CLOSED} at first).
  * @param unhealthy nodes counted not Ready (the controller's stricter, silent-inclusive count).
  * @param total nodes that take part in zone disruption.
@@ -141,16 +148,18 @@ export interface BreakerStep {
  */
 export function stepBreaker(prev: CircuitBreakerState, unhealthy: number, total: number, nowMs: number, cfg: CircuitBreakerConfig): BreakerStep {
   const { limit, closeAt } = breakerLevels(cfg.maxUnhealthy, total);
+  const hold = prev.startHold ? { startHold: true as const } : {};
   if (unhealthy > limit) {
-    if (prev.open) return { state: { open: true, openedAtMs: prev.openedAtMs ?? nowMs }, limit, closeAt };
+    // A breaker held open since the start now has its own reason: reported as opening.
+    if (prev.open) return { state: { open: true, openedAtMs: prev.openedAtMs ?? nowMs }, limit, closeAt, ...(prev.startHold ? { change: 'opened' as const } : {}) };
     return { state: { open: true, openedAtMs: nowMs }, change: 'opened', limit, closeAt };
   }
   if (!prev.open) return { state: BREAKER_CLOSED, limit, closeAt };
-  if (unhealthy > closeAt) return { state: { open: true, openedAtMs: prev.openedAtMs ?? nowMs }, limit, closeAt };
+  if (unhealthy > closeAt) return { state: { open: true, openedAtMs: prev.openedAtMs ?? nowMs, ...hold }, limit, closeAt };
   const closableSinceMs = prev.closableSinceMs ?? nowMs;
   const closesAtMs = closableSinceMs + cfg.closeAfterMs;
   if (nowMs >= closesAtMs) return { state: BREAKER_CLOSED, change: 'closed', limit, closeAt };
-  return { state: { open: true, openedAtMs: prev.openedAtMs ?? nowMs, closableSinceMs }, limit, closeAt, closesAtMs };
+  return { state: { open: true, openedAtMs: prev.openedAtMs ?? nowMs, closableSinceMs, ...hold }, limit, closeAt, closesAtMs };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -177,6 +186,16 @@ export interface StormState {
   readonly openedAtMs?: number;
   /** While open: since when the storm has been over (the count within the window at or below the threshold). */
   readonly overSinceMs?: number;
+  /**
+   * Open only because the controller just started ({@link EvictionGuards.start}): cleared (with an
+   * `opened` change) once a storm is seen.
+   */
+  readonly startHold?: true;
+  /**
+   * The storm cannot count as over before this time (epoch ms): the start plus one window, the first
+   * moment the whole window lies in what this process has seen.
+   */
+  readonly overNotBeforeMs?: number;
 }
 
 /** Storm detection before any observation. */
@@ -204,7 +223,9 @@ export interface StormStep {
  * never seen Ready, did not become not Ready in the controller's sight (they count for the breaker,
  * not for the storm). The storm is on while more than `threshold` distinct nodes became not Ready
  * within the last `windowMs` (entry time > now − window); tainting stays paused until it has been
- * over for `holdMs`. A storm that comes back during the hold continues the same pause.
+ * over for `holdMs`. A storm that comes back during the hold continues the same pause. A guard open
+ * since the start (`startHold`) cannot count the storm as over before `overNotBeforeMs` (start +
+ * window); a storm seen then reports it as `opened` with its own reason.
  * @param prev the previous state ({@link STORM_NONE} at first).
  * @param readiness every node that takes part in zone disruption, with whether it counts as Ready.
  * @param nowMs epoch **milliseconds**.
@@ -229,13 +250,20 @@ export function stepStorm(prev: StormState, readiness: ReadonlyMap<string, boole
   if (inStorm) {
     const openedAtMs = prev.open ? (prev.openedAtMs ?? nowMs) : nowMs;
     const state: StormState = { ready, becameNotReadyAt: became, open: true, openedAtMs };
-    return prev.open ? { ...base, state } : { ...base, state, change: 'opened' };
+    // A guard held open since the start now sees a storm of its own: reported as opening.
+    return prev.open && !prev.startHold ? { ...base, state } : { ...base, state, change: 'opened' };
   }
   if (!prev.open) return { ...base, state: { ready, becameNotReadyAt: became, open: false } };
+  const hold = prev.startHold ? { startHold: true as const } : {};
+  if (prev.overNotBeforeMs !== undefined && nowMs < prev.overNotBeforeMs) {
+    // Part of the window lies before the start, unseen: the storm cannot be known to be over yet.
+    const state: StormState = { ready, becameNotReadyAt: became, open: true, openedAtMs: prev.openedAtMs ?? nowMs, overNotBeforeMs: prev.overNotBeforeMs, ...hold };
+    return { ...base, state, closesAtMs: prev.overNotBeforeMs + cfg.holdMs };
+  }
   const overSinceMs = prev.overSinceMs ?? nowMs;
   const closesAtMs = overSinceMs + cfg.holdMs;
   if (nowMs >= closesAtMs) return { ...base, state: { ready, becameNotReadyAt: became, open: false }, change: 'closed' };
-  return { ...base, state: { ready, becameNotReadyAt: became, open: true, openedAtMs: prev.openedAtMs ?? nowMs, overSinceMs }, closesAtMs };
+  return { ...base, state: { ready, becameNotReadyAt: became, open: true, openedAtMs: prev.openedAtMs ?? nowMs, overSinceMs, ...hold }, closesAtMs };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -289,6 +317,8 @@ export interface EvictionGuardView {
   readonly settings: string;
   /** Why it is open, or what it watches while closed. */
   readonly reason: string;
+  /** True while it is open only because the controller just started (nothing since has opened it). */
+  readonly sinceStart?: true;
 }
 
 /**
@@ -303,6 +333,8 @@ export class EvictionGuards {
   #views: EvictionGuardView[] = [];
   #recheckAtMs: number | undefined;
   #lastObservedMs: number | undefined;
+  /** Set by {@link start} until the next {@link observe} reports the guards it opened. */
+  #announceStart = false;
 
   /**
    * @param clock the injected clock (epoch ms).
@@ -324,6 +356,30 @@ export class EvictionGuards {
   }
 
   /**
+   * The controller starts acting (process start, or a standby that became leader): every configured
+   * guard begins **open**, as if it had just opened, and closes only by its normal hysteresis over
+   * observations made from now on. What was seen before (a storm's baseline and window, the breaker's
+   * wait) is forgotten: a restart during a storm must not resume tainting at once, and nothing this
+   * process has seen says the storm is over. The breaker closes once at most its close level have
+   * been not Ready for its full wait (the node monitor grace period) from the first observation; the
+   * storm once its whole window lies after the start (start + `--storm-window`) and it has then been
+   * over for `--storm-hold`. Ours, not upstream's (which has no guard): it only delays NoExecute
+   * tainting and legacy eviction. A guard that is off stays off. The next {@link observe} reports
+   * each guard still held by the start as `opened`, with a message that says so.
+   */
+  start(): void {
+    const now = this.#clock.now();
+    this.#lastObservedMs = undefined;
+    this.#breaker = this.#cfg.breaker ? { open: true, openedAtMs: now, startHold: true } : BREAKER_CLOSED;
+    this.#storm = this.#cfg.storm
+      ? { ready: undefined, becameNotReadyAt: new Map(), open: true, openedAtMs: now, startHold: true, overNotBeforeMs: now + this.#cfg.storm.windowMs }
+      : STORM_NONE;
+    this.#announceStart = this.enabled;
+    this.#views = this.configured.map((guard) => ({ guard, open: true, openedAt: now, count: 0, limit: 0, total: 0, settings: '', reason: startReason(guard), sinceStart: true }));
+    this.#recheckAtMs = undefined;
+  }
+
+  /**
    * Updates both guards from the current node readiness.
    * @returns the guards that opened or closed in this observation (empty when nothing changed).
    */
@@ -332,9 +388,11 @@ export class EvictionGuards {
     const gap = this.#cfg.maxObservationGapMs;
     if (gap !== undefined && this.#lastObservedMs !== undefined && now - this.#lastObservedMs > gap) {
       // Blind since the last observation: a countdown towards closing restarts now.
-      if (this.#breaker.closableSinceMs !== undefined) this.#breaker = { open: true, openedAtMs: this.#breaker.openedAtMs ?? now };
+      if (this.#breaker.closableSinceMs !== undefined) this.#breaker = { open: true, openedAtMs: this.#breaker.openedAtMs ?? now, ...(this.#breaker.startHold ? { startHold: true as const } : {}) };
       if (this.#storm.overSinceMs !== undefined) this.#storm = { ...this.#storm, overSinceMs: now };
     }
+    const announce = this.#announceStart;
+    this.#announceStart = false;
     this.#lastObservedMs = now;
     const total = obs.readiness.size;
     const notReady: string[] = [];
@@ -355,6 +413,7 @@ export class EvictionGuards {
       const reason = breakerReason(step, notReady.length, total, b, now);
       views.push(guardView('max-unhealthy-nodes', step.state, step.closesAtMs, { count: notReady.length, limit: step.limit, total, settings, reason }));
       if (step.change) out.push(transition('max-unhealthy-nodes', step.change, reason, notReady));
+      else if (announce && step.state.startHold) out.push(transition('max-unhealthy-nodes', 'opened', reason, notReady));
     }
     const s = this.#cfg.storm;
     if (s) {
@@ -366,6 +425,7 @@ export class EvictionGuards {
       const reason = stormReason(step, total, s, now);
       views.push(guardView('storm', step.state, step.closesAtMs, { count: step.recent, limit: step.threshold, total, settings, reason }));
       if (step.change) out.push(transition('storm', step.change, reason, notReady));
+      else if (announce && step.state.startHold) out.push(transition('storm', 'opened', reason, notReady));
     }
     this.#views = views;
     this.#recheckAtMs = recheck;
@@ -386,6 +446,11 @@ export class EvictionGuards {
     return this.#views.filter((v) => v.open).map((v) => v.guard);
   }
 
+  /** Whether `guard` is open only because the controller just started ({@link start}). */
+  heldSinceStart(guard: EvictionGuardName): boolean {
+    return (guard === 'storm' ? this.#storm.startHold : this.#breaker.startHold) === true;
+  }
+
   /**
    * When the shell should observe again even if no node changes: the earliest time a guard can
    * close (its hold ends, or a storm entry ages out of the window). Epoch ms, or undefined.
@@ -402,7 +467,7 @@ export class EvictionGuards {
 
 function guardView(
   guard: EvictionGuardName,
-  state: { readonly open: boolean; readonly openedAtMs?: number },
+  state: { readonly open: boolean; readonly openedAtMs?: number; readonly startHold?: true },
   closesAtMs: number | undefined,
   rest: Pick<EvictionGuardView, 'count' | 'limit' | 'total' | 'settings' | 'reason'>,
 ): EvictionGuardView {
@@ -412,7 +477,13 @@ function guardView(
     ...(state.openedAtMs !== undefined ? { openedAt: state.openedAtMs } : {}),
     ...(closesAtMs !== undefined ? { closesAt: closesAtMs } : {}),
     ...rest,
+    ...(state.startHold ? { sinceStart: true as const } : {}),
   };
+}
+
+/** Why a guard is open before its first observation since the start. */
+function startReason(guard: EvictionGuardName): string {
+  return `Eviction guard ${guard} open because the controller just started: ${WHAT_STOPS} until it has watched the nodes long enough to close by its own rule.`;
 }
 
 function transition(guard: EvictionGuardName, change: 'opened' | 'closed', message: string, notReady: readonly string[]): GuardTransition {
@@ -445,6 +516,12 @@ function breakerReason(step: BreakerStep, unhealthy: number, total: number, cfg:
     step.closesAtMs !== undefined
       ? `it closes at ${new Date(step.closesAtMs).toISOString()} (in ${formatGoDuration(Math.max(0, step.closesAtMs - nowMs))}) if at most ${step.closeAt} stay not Ready`
       : `it closes once at most ${step.closeAt} nodes have been not Ready for ${formatGoDuration(cfg.closeAfterMs)}`;
+  if (step.state.startHold) {
+    return (
+      `Eviction circuit open because the controller just started (${flag}): what it saw before the start is gone, so ${WHAT_STOPS} ` +
+      `until it has seen at most ${step.closeAt} of ${total} nodes not Ready (now ${unhealthy}) for ${formatGoDuration(cfg.closeAfterMs)}; ${closing}.`
+    );
+  }
   return (
     `Eviction circuit open: ${unhealthy} of ${total} nodes are not Ready${pct(unhealthy, total)}, more than ${flag} allows (${step.limit}). ` +
     `So many nodes down at once points to a cluster-wide problem (network, control plane, a bad rollout) rather than independent failures, so ${WHAT_STOPS}; ${closing}.`
@@ -462,8 +539,16 @@ function stormReason(step: StormStep, total: number, cfg: StormConfig, nowMs: nu
   }
   const until =
     step.closesAtMs !== undefined
-      ? `the storm is over since ${new Date(step.state.overSinceMs ?? nowMs).toISOString()}; tainting resumes at ${new Date(step.closesAtMs).toISOString()} (in ${formatGoDuration(Math.max(0, step.closesAtMs - nowMs))}) unless it comes back`
+      ? step.state.overSinceMs !== undefined
+        ? `the storm is over since ${new Date(step.state.overSinceMs).toISOString()}; tainting resumes at ${new Date(step.closesAtMs).toISOString()} (in ${formatGoDuration(Math.max(0, step.closesAtMs - nowMs))}) unless it comes back`
+        : `tainting resumes at ${new Date(step.closesAtMs).toISOString()} at the earliest (in ${formatGoDuration(Math.max(0, step.closesAtMs - nowMs))}) unless a storm comes`
       : `tainting resumes once the storm has been over for --storm-hold=${formatGoDuration(cfg.holdMs)}`;
+  if (step.state.startHold) {
+    return (
+      `Node storm guard open because the controller just started (${flags}, --storm-hold=${formatGoDuration(cfg.holdMs)}): a storm seen before the start is not known to be over, so ${WHAT_STOPS} ` +
+      `until a whole window has been watched since the start and no storm seen for the hold (${step.recent} of ${total} nodes became not Ready within it so far, a storm is more than ${step.threshold}); ${until}.`
+    );
+  }
   return (
     `Node storm: ${step.recent} of ${total} nodes became not Ready within the last ${formatGoDuration(cfg.windowMs)}, more than the threshold ${step.threshold} (${flags})` +
     `${names ? `: ${names}` : ''}. Many nodes failing together points to a partition or a control-plane problem rather than independent failures, so ${WHAT_STOPS}; ${until}.`

@@ -7,6 +7,8 @@
  *
  * Ours, not upstream's (deliberate difference 19 of docs/node-lifecycle.md: it only delays or
  * reduces actions). The gate that asks {@link EvictionGuardHold.blocks} is `ZoneTainting.admits`.
+ * {@link EvictionGuardHold.start} opens every configured guard when the controller starts acting
+ * (a restart or failover must not forget a storm and resume tainting at once; difference 19a).
  */
 import type { TimerHandle } from '../util/clock.js';
 import { EvictionGuards, type EvictionGuardName, type EvictionGuardView, type GuardTransition } from './guard.js';
@@ -15,7 +17,7 @@ import type { NodeHealthReader, ZoneTaintingDeps } from './parts.js';
 /** The deps the guards' hold uses: the zone part's, narrowed. */
 export type EvictionGuardHoldDeps = Pick<ZoneTaintingDeps, 'clock' | 'log' | 'events'> & {
   config: Pick<ZoneTaintingDeps['config'], 'evictionGuards'>;
-  metrics: Pick<ZoneTaintingDeps['metrics'], 'evictionCircuitOpen'>;
+  metrics: Pick<ZoneTaintingDeps['metrics'], 'evictionCircuitOpen' | 'evictionCircuitStartHold'>;
 };
 
 /** What the hold asks of the zone part. */
@@ -43,7 +45,31 @@ export class EvictionGuardHold {
     this.#d = deps;
     this.#l = links;
     this.#guards = new EvictionGuards(deps.clock, deps.config.evictionGuards ?? {});
-    for (const guard of this.#guards.configured) deps.metrics.evictionCircuitOpen.set({ guard }, 0);
+    for (const guard of this.#guards.configured) {
+      deps.metrics.evictionCircuitOpen.set({ guard }, 0);
+      deps.metrics.evictionCircuitStartHold.set({ guard }, 0);
+    }
+  }
+
+  /**
+   * The controller starts acting (process start, or a standby that became leader): every configured
+   * guard opens and closes only by its own rule over what is seen from now on (guard.ts
+   * `EvictionGuards.start`). The gauges say so at once and a log line explains it; the first
+   * observation records the EvictionCircuitOpen Event, whose message says the controller just started.
+   * A guard that is off stays off (no gauge, no log). Deliberate difference 19a: only delays.
+   */
+  start(): void {
+    if (!this.#guards.enabled) return;
+    this.#guards.start();
+    this.#eventNode.clear();
+    for (const guard of this.#guards.configured) {
+      this.#d.metrics.evictionCircuitOpen.set({ guard }, 1);
+      this.#d.metrics.evictionCircuitStartHold.set({ guard }, 1);
+    }
+    this.#d.log.info(
+      { guards: this.#guards.configured },
+      'eviction guards open because the controller just started: no NoExecute taint is added and legacy eviction waits until each closes by its own rule over what is seen from now on',
+    );
   }
 
   /** Whether any guard is configured (otherwise readiness need not be collected). */
@@ -74,6 +100,7 @@ export class EvictionGuardHold {
    */
   observe(readiness: ReadonlyMap<string, boolean>): void {
     for (const t of this.#guards.observe({ readiness })) this.#explain(t);
+    for (const guard of this.#guards.configured) this.#d.metrics.evictionCircuitStartHold.set({ guard }, this.#guards.heldSinceStart(guard) ? 1 : 0);
     this.#recheck?.cancel();
     this.#recheck = undefined;
     const at = this.#guards.recheckAtMs();

@@ -213,6 +213,7 @@ export interface ZoneTaintingDeps {
     | 'zoneEvictionPaused'
     | 'zoneTaintingQueueLength'
     | 'evictionCircuitOpen'
+    | 'evictionCircuitStartHold'
   >;
   canSeeCluster: () => boolean;
 }

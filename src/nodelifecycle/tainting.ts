@@ -108,10 +108,13 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
 
   /**
    * Starts the tainting (or legacy eviction) pass, every 100 ms. Logs once if the silent-Ready count
-   * (difference 3) is off at this grace period for nodes with the kubelet's default 40 s Lease.
+   * (difference 3) is off at this grace period for nodes with the kubelet's default 40 s Lease. The
+   * eviction guards begin open (guardhold.ts `start`, deliberate difference 19a): a start forgets
+   * what the guards saw before.
    */
   start(): void {
     this.#silent.logIfOff();
+    this.#guards.start();
     this.#scheduleTaintPass(EVENT_SOURCE_TAINT_PASS_MS);
   }
 

@@ -36,6 +36,8 @@ interface Scenario {
   prefix: string;
   /** Node names of zone i (0-based). */
   zone: (i: number) => string[];
+  /** Epoch ms by which the guards' start hold had ended: Events before it are the start hold's. */
+  settledAt: number;
 }
 
 /** A fleet of 3 zones × 4 nodes (no pods), a controller scoped to it with `flags`, and an observer. */
@@ -59,7 +61,17 @@ async function withScenario(name: string, flags: string[], body: (s: Scenario) =
   await observer.start();
   try {
     await waitFor('zones Normal', () => controller.nodeLifecycle?.view().zones.every((z) => z.state === 'Normal') && (controller.nodeLifecycle?.view().zones.length ?? 0) === 3, 30_000);
-    await body({ fleet, controller, observer, prefix, zone: (i) => fleet.nodesInZone(fleet.zones()[i] as string) });
+    // Every guard begins open when the controller starts and closes by its own rule on the healthy
+    // fleet (deliberate difference 19a): the scenarios start from closed guards.
+    const view = (): EvictionGuardView[] => controller.nodeLifecycle?.view().evictionGuards ?? [];
+    await waitFor('the start hold ended', () => view().length > 0 && view().every((g) => !g.open), 60_000);
+    const settledAt = Date.now();
+    await waitFor('the start hold Event says the controller just started', async () => {
+      const list = await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=EvictionCircuitOpen' });
+      return list.items.some((e) => (e.involvedObject.name ?? '').startsWith(prefix) && /open because the controller just started/.test(e.message ?? ''));
+    }, 10_000);
+    assert.equal(metricValue(await scrapeMetrics(controller), 'node_collector_eviction_circuit_start_hold', { guard: view()[0]?.guard ?? '' }), 0);
+    await body({ fleet, controller, observer, prefix, zone: (i) => fleet.nodesInZone(fleet.zones()[i] as string), settledAt });
   } finally {
     observer.stop();
     await controller.stop();
@@ -79,11 +91,16 @@ function noExecuteTaints(observer: NodeObserver): Map<string, number> {
   return all;
 }
 
-/** The fleet's Events with `reason`, newest last (Node events are recorded in `default`). */
-async function fleetEvents(prefix: string, reason: string): Promise<{ node: string; type: string; message: string }[]> {
+/**
+ * The fleet's Events with `reason` last seen after `settledAt` (the start hold's Events are older;
+ * a second after it leaves room for lastTimestamp's whole seconds), newest last (Node events are
+ * recorded in `default`).
+ */
+async function fleetEvents(prefix: string, reason: string, settledAt: number): Promise<{ node: string; type: string; message: string }[]> {
   const list = await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `reason=${reason}` });
   return list.items
     .filter((e) => e.involvedObject.kind === 'Node' && (e.involvedObject.name ?? '').startsWith(prefix))
+    .filter((e) => (e.lastTimestamp ? new Date(e.lastTimestamp).getTime() : 0) > settledAt + 1000)
     .map((e) => ({ node: e.involvedObject.name ?? '', type: e.type ?? '', message: e.message ?? '' }));
 }
 
@@ -91,7 +108,7 @@ describe('cluster-wide eviction guards (issue 16)', { concurrency: false }, () =
   test('breaker open → no NoExecute taint while more than N nodes are down, with the Event present; it closes with hysteresis and tainting resumes', async () => {
     // N = 2 of 12 nodes. Two victims in each of two zones: 2 of 4 not Ready keeps every zone Normal
     // (PartialDisruption needs more than 2), so only the breaker can hold the taints back.
-    await withScenario('guard-breaker', ['--max-unhealthy-nodes=2'], async ({ fleet, controller, observer, prefix, zone }) => {
+    await withScenario('guard-breaker', ['--max-unhealthy-nodes=2'], async ({ fleet, controller, observer, prefix, zone, settledAt }) => {
       assert.equal(metricValue(await scrapeMetrics(controller), 'node_collector_eviction_circuit_open', { guard: 'max-unhealthy-nodes' }), 0);
       const victims = [...zone(0).slice(0, 2), ...zone(1).slice(0, 2)];
       for (const v of victims) fleet.killNode(v);
@@ -101,7 +118,7 @@ describe('cluster-wide eviction guards (issue 16)', { concurrency: false }, () =
       // ungated queue would have tainted all four within 2 s.
       await holdsFor('no NoExecute taint while the breaker is open', () => noExecuteTaints(observer).size === 0, 2 * GRACE_MS);
       assert.ok(controller.nodeLifecycle?.view().zones.every((z) => z.state === 'Normal'), 'the zones stayed Normal: the breaker, not a zone pause, held the taints');
-      const open = await fleetEvents(prefix, 'EvictionCircuitOpen');
+      const open = await fleetEvents(prefix, 'EvictionCircuitOpen', settledAt);
       assert.equal(open.length, 1, 'one EvictionCircuitOpen Event');
       assert.equal(open[0]?.type, 'Warning');
       assert.ok(victims.includes(open[0]?.node ?? ''), `the Event is on a down node (${open[0]?.node})`);
@@ -115,7 +132,7 @@ describe('cluster-wide eviction guards (issue 16)', { concurrency: false }, () =
       await waitFor('breaker closed', () => guardView(controller, 'max-unhealthy-nodes')?.open === false, GRACE_MS + 60_000);
       await waitFor(`${still} tainted unreachable:NoExecute`, () => observer.taintedWith(UNREACHABLE).has(still), 30_000);
       assert.deepEqual([...noExecuteTaints(observer).keys()], [still], 'only the node still down is tainted');
-      const closed = await waitFor('EvictionCircuitClosed Event', async () => (await fleetEvents(prefix, 'EvictionCircuitClosed'))[0], 10_000);
+      const closed = await waitFor('EvictionCircuitClosed Event', async () => (await fleetEvents(prefix, 'EvictionCircuitClosed', settledAt))[0], 10_000);
       assert.equal(closed.type, 'Warning');
       assert.equal(closed.node, open[0]?.node, 'the close Event goes on the node that got the open one');
       assert.equal(metricValue(await scrapeMetrics(controller), 'node_collector_eviction_circuit_open', { guard: 'max-unhealthy-nodes' }), 0);
@@ -128,7 +145,7 @@ describe('cluster-wide eviction guards (issue 16)', { concurrency: false }, () =
     // --storm-hold=10s.
     const windowMs = 10_000;
     const holdMs = 10_000;
-    await withScenario('guard-storm', ['--storm-threshold=2', `--storm-window=${windowMs / 1000}s`, `--storm-hold=${holdMs / 1000}s`], async ({ fleet, controller, observer, prefix, zone }) => {
+    await withScenario('guard-storm', ['--storm-threshold=2', `--storm-window=${windowMs / 1000}s`, `--storm-hold=${holdMs / 1000}s`], async ({ fleet, controller, observer, prefix, zone, settledAt }) => {
       const victims = [zone(0)[0], zone(1)[0], zone(2)[0]] as string[];
       for (const v of victims) fleet.killNode(v);
       const openedAt = await waitFor('storm detected', () => guardView(controller, 'storm')?.openedAt, GRACE_MS + 30_000);
@@ -139,10 +156,10 @@ describe('cluster-wide eviction guards (issue 16)', { concurrency: false }, () =
       assert.deepEqual(early, [], 'no NoExecute taint during the storm and its hold');
       assert.ok(victims.every((v) => observer.firstAt(v, (c) => c.ready === 'Unknown') !== undefined), 'the victims were Unknown (queued) during the hold');
       await waitFor('every victim tainted after the hold', () => victims.every((v) => observer.taintedWith(UNREACHABLE).has(v)), 30_000);
-      const open = await fleetEvents(prefix, 'EvictionCircuitOpen');
+      const open = await fleetEvents(prefix, 'EvictionCircuitOpen', settledAt);
       assert.equal(open.length, 1);
       assert.match(open[0]?.message ?? '', /Node storm: 3 of 12 nodes became not Ready within the last 10s/);
-      const closed = await waitFor('EvictionCircuitClosed Event', async () => (await fleetEvents(prefix, 'EvictionCircuitClosed'))[0], 10_000);
+      const closed = await waitFor('EvictionCircuitClosed Event', async () => (await fleetEvents(prefix, 'EvictionCircuitClosed', settledAt))[0], 10_000);
       assert.match(closed.message, /--storm-hold=10s/);
     });
   });

@@ -421,10 +421,32 @@ describe('--dry-run (issue 16, shadow mode): its own Lease unless one is named',
     assert.equal((await parse(['--dry-run=true'], {})).leaderElectResourceName, 'node-lifecycle-controller-shadow');
     assert.equal((await parse(['--dry-run=false'])).leaderElectResourceName, 'node-lifecycle-controller');
   });
-  test('an explicit --leader-elect-resource-name (flag, NLC_*, even the default value) wins', async () => {
-    assert.equal((await parse(['--dry-run', '--leader-elect-resource-name=mine'])).leaderElectResourceName, 'mine');
-    assert.equal((await parse(['--dry-run', '--leader-elect-resource-name=node-lifecycle-controller'])).leaderElectResourceName, 'node-lifecycle-controller');
-    assert.equal((await parse(['--dry-run'], { NLC_LEADER_ELECT_RESOURCE_NAME: 'env' })).leaderElectResourceName, 'env');
+  test('an explicit --leader-elect-resource-name that ends in -shadow (flag or NLC_*) wins', async () => {
+    assert.equal((await parse(['--dry-run', '--leader-elect-resource-name=mine-shadow'])).leaderElectResourceName, 'mine-shadow');
+    assert.equal((await parse(['--dry-run'], { NLC_LEADER_ELECT_RESOURCE_NAME: 'env-shadow' })).leaderElectResourceName, 'env-shadow');
+  });
+  // A shadow that wins the acting controller's Lease leaves nothing acting: with --dry-run the Lease
+  // must end in -shadow, and without it must not, so the two can never campaign for one Lease.
+  const refused: [argv: string[], env: Record<string, string>, value: string][] = [
+    [['--dry-run', '--leader-elect-resource-name=node-lifecycle-controller'], {}, 'node-lifecycle-controller'],
+    [['--dry-run', '--leader-elect-resource-name=mine'], {}, 'mine'],
+    [['--dry-run'], { NLC_LEADER_ELECT_RESOURCE_NAME: 'env' }, 'env'],
+    [['--dry-run=true', '--leader-elect-resource-name=shadow-of-nlc'], {}, 'shadow-of-nlc'],
+    [['--leader-elect-resource-name=node-lifecycle-controller-shadow'], {}, 'node-lifecycle-controller-shadow'],
+    [['--dry-run=false'], { NLC_LEADER_ELECT_RESOURCE_NAME: 'x-shadow' }, 'x-shadow'],
+  ];
+  for (const [argv, env, value] of refused) {
+    test(`${[...argv, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ')} exits 2 naming --leader-elect-resource-name and "${value}"`, async () => {
+      const err = await flagError(argv, env);
+      assert.equal(err.exitCode, 2);
+      assert.equal(err.flag, 'leader-elect-resource-name');
+      assert.ok(err.message.startsWith('--leader-elect-resource-name: '), err.message);
+      assert.ok(err.message.includes(`"${value}"`), err.message);
+      assert.ok(!err.message.includes('\n'), 'one line');
+    });
+  }
+  test('without leader election no Lease is campaigned for, so no name is refused', async () => {
+    assert.equal((await parse(['--dry-run', '--leader-elect=false', '--leader-elect-resource-name=mine'])).dryRun, true);
   });
   test('an invalid boolean exits 2 naming the flag', async () => {
     assert.equal((await flagError(['--dry-run=maybe'])).flag, 'dry-run');

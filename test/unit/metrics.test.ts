@@ -67,6 +67,7 @@ function touchAll(m: Metrics): void {
   m.leaderElection.slowpathTotal.inc({ name: 'node-lifecycle-controller' });
   nc.podMarkingHeldNodes.set(0);
   nc.evictionCircuitOpen.set({ guard: 'storm' }, 0);
+  nc.evictionCircuitStartHold.set({ guard: 'storm' }, 0);
   m.podGC.liveReadFailuresTotal.inc({ resource: 'node', reason: 'error' }, 0);
   m.attachDetach.liveReadFailuresTotal.inc({ resource: 'volumeattachment', reason: 'unparsable' }, 0);
   m.nodeAffinity.evictions.inc({ result: 'evicted' }, 0);
@@ -88,6 +89,7 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['node_collector_zone_tainting_queue_length', 'gauge', ['zone']],
     ['node_collector_pod_marking_held_nodes', 'gauge', []],
     ['node_collector_eviction_circuit_open', 'gauge', ['guard']],
+    ['node_collector_eviction_circuit_start_hold', 'gauge', ['guard']],
     ['taint_eviction_controller_pod_deletions_total', 'counter', []],
     ['taint_eviction_controller_pod_deletion_duration_seconds', 'histogram', []],
     ['taint_eviction_controller_pending_pod_deletions', 'gauge', []],

@@ -44,6 +44,24 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+Name of the leader-election Lease (--leader-elect-resource-name). With controller.dryRun it is a
+shadow's own: leaderElection.resourceName with "-shadow" appended unless it already ends so (the
+default gives node-lifecycle-controller-shadow, the binary's own default with --dry-run). A shadow
+that won the acting controller's Lease would leave nothing acting, and the binary refuses --dry-run
+with any other name.
+*/}}
+{{- define "nlc.leaseName" -}}
+{{- $name := .Values.leaderElection.resourceName -}}
+{{- if and (not .Values.controller.dryRun) (hasSuffix "-shadow" $name) -}}
+{{- fail (printf "leaderElection.resourceName %q ends in -shadow, which is kept for controller.dryRun shadows (the binary refuses it without --dry-run)" $name) -}}
+{{- else if and .Values.controller.dryRun (not (hasSuffix "-shadow" $name)) -}}
+{{- printf "%s-shadow" $name -}}
+{{- else -}}
+{{- $name -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Namespace of the leader-election Lease: the value, else the release namespace. */}}
 {{- define "nlc.leaseNamespace" -}}
 {{- default .Release.Namespace .Values.leaderElection.resourceNamespace -}}
