@@ -174,7 +174,9 @@ describe('node-affinity-enforcer (issue 19) on the real API server', { skip }, (
     await createPod('guarded-1', `${prefix}-restore`, { labels: { app: 'guarded' } });
     await setPdbStatus('guard', 1, 2);
     await waitFor('guarded-0 evicted after the replica came back', async () => ((await podState('guarded-0')) === 'evicted' ? true : undefined), 60_000, 200);
-    assert.ok((await eventReasons('guarded-0')).includes(EVENT_EVICTED));
+    // The Event is recorded after the eviction returns, through the asynchronous Event sink (as
+    // client-go's broadcaster): it may reach the API server a moment after the pod is evicted.
+    await waitFor('the Evicted Event', async () => ((await eventReasons('guarded-0')).includes(EVENT_EVICTED) ? true : undefined), 10_000, 200);
     assert.equal(await podState('guarded-1'), 'running');
   });
 

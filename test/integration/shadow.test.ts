@@ -134,6 +134,10 @@ test('kube-controller-manager and a --dry-run shadow through a node failure: zer
     join(logDir, `${prefix}-kcm.log`),
     ROOT,
   );
+  // Subscribed before the shadow starts: waitForLine sees only lines logged from now on, and
+  // kube-controller-manager logs its start-up within a second, often before the shadow is up.
+  const kcmRunning = kcm.waitForLine(/Started controller|Starting controller|Starting node controller|Caches are synced/, 120_000);
+  kcmRunning.catch(() => undefined);
   shadow = await startTestController(
     prefix,
     ['--dry-run', `--node-monitor-grace-period=${GRACE_S}s`, '--node-monitor-period=1s', '--node-eviction-rate=10'],
@@ -142,7 +146,7 @@ test('kube-controller-manager and a --dry-run shadow through a node failure: zer
   const running = shadow;
   assert.ok(running.config.dryRun && running.taintEviction && running.nodeLifecycle);
   await waitFor('the shadow sees the fleet', () => running.nodeLifecycle?.view().nodes.length === 4, 30_000);
-  await waitFor('kube-controller-manager runs its controllers', () => kcm?.waitForLine(/Started controller|Starting controller|Caches are synced/, 60_000).then(() => true), 90_000);
+  await waitFor('kube-controller-manager runs its controllers', () => kcmRunning.then(() => true), 120_000);
 
   const victim = fleet.nodeNames()[0] as string;
   const victimPods = (await clients.core.listNamespacedPod({ namespace: prefix, fieldSelector: `spec.nodeName=${victim}` })).items.map(toPod).filter((p): p is Pod => p !== undefined);
