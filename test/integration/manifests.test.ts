@@ -6,7 +6,7 @@
  */
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { runCommand, type RunResult } from '../support/command.js';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,23 +21,8 @@ const CHART = join(ROOT, 'charts', 'node-lifecycle-controller');
 const MANIFESTS = join(ROOT, 'manifests');
 const NAMESPACE = 'node-lifecycle-controller';
 
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function run(cmd: string, args: string[], input?: string): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, KUBECONFIG: kubeconfigPath() } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(input ?? '');
-  });
+  return runCommand(cmd, args, { env: { KUBECONFIG: kubeconfigPath() }, ...(input === undefined ? {} : { input }) });
 }
 
 async function ok(cmd: string, args: string[], input?: string): Promise<string> {

@@ -9,7 +9,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { runCommand, type RunResult } from '../support/command.js';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,22 +21,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CHART = join(ROOT, 'charts', 'node-lifecycle-controller');
 const NAMESPACE = 'nlc';
 
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function run(cmd: string, args: string[]): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return runCommand(cmd, args);
 }
 
 /** The parts of a rendered object these checks read. */
