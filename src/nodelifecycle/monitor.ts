@@ -9,6 +9,7 @@
  * ({@link ZoneStatesForHealth}), pod marking the pod readiness part's (podreadiness.ts).
  * Deliberate differences 1, 2, 5, 16 and 18 of docs/node-lifecycle.md live here.
  */
+import { leaseKey } from '../kube/informerfactory.js';
 import type { Lease, Node, NodeCondition } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { describeError } from '../kube/client.js';
@@ -267,7 +268,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
     if (!this.#checkSight()) return undefined;
     if (this.#breaker.cacheBehind()) return undefined;
     this.#ensureRegistered(node);
-    const lease = this.#d.caches.leases.get(`kube-node-lease/${name}`);
+    const lease = this.#d.caches.leases.get(leaseKey(name));
     const now = this.#d.clock.now();
     const obs = observeNodeHealth(this.#health.get(name), node, lease, now, this.#healthOpts);
     this.#health.set(name, obs.health);

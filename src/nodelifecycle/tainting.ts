@@ -13,6 +13,7 @@
  * passes before it is made. Beside it: the pending Ready flips (readyflips.ts), the explanations of
  * zone pauses (zonepauses.ts) and the eviction guards' hold (guardhold.ts).
  */
+import { leaseKey } from '../kube/informerfactory.js';
 import type { Node, NodeCondition } from '../kube/objects.js';
 import { getCondition } from '../kube/objects.js';
 import { describeError } from '../kube/client.js';
@@ -437,7 +438,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     const h = this.#l.health.health(name);
     const ready = savedReadyCondition(h)?.status ?? getCondition(this.#d.caches.nodes.get(name)?.conditions ?? [], NODE_READY)?.status;
     if (ready !== 'True' || !h) return ready;
-    const leaseSeconds = this.#d.caches.leases.get(`kube-node-lease/${name}`)?.leaseDurationSeconds;
+    const leaseSeconds = this.#d.caches.leases.get(leaseKey(name))?.leaseDurationSeconds;
     return this.#silent.isSilent(now - h.probeTimestamp, leaseSeconds) ? 'Unknown' : ready;
   }
 
