@@ -134,3 +134,29 @@ memory limit or heapLimitPercent is 0.
 {{- $mib -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+"true" when controller.controllers turns on the controller named by .names (its canonical name and
+aliases), else "": kube-controller-manager's rule, which the binary applies too (isControllerEnabled in
+src/controllers/names.ts): the first entry naming it decides ("name" on, "-name" off); with no such
+entry it is on when the list holds "*". Used by NOTES.txt to say which actor makes each decision.
+Call: include "nlc.controllerOn" (dict "root" $ "names" (list "pod-garbage-collector-controller" "podgc")).
+*/}}
+{{- define "nlc.controllerOn" -}}
+{{- $names := .names -}}
+{{- $raw := .root.Values.controller.controllers -}}
+{{- $entries := kindIs "slice" $raw | ternary $raw (splitList "," (toString $raw)) -}}
+{{- $decided := "" -}}
+{{- $star := false -}}
+{{- range $entries -}}
+{{- $e := trim (toString .) -}}
+{{- if not $decided -}}
+{{- if eq $e "*" -}}
+{{- $star = true -}}
+{{- else if has (trimPrefix "-" $e) $names -}}
+{{- $decided = hasPrefix "-" $e | ternary "off" "on" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if or (eq $decided "on") (and (not $decided) $star) -}}true{{- end -}}
+{{- end -}}
