@@ -9,21 +9,11 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCommand, type RunResult } from '../support/command.js';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { type RunResult } from '../support/command.js';
+import { CHART, chartWithNotes, helmTemplate, renderChart, type ChartCopy } from '../support/chart.js';
 import { SHADOW_LEASE_NAME, parseControllerFlags } from '../../src/cli/flags.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CHART = join(ROOT, 'charts', 'node-lifecycle-controller');
 const NAMESPACE = 'nlc';
-
-function run(cmd: string, args: string[]): Promise<RunResult> {
-  return runCommand(cmd, args);
-}
 
 /** The parts of a rendered object these checks read. */
 interface Obj {
@@ -37,20 +27,16 @@ interface Obj {
   };
 }
 
-/**
- * `helm template` can render NOTES.txt only through an install, which needs a cluster: a copy of the
- * chart wraps the file, unchanged, in a named template and renders it into a `notes:` document.
- */
-let chartWithNotes = '';
+/** A copy of the chart that also renders NOTES.txt (test/support/chart.ts). */
+let copy: ChartCopy | undefined;
 
 async function template(chart: string, ...set: string[]): Promise<RunResult> {
-  return run('bash', ['scripts/helm.sh', 'template', 'nlc', chart, '--namespace', NAMESPACE, ...set.flatMap((s) => ['--set', s])]);
+  return helmTemplate(chart, NAMESPACE, set);
 }
 
 async function render(...set: string[]): Promise<Obj[]> {
-  const r = await template(chartWithNotes, ...set);
-  assert.equal(r.code, 0, `helm template ${set.join(' ')} failed:\n${r.stderr}`);
-  return (loadAllYaml(r.stdout) as unknown[]).filter((d): d is Obj => d !== null && typeof d === 'object').map((d) => JSON.parse(JSON.stringify(d)) as Obj);
+  assert.ok(copy, 'the chart copy exists');
+  return (await renderChart(copy.chart, NAMESPACE, set)) as Obj[];
 }
 
 function args(docs: Obj[]): string[] {
@@ -78,18 +64,11 @@ function notes(docs: Obj[]): string {
 }
 
 describe('chart: a dryRun release takes a shadow Lease, never the acting controller', () => {
-  let dir = '';
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'nlc-chart-'));
-    chartWithNotes = join(dir, 'node-lifecycle-controller');
-    await cp(CHART, chartWithNotes, { recursive: true });
-    const text = await readFile(join(CHART, 'templates', 'NOTES.txt'), 'utf8');
-    await rm(join(chartWithNotes, 'templates', 'NOTES.txt'));
-    await writeFile(join(chartWithNotes, 'templates', '_notesundertest.tpl'), `{{- define "nlc.notesUnderTest" -}}\n${text}{{- end -}}\n`);
-    await writeFile(join(chartWithNotes, 'templates', 'notesundertest.yaml'), '{{- /* test only */}}\nnotes: {{ include "nlc.notesUnderTest" . | toJson }}\n');
+    copy = await chartWithNotes();
   });
   after(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await copy?.remove();
   });
 
   test('dryRun=false: the acting Lease, the flags parse, NOTES say to switch kube-controller-manager\'s loops off', async () => {
