@@ -1,0 +1,179 @@
+/**
+ * The pod GC's terminated-pod pass (`gcTerminated`, `--terminated-pod-gc-threshold`) and its
+ * unscheduled-terminating pass (`gcUnscheduledTerminating`) beyond upstream's own tables
+ * (test/unit/upstream-podgc.test.ts): the pure selection, the 20 s period, the live re-check, and
+ * that a large backlog cannot starve the out-of-service pass of writes. Each safety test would fail
+ * if the controller started acting sooner or on more pods.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Node, Pod, PodCondition } from '../../src/kube/objects.js';
+import { createMetrics } from '../../src/metrics/registry.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
+import { byEvictionAndCreationTimestamp, GC_CHECK_PERIOD_MS, isPodEvicted, ORPHAN_QUARANTINE_MS, selectTerminatedForGC, shouldForceDeleteUnscheduled } from '../../src/podgc/decision.js';
+import type { ForceDeleteRecheck, ForceDeleteResult } from '../../src/podgc/writer.js';
+import { FakeClock } from '../../src/util/clock.js';
+import { Events, node, OOS, pod, PodStore, settle, Store, T0, terminating } from '../support/outofservice-world.js';
+
+const finished = (name: string, createdMs: number, o: Partial<Pod> = {}): Pod => pod(name, 'n1', { phase: 'Succeeded', creationTimestamp: createdMs, ...o });
+
+describe('selectTerminatedForGC (pure)', () => {
+  test('deletes the oldest beyond the threshold, evicted pods first, names breaking ties', () => {
+    const pods = [
+      finished('d', 4),
+      finished('a', 1),
+      finished('c', 2),
+      finished('b', 2),
+      finished('e', 5, { phase: 'Failed', statusReason: 'Evicted' }),
+      pod('running', 'n1', { creationTimestamp: 0 }),
+    ];
+    assert.deepEqual(
+      selectTerminatedForGC(pods, 2).map((p) => p.name),
+      ['e', 'a', 'b'],
+    );
+    assert.deepEqual(selectTerminatedForGC(pods, 5), [], 'at the threshold: nothing');
+    assert.deepEqual(selectTerminatedForGC(pods, 0), [], '0 disables the pass');
+    assert.deepEqual(selectTerminatedForGC(pods, -1), [], 'negative disables it too, as upstream');
+  });
+
+  test('safety: a pod without a terminal phase is never counted or deleted (upstream would count an empty phase)', () => {
+    const pods = [pod('empty', 'n1', { phase: '', creationTimestamp: 0 }), pod('unknown', 'n1', { phase: 'Unknown' }), pod('pending', 'n1', { phase: 'Pending' }), finished('done', 1)];
+    assert.deepEqual(selectTerminatedForGC(pods, 1), [], 'only one terminated pod: at the threshold');
+    assert.deepEqual(selectTerminatedForGC(pods, 0), []);
+  });
+
+  test('evicted means Failed with reason Evicted', () => {
+    assert.equal(isPodEvicted({ phase: 'Failed', statusReason: 'Evicted' }), true);
+    assert.equal(isPodEvicted({ phase: 'Succeeded', statusReason: 'Evicted' }), false);
+    assert.equal(isPodEvicted({ phase: 'Failed' }), false);
+    const x = { name: 'x', phase: 'Failed', creationTimestamp: 1 };
+    assert.equal(byEvictionAndCreationTimestamp(x, { ...x }), 0);
+  });
+
+  test('unscheduled: terminating with no node only', () => {
+    assert.equal(shouldForceDeleteUnscheduled(pod('a', '', terminating(T0))), true);
+    assert.equal(shouldForceDeleteUnscheduled(pod('a', '')), false, 'not terminating');
+    assert.equal(shouldForceDeleteUnscheduled(pod('a', 'n1', terminating(T0))), false, 'scheduled');
+  });
+});
+
+/** Live pods and force deletes that take `writeMs` each; records how many run at once per pass. */
+class SlowWrites implements PodGCWrites {
+  readonly live = new Map<string, Pod>();
+  readonly nodes = new Map<string, Node>();
+  readonly deleted: string[] = [];
+  readonly inFlight = new Map<string, number>();
+  maxTerminatedInFlight = 0;
+  constructor(
+    readonly clock: FakeClock,
+    readonly writeMs: number,
+  ) {}
+
+  getNode(name: string): Promise<Node | undefined> {
+    return Promise.resolve(this.nodes.get(name));
+  }
+
+  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
+    const key = `${namespace}/${name}`;
+    const p = this.live.get(key);
+    if (!p || p.uid !== uid) return 'gone';
+    const c: PodCondition | undefined = await recheck(p);
+    if (!c) return 'skipped';
+    const kind = p.deletionTimestamp !== undefined ? 'terminating' : 'terminated';
+    this.inFlight.set(kind, (this.inFlight.get(kind) ?? 0) + 1);
+    this.maxTerminatedInFlight = Math.max(this.maxTerminatedInFlight, this.inFlight.get('terminated') ?? 0);
+    await this.clock.sleep(this.writeMs);
+    this.inFlight.set(kind, (this.inFlight.get(kind) ?? 1) - 1);
+    this.live.delete(key);
+    this.deleted.push(name);
+    return 'deleted';
+  }
+}
+
+function harness(threshold: number, writeMs = 0) {
+  const clock = new FakeClock(T0);
+  const nodes = new Store<Node>();
+  const pods = new PodStore();
+  const writes = new SlowWrites(clock, writeMs);
+  const metrics = createMetrics({ defaultMetrics: false });
+  const gc = new PodGCController({
+    config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped: false, terminatedPodThreshold: threshold },
+    clock,
+    log: silentLogger,
+    caches: { nodes, pods },
+    writes,
+    events: new Events(clock),
+    metrics: metrics.podGC,
+    canSeeCluster: () => true,
+  });
+  const addPod = (p: Pod): void => {
+    pods.put(p);
+    writes.live.set(`${p.namespace}/${p.name}`, p);
+  };
+  const addNode = (n: Node): void => {
+    nodes.put(n);
+    writes.nodes.set(n.name, n);
+  };
+  return { clock, gc, pods, writes, addPod, addNode };
+}
+
+describe('PodGCController terminated and unscheduled passes', () => {
+  test('runs on the 20 s gc period: pods that finish after a pass wait for the next one, not sooner', async () => {
+    const h = harness(1);
+    h.addNode(node('n1', 'True'));
+    h.addPod(finished('a', 1));
+    h.gc.start();
+    await settle(h.clock);
+    assert.deepEqual(h.writes.deleted, []);
+    h.addPod(finished('b', 2));
+    h.addPod(pod('u', '', terminating(T0)));
+    await settle(h.clock, GC_CHECK_PERIOD_MS - 1);
+    assert.deepEqual(h.writes.deleted, [], 'nothing before the next gc pass');
+    await settle(h.clock, 1);
+    assert.deepEqual(h.writes.deleted.sort(), ['a', 'u']);
+    await h.gc.stop();
+  });
+
+  test('re-decides on the live pod: a pod scheduled since the pass, or restarted, is left alone', async () => {
+    const h = harness(0);
+    h.addNode(node('n1', 'True'));
+    const u = pod('u', '', terminating(T0));
+    h.addPod(u);
+    h.writes.live.set('default/u', { ...u, nodeName: 'n1' }); // the API already bound it
+    h.gc.start();
+    await settle(h.clock);
+    assert.deepEqual(h.writes.deleted, []);
+    await h.gc.stop();
+
+    const t = harness(1);
+    t.addNode(node('n1', 'True'));
+    t.addPod(finished('old', 1));
+    t.addPod(finished('new', 2));
+    t.writes.live.set('default/old', { ...finished('old', 1), phase: 'Running' });
+    t.gc.start();
+    await settle(t.clock);
+    assert.deepEqual(t.writes.deleted, [], 'live phase Running: not a terminated pod');
+    await t.gc.stop();
+  });
+
+  test('a backlog of terminated pods cannot starve the out-of-service pass of writes', async () => {
+    const writeMs = 1000;
+    const h = harness(1, writeMs);
+    h.addNode(node('n1', 'True'));
+    h.addNode(node('down', 'False', [{ key: OOS, effect: 'NoExecute' }]));
+    for (let i = 0; i < 500; i++) h.addPod(finished(`t${i}`, i));
+    h.addPod(pod('victim', 'down', terminating(T0)));
+    h.gc.start();
+    await settle(h.clock, 2 * writeMs);
+    assert.ok(h.writes.deleted.includes('victim'), 'the out-of-service pod went within two write times');
+    assert.ok(h.writes.maxTerminatedInFlight <= 2, `at most 2 terminated deletes at once, saw ${h.writes.maxTerminatedInFlight}`);
+    assert.ok(h.writes.deleted.length < 10, 'the backlog drains slowly, never all at once');
+    // The backlog drains in order over the following passes, oldest first, down to the threshold.
+    for (let i = 0; i < 300 && h.writes.live.size > 1; i++) await settle(h.clock, writeMs);
+    const terminatedDeleted = h.writes.deleted.filter((n) => n !== 'victim');
+    assert.equal(terminatedDeleted.length, 499);
+    assert.ok(h.writes.live.has('default/t499'), 'the newest stays');
+    await h.gc.stop();
+  });
+});
