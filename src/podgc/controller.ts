@@ -24,15 +24,16 @@
  *    longer eligible on the live re-check are not counted (upstream counts before the attempt).
  * 6. Events on the pod and on the node say what was force-deleted and why (upstream PodGC records
  *    none).
+ * 7. Fail closed: a live read that is neither a parsable object nor a 404 proves nothing, so nothing
+ *    is deleted; it is counted (`pod_gc_collector_live_read_failures_total`, not as a force delete)
+ *    and retried with backoff. Upstream does the same for a failed node GET (`discoverDeletedNodes`).
  * 8. The terminated and unscheduled passes run on the 20 s sweep as upstream's, but their deletions
  *    go through their own small work queues (a few workers each) instead of one goroutine per
  *    pod, so a backlog of thousands of terminated pods cannot crowd out-of-service and orphan
  *    writes out of the shared write throttle; a large backlog is therefore cleared later than
  *    upstream would, never sooner. The unscheduled pass adds the `DisruptionTarget` condition to
- *    its Failed patch as the out-of-service pass does (difference 3).
- * 7. Fail closed: a live read that is neither a parsable object nor a 404 proves nothing, so nothing
- *    is deleted; it is counted (`pod_gc_collector_live_read_failures_total`, not as a force delete)
- *    and retried with backoff. Upstream does the same for a failed node GET (`discoverDeletedNodes`).
+ *    its Failed patch as the out-of-service pass does (difference 3), and only Succeeded/Failed pods
+ *    count as terminated (see `isPodTerminatedForGC`).
  */
 import type { Node, Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';

@@ -596,7 +596,7 @@ describe('TestGCUnscheduledTerminating', () => {
       for (const a of h.core.actions.filter((x) => x.verb === 'patch')) {
         const status = a.body['status'] as { phase: string; conditions: { type: string; reason: string; message: string }[] };
         assert.equal(status.phase, 'Failed');
-        // Deliberate difference 8 (docs/out-of-service.md): upstream patches the phase only.
+        // Deliberate difference 16 (docs/out-of-service.md): upstream patches the phase only.
         assert.deepEqual(status.conditions.map((c) => [c.type, c.reason, c.message]), [['DisruptionTarget', 'DeletionByPodGC', 'PodGC: pod is terminating and was never scheduled']]);
       }
       for (const a of h.core.actions.filter((x) => x.verb === 'delete')) assert.equal(a.gracePeriodSeconds, 0);
