@@ -14,7 +14,7 @@ import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js
 import { byEvictionAndCreationTimestamp, GC_CHECK_PERIOD_MS, isPodEvicted, ORPHAN_QUARANTINE_MS, selectTerminatedForGC, shouldForceDeleteUnscheduled } from '../../src/podgc/decision.js';
 import type { ForceDeleteRecheck, ForceDeleteResult } from '../../src/podgc/writer.js';
 import { FakeClock } from '../../src/util/clock.js';
-import { Events, node, OOS, pod, PodStore, settle, Store, T0, terminating } from '../support/outofservice-world.js';
+import { counter, Events, node, OOS, pod, PodStore, settle, Store, T0, terminating } from '../support/outofservice-world.js';
 
 const finished = (name: string, createdMs: number, o: Partial<Pod> = {}): Pod => pod(name, 'n1', { phase: 'Succeeded', creationTimestamp: createdMs, ...o });
 
@@ -65,6 +65,8 @@ class SlowWrites implements PodGCWrites {
   readonly deleted: string[] = [];
   readonly inFlight = new Map<string, number>();
   maxTerminatedInFlight = 0;
+  /** The next `failures` force deletes throw (an API error after the re-check). */
+  failures = 0;
   constructor(
     readonly clock: FakeClock,
     readonly writeMs: number,
@@ -80,6 +82,10 @@ class SlowWrites implements PodGCWrites {
     if (!p || p.uid !== uid) return 'gone';
     const c: PodCondition | undefined = await recheck(p);
     if (!c) return 'skipped';
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('injected: 500 Internal Server Error');
+    }
     const kind = p.deletionTimestamp !== undefined ? 'terminating' : 'terminated';
     this.inFlight.set(kind, (this.inFlight.get(kind) ?? 0) + 1);
     this.maxTerminatedInFlight = Math.max(this.maxTerminatedInFlight, this.inFlight.get('terminated') ?? 0);
@@ -115,7 +121,7 @@ function harness(threshold: number, writeMs = 0) {
     nodes.put(n);
     writes.nodes.set(n.name, n);
   };
-  return { clock, gc, pods, writes, addPod, addNode };
+  return { clock, gc, pods, writes, metrics, addPod, addNode };
 }
 
 describe('PodGCController terminated and unscheduled passes', () => {
@@ -174,6 +180,21 @@ describe('PodGCController terminated and unscheduled passes', () => {
     const terminatedDeleted = h.writes.deleted.filter((n) => n !== 'victim');
     assert.equal(terminatedDeleted.length, 499);
     assert.ok(h.writes.live.has('default/t499'), 'the newest stays');
+    await h.gc.stop();
+  });
+
+  test('metrics: a failed terminated delete counts under reason "terminated" (upstream testDeletingPodsMetrics names) and is retried', async () => {
+    const h = harness(1);
+    h.addNode(node('n1', 'True'));
+    h.addPod(finished('old', 1));
+    h.addPod(finished('new', 2));
+    h.writes.failures = 1;
+    h.gc.start();
+    await settle(h.clock, 1000);
+    assert.deepEqual(h.writes.deleted, ['old'], 'retried after the error, and only the pod beyond the threshold');
+    const labels = { namespace: 'default', reason: 'terminated' };
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pod_errors_total', labels), 1);
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', labels), 2, 'attempts: the failed one and the retry');
     await h.gc.stop();
   });
 });
