@@ -34,6 +34,8 @@
  *    upstream would, never sooner. The unscheduled pass adds the `DisruptionTarget` condition to
  *    its Failed patch as the out-of-service pass does (difference 3), and only Succeeded/Failed pods
  *    count as terminated (see `isPodTerminatedForGC`).
+ * 9. Under `--node-selector` the terminated pass counts and deletes only pods bound to nodes in this
+ *    process's node cache (`#terminatedCandidates`); upstream, which has no selector, counts all.
  */
 import type { Node, Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
@@ -246,7 +248,7 @@ export class PodGCController {
   sweep(): void {
     if (this.#stopped || !this.#d.canSeeCluster()) return;
     const pods = this.#d.caches.pods.list();
-    const terminated = selectTerminatedForGC(pods, this.#d.config.terminatedPodThreshold);
+    const terminated = selectTerminatedForGC(this.#terminatedCandidates(pods), this.#d.config.terminatedPodThreshold);
     if (terminated.length > 0) {
       this.#d.log.info({ numPods: terminated.length, threshold: this.#d.config.terminatedPodThreshold }, 'Garbage collecting terminated pods beyond the threshold');
       // Queued in upstream's deletion order; the queue keeps that order for new keys.
@@ -259,6 +261,17 @@ export class PodGCController {
     for (const name of [...this.#seen.keys()]) {
       if (!this.#missingSince.has(name) && !this.#d.caches.nodes.get(name) && this.#d.caches.pods.podsOnNode(name).length === 0) this.#seen.delete(name);
     }
+  }
+
+  /**
+   * The pods the terminated pass may count. Deliberate difference 17: under `--node-selector` only
+   * pods bound to a node in this process's node cache, because the pod cache is cluster-wide and
+   * another actor (a second shard, or kube-controller-manager for the other nodes) owns the rest;
+   * upstream has no selector and counts every pod. Fewer pods counted means fewer deletions.
+   */
+  #terminatedCandidates(pods: readonly Pod[]): readonly Pod[] {
+    if (!this.#d.config.scoped) return pods;
+    return pods.filter((p) => p.nodeName !== '' && this.#d.caches.nodes.get(p.nodeName) !== undefined);
   }
 
   #scheduleSweep(): void {
@@ -306,6 +319,8 @@ export class PodGCController {
     const qualifies = reason === 'terminated' ? isPodTerminatedForGC : shouldForceDeleteUnscheduled;
     const cached = this.#d.caches.pods.get(key);
     if (!cached || !qualifies(cached)) return;
+    // Difference 17 again at delete time: a pod whose node left the selector since the pass is not ours.
+    if (reason === 'terminated' && this.#terminatedCandidates([cached]).length === 0) return;
     // Decided again on the pod read from the API: a pod that was scheduled, restarted or recreated
     // since the sweep is left alone.
     await this.#forceDelete(cached, reason, (live) => Promise.resolve(qualifies(live)));

@@ -97,14 +97,14 @@ class SlowWrites implements PodGCWrites {
   }
 }
 
-function harness(threshold: number, writeMs = 0) {
+function harness(threshold: number, writeMs = 0, scoped = false) {
   const clock = new FakeClock(T0);
   const nodes = new Store<Node>();
   const pods = new PodStore();
   const writes = new SlowWrites(clock, writeMs);
   const metrics = createMetrics({ defaultMetrics: false });
   const gc = new PodGCController({
-    config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped: false, terminatedPodThreshold: threshold },
+    config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped, terminatedPodThreshold: threshold },
     clock,
     log: silentLogger,
     caches: { nodes, pods },
@@ -195,6 +195,20 @@ describe('PodGCController terminated and unscheduled passes', () => {
     const labels = { namespace: 'default', reason: 'terminated' };
     assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pod_errors_total', labels), 1);
     assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', labels), 2, 'attempts: the failed one and the retry');
+    await h.gc.stop();
+  });
+
+  test('safety, --node-selector: only pods bound to nodes in our node cache are counted or deleted (difference 17)', async () => {
+    const h = harness(1, 0, true);
+    h.addNode(node('n1', 'True'));
+    // Older terminated pods on a node outside the selector, and one that never got a node.
+    for (let i = 0; i < 5; i++) h.addPod(pod(`other${i}`, 'other', { phase: 'Failed', creationTimestamp: i }));
+    h.addPod(pod('nowhere', '', { phase: 'Failed', creationTimestamp: 0 }));
+    h.addPod(finished('mine-old', 10));
+    h.addPod(finished('mine-new', 11));
+    h.gc.start();
+    await settle(h.clock, 2 * GC_CHECK_PERIOD_MS);
+    assert.deepEqual(h.writes.deleted, ['mine-old'], 'upstream would count 8 and delete the 7 oldest, all but one not ours');
     await h.gc.stop();
   });
 });
