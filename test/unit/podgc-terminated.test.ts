@@ -65,6 +65,8 @@ class SlowWrites implements PodGCWrites {
   readonly deleted: string[] = [];
   readonly inFlight = new Map<string, number>();
   maxTerminatedInFlight = 0;
+  /** Called with each deleted pod (the harness drops it from the pod cache, as the informer would). */
+  onDeleted: (p: Pod) => void = () => undefined;
   /** The next `failures` force deletes throw (an API error after the re-check). */
   failures = 0;
   constructor(
@@ -93,6 +95,7 @@ class SlowWrites implements PodGCWrites {
     this.inFlight.set(kind, (this.inFlight.get(kind) ?? 1) - 1);
     this.live.delete(key);
     this.deleted.push(name);
+    this.onDeleted(p);
     return 'deleted';
   }
 }
@@ -102,6 +105,7 @@ function harness(threshold: number, writeMs = 0, scoped = false) {
   const nodes = new Store<Node>();
   const pods = new PodStore();
   const writes = new SlowWrites(clock, writeMs);
+  writes.onDeleted = (p) => pods.del(p);
   const metrics = createMetrics({ defaultMetrics: false });
   const gc = new PodGCController({
     config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped, terminatedPodThreshold: threshold },
@@ -210,5 +214,33 @@ describe('PodGCController terminated and unscheduled passes', () => {
     await settle(h.clock, 2 * GC_CHECK_PERIOD_MS);
     assert.deepEqual(h.writes.deleted, ['mine-old'], 'upstream would count 8 and delete the 7 oldest, all but one not ours');
     await h.gc.stop();
+  });
+
+  test('a pass queues at most the oldest 1,000 beyond the threshold; the next pass the next ones (later, never more)', async () => {
+    const h = harness(10, 3_600_000); // deletes take an hour: nothing drains while we look
+    h.addNode(node('n1', 'True'));
+    for (let i = 0; i < 2500; i++) h.addPod(finished(`t${String(i).padStart(4, '0')}`, i));
+    h.gc.start();
+    await settle(h.clock);
+    const first = h.gc.view().queuedTerminated + (h.writes.inFlight.get('terminated') ?? 0);
+    assert.equal(first, 1000, 'one batch queued or in flight');
+    h.gc.sweep();
+    await settle(h.clock);
+    assert.equal(h.gc.view().queuedTerminated + (h.writes.inFlight.get('terminated') ?? 0), 1000, 'the same oldest 1,000 again: nothing more');
+    const stopping = h.gc.stop(); // the two in-flight deletes finish an hour later
+    await settle(h.clock, 3_600_000);
+    await stopping;
+
+    const d = harness(10);
+    d.addNode(node('n1', 'True'));
+    for (let i = 0; i < 2500; i++) d.addPod(finished(`t${String(i).padStart(4, '0')}`, i));
+    d.gc.start();
+    await settle(d.clock);
+    assert.equal(d.writes.deleted.length, 1000, 'first pass: the oldest 1,000');
+    assert.deepEqual(d.writes.deleted.slice(0, 3), ['t0000', 't0001', 't0002']);
+    await settle(d.clock, 2 * GC_CHECK_PERIOD_MS);
+    assert.equal(d.writes.deleted.length, 2490, 'two passes later: down to the threshold, no further');
+    assert.ok(d.writes.live.has('default/t2490') && !d.writes.live.has('default/t2489'));
+    await d.gc.stop();
   });
 });
