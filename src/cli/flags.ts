@@ -607,6 +607,7 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     leaderElectRetryPeriod,
     leaderElectResourceName,
     leaderElectResourceNamespace,
+    terminatedPodGCThreshold: integer('terminated-pod-gc-threshold'),
     forceDetachTimeout: duration('force-detach-timeout'),
     disableForceDetachOnTimeout: bool('disable-force-detach-on-timeout'),
     affinityViolationGrace: duration('affinity-violation-grace'),

@@ -222,6 +222,13 @@ export const FLAGS = [
     help: 'Namespace of the leader-election Lease.',
   },
   {
+    name: 'terminated-pod-gc-threshold',
+    kind: 'integer',
+    default: '12500',
+    unit: 'pods (0 or less: off)',
+    help: 'pod-garbage-collector-controller: number of terminated pods (Succeeded or Failed) that may exist before the oldest are deleted. As kube-controller-manager; 0 or less disables the pass.',
+  },
+  {
     name: 'force-detach-timeout',
     kind: 'duration',
     default: '6m',

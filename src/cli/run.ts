@@ -34,6 +34,7 @@ import type { ControllerContext, ControllerKey } from '../controllers/context.js
 import { liveIO, liveSources, NO_OVERLAY, type LiveInformer } from '../controllers/live.js';
 import { buildControllers, enabledControllers, neededSources, sightOf, type BuiltControllers, type RunnableController } from '../controllers/registry.js';
 import { NodeJudgementBoard } from '../kube/judgements.js';
+import { SecondActorCheck, toObservedEvent } from '../secondactor/check.js';
 import { parseControllerFlags } from './flags.js';
 
 /** A running controller process, for tests and the demo. */
@@ -128,6 +129,18 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     },
   };
   const { byKey: controllers, list: running } = buildControllers(ctx, enabled);
+  // Signs of kube-controller-manager (or another copy) still deciding what we decide, in the first
+  // minutes of acting. Not in --dry-run: there kube-controller-manager is meant to act. It only warns.
+  const secondActor = shadow
+    ? undefined
+    : new SecondActorCheck({
+        identity,
+        clock,
+        log,
+        listEvents: async (component) => (await clients.core.listEventForAllNamespaces({ fieldSelector: `source=${component}`, limit: 500 })).items.map(toObservedEvent),
+        events: liveIO({ clients, throttle: throttles.next(), identity, clock, log }, { eventSource: 'node-lifecycle-controller' }).events,
+        suspected: metrics.secondActorSuspected,
+      });
 
   // Leader election (Lease, coordination.k8s.io/v1). A standby keeps its caches warm and takes no
   // action until it leads.
@@ -169,6 +182,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     if (lostLeadership || abort.signal.aborted) return;
     log.info({ identity }, 'starting controllers');
     for (const r of running) r.controller.start();
+    secondActor?.start();
   })();
   started.catch((err: unknown) => {
     if (abort.signal.aborted) return; // stopped while waiting for the caches: not a failure
@@ -188,6 +202,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     lost,
     failed,
     stop() {
+      secondActor?.stop();
       stopping ??= shutdown({ abort, resolveLeading, elector, lostLeadership: () => lostLeadership, running, informers: all, server, throttles, log });
       return stopping;
     },

@@ -60,6 +60,8 @@ export interface ControllerConfig extends ServingConfig {
   leaderElectResourceName: string;
   /** `--leader-elect-resource-namespace`: Lease namespace. */
   leaderElectResourceNamespace: string;
+  /** `--terminated-pod-gc-threshold` in **pods**; 0 or less disables the terminated-pod pass (as upstream). */
+  terminatedPodGCThreshold: number;
   /** `--force-detach-timeout` in **milliseconds**. */
   forceDetachTimeout: number;
   /** `--disable-force-detach-on-timeout`. */

@@ -93,6 +93,8 @@ export interface Pod {
   phase: string;
   /** epoch ms */
   creationTimestamp: number;
+  /** `status.reason` (for example `Evicted`); absent when empty. */
+  statusReason?: string;
   /** epoch ms; set once the pod is terminating. */
   deletionTimestamp?: number;
   /** seconds */
@@ -524,6 +526,8 @@ export function toPod(raw: unknown): Pod | undefined {
       arr(status[list]).every(containerNotRunning),
     ),
   };
+  const statusReason = str(status['reason']);
+  if (statusReason) pod.statusReason = statusReason;
   const del = toMillis(m['deletionTimestamp']);
   if (del !== undefined) pod.deletionTimestamp = del;
   const grace = num(m['deletionGracePeriodSeconds']);

@@ -262,6 +262,12 @@ export interface Metrics {
   restClient: RestClientMetricFamilies;
   /** `node_lifecycle_controller_build_info{version,git_commit,node_version}` gauge, always 1. */
   buildInfo: Gauge<'version' | 'git_commit' | 'node_version'>;
+  /**
+   * Our own `node_lifecycle_controller_second_actor_suspected_total{component}` counter: foreign
+   * actors (another Event source instance making our decisions) the start-up check saw, once each
+   * (src/secondactor/check.ts).
+   */
+  secondActorSuspected: Counter<'component'>;
 }
 
 /** Options of {@link createMetrics}. */
@@ -432,8 +438,15 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
   );
   buildInfo.set({ version: PROGRAM_VERSION, git_commit: opts.gitCommit || 'unknown', node_version: process.version }, 1);
 
+  const secondActorSuspected = counter(
+    'node_lifecycle_controller_second_actor_suspected_total',
+    'Number of other actors (kube-controller-manager or another instance) seen recording node lifecycle, taint eviction or pod GC decisions in the first minutes after this process started acting. node-lifecycle-controller\'s own metric.',
+    ['component'],
+  );
+
   return {
     registry,
+    secondActorSuspected,
     nodeCollector,
     taintEviction,
     podGC,

@@ -1,11 +1,10 @@
 /**
- * The pod garbage collector's out-of-service and orphan passes: the thin I/O shell around
- * src/podgc/decision.ts.
+ * The pod garbage collector's four passes (terminated, out-of-service, orphaned, unscheduled
+ * terminating): the thin I/O shell around src/podgc/decision.ts.
  *
- * Mirrors upstream `pkg/controller/podgc/gc_controller.go` (`gcTerminating`, `gcOrphaned`,
- * `discoverDeletedNodes`, `markFailedAndDeletePodWithCondition`). The `gcTerminated` and
- * `gcUnscheduledTerminating` passes are not implemented: kube-controller-manager's PodGC keeps
- * doing them if it runs (see docs/out-of-service.md).
+ * Mirrors upstream `pkg/controller/podgc/gc_controller.go` (`gc`, `gcTerminated`, `gcTerminating`,
+ * `gcOrphaned`, `discoverDeletedNodes`, `gcUnscheduledTerminating`,
+ * `markFailedAndDeletePodWithCondition`).
  *
  * Data flow: informer handlers only enqueue pod keys or node names (level-based); workers re-read
  * the caches, decide with the pure functions, re-decide on a live GET of the node and the pod, and
@@ -28,6 +27,16 @@
  * 7. Fail closed: a live read that is neither a parsable object nor a 404 proves nothing, so nothing
  *    is deleted; it is counted (`pod_gc_collector_live_read_failures_total`, not as a force delete)
  *    and retried with backoff. Upstream does the same for a failed node GET (`discoverDeletedNodes`).
+ * 8. The terminated and unscheduled passes run on the 20 s sweep as upstream's, but their deletions
+ *    go through their own small work queues (a few workers each) instead of one goroutine per
+ *    pod, so a backlog of thousands of terminated pods cannot crowd out-of-service and orphan
+ *    writes out of the shared write throttle; a large backlog is therefore cleared later than
+ *    upstream would, never sooner; each pass queues at most the oldest 1,000 (`TERMINATED_PER_PASS`),
+ *    so a pass never blocks the event loop for long. The unscheduled pass adds the `DisruptionTarget` condition to
+ *    its Failed patch as the out-of-service pass does (difference 3), and only Succeeded/Failed pods
+ *    count as terminated (see `isPodTerminatedForGC`).
+ * 9. Under `--node-selector` the terminated pass counts and deletes only pods bound to nodes in this
+ *    process's node cache (`#terminatedCandidates`); upstream, which has no selector, counts all.
  */
 import type { Node, Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
@@ -42,11 +51,15 @@ import type { Clock, TimerHandle } from '../util/clock.js';
 import {
   decideOrphanNode,
   isOnlyWaitingForFinalizers,
+  isPodTerminatedForGC,
   ORPHAN_MESSAGE,
   OUT_OF_SERVICE_MESSAGE,
   POD_GC_EVENT_REASONS,
   podGCCondition,
+  selectTerminatedForGC,
   shouldForceDeleteOutOfService,
+  shouldForceDeleteUnscheduled,
+  UNSCHEDULED_MESSAGE,
   type PodGCForceDeleteReason,
 } from './decision.js';
 import type { ForceDeleteResult, PodGCWriter } from './writer.js';
@@ -59,6 +72,8 @@ export interface PodGCConfig {
   sweepPeriodMs: number;
   /** True when the process runs under `--node-selector` (see {@link decideOrphanNode}). */
   scoped: boolean;
+  /** `--terminated-pod-gc-threshold`, pods; 0 or less disables the terminated pass (upstream default 12 500). */
+  terminatedPodThreshold: number;
 }
 
 /** The informer caches the controller reads. Pod keys are `ns/name`. */
@@ -89,13 +104,37 @@ export interface PodGCView {
   missingNodes: { node: string; missingSince: number; quarantineEndsAt: number }[];
   queuedPods: number;
   queuedNodes: number;
+  /** Terminated pods queued for deletion by the threshold pass. */
+  queuedTerminated: number;
+  /** Unscheduled terminating pods queued for deletion. */
+  queuedUnscheduled: number;
   /** Nodes the controller keeps state for (seen in the cache, or with orphans pending). */
   trackedNodes: number;
 }
 
 const POD_WORKERS = 8; // upstream deletes gcTerminating candidates in parallel goroutines
 const ORPHAN_WORKERS = 2;
+// Few workers on purpose: each holds at most one write in the shared throttle, so the threshold
+// pass can never queue thousands of deletes ahead of an out-of-service or orphan delete.
+const TERMINATED_WORKERS = 2;
+const UNSCHEDULED_WORKERS = 1;
+/**
+ * Terminated pods queued per gc pass, oldest first; the next pass queues the next ones. Queueing
+ * 37,500 keys at once (50,000 terminated pods, threshold 12,500) blocks the event loop for ~200 ms
+ * of CPU (bench/podgc-terminated.ts), four health-pass budgets; 1,000 keys cost a few ms. The two
+ * workers delete about `--kube-api-qps` × 20 s = 400 pods a pass at the default QPS, so the cap only
+ * slows a drain faster than 1,000 pods per 20 s (difference 8: later, never sooner or more).
+ */
+const TERMINATED_PER_PASS = 1000;
 const BLIND_RETRY_MS = 1000;
+/** Message of the DisruptionTarget condition per pass (written only on pods not yet Succeeded/Failed). */
+const CONDITION_MESSAGES: Readonly<Record<PodGCForceDeleteReason, string>> = {
+  // A terminated pod is never patched (the writer skips terminal pods); kept for completeness.
+  terminated: 'PodGC: terminated pods exceed --terminated-pod-gc-threshold',
+  'out-of-service': OUT_OF_SERVICE_MESSAGE,
+  orphaned: ORPHAN_MESSAGE,
+  unscheduled: UNSCHEDULED_MESSAGE,
+};
 const TAINT_TEXT = 'not Ready and tainted node.kubernetes.io/out-of-service';
 
 /**
@@ -108,6 +147,8 @@ export class PodGCController {
   readonly #d: PodGCDeps;
   readonly #podQueue: WorkQueue;
   readonly #orphanQueue: WorkQueue;
+  readonly #terminatedQueue: WorkQueue;
+  readonly #unscheduledQueue: WorkQueue;
   /**
    * Node name → uid of every node seen in the cache (scoping rule, and the uid for node events). A
    * deleted node leaves it at once when no pod is bound to it, else once its orphans are resolved;
@@ -137,6 +178,20 @@ export class PodGCController {
       log,
       sync: (name) => this.#syncOrphanNode(name),
     });
+    this.#terminatedQueue = new WorkQueue({
+      name: 'pod_gc_terminated',
+      concurrency: TERMINATED_WORKERS,
+      clock,
+      log,
+      sync: (key) => this.#syncSimplePod(key, 'terminated'),
+    });
+    this.#unscheduledQueue = new WorkQueue({
+      name: 'pod_gc_unscheduled_terminating',
+      concurrency: UNSCHEDULED_WORKERS,
+      clock,
+      log,
+      sync: (key) => this.#syncSimplePod(key, 'unscheduled'),
+    });
   }
 
   /** Starts the workers and the safety sweep (one sweep runs at once). Call after the caches synced. */
@@ -152,7 +207,7 @@ export class PodGCController {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#sweepTimer?.cancel();
-    await Promise.all([this.#podQueue.shutDown(), this.#orphanQueue.shutDown()]);
+    await Promise.all([this.#podQueue.shutDown(), this.#orphanQueue.shutDown(), this.#terminatedQueue.shutDown(), this.#unscheduledQueue.shutDown()]);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -193,16 +248,41 @@ export class PodGCController {
   }
 
   /**
-   * The safety sweep: queues every terminating pod on an out-of-service node and notes every
-   * node that pods are bound to but the cache lacks. Mirrors the listing half of upstream's `gc`.
+   * The gc pass, every 20 s: queues the oldest terminated pods beyond the threshold (`gcTerminated`),
+   * every terminating pod on an out-of-service node, every unscheduled terminating pod
+   * (`gcUnscheduledTerminating`), and notes every node that pods are bound to but the cache lacks
+   * (`gcOrphaned`). Mirrors the listing half of upstream's `gc`; the deletions run on the queues.
    * Skipped while the caches cannot be trusted.
    */
   sweep(): void {
     if (this.#stopped || !this.#d.canSeeCluster()) return;
-    for (const pod of this.#d.caches.pods.list()) this.podChanged(pod);
+    const pods = this.#d.caches.pods.list();
+    const terminated = selectTerminatedForGC(this.#terminatedCandidates(pods), this.#d.config.terminatedPodThreshold);
+    if (terminated.length > 0) {
+      const batch = terminated.slice(0, TERMINATED_PER_PASS);
+      this.#d.log.info({ numPods: terminated.length, queued: batch.length, threshold: this.#d.config.terminatedPodThreshold }, 'Garbage collecting terminated pods beyond the threshold');
+      // Queued in upstream's deletion order; the queue keeps that order for new keys. Only the
+      // oldest batch: see TERMINATED_PER_PASS.
+      for (const pod of batch) this.#terminatedQueue.add(podKey(pod));
+    }
+    for (const pod of pods) {
+      if (shouldForceDeleteUnscheduled(pod)) this.#unscheduledQueue.add(podKey(pod));
+      else this.podChanged(pod);
+    }
     for (const name of [...this.#seen.keys()]) {
       if (!this.#missingSince.has(name) && !this.#d.caches.nodes.get(name) && this.#d.caches.pods.podsOnNode(name).length === 0) this.#seen.delete(name);
     }
+  }
+
+  /**
+   * The pods the terminated pass may count. Deliberate difference 17: under `--node-selector` only
+   * pods bound to a node in this process's node cache, because the pod cache is cluster-wide and
+   * another actor (a second shard, or kube-controller-manager for the other nodes) owns the rest;
+   * upstream has no selector and counts every pod. Fewer pods counted means fewer deletions.
+   */
+  #terminatedCandidates(pods: readonly Pod[]): readonly Pod[] {
+    if (!this.#d.config.scoped) return pods;
+    return pods.filter((p) => p.nodeName !== '' && this.#d.caches.nodes.get(p.nodeName) !== undefined);
   }
 
   #scheduleSweep(): void {
@@ -240,6 +320,21 @@ export class PodGCController {
       }
       return true;
     });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Terminated (gcTerminated) and unscheduled terminating (gcUnscheduledTerminating).
+  // ---------------------------------------------------------------------------------------------
+
+  async #syncSimplePod(key: string, reason: 'terminated' | 'unscheduled'): Promise<void> {
+    const qualifies = reason === 'terminated' ? isPodTerminatedForGC : shouldForceDeleteUnscheduled;
+    const cached = this.#d.caches.pods.get(key);
+    if (!cached || !qualifies(cached)) return;
+    // Difference 17 again at delete time: a pod whose node left the selector since the pass is not ours.
+    if (reason === 'terminated' && this.#terminatedCandidates([cached]).length === 0) return;
+    // Decided again on the pod read from the API: a pod that was scheduled, restarted or recreated
+    // since the sweep is left alone.
+    await this.#forceDelete(cached, reason, (live) => Promise.resolve(qualifies(live)));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -323,7 +418,7 @@ export class PodGCController {
   async #forceDelete(pod: Pod, reason: PodGCForceDeleteReason, qualifies: (live: Pod) => Promise<boolean>): Promise<void> {
     const { metrics, log } = this.#d;
     const labels = { namespace: pod.namespace, reason };
-    const message = reason === 'orphaned' ? ORPHAN_MESSAGE : OUT_OF_SERVICE_MESSAGE;
+    const message = CONDITION_MESSAGES[reason];
     let result: ForceDeleteResult;
     try {
       result = await this.#d.writes.forceDeletePod(pod.namespace, pod.name, pod.uid, async (live) => {
@@ -343,10 +438,20 @@ export class PodGCController {
     }
     if (result !== 'deleted') return;
     metrics.forceDeletePodsTotal.inc(labels);
-    this.#recordEvents(pod, reason);
+    if (reason === 'out-of-service' || reason === 'orphaned') this.#recordEvents(pod, reason);
+    else if (reason === 'unscheduled') {
+      this.#d.events.record(
+        { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid },
+        'Warning',
+        POD_GC_EVENT_REASONS.podUnscheduled,
+        `PodGC force-deleted pod ${pod.namespace}/${pod.name} (grace period 0): it is terminating and was never scheduled to a node`,
+      );
+    }
+    // Terminated pods get no Event: thousands may go in one pass, and upstream records none.
+    this.#d.log.info({ pod: podKey(pod), node: pod.nodeName, reason }, 'PodGC force-deleted pod');
   }
 
-  #recordEvents(pod: Pod, reason: PodGCForceDeleteReason): void {
+  #recordEvents(pod: Pod, reason: 'out-of-service' | 'orphaned'): void {
     const ref = `${pod.namespace}/${pod.name}`;
     const why = reason === 'orphaned' ? `node ${pod.nodeName} no longer exists` : `node ${pod.nodeName} is out of service (${TAINT_TEXT})`;
     this.#d.events.record(
@@ -362,7 +467,6 @@ export class PodGCController {
       reason === 'orphaned' ? POD_GC_EVENT_REASONS.nodeOrphan : POD_GC_EVENT_REASONS.nodeOutOfService,
       `PodGC force-deleted ${reason === 'orphaned' ? 'orphaned' : 'terminating'} pod ${ref}: ${why}`,
     );
-    this.#d.log.info({ pod: ref, node: pod.nodeName, reason }, 'PodGC force-deleted pod');
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -376,6 +480,8 @@ export class PodGCController {
       missingNodes: [...this.#missingSince.entries()].map(([node, since]) => ({ node, missingSince: since, quarantineEndsAt: since + q })),
       queuedPods: this.#podQueue.len,
       queuedNodes: this.#orphanQueue.len + this.#orphanQueue.stats().delayed,
+      queuedTerminated: this.#terminatedQueue.len,
+      queuedUnscheduled: this.#unscheduledQueue.len,
       trackedNodes: new Set([...this.#seen.keys(), ...this.#missingSince.keys()]).size,
     };
   }

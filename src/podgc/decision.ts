@@ -1,9 +1,10 @@
 /**
- * The pure decisions of the pod garbage collector's out-of-service and orphan passes: no I/O, no
- * clock reads. The node and pod predicates it shares with the force-detach controller live in
+ * The pure decisions of the pod garbage collector's four passes (terminated, out-of-service,
+ * orphaned, unscheduled terminating): no I/O, no clock reads. The node and pod predicates it shares with the force-detach controller live in
  * src/kube/predicates.ts.
  *
- * Mirrors upstream `pkg/controller/podgc/gc_controller.go` (`gcTerminating`, `gcOrphaned`,
+ * Mirrors upstream `pkg/controller/podgc/gc_controller.go` (`gcTerminated`, `gcTerminating`,
+ * `gcOrphaned`, `gcUnscheduledTerminating`, `byEvictionAndCreationTimestamp`,
  * `markFailedAndDeletePodWithCondition`).
  */
 import { getCondition, type Node, type Pod, type PodCondition } from '../kube/objects.js';
@@ -31,6 +32,14 @@ export const ORPHAN_MESSAGE = 'PodGC: node no longer exists';
  */
 export const OUT_OF_SERVICE_MESSAGE = 'PodGC: node is out of service';
 
+/**
+ * Condition message for terminating pods that were never scheduled. Upstream's
+ * `gcUnscheduledTerminating` patches the phase without a condition; like the out-of-service pass,
+ * ours adds `DisruptionTarget`/`DeletionByPodGC` to the same patch so the pod's last status says why
+ * it vanished. The message is ours.
+ */
+export const UNSCHEDULED_MESSAGE = 'PodGC: pod is terminating and was never scheduled';
+
 /** Event source component of this controller's Events (kube-controller-manager's controller name). */
 export const POD_GC_CONTROLLER_NAME = 'pod-garbage-collector-controller';
 
@@ -40,12 +49,21 @@ export const ORPHAN_QUARANTINE_MS = 40_000;
 /** Upstream's gc period (`gcCheckPeriod`), milliseconds; here only the safety sweep. */
 export const GC_CHECK_PERIOD_MS = 20_000;
 
-/** The `reason` labels this controller uses on the `pod_gc_collector_*` counters. */
-export type PodGCForceDeleteReason = 'out-of-service' | 'orphaned';
+/** Upstream's default `--terminated-pod-gc-threshold` (`podgc/config/v1alpha1/defaults.go`), pods. */
+export const DEFAULT_TERMINATED_POD_GC_THRESHOLD = 12_500;
+
+/**
+ * The `reason` labels this controller uses on the `pod_gc_collector_*` counters: upstream's
+ * `PodGCReasonTerminated`, `…TerminatingOutOfService`, `…Orphaned`, `…TerminatingUnscheduled`.
+ */
+export type PodGCForceDeleteReason = 'terminated' | 'out-of-service' | 'orphaned' | 'unscheduled';
+
+/** The kubelet's eviction reason (upstream `eviction.Reason`, `pkg/kubelet/eviction/types.go`). */
+export const EVICTED_REASON = 'Evicted';
 
 /**
  * Event reasons this controller records (our own; upstream PodGC records no events):
- * - on the pod: `ForceDeletedOutOfService`, `ForceDeletedOrphan`;
+ * - on the pod: `ForceDeletedOutOfService`, `ForceDeletedOrphan`, `ForceDeletedUnscheduled`;
  * - on the node: `ForceDeletedPodOutOfService`, `ForceDeletedOrphanPod`.
  */
 export const POD_GC_EVENT_REASONS = {
@@ -53,6 +71,7 @@ export const POD_GC_EVENT_REASONS = {
   podOrphan: 'ForceDeletedOrphan',
   nodeOutOfService: 'ForceDeletedPodOutOfService',
   nodeOrphan: 'ForceDeletedOrphanPod',
+  podUnscheduled: 'ForceDeletedUnscheduled',
 } as const;
 
 /**
@@ -139,4 +158,69 @@ export function decideOrphanNode(i: OrphanInput): OrphanVerdict {
   const since = i.missingSince ?? i.nowMs;
   const left = since + i.quarantineMs - i.nowMs;
   return left > 0 ? { kind: 'wait', waitMs: left } : { kind: 'confirm' };
+}
+
+// -------------------------------------------------------------------------------------------------
+// gcTerminated and gcUnscheduledTerminating.
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Whether the terminated-pod pass counts `pod`: its phase is `Succeeded` or `Failed`.
+ * Mirrors upstream `isPodTerminated`, with one deliberate difference that can only reduce: upstream
+ * counts every phase other than Pending, Running and Unknown, so also an empty phase (which the API
+ * server never stores, as it defaults the phase to Pending); ours counts only the two terminal
+ * phases, so an odd pod is never taken for a finished one.
+ */
+export function isPodTerminatedForGC(pod: Pick<Pod, 'phase'>): boolean {
+  return isPodTerminal(pod);
+}
+
+/** Upstream `eviction.PodIsEvicted`: phase Failed with reason `Evicted`. */
+export function isPodEvicted(pod: Pick<Pod, 'phase' | 'statusReason'>): boolean {
+  return pod.phase === 'Failed' && pod.statusReason === EVICTED_REASON;
+}
+
+/**
+ * Upstream's deletion order `byEvictionAndCreationTimestamp`: evicted pods first, then the oldest
+ * by creation timestamp (epoch ms), then by name. A comparator for `Array.prototype.sort`.
+ * @returns negative when `a` is deleted before `b`.
+ */
+export function byEvictionAndCreationTimestamp(
+  a: Pick<Pod, 'name' | 'phase' | 'statusReason' | 'creationTimestamp'>,
+  b: Pick<Pod, 'name' | 'phase' | 'statusReason' | 'creationTimestamp'>,
+): number {
+  const ae = isPodEvicted(a);
+  const be = isPodEvicted(b);
+  if (ae !== be) return ae ? -1 : 1;
+  if (a.creationTimestamp !== b.creationTimestamp) return a.creationTimestamp - b.creationTimestamp;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/**
+ * The terminated pods to delete in one pass: with `n` terminated pods and `threshold` > 0, the
+ * first `n − threshold` in {@link byEvictionAndCreationTimestamp} order; none when `threshold` ≤ 0
+ * (the pass is off) or `n ≤ threshold`.
+ * Mirrors upstream `gcTerminated` (and `gc`'s `terminatedPodThreshold > 0` guard).
+ * @param pods every cached pod (not mutated).
+ * @param threshold `--terminated-pod-gc-threshold`, pods.
+ * @returns the pods to delete, in deletion order.
+ */
+export function selectTerminatedForGC<P extends Pick<Pod, 'name' | 'phase' | 'statusReason' | 'creationTimestamp'>>(pods: Iterable<P>, threshold: number): P[] {
+  if (threshold <= 0) return [];
+  const terminated: P[] = [];
+  for (const p of pods) if (isPodTerminatedForGC(p)) terminated.push(p);
+  const deleteCount = terminated.length - threshold;
+  if (deleteCount <= 0) return [];
+  // Sort only when necessary, as upstream.
+  return terminated.sort(byEvictionAndCreationTimestamp).slice(0, deleteCount);
+}
+
+/**
+ * Whether `pod` is terminating and was never scheduled (deletionTimestamp set, no `nodeName`), so
+ * no kubelet will ever finish its deletion. Mirrors the filter of upstream `gcUnscheduledTerminating`,
+ * except that a pod that only waits for its finalizers after our own grace-0 delete is left alone
+ * (see {@link isOnlyWaitingForFinalizers}).
+ */
+export function shouldForceDeleteUnscheduled(pod: Pick<Pod, 'nodeName' | 'deletionTimestamp' | 'deletionGracePeriodSeconds' | 'phase' | 'finalizers'>): boolean {
+  return pod.deletionTimestamp !== undefined && pod.nodeName === '' && !isOnlyWaitingForFinalizers(pod);
 }

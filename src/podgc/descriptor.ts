@@ -22,7 +22,12 @@ export const podGCDescriptor = {
     const io = ctx.io(podGCDescriptor);
     return new PodGCController({
       // With --node-selector the node cache holds only some nodes: a pod on another is not an orphan.
-      config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped: ctx.config.nodeSelector.trim() !== '' },
+      config: {
+        orphanQuarantineMs: ORPHAN_QUARANTINE_MS,
+        sweepPeriodMs: GC_CHECK_PERIOD_MS,
+        scoped: ctx.config.nodeSelector.trim() !== '',
+        terminatedPodThreshold: ctx.config.terminatedPodGCThreshold,
+      },
       clock: ctx.clock,
       log: ctx.log,
       caches: { nodes, pods: { get: (k) => pods.get(k), list: () => pods.list(), podsOnNode: (n) => pods.onNode(n) } },

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, controllerFlagsHelp, parseControllerFlags } from '../../src/cli/flags.js';
 import type { ControllerConfig } from '../../src/controllers/config.js';
+import { KNOWN_CONTROLLERS } from '../../src/controllers/names.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { kubeconfigPath } from '../support/cluster.js';
 
@@ -203,6 +204,75 @@ describe('manifests/ and the Helm chart', () => {
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /requires leaderElection.enabled/);
     await helm('template', 'nlc', CHART, '--set', 'leaderElection.enabled=false,replicas=1');
+  });
+
+  test('controller.controllers: an unknown name fails helm template (string and list form), naming the known ones', async () => {
+    for (const set of ['controller.controllers=*\\,-bogus', 'controller.controllers={*,-podgc,bogus}', 'controller.controllers=nodelifecycle\\,taint-manager']) {
+      const r = await run('bash', ['scripts/helm.sh', 'template', 'nlc', CHART, '--set', set]);
+      assert.notEqual(r.code, 0, `--set ${set} rendered`);
+      assert.match(r.stderr, /controller\.controllers/, `--set ${set}`);
+      assert.match(r.stderr, /pod-garbage-collector-controller/, `--set ${set}: the message lists the known names`);
+    }
+    // Every known name and alias, enabled and disabled, in both forms, renders and reaches --controllers.
+    const all = KNOWN_CONTROLLERS.flatMap((c) => [c.name, ...c.aliases]);
+    const list = ['*', ...all.map((n) => `-${n}`)];
+    const asString = parseDocs(await helm('template', 'nlc', CHART, '--set', `controller.controllers=${list.join('\\,')}`));
+    assert.ok(containerArgs(asString).includes(`--controllers=${list.join(',')}`));
+    const asList = parseDocs(await helm('template', 'nlc', CHART, '--set', `controller.controllers={${all.join(',')}}`));
+    assert.ok(containerArgs(asList).includes(`--controllers=${all.join(',')}`));
+  });
+
+  test('values.schema.json lists exactly the registry\'s controller names and aliases (src/controllers/names.ts)', async () => {
+    const schema = JSON.parse(await readFile(join(CHART, 'values.schema.json'), 'utf8')) as {
+      properties: { controller: { properties: { controllers: { oneOf: { type: string; pattern?: string; items?: { enum?: string[] } }[] } } } };
+    };
+    const names = KNOWN_CONTROLLERS.flatMap((c) => [c.name, ...c.aliases]);
+    const forms = schema.properties.controller.properties.controllers.oneOf;
+    const listForm = forms.find((f) => f.type === 'array')?.items?.enum;
+    assert.deepEqual([...(listForm ?? [])].sort(), ['*', ...names, ...names.map((n) => `-${n}`)].sort(), 'the list form\'s enum');
+    const pattern = forms.find((f) => f.type === 'string')?.pattern;
+    assert.ok(pattern);
+    const alternatives = [...pattern.matchAll(/-\?\(([^)]*)\)/g)].map((m) => (m[1] ?? '').split('|').sort());
+    assert.ok(alternatives.length > 0, 'the string form names its alternatives');
+    for (const a of alternatives) assert.deepEqual(a, [...names].sort(), 'the string form\'s pattern');
+  });
+
+  test('leaderElection.renewDeadline not less than leaseDuration fails helm template, naming both', async () => {
+    for (const [set, re] of [
+      ['leaderElection.renewDeadline=20s', /leaderElection\.renewDeadline \(20s\) must be less than leaderElection\.leaseDuration \(15s\)/],
+      ['leaderElection.renewDeadline=15s', /leaderElection\.renewDeadline \(15s\) must be less than leaderElection\.leaseDuration \(15s\)/],
+      ['leaderElection.leaseDuration=1m,leaderElection.renewDeadline=1m0.5s', /renewDeadline \(1m0\.5s\) must be less than leaderElection\.leaseDuration \(1m\)/],
+    ] as const) {
+      const r = await run('bash', ['scripts/helm.sh', 'template', 'nlc', CHART, '--set', set]);
+      assert.notEqual(r.code, 0, `--set ${set} rendered`);
+      assert.match(r.stderr, re);
+    }
+    const docs = parseDocs(await helm('template', 'nlc', CHART, '--set', 'leaderElection.leaseDuration=1m30s,leaderElection.renewDeadline=1m'));
+    assert.ok(containerArgs(docs).includes('--leader-elect-renew-deadline=1m'));
+    // Without leader election the durations are not passed, and nothing checks them (as the binary).
+    await helm('template', 'nlc', CHART, '--set', 'leaderElection.enabled=false,replicas=1,leaderElection.renewDeadline=20s');
+  });
+
+  test('podDisruptionBudget.minAvailable that keeps every replica fails helm template', async () => {
+    for (const set of ['podDisruptionBudget.minAvailable=2', 'podDisruptionBudget.minAvailable=3', 'podDisruptionBudget.minAvailable=51%', 'replicas=3,podDisruptionBudget.minAvailable=100%']) {
+      const r = await run('bash', ['scripts/helm.sh', 'template', 'nlc', CHART, '--set', set]);
+      assert.notEqual(r.code, 0, `--set ${set} rendered`);
+      assert.match(r.stderr, /podDisruptionBudget\.minAvailable \S+ keeps all \d+ replicas: no voluntary eviction could pass/, `--set ${set}`);
+    }
+    for (const set of ['podDisruptionBudget.minAvailable=50%', 'replicas=3,podDisruptionBudget.minAvailable=2', 'podDisruptionBudget.minAvailable=5,podDisruptionBudget.maxUnavailable=1']) {
+      const docs = parseDocs(await helm('template', 'nlc', CHART, '--set', set));
+      assert.ok(docs.some((d) => d.kind === 'PodDisruptionBudget'), `--set ${set}: a PDB`);
+    }
+  });
+
+  test('controller.terminatedPodGCThreshold reaches --terminated-pod-gc-threshold; a non-integer fails', async () => {
+    const docs = parseDocs(await helm('template', 'nlc', CHART, '--set', 'controller.terminatedPodGCThreshold=10'));
+    assert.equal((await parseControllerFlags(containerArgs(docs), {})).terminatedPodGCThreshold, 10);
+    const off = parseDocs(await helm('template', 'nlc', CHART, '--set', 'controller.terminatedPodGCThreshold=0'));
+    assert.ok(containerArgs(off).includes('--terminated-pod-gc-threshold=0'));
+    const r = await run('bash', ['scripts/helm.sh', 'template', 'nlc', CHART, '--set', 'controller.terminatedPodGCThreshold=lots']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /controller\.terminatedPodGCThreshold: Invalid type/);
   });
 
   test('the chart passes every controller flag, with upstream defaults the program parses back', async () => {

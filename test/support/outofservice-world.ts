@@ -13,7 +13,7 @@ import { FakeClock } from '../../src/util/clock.js';
 import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, PodCondition, Taint, VolumeAttachment } from '../../src/kube/objects.js';
 import type { LivePodsOnNode } from '../../src/volumes/writer.js';
 import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
-import { ORPHAN_QUARANTINE_MS } from '../../src/podgc/decision.js';
+import { ORPHAN_QUARANTINE_MS, DEFAULT_TERMINATED_POD_GC_THRESHOLD } from '../../src/podgc/decision.js';
 import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
 import type { ForceDeleteRecheck, ForceDeleteResult } from '../../src/podgc/writer.js';
 import { ForceDetachController, type ForceDetachWrites } from '../../src/volumes/controller.js';
@@ -160,9 +160,14 @@ export class PodGCHarness {
   readonly metrics = createMetrics({ defaultMetrics: false });
   readonly gc: PodGCController;
 
-  constructor(o: { quarantineMs?: number; scoped?: boolean } = {}) {
+  constructor(o: { quarantineMs?: number; scoped?: boolean; terminatedPodThreshold?: number } = {}) {
     this.gc = new PodGCController({
-      config: { orphanQuarantineMs: o.quarantineMs ?? ORPHAN_QUARANTINE_MS, sweepPeriodMs: 20_000, scoped: o.scoped ?? false },
+      config: {
+        orphanQuarantineMs: o.quarantineMs ?? ORPHAN_QUARANTINE_MS,
+        sweepPeriodMs: 20_000,
+        scoped: o.scoped ?? false,
+        terminatedPodThreshold: o.terminatedPodThreshold ?? DEFAULT_TERMINATED_POD_GC_THRESHOLD,
+      },
       clock: this.clock,
       log: silentLogger,
       caches: { nodes: this.nodes, pods: this.pods },

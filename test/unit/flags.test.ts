@@ -54,6 +54,7 @@ const DEFAULTS: [flag: string, text: string, field: keyof ControllerConfig, valu
   ['leader-elect-retry-period', '2s', 'leaderElectRetryPeriod', 2 * 1000],
   ['leader-elect-resource-name', 'node-lifecycle-controller', 'leaderElectResourceName', 'node-lifecycle-controller'],
   ['leader-elect-resource-namespace', 'kube-system', 'leaderElectResourceNamespace', 'kube-system'],
+  ['terminated-pod-gc-threshold', '12500', 'terminatedPodGCThreshold', 12500],
   ['force-detach-timeout', '6m', 'forceDetachTimeout', 6 * 60 * 1000],
   ['disable-force-detach-on-timeout', 'false', 'disableForceDetachOnTimeout', false],
   ['affinity-violation-grace', '60s', 'affinityViolationGrace', 60 * 1000],

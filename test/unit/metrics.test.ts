@@ -52,6 +52,7 @@ function parseExposition(text: string): Map<string, Family> {
 
 /** Touches every labelled metric once so that it appears in the output with its label names. */
 function touchAll(m: Metrics): void {
+  m.secondActorSuspected.inc({ component: 'node-controller' }, 0);
   const nc = m.nodeCollector;
   nc.zoneHealth.set({ zone: 'r\x00z' }, 100);
   nc.zoneSize.set({ zone: 'r\x00z' }, 3);
@@ -120,6 +121,8 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['rest_client_rate_limiter_duration_seconds', 'histogram', ['verb', 'host']],
     // Our counterpart of kubernetes_build_info.
     ['node_lifecycle_controller_build_info', 'gauge', ['version', 'git_commit', 'node_version']],
+    // Ours: the start-up second-actor check (src/secondactor/check.ts).
+    ['node_lifecycle_controller_second_actor_suspected_total', 'counter', ['component']],
   ];
 
   test('every metric is exposed with its type and label names', async () => {

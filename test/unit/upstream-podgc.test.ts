@@ -3,10 +3,11 @@
  * PodGC shell (src/podgc/controller.ts) with the real PodGCWriter (src/podgc/writer.ts).
  *
  * Upstream file: k8s.io/kubernetes v1.37.2 `pkg/controller/podgc/gc_controller_test.go`.
- * Ported: `TestGCOrphaned` (11 rows), `TestGCTerminating` (3 rows; the out-of-service taint path,
- * `gcTerminating`), `TestGCInspectingPatchedPodBeforeDeletion` (1 row). Not ported: `TestGCTerminated`
- * and `TestGCUnscheduledTerminating`, whose passes we do not implement (docs/out-of-service.md,
- * "Not implemented"). Each `describe` is upstream's test, each `test` a row named as upstream names it.
+ * Ported, every table of the file: `TestGCTerminated` (8 rows), `TestGCOrphaned` (11 rows),
+ * `TestGCUnscheduledTerminating` (2 rows), `TestGCTerminating` (3 rows; the out-of-service taint
+ * path, `gcTerminating`), `TestGCInspectingPatchedPodBeforeDeletion` (1 row). Each `describe` is
+ * upstream's test, each `test` a row named as upstream names it (`t.Run` names the two unnamed
+ * rows of `TestGCTerminated` `#00` and `#01`).
  *
  * How upstream's fakes map onto ours:
  * - `fake.NewSimpleClientset(nodes, pods)` and its recorded actions → `FakeCore` below: the
@@ -33,7 +34,7 @@ import { toNode, toPod, type Node } from '../../src/kube/objects.js';
 import type { WriteScheduler } from '../../src/kube/throttle.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { ORPHAN_QUARANTINE_MS } from '../../src/podgc/decision.js';
+import { DEFAULT_TERMINATED_POD_GC_THRESHOLD, ORPHAN_QUARANTINE_MS } from '../../src/podgc/decision.js';
 import { PodGCController } from '../../src/podgc/controller.js';
 import { PodGCWriter } from '../../src/podgc/writer.js';
 import { counter, Events, OOS, PodStore, settle, Store, T0 } from '../support/outofservice-world.js';
@@ -129,9 +130,10 @@ class Harness {
   readonly metrics = createMetrics({ defaultMetrics: false });
   readonly gc: PodGCController;
 
-  constructor(quarantineMs = QUARANTINE_MS) {
+  /** @param terminatedPodThreshold upstream's `NewFromClient(…, terminatedPodThreshold)`. */
+  constructor(quarantineMs = QUARANTINE_MS, terminatedPodThreshold = DEFAULT_TERMINATED_POD_GC_THRESHOLD) {
     this.gc = new PodGCController({
-      config: { orphanQuarantineMs: quarantineMs, sweepPeriodMs: 20_000, scoped: false },
+      config: { orphanQuarantineMs: quarantineMs, sweepPeriodMs: 20_000, scoped: false, terminatedPodThreshold },
       clock: this.clock,
       log: silentLogger,
       caches: { nodes: this.nodes, pods: this.pods },
@@ -439,4 +441,165 @@ describe('TestGCInspectingPatchedPodBeforeDeletion', () => {
     assert.equal(del?.gracePeriodSeconds, 0);
     assert.deepEqual(del?.body, { gracePeriodSeconds: 0, preconditions: { uid: 'uid-testPod' } });
   });
+});
+
+/** A pod of upstream's `TestGCTerminated` / `TestGCUnscheduledTerminating` loops: created one hour after the previous one. */
+function timedPod(name: string, i: number, o: { phase: string; reason?: string; nodeName: string; deleting?: boolean }): Wire {
+  return {
+    metadata: {
+      namespace: 'default',
+      name,
+      uid: `uid-${name}`,
+      resourceVersion: '1',
+      // creationTime = time.Unix(0, 0) + (i + 1) hours
+      creationTimestamp: new Date((i + 1) * 3_600_000),
+      ...(o.deleting ? { deletionTimestamp: new Date(T0) } : {}),
+    },
+    spec: { nodeName: o.nodeName },
+    status: { phase: o.phase, ...(o.reason ? { reason: o.reason } : {}) },
+  };
+}
+
+describe('TestGCTerminated', () => {
+  const cases: { name: string; pods: { name: string; phase: string; reason?: string }[]; threshold: number; deletedPodNames?: string[]; patchedPodNames?: string[] }[] = [
+    {
+      name: 'delete pod a which is PodFailed and pod b which is PodSucceeded',
+      pods: [
+        { name: 'a', phase: 'Failed' },
+        { name: 'b', phase: 'Succeeded' },
+        { name: 'c', phase: 'Failed' },
+      ],
+      threshold: 1,
+      deletedPodNames: ['a', 'b'],
+    },
+    {
+      name: 'threshold = 0, disables terminated pod deletion',
+      pods: [
+        { name: 'a', phase: 'Failed' },
+        { name: 'b', phase: 'Succeeded' },
+      ],
+      threshold: 0,
+    },
+    {
+      name: 'threshold = 1, delete pod a which is PodFailed and pod b which is PodSucceeded',
+      pods: [
+        { name: 'a', phase: 'Failed' },
+        { name: 'b', phase: 'Succeeded' },
+        { name: 'c', phase: 'Failed' },
+      ],
+      threshold: 1,
+      deletedPodNames: ['a', 'b'],
+    },
+    {
+      name: 'threshold = 1, delete pod b which is PodSucceeded',
+      pods: [
+        { name: 'a', phase: 'Running' },
+        { name: 'b', phase: 'Succeeded' },
+        { name: 'c', phase: 'Failed' },
+      ],
+      threshold: 1,
+      deletedPodNames: ['b'],
+    },
+    {
+      name: 'threshold = 1, delete pod a which is PodFailed',
+      pods: [
+        { name: 'a', phase: 'Failed' },
+        { name: 'b', phase: 'Succeeded' },
+      ],
+      threshold: 1,
+      deletedPodNames: ['a'],
+    },
+    {
+      name: "threshold = 5, don't delete pod",
+      pods: [
+        { name: 'a', phase: 'Failed' },
+        { name: 'b', phase: 'Succeeded' },
+      ],
+      threshold: 5,
+    },
+    {
+      name: '#00',
+      pods: [
+        { name: 'a', phase: 'Failed' },
+        { name: 'b', phase: 'Succeeded' },
+        { name: 'c', phase: 'Failed', reason: 'Evicted' },
+      ],
+      threshold: 1,
+      deletedPodNames: ['a', 'c'],
+    },
+    {
+      name: '#01',
+      pods: [
+        { name: 'a', phase: 'Running' },
+        { name: 'b', phase: 'Succeeded' },
+        { name: 'c', phase: 'Failed', reason: 'Evicted' },
+      ],
+      threshold: 1,
+      deletedPodNames: ['c'],
+    },
+  ];
+  for (const item of cases) {
+    test(item.name, async () => {
+      const h = new Harness(QUARANTINE_MS, item.threshold);
+      // nodes := []*v1.Node{testutil.NewNode("node")}: in the client; ours also in the informer, so
+      // the orphan pass (whose quarantine would only end 40 s later anyway) has nothing to note.
+      h.clientNode(wireNode('node'));
+      h.informerNode(wireNode('node'));
+      item.pods.forEach((p, i) => h.addPod(timedPod(p.name, i, { ...p, nodeName: 'node' })));
+
+      h.gc.start(); // gcc.gc(ctx)
+      await settle(h.clock);
+
+      assert.deepEqual(h.core.names('delete'), item.deletedPodNames ?? [], 'deleted pod names');
+      assert.deepEqual(h.core.names('patch'), item.patchedPodNames ?? [], 'patched pod names');
+      assert.deepEqual(await h.forceDeleted('terminated'), { total: item.deletedPodNames?.length ?? 0, errors: 0 });
+      for (const a of h.core.actions) assert.equal(a.gracePeriodSeconds, 0);
+    });
+  }
+});
+
+describe('TestGCUnscheduledTerminating', () => {
+  const cases: { name: string; pods: { name: string; phase: string; deleting: boolean; nodeName: string }[]; deletedPodNames?: string[]; patchedPodNames?: string[] }[] = [
+    {
+      name: 'Unscheduled pod in any phase must be deleted',
+      pods: [
+        { name: 'a', phase: 'Failed', deleting: true, nodeName: '' },
+        { name: 'b', phase: 'Succeeded', deleting: true, nodeName: '' },
+        { name: 'c', phase: 'Running', deleting: true, nodeName: '' },
+      ],
+      deletedPodNames: ['a', 'b', 'c'],
+      patchedPodNames: ['c'],
+    },
+    {
+      name: 'Scheduled pod in any phase must not be deleted',
+      pods: [
+        { name: 'a', phase: 'Failed', deleting: false, nodeName: '' },
+        { name: 'b', phase: 'Succeeded', deleting: false, nodeName: 'node' },
+        { name: 'c', phase: 'Running', deleting: true, nodeName: 'node' },
+      ],
+    },
+  ];
+  for (const item of cases) {
+    test(item.name, async () => {
+      // NewFromClient(ctx, client, -1): the terminated pass is off; no nodes.
+      const h = new Harness(QUARANTINE_MS, -1);
+      item.pods.forEach((p, i) => h.addPod(timedPod(p.name, i, p)));
+
+      // Upstream calls gcc.gcUnscheduledTerminating alone; ours runs the whole first pass, whose
+      // orphan quarantine for "node" ends 40 s later and whose out-of-service pass sees no node.
+      h.gc.start();
+      await settle(h.clock);
+
+      assert.deepEqual(h.core.names('delete'), item.deletedPodNames ?? [], 'deleted pod names');
+      assert.deepEqual(h.core.names('patch'), item.patchedPodNames ?? [], 'patched pod names');
+      assert.deepEqual(await h.forceDeleted('unscheduled'), { total: item.deletedPodNames?.length ?? 0, errors: 0 });
+      for (const a of h.core.actions.filter((x) => x.verb === 'patch')) {
+        const status = a.body['status'] as { phase: string; conditions: { type: string; reason: string; message: string }[] };
+        assert.equal(status.phase, 'Failed');
+        // Deliberate difference 16 (docs/out-of-service.md): upstream patches the phase only.
+        assert.deepEqual(status.conditions.map((c) => [c.type, c.reason, c.message]), [['DisruptionTarget', 'DeletionByPodGC', 'PodGC: pod is terminating and was never scheduled']]);
+      }
+      for (const a of h.core.actions.filter((x) => x.verb === 'delete')) assert.equal(a.gracePeriodSeconds, 0);
+    });
+  }
 });

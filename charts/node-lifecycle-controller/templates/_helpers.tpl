@@ -88,6 +88,56 @@ with any other name.
 {{- $port -}}
 {{- end -}}
 
+{{/*
+A Go duration (values.schema.json checks the syntax: 1m30s, 500ms, 0) in seconds, as a float.
+*/}}
+{{- define "nlc.durationSeconds" -}}
+{{- $total := 0.0 -}}
+{{- $units := dict "ns" 0.000000001 "us" 0.000001 "µs" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" (toString .) -1 -}}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" . -}}
+{{- $total = addf $total (mulf (float64 $num) (get $units (trimPrefix $num .))) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/*
+leaderElection.renewDeadline must be less than leaseDuration, as the binary (and client-go's
+NewLeaderElector) requires: otherwise the pod renders, starts and crash-loops on the flag check.
+*/}}
+{{- define "nlc.checkLeaderElection" -}}
+{{- $le := .Values.leaderElection -}}
+{{- if $le.enabled -}}
+{{- $lease := float64 (include "nlc.durationSeconds" $le.leaseDuration) -}}
+{{- $renew := float64 (include "nlc.durationSeconds" $le.renewDeadline) -}}
+{{- if ge $renew $lease -}}
+{{- fail (printf "leaderElection.renewDeadline (%s) must be less than leaderElection.leaseDuration (%s): a leader must give up the Lease before another replica may take it (the binary refuses --leader-elect-renew-deadline otherwise)" (toString $le.renewDeadline) (toString $le.leaseDuration)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+podDisruptionBudget.minAvailable (a count, or a percentage rounded up as the disruption controller
+does) must leave at least one replica evictable: with minAvailable ≥ replicas no voluntary eviction
+ever passes, so every node drain that meets one of these pods blocks.
+*/}}
+{{- define "nlc.checkPDB" -}}
+{{- $pdb := .Values.podDisruptionBudget -}}
+{{- $replicas := int .Values.replicas -}}
+{{- if not $pdb.maxUnavailable -}}
+{{- $min := toString $pdb.minAvailable -}}
+{{- $needed := 0 -}}
+{{- if hasSuffix "%" $min -}}
+{{- $needed = int (ceil (divf (mulf (float64 (trimSuffix "%" $min)) $replicas) 100)) -}}
+{{- else -}}
+{{- $needed = int $min -}}
+{{- end -}}
+{{- if ge $needed $replicas -}}
+{{- fail (printf "podDisruptionBudget.minAvailable %s keeps all %d replicas: no voluntary eviction could pass, so every node drain would block on these pods; use at most %d, or podDisruptionBudget.maxUnavailable" $min $replicas (sub $replicas 1)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* --controllers accepts a string or a list. */}}
 {{- define "nlc.controllersFlag" -}}
 {{- if kindIs "slice" .Values.controller.controllers -}}

@@ -1,0 +1,246 @@
+/**
+ * The pod GC's terminated-pod pass (`gcTerminated`, `--terminated-pod-gc-threshold`) and its
+ * unscheduled-terminating pass (`gcUnscheduledTerminating`) beyond upstream's own tables
+ * (test/unit/upstream-podgc.test.ts): the pure selection, the 20 s period, the live re-check, and
+ * that a large backlog cannot starve the out-of-service pass of writes. Each safety test would fail
+ * if the controller started acting sooner or on more pods.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Node, Pod, PodCondition } from '../../src/kube/objects.js';
+import { createMetrics } from '../../src/metrics/registry.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
+import { byEvictionAndCreationTimestamp, GC_CHECK_PERIOD_MS, isPodEvicted, ORPHAN_QUARANTINE_MS, selectTerminatedForGC, shouldForceDeleteUnscheduled } from '../../src/podgc/decision.js';
+import type { ForceDeleteRecheck, ForceDeleteResult } from '../../src/podgc/writer.js';
+import { FakeClock } from '../../src/util/clock.js';
+import { counter, Events, node, OOS, pod, PodStore, settle, Store, T0, terminating } from '../support/outofservice-world.js';
+
+const finished = (name: string, createdMs: number, o: Partial<Pod> = {}): Pod => pod(name, 'n1', { phase: 'Succeeded', creationTimestamp: createdMs, ...o });
+
+describe('selectTerminatedForGC (pure)', () => {
+  test('deletes the oldest beyond the threshold, evicted pods first, names breaking ties', () => {
+    const pods = [
+      finished('d', 4),
+      finished('a', 1),
+      finished('c', 2),
+      finished('b', 2),
+      finished('e', 5, { phase: 'Failed', statusReason: 'Evicted' }),
+      pod('running', 'n1', { creationTimestamp: 0 }),
+    ];
+    assert.deepEqual(
+      selectTerminatedForGC(pods, 2).map((p) => p.name),
+      ['e', 'a', 'b'],
+    );
+    assert.deepEqual(selectTerminatedForGC(pods, 5), [], 'at the threshold: nothing');
+    assert.deepEqual(selectTerminatedForGC(pods, 0), [], '0 disables the pass');
+    assert.deepEqual(selectTerminatedForGC(pods, -1), [], 'negative disables it too, as upstream');
+  });
+
+  test('safety: a pod without a terminal phase is never counted or deleted (upstream would count an empty phase)', () => {
+    const pods = [pod('empty', 'n1', { phase: '', creationTimestamp: 0 }), pod('unknown', 'n1', { phase: 'Unknown' }), pod('pending', 'n1', { phase: 'Pending' }), finished('done', 1)];
+    assert.deepEqual(selectTerminatedForGC(pods, 1), [], 'only one terminated pod: at the threshold');
+    assert.deepEqual(selectTerminatedForGC(pods, 0), []);
+  });
+
+  test('evicted means Failed with reason Evicted', () => {
+    assert.equal(isPodEvicted({ phase: 'Failed', statusReason: 'Evicted' }), true);
+    assert.equal(isPodEvicted({ phase: 'Succeeded', statusReason: 'Evicted' }), false);
+    assert.equal(isPodEvicted({ phase: 'Failed' }), false);
+    const x = { name: 'x', phase: 'Failed', creationTimestamp: 1 };
+    assert.equal(byEvictionAndCreationTimestamp(x, { ...x }), 0);
+  });
+
+  test('unscheduled: terminating with no node only', () => {
+    assert.equal(shouldForceDeleteUnscheduled(pod('a', '', terminating(T0))), true);
+    assert.equal(shouldForceDeleteUnscheduled(pod('a', '')), false, 'not terminating');
+    assert.equal(shouldForceDeleteUnscheduled(pod('a', 'n1', terminating(T0))), false, 'scheduled');
+  });
+});
+
+/** Live pods and force deletes that take `writeMs` each; records how many run at once per pass. */
+class SlowWrites implements PodGCWrites {
+  readonly live = new Map<string, Pod>();
+  readonly nodes = new Map<string, Node>();
+  readonly deleted: string[] = [];
+  readonly inFlight = new Map<string, number>();
+  maxTerminatedInFlight = 0;
+  /** Called with each deleted pod (the harness drops it from the pod cache, as the informer would). */
+  onDeleted: (p: Pod) => void = () => undefined;
+  /** The next `failures` force deletes throw (an API error after the re-check). */
+  failures = 0;
+  constructor(
+    readonly clock: FakeClock,
+    readonly writeMs: number,
+  ) {}
+
+  getNode(name: string): Promise<Node | undefined> {
+    return Promise.resolve(this.nodes.get(name));
+  }
+
+  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
+    const key = `${namespace}/${name}`;
+    const p = this.live.get(key);
+    if (!p || p.uid !== uid) return 'gone';
+    const c: PodCondition | undefined = await recheck(p);
+    if (!c) return 'skipped';
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('injected: 500 Internal Server Error');
+    }
+    const kind = p.deletionTimestamp !== undefined ? 'terminating' : 'terminated';
+    this.inFlight.set(kind, (this.inFlight.get(kind) ?? 0) + 1);
+    this.maxTerminatedInFlight = Math.max(this.maxTerminatedInFlight, this.inFlight.get('terminated') ?? 0);
+    await this.clock.sleep(this.writeMs);
+    this.inFlight.set(kind, (this.inFlight.get(kind) ?? 1) - 1);
+    this.live.delete(key);
+    this.deleted.push(name);
+    this.onDeleted(p);
+    return 'deleted';
+  }
+}
+
+function harness(threshold: number, writeMs = 0, scoped = false) {
+  const clock = new FakeClock(T0);
+  const nodes = new Store<Node>();
+  const pods = new PodStore();
+  const writes = new SlowWrites(clock, writeMs);
+  writes.onDeleted = (p) => pods.del(p);
+  const metrics = createMetrics({ defaultMetrics: false });
+  const gc = new PodGCController({
+    config: { orphanQuarantineMs: ORPHAN_QUARANTINE_MS, sweepPeriodMs: GC_CHECK_PERIOD_MS, scoped, terminatedPodThreshold: threshold },
+    clock,
+    log: silentLogger,
+    caches: { nodes, pods },
+    writes,
+    events: new Events(clock),
+    metrics: metrics.podGC,
+    canSeeCluster: () => true,
+  });
+  const addPod = (p: Pod): void => {
+    pods.put(p);
+    writes.live.set(`${p.namespace}/${p.name}`, p);
+  };
+  const addNode = (n: Node): void => {
+    nodes.put(n);
+    writes.nodes.set(n.name, n);
+  };
+  return { clock, gc, pods, writes, metrics, addPod, addNode };
+}
+
+describe('PodGCController terminated and unscheduled passes', () => {
+  test('runs on the 20 s gc period: pods that finish after a pass wait for the next one, not sooner', async () => {
+    const h = harness(1);
+    h.addNode(node('n1', 'True'));
+    h.addPod(finished('a', 1));
+    h.gc.start();
+    await settle(h.clock);
+    assert.deepEqual(h.writes.deleted, []);
+    h.addPod(finished('b', 2));
+    h.addPod(pod('u', '', terminating(T0)));
+    await settle(h.clock, GC_CHECK_PERIOD_MS - 1);
+    assert.deepEqual(h.writes.deleted, [], 'nothing before the next gc pass');
+    await settle(h.clock, 1);
+    assert.deepEqual(h.writes.deleted.sort(), ['a', 'u']);
+    await h.gc.stop();
+  });
+
+  test('re-decides on the live pod: a pod scheduled since the pass, or restarted, is left alone', async () => {
+    const h = harness(0);
+    h.addNode(node('n1', 'True'));
+    const u = pod('u', '', terminating(T0));
+    h.addPod(u);
+    h.writes.live.set('default/u', { ...u, nodeName: 'n1' }); // the API already bound it
+    h.gc.start();
+    await settle(h.clock);
+    assert.deepEqual(h.writes.deleted, []);
+    await h.gc.stop();
+
+    const t = harness(1);
+    t.addNode(node('n1', 'True'));
+    t.addPod(finished('old', 1));
+    t.addPod(finished('new', 2));
+    t.writes.live.set('default/old', { ...finished('old', 1), phase: 'Running' });
+    t.gc.start();
+    await settle(t.clock);
+    assert.deepEqual(t.writes.deleted, [], 'live phase Running: not a terminated pod');
+    await t.gc.stop();
+  });
+
+  test('a backlog of terminated pods cannot starve the out-of-service pass of writes', async () => {
+    const writeMs = 1000;
+    const h = harness(1, writeMs);
+    h.addNode(node('n1', 'True'));
+    h.addNode(node('down', 'False', [{ key: OOS, effect: 'NoExecute' }]));
+    for (let i = 0; i < 500; i++) h.addPod(finished(`t${i}`, i));
+    h.addPod(pod('victim', 'down', terminating(T0)));
+    h.gc.start();
+    await settle(h.clock, 2 * writeMs);
+    assert.ok(h.writes.deleted.includes('victim'), 'the out-of-service pod went within two write times');
+    assert.ok(h.writes.maxTerminatedInFlight <= 2, `at most 2 terminated deletes at once, saw ${h.writes.maxTerminatedInFlight}`);
+    assert.ok(h.writes.deleted.length < 10, 'the backlog drains slowly, never all at once');
+    // The backlog drains in order over the following passes, oldest first, down to the threshold.
+    for (let i = 0; i < 300 && h.writes.live.size > 1; i++) await settle(h.clock, writeMs);
+    const terminatedDeleted = h.writes.deleted.filter((n) => n !== 'victim');
+    assert.equal(terminatedDeleted.length, 499);
+    assert.ok(h.writes.live.has('default/t499'), 'the newest stays');
+    await h.gc.stop();
+  });
+
+  test('metrics: a failed terminated delete counts under reason "terminated" (upstream testDeletingPodsMetrics names) and is retried', async () => {
+    const h = harness(1);
+    h.addNode(node('n1', 'True'));
+    h.addPod(finished('old', 1));
+    h.addPod(finished('new', 2));
+    h.writes.failures = 1;
+    h.gc.start();
+    await settle(h.clock, 1000);
+    assert.deepEqual(h.writes.deleted, ['old'], 'retried after the error, and only the pod beyond the threshold');
+    const labels = { namespace: 'default', reason: 'terminated' };
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pod_errors_total', labels), 1);
+    assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', labels), 2, 'attempts: the failed one and the retry');
+    await h.gc.stop();
+  });
+
+  test('safety, --node-selector: only pods bound to nodes in our node cache are counted or deleted (difference 17)', async () => {
+    const h = harness(1, 0, true);
+    h.addNode(node('n1', 'True'));
+    // Older terminated pods on a node outside the selector, and one that never got a node.
+    for (let i = 0; i < 5; i++) h.addPod(pod(`other${i}`, 'other', { phase: 'Failed', creationTimestamp: i }));
+    h.addPod(pod('nowhere', '', { phase: 'Failed', creationTimestamp: 0 }));
+    h.addPod(finished('mine-old', 10));
+    h.addPod(finished('mine-new', 11));
+    h.gc.start();
+    await settle(h.clock, 2 * GC_CHECK_PERIOD_MS);
+    assert.deepEqual(h.writes.deleted, ['mine-old'], 'upstream would count 8 and delete the 7 oldest, all but one not ours');
+    await h.gc.stop();
+  });
+
+  test('a pass queues at most the oldest 1,000 beyond the threshold; the next pass the next ones (later, never more)', async () => {
+    const h = harness(10, 3_600_000); // deletes take an hour: nothing drains while we look
+    h.addNode(node('n1', 'True'));
+    for (let i = 0; i < 2500; i++) h.addPod(finished(`t${String(i).padStart(4, '0')}`, i));
+    h.gc.start();
+    await settle(h.clock);
+    const first = h.gc.view().queuedTerminated + (h.writes.inFlight.get('terminated') ?? 0);
+    assert.equal(first, 1000, 'one batch queued or in flight');
+    h.gc.sweep();
+    await settle(h.clock);
+    assert.equal(h.gc.view().queuedTerminated + (h.writes.inFlight.get('terminated') ?? 0), 1000, 'the same oldest 1,000 again: nothing more');
+    const stopping = h.gc.stop(); // the two in-flight deletes finish an hour later
+    await settle(h.clock, 3_600_000);
+    await stopping;
+
+    const d = harness(10);
+    d.addNode(node('n1', 'True'));
+    for (let i = 0; i < 2500; i++) d.addPod(finished(`t${String(i).padStart(4, '0')}`, i));
+    d.gc.start();
+    await settle(d.clock);
+    assert.equal(d.writes.deleted.length, 1000, 'first pass: the oldest 1,000');
+    assert.deepEqual(d.writes.deleted.slice(0, 3), ['t0000', 't0001', 't0002']);
+    await settle(d.clock, 2 * GC_CHECK_PERIOD_MS);
+    assert.equal(d.writes.deleted.length, 2490, 'two passes later: down to the threshold, no further');
+    assert.ok(d.writes.live.has('default/t2490') && !d.writes.live.has('default/t2489'));
+    await d.gc.stop();
+  });
+});
