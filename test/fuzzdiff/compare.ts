@@ -1,0 +1,166 @@
+/**
+ * The differential comparison, pure: kube-controller-manager's decisions (test/fuzzdiff/recorder.ts)
+ * against the shadow's (its `/debug/state` decision log), per scenario.
+ *
+ * Rule (the project's safety rule, measured): each decision of ours must have a counterpart of
+ * kube-controller-manager's with ours no earlier than kube-controller-manager's minus the tolerance
+ * (one `--node-monitor-period` + 1 s); each decision of kube-controller-manager's that ours never
+ * makes must be a documented delay or reduce. Anything else is a violation, unless a named, documented
+ * deliberate difference (DIFFERENCES below, each pointing at its docs/ entry) explains it.
+ *
+ * Untaints are compared and counted but never a violation: removing a taint only ever stops or
+ * postpones actions (a NoExecute taint removed cancels evictions), so the safety rule does not bound it.
+ *
+ * Not upstream: test tooling.
+ */
+import type { ShadowDecision } from '../../src/shadow/decisions.js';
+import { COMPARED_TAINT_KEYS, type Decision, type DiffAction } from './recorder.js';
+
+/** Time windows of the scenario's disturbances, epoch **ms**. */
+export interface CompareContext {
+  toleranceMs: number;
+  graceMs: number;
+  /** Longest `tolerationSeconds` a pod had at any time, ms (bounds how long a restart can shift a deletion). */
+  maxTolerationMs: number;
+  /** kube-controller-manager and the shadow both down, then started again. */
+  controllerRestarts: { fromMs: number; toMs: number }[];
+  /** kube-apiserver down, then started again. */
+  apiserverRestarts: { fromMs: number; toMs: number }[];
+  /** Toleration edits: pod key and when the edit was written. */
+  tolerationEdits: { pod: string; atMs: number }[];
+  /** End of recording: decisions this close to it may still get their counterpart after it. */
+  endMs: number;
+}
+
+/** How a compared pair or a lone decision came out. */
+export type Outcome = 'agree' | 'ours later' | 'ours earlier' | 'ours only' | 'KCM only' | 'untaint' | 'cut off';
+
+/** One row of the comparison. Times epoch **ms**; `diffMs` = ours − KCM's. */
+export interface CompareRow {
+  action: DiffAction;
+  object: string;
+  detail: string;
+  kcmAtMs?: number;
+  oursAtMs?: number;
+  diffMs?: number;
+  outcome: Outcome;
+  /** The documented deliberate difference that explains an `ours earlier`, `ours only` or `KCM only` row. */
+  difference?: string;
+  /** True when the row breaks the rule and no documented difference explains it. */
+  violation: boolean;
+}
+
+/** A documented deliberate difference: its name (with the docs entry) and when it explains a row. */
+interface Difference {
+  name: string;
+  explains: (row: CompareRow, ctx: CompareContext) => boolean;
+}
+
+const inWindow = (t: number | undefined, from: number, to: number): boolean => t !== undefined && t >= from && t <= to;
+const after = (ws: readonly { fromMs: number; toMs: number }[], t: number | undefined, extraMs: number): boolean => ws.some((w) => inWindow(t, w.fromMs, w.toMs + extraMs));
+const isNoExecute = (row: CompareRow): boolean => row.detail.endsWith(':NoExecute');
+
+/**
+ * The deliberate differences a row may be explained by, in the order they are tried. Each names its
+ * docs/ entry; each is a delay or reduce, or one of the few documented "sooner within upstream's own
+ * window" items, which the docs justify one by one.
+ */
+export const DIFFERENCES: readonly Difference[] = [
+  {
+    name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',
+    explains: (r) => r.action === 'mark-pod-not-ready' && (r.outcome === 'ours only' || r.outcome === 'ours earlier'),
+  },
+  {
+    name: 'node-lifecycle.md #15: no pod NotReady marking during the all-zones stop (reduces)',
+    explains: (r) => r.action === 'mark-pod-not-ready' && r.outcome === 'KCM only',
+  },
+  {
+    name: 'node-lifecycle.md #6: NoExecute taints are never re-stamped after a restart (upstream removes and re-adds them)',
+    explains: (r, c) => (r.action === 'taint' || r.action === 'untaint') && r.outcome === 'KCM only' && isNoExecute(r) && after(c.controllerRestarts, r.kcmAtMs, c.graceMs + 10_000),
+  },
+  {
+    name: 'taint-eviction.md #1/#12: restart-safe deadlines (upstream restarts each toleration clock at its restart), after the start hold',
+    explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'ours earlier' && c.controllerRestarts.some((w) => w.fromMs <= (r.kcmAtMs ?? 0) && (r.oursAtMs ?? 0) >= w.toMs),
+  },
+  {
+    name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces)',
+    explains: (r, c) => r.outcome === 'KCM only' && after(c.apiserverRestarts, r.kcmAtMs, c.graceMs + c.maxTolerationMs + 15_000),
+  },
+  {
+    name: 'taint-eviction.md #12: start hold (no deletion before the restarted controller confirms the node not Ready; delays)',
+    explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'KCM only' && after(c.controllerRestarts, r.kcmAtMs, c.graceMs + 10_000),
+  },
+  {
+    name: 'out-of-service.md #10: pod GC reacts to the out-of-service taint at once, upstream on its 20 s pass (never before upstream can act)',
+    explains: (r, c) => r.action === 'force-delete' && r.outcome === 'ours earlier' && (r.diffMs ?? 0) >= -(20_000 + c.toleranceMs),
+  },
+];
+
+/** The comparable form of a shadow decision, or undefined for actions that are not compared. */
+export function fromShadow(d: ShadowDecision): Decision | undefined {
+  const object = d.object.namespace !== undefined ? `${d.object.namespace}/${d.object.name}` : d.object.name;
+  const base = { atMs: d.atMs, object, ...(d.node !== undefined ? { node: d.node } : {}) };
+  switch (d.action) {
+    case 'mark-unknown':
+      return d.detail.split(', ').includes('Ready=Unknown') ? { ...base, action: 'mark-unknown', detail: '' } : undefined;
+    case 'taint':
+    case 'untaint': {
+      // `key[=value]:effect` → `key:effect`, as the recorder keys taints.
+      const m = /^([^=:]+)(?:=[^:]*)?:(\w+)$/.exec(d.detail);
+      if (!m || !COMPARED_TAINT_KEYS.has(m[1] ?? '')) return undefined;
+      return { ...base, action: d.action, detail: `${m[1]}:${m[2]}` };
+    }
+    case 'mark-pod-not-ready':
+    case 'delete-pod':
+    case 'force-delete':
+      return { ...base, action: d.action, detail: '' };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Compares one scenario's decisions.
+ * Pairs each of ours with the nearest unpaired kube-controller-manager decision of the same action,
+ * object and detail (ties to the earlier one). Never throws.
+ * @returns rows sorted by time.
+ */
+export function compareDecisions(kcm: readonly Decision[], ours: readonly Decision[], ctx: CompareContext): CompareRow[] {
+  const key = (d: Decision): string => `${d.action}\u0000${d.object}\u0000${d.detail}`;
+  const pool = new Map<string, Decision[]>();
+  for (const d of [...kcm].sort((a, b) => a.atMs - b.atMs)) pool.set(key(d), [...(pool.get(key(d)) ?? []), d]);
+  const rows: CompareRow[] = [];
+  for (const o of [...ours].sort((a, b) => a.atMs - b.atMs)) {
+    const cands = pool.get(key(o)) ?? [];
+    let best = -1;
+    for (let i = 0; i < cands.length; i++) {
+      const c = cands[i] as Decision;
+      if (best < 0 || Math.abs(c.atMs - o.atMs) < Math.abs((cands[best] as Decision).atMs - o.atMs)) best = i;
+    }
+    const base = { action: o.action, object: o.object, detail: o.detail, oursAtMs: o.atMs };
+    if (best < 0) {
+      const outcome: Outcome = o.action === 'untaint' ? 'untaint' : o.atMs > ctx.endMs - ctx.toleranceMs ? 'cut off' : 'ours only';
+      rows.push({ ...base, outcome, violation: false });
+      continue;
+    }
+    const [k] = cands.splice(best, 1) as [Decision];
+    const diffMs = o.atMs - k.atMs;
+    const outcome: Outcome = o.action === 'untaint' ? 'untaint' : diffMs < -ctx.toleranceMs ? 'ours earlier' : diffMs > ctx.toleranceMs ? 'ours later' : 'agree';
+    rows.push({ ...base, kcmAtMs: k.atMs, diffMs, outcome, violation: false });
+  }
+  // What ours never did: decided late enough to be cut off by the end, or lost.
+  const cutOffMs = ctx.graceMs + ctx.toleranceMs + 5_000;
+  for (const left of pool.values()) {
+    for (const k of left) {
+      const outcome: Outcome = k.action === 'untaint' ? 'untaint' : k.atMs > ctx.endMs - cutOffMs ? 'cut off' : 'KCM only';
+      rows.push({ action: k.action, object: k.object, detail: k.detail, kcmAtMs: k.atMs, outcome, violation: false });
+    }
+  }
+  for (const r of rows) {
+    if (r.outcome !== 'ours earlier' && r.outcome !== 'ours only' && r.outcome !== 'KCM only') continue;
+    const d = DIFFERENCES.find((x) => x.explains(r, ctx));
+    if (d) r.difference = d.name;
+    else r.violation = true;
+  }
+  return rows.sort((a, b) => (a.oursAtMs ?? a.kcmAtMs ?? 0) - (b.oursAtMs ?? b.kcmAtMs ?? 0));
+}
