@@ -32,6 +32,12 @@ export interface CompareContext {
   endMs: number;
 }
 
+/** What the rules may also look at: the context plus ours' decisions of the scenario. */
+interface RuleInput extends CompareContext {
+  /** Pods (`namespace/name`) ours decided to delete, with the decision's time. */
+  oursDeleted: Map<string, number>;
+}
+
 /** How a compared pair or a lone decision came out. */
 export type Outcome = 'agree' | 'ours later' | 'ours earlier' | 'ours only' | 'KCM only' | 'untaint' | 'cut off';
 
@@ -53,7 +59,7 @@ export interface CompareRow {
 /** A documented deliberate difference: its name (with the docs entry) and when it explains a row. */
 interface Difference {
   name: string;
-  explains: (row: CompareRow, ctx: CompareContext) => boolean;
+  explains: (row: CompareRow, ctx: RuleInput) => boolean;
 }
 
 const inWindow = (t: number | undefined, from: number, to: number): boolean => t !== undefined && t >= from && t <= to;
@@ -91,6 +97,18 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'KCM only' && after(c.controllerRestarts, r.kcmAtMs, c.graceMs + 10_000),
   },
   {
+    name: 'out-of-service.md #4: no normal detach (upstream also detaches unmounted volumes from nodes it still manages; reduces)',
+    explains: (r) => r.action === 'detach' && r.outcome === 'KCM only',
+  },
+  {
+    name: 'shadow-mode.md, the overlay: a pod the shadow would delete leaves its views, so its pod GC never force-deletes it (ours decided the deletion)',
+    explains: (r, c) => r.action === 'force-delete' && r.outcome === 'KCM only' && (c.oursDeleted.get(r.object) ?? Infinity) <= (r.kcmAtMs ?? 0) + c.toleranceMs,
+  },
+  {
+    name: 'out-of-service.md #10 (force detach): the holder pods are gone at once because pod GC reacts to the out-of-service taint, upstream on its 20 s pass',
+    explains: (r, c) => r.action === 'detach' && r.outcome === 'ours earlier' && (r.diffMs ?? 0) >= -(20_000 + c.toleranceMs),
+  },
+  {
     name: 'out-of-service.md #10: pod GC reacts to the out-of-service taint at once, upstream on its 20 s pass (never before upstream can act)',
     explains: (r, c) => r.action === 'force-delete' && r.outcome === 'ours earlier' && (r.diffMs ?? 0) >= -(20_000 + c.toleranceMs),
   },
@@ -113,6 +131,7 @@ export function fromShadow(d: ShadowDecision): Decision | undefined {
     case 'mark-pod-not-ready':
     case 'delete-pod':
     case 'force-delete':
+    case 'detach':
       return { ...base, action: d.action, detail: '' };
     default:
       return undefined;
@@ -156,9 +175,10 @@ export function compareDecisions(kcm: readonly Decision[], ours: readonly Decisi
       rows.push({ action: k.action, object: k.object, detail: k.detail, kcmAtMs: k.atMs, outcome, violation: false });
     }
   }
+  const input: RuleInput = { ...ctx, oursDeleted: new Map(ours.filter((o) => o.action === 'delete-pod').map((o) => [o.object, o.atMs])) };
   for (const r of rows) {
     if (r.outcome !== 'ours earlier' && r.outcome !== 'ours only' && r.outcome !== 'KCM only') continue;
-    const d = DIFFERENCES.find((x) => x.explains(r, ctx));
+    const d = DIFFERENCES.find((x) => x.explains(r, input));
     if (d) r.difference = d.name;
     else r.violation = true;
   }

@@ -50,6 +50,8 @@ async function main(): Promise<number> {
   const out = resolve(values.out ?? join('/tmp', `fuzzdiff-${Date.now().toString(36)}`));
   mkdirSync(join(out, 'scenarios'), { recursive: true });
   mkdirSync(join(out, 'logs'), { recursive: true });
+  // The shadow's own log (debug level, one file per scenario prefix) goes beside kube-controller-manager's.
+  process.env['NLC_TEST_LOG_DIR'] ??= join(out, 'logs');
   const todo: { scenario: Scenario; file: string }[] = [];
   if (values.replay?.length) {
     for (const f of values.replay) todo.push({ scenario: parseScenario(readFileSync(f, 'utf8')), file: resolve(f) });
@@ -63,7 +65,7 @@ async function main(): Promise<number> {
   const budgetMs = values['budget-minutes'] ? Number(values['budget-minutes']) * 60_000 : Number.POSITIVE_INFINITY;
   const startedMs = Date.now();
   const cp = await PrivateControlPlane.create();
-  const results: (ScenarioSummaryInput & { prefix: string; failedPolls: number })[] = [];
+  const results: (ScenarioSummaryInput & { prefix: string; failedPolls: number; t0Ms: number; applied: unknown[]; ctx: unknown })[] = [];
   try {
     await cp.run('up');
     const env: RunEnv = { cp, clients: await cp.clients(), kcmBinary: kubeControllerManagerBinary(), logDir: join(out, 'logs'), root: ROOT };
@@ -75,7 +77,7 @@ async function main(): Promise<number> {
       const report = buildCampaignReport(results);
       const bad = r.rows.filter((x) => x.violation).length;
       process.stdout.write(`${scenario.id} (${basename(file)}): ${r.rows.length} rows, ${bad} violation(s), ${(r.wallMs / 1000).toFixed(0)} s\n`);
-      writeFileSync(join(out, 'report.json'), `${JSON.stringify({ report, scenarios: results.map((x) => ({ id: x.scenario.id, file: x.file, prefix: x.prefix, wallMs: x.wallMs, failedPolls: x.failedPolls, notes: x.notes, rows: x.rows })) }, null, 2)}\n`);
+      writeFileSync(join(out, 'report.json'), `${JSON.stringify({ report, scenarios: results.map((x) => ({ id: x.scenario.id, file: x.file, prefix: x.prefix, t0Ms: x.t0Ms, applied: x.applied, wallMs: x.wallMs, failedPolls: x.failedPolls, notes: x.notes, ctx: x.ctx, kcm: x.kcm, ours: x.ours, rows: x.rows })) }, null, 2)}\n`);
       writeFileSync(join(out, 'report.md'), renderMarkdown(report));
     }
   } finally {

@@ -13,16 +13,16 @@
  * Not upstream: test tooling.
  */
 import type { KubeClients } from '../../src/kube/client.js';
-import { toNode, toPod, type Node, type Pod } from '../../src/kube/objects.js';
+import { toNode, toPod, toVolumeAttachment, type Node, type Pod, type VolumeAttachment } from '../../src/kube/objects.js';
 
 /** The actions compared (the shadow's action names). */
-export type DiffAction = 'mark-unknown' | 'taint' | 'untaint' | 'mark-pod-not-ready' | 'delete-pod' | 'force-delete';
+export type DiffAction = 'mark-unknown' | 'taint' | 'untaint' | 'mark-pod-not-ready' | 'delete-pod' | 'force-delete' | 'detach';
 
 /** One decision of either side. Times epoch **ms**. */
 export interface Decision {
   atMs: number;
   action: DiffAction;
-  /** Node name or `namespace/name`. */
+  /** Node name, `namespace/name` of a pod, or a VolumeAttachment's name. */
   object: string;
   /** Pods: their node. */
   node?: string;
@@ -60,6 +60,7 @@ export class DecisionRecorder {
   readonly #alive: (node: string) => boolean;
   #nodes = new Map<string, Node>();
   #pods = new Map<string, Pod>();
+  #attachments = new Map<string, VolumeAttachment>();
   #primed = false;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
@@ -96,20 +97,31 @@ export class DecisionRecorder {
   }
 
   async #poll(): Promise<void> {
-    const [nodeList, podList] = await Promise.all([
+    const [nodeList, podList, vaList] = await Promise.all([
       this.#clients.core.listNode({ labelSelector: this.#selector, timeoutSeconds: 5 }),
       this.#clients.core.listNamespacedPod({ namespace: this.#namespace, timeoutSeconds: 5 }),
+      this.#clients.storage.listVolumeAttachment({ labelSelector: this.#selector, timeoutSeconds: 5 }),
     ]);
     const now = Date.now();
     const nodes = new Map(nodeList.items.map(toNode).filter((n): n is Node => n !== undefined).map((n) => [n.name, n]));
     const pods = new Map(podList.items.map(toPod).filter((p): p is Pod => p !== undefined).map((p) => [p.uid, p]));
-    if (this.#primed) this.#diff(now, nodes, pods);
+    const vas = new Map(vaList.items.map(toVolumeAttachment).filter((v): v is VolumeAttachment => v !== undefined).map((v) => [v.name, v]));
+    if (this.#primed) this.#diff(now, nodes, pods, vas);
     this.#primed = true;
     this.#nodes = nodes;
     this.#pods = pods;
+    this.#attachments = vas;
   }
 
-  #diff(now: number, nodes: Map<string, Node>, pods: Map<string, Pod>): void {
+  #diff(now: number, nodes: Map<string, Node>, pods: Map<string, Pod>, vas: Map<string, VolumeAttachment>): void {
+    // Detach: the attach/detach controller deletes the VolumeAttachment (the simulated attacher then
+    // drops its finalizer). The simulator deletes attachments itself only on a graceful shutdown,
+    // which scenarios do not play, so every deletion is kube-controller-manager's.
+    for (const v of this.#attachments.values()) {
+      const cur = vas.get(v.name);
+      if (v.deletionTimestamp !== undefined || (cur !== undefined && cur.deletionTimestamp === undefined)) continue;
+      this.decisions.push({ atMs: stamped(now, cur?.deletionTimestamp), action: 'detach', object: v.name, node: v.nodeName, detail: '' });
+    }
     for (const n of nodes.values()) {
       const before = this.#nodes.get(n.name);
       if (!before) continue;

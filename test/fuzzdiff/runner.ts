@@ -34,6 +34,14 @@ import type { Scenario, Step } from './scenario.js';
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
 const TOLERATED_KEYS = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'];
+/**
+ * kube-controller-manager's controllers: the three ours replaces plus the attach/detach controller,
+ * whose out-of-service path is compared with our force detach (its 6 min unmount timeout is fixed in
+ * 1.37, `ReconcilerMaxWaitForUnmountDuration`, and longer than a scenario).
+ */
+const KCM_CONTROLLERS = `${UPSTREAM_CONTROLLERS['1.37']},persistentvolume-attach-detach-controller`;
+/** The simulator's CSI driver (packages/sim DEFAULT_CSI_DRIVER). */
+const CSI_DRIVER = 'sim.csi.nlc.dev';
 /** Zone eviction rate of both controllers, nodes/s: one taint per 2 s per zone, so the token bucket shows. */
 const EVICTION_RATE = 0.5;
 
@@ -54,10 +62,16 @@ export interface ScenarioResult {
   /** The scenario file, when it was read from or saved to one. */
   file?: string;
   prefix: string;
+  /** When play began (step times are relative to it), epoch ms. */
+  t0Ms: number;
+  /** When each step was applied, epoch ms (late steps show a loaded machine). */
+  applied: { atS: number; op: string; atMs: number }[];
   wallMs: number;
   kcm: Decision[];
   ours: Decision[];
   rows: CompareRow[];
+  /** The comparison's context (restart windows, tolerance), so that a report can be compared again. */
+  ctx: CompareContext;
   /** Steps that could not be applied (e.g. a pod already gone), and other remarks. */
   notes: string[];
   failedPolls: number;
@@ -88,7 +102,7 @@ async function startControllers(env: RunEnv, s: Scenario, prefix: string, nodes:
       kubeconfig: env.cp.kubeconfig,
       flags: f,
       upstreamBinary: env.kcmBinary,
-      upstreamControllers: UPSTREAM_CONTROLLERS['1.37'],
+      upstreamControllers: KCM_CONTROLLERS,
       upstreamVersion: '1.37',
       oursMode: 'tsx',
       oursEntry: '',
@@ -104,7 +118,7 @@ async function startControllers(env: RunEnv, s: Scenario, prefix: string, nodes:
     prefix,
     [
       '--dry-run',
-      `--controllers=${UPSTREAM_CONTROLLERS['1.37']}`,
+      `--controllers=${KCM_CONTROLLERS}`,
       `--node-monitor-grace-period=${f.nodeMonitorGracePeriod}`,
       `--node-monitor-period=${f.nodeMonitorPeriod}`,
       `--node-startup-grace-period=${f.nodeStartupGracePeriod}`,
@@ -171,6 +185,29 @@ async function editTolerations(clients: KubeClients, namespace: string, name: st
 }
 
 /**
+ * The simulated driver as kube-controller-manager's CSI plugin needs it: a CSIDriver that requires
+ * attach, and a CSINode per node naming the driver (what the node's CSI registrar would publish).
+ * Idempotent. @throws {Error} on an API error other than AlreadyExists.
+ */
+async function registerCsi(clients: KubeClients, nodes: readonly string[]): Promise<void> {
+  const ignoreExists = (err: unknown): void => {
+    if ((err as { code?: number }).code !== 409) throw err;
+  };
+  await clients.storage.createCSIDriver({ body: { metadata: { name: CSI_DRIVER }, spec: { attachRequired: true, podInfoOnMount: false } } }).catch(ignoreExists);
+  for (const name of nodes) {
+    const node = await clients.core.readNode({ name });
+    await clients.storage
+      .createCSINode({
+        body: {
+          metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata?.uid ?? '' }] },
+          spec: { drivers: [{ name: CSI_DRIVER, nodeID: name, topologyKeys: [] }] },
+        },
+      })
+      .catch(ignoreExists);
+  }
+}
+
+/**
  * Plays one scenario and compares. Saves nothing; the caller writes files.
  * @throws {Error} when the fleet or a controller cannot be started (a broken environment, not a finding).
  */
@@ -178,6 +215,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
   const started = Date.now();
   const prefix = `fd-${started.toString(36)}`;
   const notes: string[] = [];
+  const applied: ScenarioResult['applied'] = [];
   const { clients, cp } = env;
   await createTestNamespace(clients, prefix);
   const fleet = new Fleet({
@@ -209,6 +247,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
   try {
     await fleet.start();
     const names = fleet.nodeNames();
+    await registerCsi(clients, names);
     recorder = new DecisionRecorder(clients, `nlc.sim/fleet=${prefix}`, prefix, (n) => !names.includes(n) || fleet.isAlive(n));
     await recorder.start();
     let generation = 0;
@@ -277,6 +316,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     for (const st of s.steps) {
       const wait = t0 + st.atS * 1000 - Date.now();
       if (wait > 0) await sleep(wait);
+      applied.push({ atS: st.atS, op: st.op, atMs: Date.now() });
       await apply(st).catch((err: unknown) => void notes.push(`step ${st.op} at ${st.atS}s: ${err instanceof Error ? err.message : String(err)}`));
     }
     // The tail: no new faults, time for the last decisions of both sides.
@@ -289,7 +329,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     controllers = undefined;
     const kcm = recorder.decisions.filter((d) => d.atMs >= t0);
     const oursInPlay = ours.filter((d) => d.atMs >= t0);
-    return { id: s.id, ...(file !== undefined ? { file } : {}), prefix, wallMs: Date.now() - started, kcm, ours: oursInPlay, rows: compareDecisions(kcm, oursInPlay, ctx), notes, failedPolls: recorder.failedPolls };
+    return { id: s.id, ...(file !== undefined ? { file } : {}), prefix, t0Ms: t0, applied, wallMs: Date.now() - started, kcm, ours: oursInPlay, rows: compareDecisions(kcm, oursInPlay, ctx), ctx, notes, failedPolls: recorder.failedPolls };
   } finally {
     await Promise.allSettled(background);
     if (controllers) await stopControllers(controllers, ours).catch(() => undefined);
@@ -297,5 +337,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     // Removes the nodes too (kube-controller-manager of the next scenario must see only its fleet);
     // the namespace stays, as the fleet's cleanup leaves it (no namespace controller runs here).
     await fleet.cleanup().catch(() => undefined);
+    // No garbage collector runs here to follow the CSINodes' owner references.
+    await Promise.allSettled(fleet.nodeNames().map((name) => clients.storage.deleteCSINode({ name })));
   }
 }

@@ -50,8 +50,11 @@ export interface Scenario {
   zones: number;
   nodesPerZone: number;
   podsPerNode: number;
-  /** Pod kind weights of the simulator (plain pods get the API server's default 300 s tolerations). */
-  podMix: { plain: number; tolerationSeconds: number; tolerateForever: number };
+  /**
+   * Pod kind weights of the simulator (plain pods get the API server's default 300 s tolerations;
+   * pvc pods hold a CSI volume with its VolumeAttachment, for the forced detach comparison).
+   */
+  podMix: { plain: number; tolerationSeconds: number; tolerateForever: number; pvc?: number };
   /** `tolerationSeconds` of the simulator's `tolerationSeconds` pods. */
   tolerationS: number;
   /** `--node-monitor-grace-period` of both controllers. */
@@ -104,6 +107,7 @@ export function scenarioArb(size: ScenarioSize): fc.Arbitrary<Scenario> {
       nodesPerZone: fc.integer({ min: 2, max: 3 }),
       plain: fc.integer({ min: 0, max: 1 }),
       forever: fc.integer({ min: 0, max: 1 }),
+      pvc: fc.integer({ min: 0, max: 1 }),
       tolerationS: fc.integer({ min: 3, max: 25 }),
       graceS: fc.integer({ min: 6, max: 10 }),
       monitorPeriodS: fc.integer({ min: 1, max: 2 }),
@@ -119,7 +123,7 @@ export function scenarioArb(size: ScenarioSize): fc.Arbitrary<Scenario> {
         zones: r.zones,
         nodesPerZone: r.nodesPerZone,
         podsPerNode: 3,
-        podMix: { plain: r.plain, tolerationSeconds: 2, tolerateForever: r.forever },
+        podMix: { plain: r.plain, tolerationSeconds: 2, tolerateForever: r.forever, pvc: r.pvc },
         tolerationS: r.tolerationS,
         graceS: r.graceS,
         monitorPeriodS: r.monitorPeriodS,

@@ -152,3 +152,19 @@ describe('campaign report', () => {
     assert.match(md, /\| KCM only \| \/x\/1-0\.json \| delete-pod {2}\| ns\/p1 \|/);
   });
 });
+
+describe('comparison: the shadow overlay and force detach', () => {
+  test("a force delete kube-controller-manager made of a pod ours had decided to delete is the overlay's limit; one of a pod ours never deleted is a violation", () => {
+    const rows = compareDecisions([d(40, 'force-delete', 'ns/p1'), d(40, 'force-delete', 'ns/p2')], [d(20, 'delete-pod', 'ns/p1')], ctx());
+    const by = new Map(rows.map((r) => [r.object + r.action, r]));
+    assert.match(by.get('ns/p1force-delete')?.difference ?? '', /shadow-mode\.md/);
+    assert.equal(by.get('ns/p2force-delete')?.violation, true);
+  });
+
+  test("a detach up to pod GC's 20 s pass (+ tolerance) earlier is out-of-service.md #10; earlier than that is a violation", () => {
+    const rows = compareDecisions([d(40, 'detach', 'csi-a'), d(60, 'detach', 'csi-b')], [d(21, 'detach', 'csi-a'), d(30, 'detach', 'csi-b')], ctx());
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('csi-a')?.difference ?? '', /out-of-service\.md #10/);
+    assert.equal(by.get('csi-b')?.violation, true);
+  });
+});
