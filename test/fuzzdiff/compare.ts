@@ -36,6 +36,15 @@ export interface CompareContext {
 interface RuleInput extends CompareContext {
   /** Pods (`namespace/name`) ours decided to delete, with the decision's time. */
   oursDeleted: Map<string, number>;
+  /** kube-controller-manager's decisions of the scenario. */
+  kcm: readonly Decision[];
+}
+
+/** Upstream's own detection window beyond ours (node-lifecycle.md #1, #2), ms: see DIFFERENCES. */
+function upstreamWindowMs(c: CompareContext): number {
+  // Probe timestamp up to one pass behind the heartbeat, the expiry noticed up to one pass late, the
+  // NoExecute taint one pass after the Unknown write: three monitor periods, plus 1 s of latency.
+  return 3 * (c.toleranceMs - 1000) + 1000;
 }
 
 /** How a compared pair or a lone decision came out. */
@@ -45,6 +54,8 @@ export type Outcome = 'agree' | 'ours later' | 'ours earlier' | 'ours only' | 'K
 export interface CompareRow {
   action: DiffAction;
   object: string;
+  /** The node of a pod or attachment, the node itself for node actions. */
+  node?: string;
   detail: string;
   kcmAtMs?: number;
   oursAtMs?: number;
@@ -72,6 +83,17 @@ const isNoExecute = (row: CompareRow): boolean => row.detail.endsWith(':NoExecut
  * window" items, which the docs justify one by one.
  */
 export const DIFFERENCES: readonly Difference[] = [
+  {
+    name: "node-lifecycle.md #1/#2: detection when the heartbeat expires, not at upstream's next pass (sooner only within upstream's own window: up to 3 monitor periods + 1 s, carried into the deletion deadline)",
+    explains: (r, c) => ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) && r.outcome === 'ours earlier' && -(r.diffMs ?? 0) <= upstreamWindowMs(c),
+  },
+  {
+    name: "node-lifecycle.md #1/#2: the deadline came with the earlier detection, and the node recovered between ours and upstream's (upstream's untaint within its window after ours' deletion)",
+    explains: (r, c) =>
+      r.action === 'delete-pod' &&
+      r.outcome === 'ours only' &&
+      c.kcm.some((k) => k.action === 'untaint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= (r.oursAtMs ?? 0) && k.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
+  },
   {
     name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',
     explains: (r) => r.action === 'mark-pod-not-ready' && (r.outcome === 'ours only' || r.outcome === 'ours earlier'),
@@ -156,7 +178,7 @@ export function compareDecisions(kcm: readonly Decision[], ours: readonly Decisi
       const c = cands[i] as Decision;
       if (best < 0 || Math.abs(c.atMs - o.atMs) < Math.abs((cands[best] as Decision).atMs - o.atMs)) best = i;
     }
-    const base = { action: o.action, object: o.object, detail: o.detail, oursAtMs: o.atMs };
+    const base = { action: o.action, object: o.object, ...(o.node !== undefined ? { node: o.node } : {}), detail: o.detail, oursAtMs: o.atMs };
     if (best < 0) {
       const outcome: Outcome = o.action === 'untaint' ? 'untaint' : o.atMs > ctx.endMs - ctx.toleranceMs ? 'cut off' : 'ours only';
       rows.push({ ...base, outcome, violation: false });
@@ -172,10 +194,10 @@ export function compareDecisions(kcm: readonly Decision[], ours: readonly Decisi
   for (const left of pool.values()) {
     for (const k of left) {
       const outcome: Outcome = k.action === 'untaint' ? 'untaint' : k.atMs > ctx.endMs - cutOffMs ? 'cut off' : 'KCM only';
-      rows.push({ action: k.action, object: k.object, detail: k.detail, kcmAtMs: k.atMs, outcome, violation: false });
+      rows.push({ action: k.action, object: k.object, ...(k.node !== undefined ? { node: k.node } : {}), detail: k.detail, kcmAtMs: k.atMs, outcome, violation: false });
     }
   }
-  const input: RuleInput = { ...ctx, oursDeleted: new Map(ours.filter((o) => o.action === 'delete-pod').map((o) => [o.object, o.atMs])) };
+  const input: RuleInput = { ...ctx, oursDeleted: new Map(ours.filter((o) => o.action === 'delete-pod').map((o) => [o.object, o.atMs])), kcm };
   for (const r of rows) {
     if (r.outcome !== 'ours earlier' && r.outcome !== 'ours only' && r.outcome !== 'KCM only') continue;
     const d = DIFFERENCES.find((x) => x.explains(r, input));

@@ -66,6 +66,13 @@ async function main(): Promise<number> {
   const startedMs = Date.now();
   const cp = await PrivateControlPlane.create();
   const results: (ScenarioSummaryInput & { prefix: string; failedPolls: number; t0Ms: number; applied: unknown[]; ctx: unknown })[] = [];
+  // Stopped early (Ctrl-C, a CI timeout): take the private control plane down, keep the reports written so far.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      process.stderr.write(`fuzz:diff: ${sig}, taking the control plane down\n`);
+      void cp.run('down').finally(() => process.exit(130));
+    });
+  }
   try {
     await cp.run('up');
     const env: RunEnv = { cp, clients: await cp.clients(), kcmBinary: kubeControllerManagerBinary(), logDir: join(out, 'logs'), root: ROOT };

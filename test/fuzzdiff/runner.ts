@@ -266,7 +266,11 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
         case 'pause-lease':
           return fleet.setHeartbeatMode(nodeName(st.node), 'status-only');
         case 'resume-lease':
-          return fleet.setHeartbeatMode(nodeName(st.node), 'both');
+          await fleet.setHeartbeatMode(nodeName(st.node), 'both');
+          // A real kubelet's status sync (every 10 s) posts Ready=True once the API server's copy
+          // differs from its own (a controller's Unknown); the simulator posts status only every 60 s
+          // here, so post it now. The shadow's overlay assumes this kubelet behaviour (shadow-mode.md).
+          return fleet.setReady(nodeName(st.node), true);
         case 'not-ready':
           return fleet.setReady(nodeName(st.node), false);
         case 'ready':

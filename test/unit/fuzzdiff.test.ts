@@ -67,20 +67,32 @@ describe('scenario generator', () => {
 });
 
 describe('comparison', () => {
-  test('within the tolerance agrees, later is "ours later", earlier by more than the tolerance is a violation', () => {
+  test('within the tolerance agrees, later is "ours later", earlier beyond upstream\'s own window is a violation', () => {
+    // Tolerance 2 s = one 1 s monitor period + 1 s; upstream's window (node-lifecycle.md #1/#2) 3 periods + 1 s = 4 s.
     const rows = compareDecisions(
-      [d(10, 'mark-unknown', 'n1'), d(10, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(30, 'delete-pod', 'ns/p1')],
-      [d(8.5, 'mark-unknown', 'n1'), d(15, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(27, 'delete-pod', 'ns/p1')],
+      [d(10, 'mark-unknown', 'n1'), d(10, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(30, 'delete-pod', 'ns/p1'), d(30, 'delete-pod', 'ns/p2')],
+      [d(8.5, 'mark-unknown', 'n1'), d(15, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(25, 'delete-pod', 'ns/p1'), d(27, 'delete-pod', 'ns/p2')],
       ctx(),
     );
     assert.deepEqual(
-      rows.map((r) => [r.action, r.outcome, r.violation, r.diffMs]),
+      rows.map((r) => [r.action, r.object, r.outcome, r.violation, r.diffMs]),
       [
-        ['mark-unknown', 'agree', false, -1500],
-        ['taint', 'ours later', false, 5000],
-        ['delete-pod', 'ours earlier', true, -3000],
+        ['mark-unknown', 'n1', 'agree', false, -1500],
+        ['taint', 'n1', 'ours later', false, 5000],
+        ['delete-pod', 'ns/p1', 'ours earlier', true, -5000],
+        ['delete-pod', 'ns/p2', 'ours earlier', false, -3000],
       ],
     );
+    assert.match(rows.find((r) => r.object === 'ns/p2')?.difference ?? '', /node-lifecycle\.md #1\/#2/);
+  });
+
+  test('a deletion ours alone made is explained only when upstream untainted the node within its window after it', () => {
+    const untaint = (atS: number): Decision => ({ ...d(atS, 'untaint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), node: 'n1' });
+    const del = (atS: number, object: string): Decision => ({ ...d(atS, 'delete-pod', object), node: 'n1' });
+    const near = compareDecisions([untaint(31)], [del(29, 'ns/p1')], ctx());
+    assert.match(near.find((r) => r.action === 'delete-pod')?.difference ?? '', /recovered between/);
+    const far = compareDecisions([untaint(40)], [del(29, 'ns/p1')], ctx());
+    assert.equal(far.find((r) => r.action === 'delete-pod')?.violation, true);
   });
 
   test('a deletion ours never decides is a lost eviction; one ours decides alone is a violation', () => {
