@@ -4,6 +4,10 @@
  *
  *   npm run fuzz:diff -- [--seed N] [--count N] [--size small|normal] [--out DIR] [--budget-minutes M]
  *   npm run fuzz:diff -- --replay FILE [--replay FILE …]
+ *   npm run fuzz:diff -- --recompare REPORT.json [--recompare REPORT.json …] [--out DIR]
+ *
+ * `--recompare` runs nothing: it compares the decisions kept in earlier reports again (after a change
+ * of the comparison's rules) and writes one report over all of them.
  *
  * Each generated scenario is saved as `<out>/scenarios/<seed>-<i>.json` before it runs, so every
  * violation names a file that `--replay` plays again. Writes `<out>/report.json` and `<out>/report.md`
@@ -17,6 +21,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PrivateControlPlane } from '../support/private-cluster.js';
+import { compareDecisions, type CompareContext } from './compare.js';
+import type { Decision } from './recorder.js';
 import { buildCampaignReport, renderMarkdown, type ScenarioSummaryInput } from './report.js';
 import { runScenario, type RunEnv } from './runner.js';
 import { generateScenarios, parseScenario, type Scenario, type ScenarioSize } from './scenario.js';
@@ -29,6 +35,37 @@ function kubeControllerManagerBinary(): string {
   return execFileSync('bash', [script, 'bin', 'kube-controller-manager'], { encoding: 'utf8' }).trim();
 }
 
+/** The part of report.json `--recompare` reads. */
+interface StoredScenario {
+  id: string;
+  file: string;
+  wallMs: number;
+  notes: string[];
+  ctx: CompareContext;
+  kcm: Decision[];
+  ours: Decision[];
+}
+
+function recompare(files: readonly string[], out: string): number {
+  const results: ScenarioSummaryInput[] = [];
+  for (const f of files) {
+    const doc = JSON.parse(readFileSync(f, 'utf8')) as { scenarios: StoredScenario[] };
+    for (const x of doc.scenarios) {
+      // JSON has no Infinity: a restart window still open at the end was written as null.
+      const open = (ws: { fromMs: number; toMs: number | null }[]): { fromMs: number; toMs: number }[] => ws.map((w) => ({ fromMs: w.fromMs, toMs: w.toMs ?? Number.POSITIVE_INFINITY }));
+      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts) };
+      const scenario = parseScenario(readFileSync(x.file, 'utf8'));
+      results.push({ scenario, file: x.file, wallMs: x.wallMs, kcm: x.kcm, ours: x.ours, rows: compareDecisions(x.kcm, x.ours, ctx), notes: x.notes });
+    }
+  }
+  const report = buildCampaignReport(results);
+  const md = renderMarkdown(report);
+  writeFileSync(join(out, 'report.md'), md);
+  writeFileSync(join(out, 'report.json'), `${JSON.stringify({ report, scenarios: results.map((r) => ({ id: r.scenario.id, file: r.file, rows: r.rows })) }, null, 2)}\n`);
+  process.stdout.write(`${md}\nreport: ${join(out, 'report.md')} and report.json\n`);
+  return report.violations.length > 0 ? 1 : 0;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -37,6 +74,7 @@ async function main(): Promise<number> {
       size: { type: 'string', default: 'normal' },
       out: { type: 'string' },
       replay: { type: 'string', multiple: true },
+      recompare: { type: 'string', multiple: true },
       'budget-minutes': { type: 'string' },
     },
   });
@@ -52,6 +90,7 @@ async function main(): Promise<number> {
   mkdirSync(join(out, 'logs'), { recursive: true });
   // The shadow's own log (debug level, one file per scenario prefix) goes beside kube-controller-manager's.
   process.env['NLC_TEST_LOG_DIR'] ??= join(out, 'logs');
+  if (values.recompare?.length) return recompare(values.recompare, out);
   const todo: { scenario: Scenario; file: string }[] = [];
   if (values.replay?.length) {
     for (const f of values.replay) todo.push({ scenario: parseScenario(readFileSync(f, 'utf8')), file: resolve(f) });
