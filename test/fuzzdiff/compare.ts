@@ -95,6 +95,13 @@ export const DIFFERENCES: readonly Difference[] = [
       c.kcm.some((k) => k.action === 'untaint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= (r.oursAtMs ?? 0) && k.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
   },
   {
+    name: "node-lifecycle.md #1/#2, cut short: ours decided within upstream's own window before an API server or controller restart, which took upstream's pass away",
+    explains: (r, c) =>
+      ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) &&
+      r.outcome === 'ours only' &&
+      [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs)),
+  },
+  {
     name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',
     explains: (r) => r.action === 'mark-pod-not-ready' && (r.outcome === 'ours only' || r.outcome === 'ours earlier'),
   },

@@ -94,26 +94,29 @@ function flagsOf(s: Scenario): SharedControllerFlags {
   };
 }
 
+/**
+ * kube-controller-manager, started again when it gives up before running its controllers: it exits
+ * when the API server is not healthy within 20 s, which a restart of both during an API server
+ * restart on a loaded machine can hit.
+ */
+async function startKcm(env: RunEnv, s: Scenario, prefix: string, generation: number): Promise<ControllerProcess> {
+  for (let attempt = 0; ; attempt++) {
+    const kcm = newKcm(env, s, prefix, `${generation}${attempt > 0 ? `-${attempt}` : ''}`);
+    try {
+      await kcm.waitForLine(/Started controller|Starting controller|Starting node controller|Caches are synced/, 120_000);
+      return kcm;
+    } catch (err) {
+      await kcm.stop();
+      if (attempt >= 4) throw err;
+      await sleep(2000);
+    }
+  }
+}
+
 async function startControllers(env: RunEnv, s: Scenario, prefix: string, nodes: number, generation: number): Promise<Controllers> {
   const f = flagsOf(s);
-  const kcm = new ControllerProcess(
-    {
-      kind: 'upstream',
-      kubeconfig: env.cp.kubeconfig,
-      flags: f,
-      upstreamBinary: env.kcmBinary,
-      upstreamControllers: KCM_CONTROLLERS,
-      upstreamVersion: '1.37',
-      oursMode: 'tsx',
-      oursEntry: '',
-      metricsPort: 0,
-      logLevel: 'info',
-    },
-    join(env.logDir, `${prefix}-kcm-${generation}.log`),
-    env.root,
-  );
-  const kcmRunning = kcm.waitForLine(/Started controller|Starting controller|Starting node controller|Caches are synced/, 120_000);
-  kcmRunning.catch(() => undefined);
+  const kcmStarted = startKcm(env, s, prefix, generation);
+  kcmStarted.catch(() => undefined);
   const ours = await startTestController(
     prefix,
     [
@@ -130,8 +133,27 @@ async function startControllers(env: RunEnv, s: Scenario, prefix: string, nodes:
     { kubeconfig: env.cp.kubeconfig },
   );
   await waitFor('the shadow sees the fleet', () => ours.nodeLifecycle?.view().nodes.length === nodes, 60_000);
-  await kcmRunning;
-  return { kcm, ours };
+  return { kcm: await kcmStarted, ours };
+}
+
+function newKcm(env: RunEnv, s: Scenario, prefix: string, generation: string): ControllerProcess {
+  const f = flagsOf(s);
+  return new ControllerProcess(
+    {
+      kind: 'upstream',
+      kubeconfig: env.cp.kubeconfig,
+      flags: f,
+      upstreamBinary: env.kcmBinary,
+      upstreamControllers: KCM_CONTROLLERS,
+      upstreamVersion: '1.37',
+      oursMode: 'tsx',
+      oursEntry: '',
+      metricsPort: 0,
+      logLevel: 'info',
+    },
+    join(env.logDir, `${prefix}-kcm-${generation}.log`),
+    env.root,
+  );
 }
 
 async function shadowDecisions(c: RunningController): Promise<Decision[]> {
@@ -256,6 +278,10 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     await sleep(3000);
     const t0 = Date.now();
     const nodeName = (i: number): string => names[i] as string;
+    // A background step that fails is a note (and, for a controller restart, a scenario without them).
+    const noted = async (task: () => Promise<void>, what: string): Promise<void> => {
+      await task().catch((err: unknown) => void notes.push(`${what}: ${err instanceof Error ? err.message : String(err)}`));
+    };
     const apply = async (st: Step): Promise<void> => {
       switch (st.op) {
         case 'kill':
@@ -291,12 +317,12 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
           const w = { fromMs: Date.now(), toMs: Number.POSITIVE_INFINITY };
           ctx.apiserverRestarts.push(w);
           background.push(
-            (async () => {
+            noted(async () => {
               await cp.run('stop-apiserver');
               await sleep(st.downS * 1000);
               await cp.run('start-apiserver');
               w.toMs = Date.now();
-            })(),
+            }, 'restart-apiserver'),
           );
           return;
         }
@@ -306,12 +332,12 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
           const old = controllers;
           controllers = undefined;
           background.push(
-            (async () => {
+            noted(async () => {
               if (old) await stopControllers(old, ours);
               await sleep(st.downS * 1000);
               controllers = await startControllers(env, s, prefix, names.length, generation++);
               w.toMs = Date.now();
-            })(),
+            }, 'restart-controllers'),
           );
           return;
         }

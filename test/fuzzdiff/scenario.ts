@@ -100,7 +100,7 @@ function episodeArb(durationS: number, kinds: readonly Episode['kind'][] = ANY_K
 
 /** The fast-check arbitrary of scenarios of one size (ids are filled in by {@link generateScenarios}). */
 export function scenarioArb(size: ScenarioSize): fc.Arbitrary<Scenario> {
-  const durationS = size === 'small' ? 40 : 60;
+  const durationS = size === 'small' ? 30 : 60;
   return fc
     .record({
       zones: fc.integer({ min: 2, max: 3 }),

@@ -180,3 +180,13 @@ describe('comparison: the shadow overlay and force detach', () => {
     assert.equal(by.get('csi-b')?.violation, true);
   });
 });
+
+describe('comparison: restarts cutting upstream short', () => {
+  test("a mark ours made within upstream's window before an API server stop is explained; one made earlier than that is not", () => {
+    const api = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 30_000 }] };
+    const rows = compareDecisions([], [{ ...d(17, 'mark-unknown', 'n1'), node: 'n1' }, { ...d(10, 'mark-unknown', 'n2'), node: 'n2' }], ctx(api));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('n1')?.difference ?? '', /cut short/);
+    assert.equal(by.get('n2')?.violation, true);
+  });
+});
