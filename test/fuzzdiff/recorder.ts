@@ -133,7 +133,11 @@ export class DecisionRecorder {
       const was = taintSet(before);
       const is = taintSet(n);
       for (const [k, added] of is) {
-        if (!was.has(k) || was.get(k) !== added) this.decisions.push({ atMs: stamped(now, added), action: 'taint', object: n.name, node: n.name, detail: k });
+        // A NoExecute taint whose timeAdded changed was removed and added again (upstream's re-stamp
+        // at start): it moves every toleration deadline, so it counts. A NoSchedule taint's new stamp
+        // on a taint that stayed (upstream rewrites the condition taints) changes nothing.
+        const restamped = was.has(k) && was.get(k) !== added && k.endsWith(':NoExecute');
+        if (!was.has(k) || restamped) this.decisions.push({ atMs: stamped(now, added), action: 'taint', object: n.name, node: n.name, detail: k });
       }
       for (const k of was.keys()) if (!is.has(k)) this.decisions.push({ atMs: now, action: 'untaint', object: n.name, node: n.name, detail: k });
     }
