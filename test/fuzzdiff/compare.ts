@@ -176,7 +176,20 @@ export function fromShadow(d: ShadowDecision): Decision | undefined {
 export function compareDecisions(kcm: readonly Decision[], ours: readonly Decision[], ctx: CompareContext): CompareRow[] {
   const key = (d: Decision): string => `${d.action}\u0000${d.object}\u0000${d.detail}`;
   const pool = new Map<string, Decision[]>();
-  for (const d of [...kcm].sort((a, b) => a.atMs - b.atMs)) pool.set(key(d), [...(pool.get(key(d)) ?? []), d]);
+  // A NoSchedule taint recorded again without a removal in between is a new stamp on a taint that
+  // stayed (reports written before the recorder dropped those): no decision.
+  const present = new Set<string>();
+  const kept: Decision[] = [];
+  for (const d of [...kcm].sort((a, b) => a.atMs - b.atMs)) {
+    const t = `${d.object}\u0000${d.detail}`;
+    if (d.action === 'untaint') present.delete(t);
+    if (d.action === 'taint') {
+      if (present.has(t) && d.detail.endsWith(':NoSchedule')) continue;
+      present.add(t);
+    }
+    kept.push(d);
+  }
+  for (const d of kept) pool.set(key(d), [...(pool.get(key(d)) ?? []), d]);
   const rows: CompareRow[] = [];
   for (const o of [...ours].sort((a, b) => a.atMs - b.atMs)) {
     const cands = pool.get(key(o)) ?? [];
