@@ -1,8 +1,9 @@
 /**
- * What kube-controller-manager did during a scenario, read from the API server by polling the fleet's
- * nodes and pods (every 200 ms) and diffing successive snapshots. Polling rather than watching keeps
- * working through an API server restart (a failed poll is simply skipped) and sees removals too
- * (an untaint, a force-deleted pod), which the shadow report's after-the-fact view cannot.
+ * What kube-controller-manager did during a scenario, read from the API server: the fleet's nodes are
+ * watched (every version: an Unknown or a NoSchedule taint that lasts less than a poll still counts)
+ * and, with the pods and VolumeAttachments, polled every 200 ms; successive versions are diffed.
+ * Polling keeps working through an API server restart (a failed poll is simply skipped) and sees
+ * removals (an untaint, a force-deleted pod), which the shadow report's after-the-fact view cannot.
  *
  * Each decision's time is epoch **ms**: the poll that first saw it, or, when the object carries its
  * own second-precision stamp (taint `timeAdded`, condition `lastTransitionTime`, the pod's
@@ -13,6 +14,9 @@
  * Not upstream: test tooling.
  */
 import type { KubeClients } from '../../src/kube/client.js';
+import { realClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../packages/sim/src/log.js';
+import { startListWatch, type ListWatchHandle } from '../../packages/sim/src/watch.js';
 import { toNode, toPod, toVolumeAttachment, type Node, type Pod, type VolumeAttachment } from '../../src/kube/objects.js';
 
 /** The actions compared (the shadow's action names). */
@@ -65,6 +69,7 @@ export class DecisionRecorder {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
+  #watch: ListWatchHandle | undefined;
 
   constructor(clients: KubeClients, fleetSelector: string, namespace: string, nodeAlive: (node: string) => boolean) {
     this.#clients = clients;
@@ -76,6 +81,25 @@ export class DecisionRecorder {
   /** Takes the first snapshot (no decisions from it) and starts polling. @throws {Error} when the first poll fails. */
   async start(): Promise<void> {
     await this.#poll();
+    this.#watch = startListWatch({
+      name: 'fuzzdiff-nodes',
+      kubeConfig: this.#clients.kubeConfig,
+      path: '/api/v1/nodes',
+      labelSelector: this.#selector,
+      list: async () => {
+        const l = await this.#clients.core.listNode({ labelSelector: this.#selector });
+        return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+      },
+      onSync: (items) => {
+        for (const raw of items) this.#onNode(toNode(raw), Date.now());
+      },
+      onEvent: (type, raw) => {
+        if (type !== 'DELETED') this.#onNode(toNode(raw), Date.now());
+      },
+      clock: realClock,
+      logger: silentLogger,
+    });
+    await this.#watch.synced;
     const tick = (): void => {
       if (this.#stopped) return;
       this.#running = this.#poll()
@@ -89,6 +113,7 @@ export class DecisionRecorder {
 
   /** Stops polling after a last poll. Never throws. */
   async stop(): Promise<void> {
+    this.#watch?.stop();
     await this.#running;
     await this.#poll().catch(() => undefined);
     this.#stopped = true;
@@ -107,10 +132,35 @@ export class DecisionRecorder {
     const pods = new Map(podList.items.map(toPod).filter((p): p is Pod => p !== undefined).map((p) => [p.uid, p]));
     const vas = new Map(vaList.items.map(toVolumeAttachment).filter((v): v is VolumeAttachment => v !== undefined).map((v) => [v.name, v]));
     if (this.#primed) this.#diff(now, nodes, pods, vas);
+    else this.#nodes = nodes;
     this.#primed = true;
-    this.#nodes = nodes;
     this.#pods = pods;
     this.#attachments = vas;
+  }
+
+  /** One node version, from the watch or a poll: its decisions since the last version seen. Older versions are ignored. */
+  #onNode(n: Node | undefined, now: number): void {
+    if (!n) return;
+    const before = this.#nodes.get(n.name);
+    // resourceVersions are etcd revisions here (decimal); a poll may return a version the watch has passed.
+    if (before && /^\d+$/.test(before.resourceVersion) && /^\d+$/.test(n.resourceVersion) && BigInt(before.resourceVersion) >= BigInt(n.resourceVersion)) return;
+    this.#nodes.set(n.name, n);
+    if (!before || !this.#primed) return;
+    const ready = n.conditions.find((c) => c.type === 'Ready');
+    const readyBefore = before.conditions.find((c) => c.type === 'Ready');
+    if (ready?.status === 'Unknown' && readyBefore?.status !== 'Unknown') {
+      this.decisions.push({ atMs: stamped(now, ready.lastTransitionTime), action: 'mark-unknown', object: n.name, node: n.name, detail: '' });
+    }
+    const was = taintSet(before);
+    const is = taintSet(n);
+    for (const [k, added] of is) {
+      // A NoExecute taint whose timeAdded changed was removed and added again (upstream's re-stamp
+      // at start): it moves every toleration deadline, so it counts. A NoSchedule taint's new stamp
+      // on a taint that stayed (upstream rewrites the condition taints) changes nothing.
+      const restamped = was.has(k) && was.get(k) !== added && k.endsWith(':NoExecute');
+      if (!was.has(k) || restamped) this.decisions.push({ atMs: stamped(now, added), action: 'taint', object: n.name, node: n.name, detail: k });
+    }
+    for (const k of was.keys()) if (!is.has(k)) this.decisions.push({ atMs: now, action: 'untaint', object: n.name, node: n.name, detail: k });
   }
 
   #diff(now: number, nodes: Map<string, Node>, pods: Map<string, Pod>, vas: Map<string, VolumeAttachment>): void {
@@ -122,25 +172,7 @@ export class DecisionRecorder {
       if (v.deletionTimestamp !== undefined || (cur !== undefined && cur.deletionTimestamp === undefined)) continue;
       this.decisions.push({ atMs: stamped(now, cur?.deletionTimestamp), action: 'detach', object: v.name, node: v.nodeName, detail: '' });
     }
-    for (const n of nodes.values()) {
-      const before = this.#nodes.get(n.name);
-      if (!before) continue;
-      const ready = n.conditions.find((c) => c.type === 'Ready');
-      const readyBefore = before.conditions.find((c) => c.type === 'Ready');
-      if (ready?.status === 'Unknown' && readyBefore?.status !== 'Unknown') {
-        this.decisions.push({ atMs: stamped(now, ready.lastTransitionTime), action: 'mark-unknown', object: n.name, node: n.name, detail: '' });
-      }
-      const was = taintSet(before);
-      const is = taintSet(n);
-      for (const [k, added] of is) {
-        // A NoExecute taint whose timeAdded changed was removed and added again (upstream's re-stamp
-        // at start): it moves every toleration deadline, so it counts. A NoSchedule taint's new stamp
-        // on a taint that stayed (upstream rewrites the condition taints) changes nothing.
-        const restamped = was.has(k) && was.get(k) !== added && k.endsWith(':NoExecute');
-        if (!was.has(k) || restamped) this.decisions.push({ atMs: stamped(now, added), action: 'taint', object: n.name, node: n.name, detail: k });
-      }
-      for (const k of was.keys()) if (!is.has(k)) this.decisions.push({ atMs: now, action: 'untaint', object: n.name, node: n.name, detail: k });
-    }
+    for (const n of nodes.values()) this.#onNode(n, now);
     for (const p of pods.values()) {
       const before = this.#pods.get(p.uid);
       if (!before) continue;

@@ -350,7 +350,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
       await apply(st).catch((err: unknown) => void notes.push(`step ${st.op} at ${st.atS}s: ${err instanceof Error ? err.message : String(err)}`));
     }
     // The tail: no new faults, time for the last decisions of both sides.
-    const endAt = t0 + (s.durationS + s.graceS + 10) * 1000;
+    const endAt = t0 + (s.durationS + s.graceS + 6) * 1000;
     if (endAt > Date.now()) await sleep(endAt - Date.now());
     await Promise.all(background);
     ctx.endMs = Date.now();
