@@ -122,6 +122,13 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) => r.outcome === 'KCM only' && after(c.apiserverRestarts, r.kcmAtMs, c.graceMs + c.maxTolerationMs + 15_000),
   },
   {
+    name: "taint-eviction.md #3: upstream's own deletion (its NoExecute taint on the node came before an API outage) was dropped in the outage (kubernetes #140639); ours carried it out after",
+    explains: (r, c) =>
+      r.action === 'delete-pod' &&
+      r.outcome === 'ours only' &&
+      c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && c.apiserverRestarts.some((w) => k.atMs <= w.fromMs && w.fromMs <= (r.oursAtMs ?? 0))),
+  },
+  {
     name: 'taint-eviction.md #12: start hold (no deletion before the restarted controller confirms the node not Ready; delays)',
     explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'KCM only' && after(c.controllerRestarts, r.kcmAtMs, c.graceMs + 10_000),
   },

@@ -190,3 +190,15 @@ describe('comparison: restarts cutting upstream short', () => {
     assert.equal(by.get('n2')?.violation, true);
   });
 });
+
+describe('comparison: deletions upstream dropped in an API outage', () => {
+  test("ours' deletion of a pod whose node upstream had tainted before the outage is taint-eviction.md #3; without upstream's taint it is a violation", () => {
+    const api = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 60_000 }] };
+    const taint = { ...d(15, 'taint', 'n1', 'node.kubernetes.io/not-ready:NoExecute'), node: 'n1' };
+    const del = (node: string): Decision => ({ ...d(70, 'delete-pod', `ns/p-${node}`), node });
+    const rows = compareDecisions([taint], [del('n1'), del('n2')], ctx(api));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/p-n1')?.difference ?? '', /taint-eviction\.md #3/);
+    assert.equal(by.get('ns/p-n2')?.violation, true);
+  });
+});
