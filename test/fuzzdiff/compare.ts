@@ -118,6 +118,13 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'ours earlier' && c.controllerRestarts.some((w) => w.fromMs <= (r.kcmAtMs ?? 0) && (r.oursAtMs ?? 0) >= w.toMs),
   },
   {
+    name: "taint-eviction.md #1/#12: restart-safe deadline kept while upstream re-stamped the node's NoExecute taint at its restart, so upstream's postponed deadline fell after the node recovered",
+    explains: (r, c) =>
+      r.action === 'delete-pod' &&
+      r.outcome === 'ours only' &&
+      c.controllerRestarts.some((w) => (r.oursAtMs ?? 0) >= w.toMs && c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs)),
+  },
+  {
     name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces)',
     explains: (r, c) => r.outcome === 'KCM only' && after(c.apiserverRestarts, r.kcmAtMs, c.graceMs + c.maxTolerationMs + 15_000),
   },

@@ -202,3 +202,15 @@ describe('comparison: deletions upstream dropped in an API outage', () => {
     assert.equal(by.get('ns/p-n2')?.violation, true);
   });
 });
+
+describe('comparison: restart-safe deadlines', () => {
+  test("a deletion ours alone made after a restart at which upstream re-stamped the node's taint is taint-eviction.md #1; without the re-stamp it is a violation", () => {
+    const restart = { controllerRestarts: [{ fromMs: T + 10_000, toMs: T + 18_000 }] };
+    const restamp = { ...d(19, 'taint', 'n1', 'node.kubernetes.io/not-ready:NoExecute'), node: 'n1' };
+    const del = (node: string): Decision => ({ ...d(24, 'delete-pod', `ns/p-${node}`), node });
+    const rows = compareDecisions([restamp], [del('n1'), del('n2')], ctx(restart));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/p-n1')?.difference ?? '', /restart-safe deadline kept/);
+    assert.equal(by.get('ns/p-n2')?.violation, true);
+  });
+});
