@@ -617,6 +617,18 @@ export class Fleet {
   }
 
   /**
+   * Reports Ready=False (`KubeletNotReady`, as a kubelet whose runtime or network plugin is down) or
+   * Ready=True again, while the node keeps heartbeating as its mode allows; posts it at once when the
+   * node is alive and posting status. A later {@link reviveNode} reports Ready=True.
+   * @throws {Error} for an unknown or deleted node.
+   */
+  async setReady(name: string, ready: boolean): Promise<void> {
+    const node = this.#node(name);
+    this.#setCondition(node, readyCondition(ready, this.#clock.now()));
+    if (node.alive && this.#sends(node, 'status')) await this.#beatNow(node, 'status');
+  }
+
+  /**
    * Cordons (`spec.unschedulable=true`) or uncordons the node, as `kubectl cordon` does.
    * @throws {Error} for an unknown or deleted node, or when the patch fails after retries.
    */

@@ -1,0 +1,242 @@
+/**
+ * The differential comparison, pure: kube-controller-manager's decisions (test/fuzzdiff/recorder.ts)
+ * against the shadow's (its `/debug/state` decision log), per scenario.
+ *
+ * Rule (the project's safety rule, measured): each decision of ours must have a counterpart of
+ * kube-controller-manager's with ours no earlier than kube-controller-manager's minus the tolerance
+ * (one `--node-monitor-period` + 1 s); each decision of kube-controller-manager's that ours never
+ * makes must be a documented delay or reduce. Anything else is a violation, unless a named, documented
+ * deliberate difference (DIFFERENCES below, each pointing at its docs/ entry) explains it.
+ *
+ * Untaints are compared and counted but never a violation: removing a taint only ever stops or
+ * postpones actions (a NoExecute taint removed cancels evictions), so the safety rule does not bound it.
+ *
+ * Not upstream: test tooling.
+ */
+import type { ShadowDecision } from '../../src/shadow/decisions.js';
+import { COMPARED_TAINT_KEYS, type Decision, type DiffAction } from './recorder.js';
+
+/** Time windows of the scenario's disturbances, epoch **ms**. */
+export interface CompareContext {
+  toleranceMs: number;
+  graceMs: number;
+  /** Longest `tolerationSeconds` a pod had at any time, ms (bounds how long a restart can shift a deletion). */
+  maxTolerationMs: number;
+  /** kube-controller-manager and the shadow both down, then started again. */
+  controllerRestarts: { fromMs: number; toMs: number }[];
+  /** kube-apiserver down, then started again. */
+  apiserverRestarts: { fromMs: number; toMs: number }[];
+  /** Toleration edits: pod key and when the edit was written. */
+  tolerationEdits: { pod: string; atMs: number }[];
+  /** End of recording: decisions this close to it may still get their counterpart after it. */
+  endMs: number;
+}
+
+/** What the rules may also look at: the context plus ours' decisions of the scenario. */
+interface RuleInput extends CompareContext {
+  /** Pods (`namespace/name`) ours decided to delete, with the decision's time. */
+  oursDeleted: Map<string, number>;
+  /** kube-controller-manager's decisions of the scenario. */
+  kcm: readonly Decision[];
+}
+
+/** Upstream's own detection window beyond ours (node-lifecycle.md #1, #2), ms: see DIFFERENCES. */
+function upstreamWindowMs(c: CompareContext): number {
+  // Probe timestamp up to one pass behind the heartbeat, the expiry noticed up to one pass late, the
+  // NoExecute taint one pass after the Unknown write: three monitor periods, plus 1 s of latency.
+  return 3 * (c.toleranceMs - 1000) + 1000;
+}
+
+/** How a compared pair or a lone decision came out. */
+export type Outcome = 'agree' | 'ours later' | 'ours earlier' | 'ours only' | 'KCM only' | 'untaint' | 'cut off';
+
+/** One row of the comparison. Times epoch **ms**; `diffMs` = ours − KCM's. */
+export interface CompareRow {
+  action: DiffAction;
+  object: string;
+  /** The node of a pod or attachment, the node itself for node actions. */
+  node?: string;
+  detail: string;
+  kcmAtMs?: number;
+  oursAtMs?: number;
+  diffMs?: number;
+  outcome: Outcome;
+  /** The documented deliberate difference that explains an `ours earlier`, `ours only` or `KCM only` row. */
+  difference?: string;
+  /** True when the row breaks the rule and no documented difference explains it. */
+  violation: boolean;
+}
+
+/** A documented deliberate difference: its name (with the docs entry) and when it explains a row. */
+interface Difference {
+  name: string;
+  explains: (row: CompareRow, ctx: RuleInput) => boolean;
+}
+
+const inWindow = (t: number | undefined, from: number, to: number): boolean => t !== undefined && t >= from && t <= to;
+const after = (ws: readonly { fromMs: number; toMs: number }[], t: number | undefined, extraMs: number): boolean => ws.some((w) => inWindow(t, w.fromMs, w.toMs + extraMs));
+const isNoExecute = (row: CompareRow): boolean => row.detail.endsWith(':NoExecute');
+
+/**
+ * The deliberate differences a row may be explained by, in the order they are tried. Each names its
+ * docs/ entry; each is a delay or reduce, or one of the few documented "sooner within upstream's own
+ * window" items, which the docs justify one by one.
+ */
+export const DIFFERENCES: readonly Difference[] = [
+  {
+    name: "node-lifecycle.md #1/#2: detection when the heartbeat expires, not at upstream's next pass (sooner only within upstream's own window: up to 3 monitor periods + 1 s, carried into the deletion deadline)",
+    explains: (r, c) => ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) && r.outcome === 'ours earlier' && -(r.diffMs ?? 0) <= upstreamWindowMs(c),
+  },
+  {
+    name: "node-lifecycle.md #1/#2: the deadline came with the earlier detection, and the node recovered between ours and upstream's (upstream's untaint within its window after ours' deletion)",
+    explains: (r, c) =>
+      r.action === 'delete-pod' &&
+      r.outcome === 'ours only' &&
+      c.kcm.some((k) => k.action === 'untaint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= (r.oursAtMs ?? 0) && k.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
+  },
+  {
+    name: "node-lifecycle.md #1/#2, cut short: ours decided within upstream's own window before an API server or controller restart, which took upstream's pass away",
+    explains: (r, c) =>
+      ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) &&
+      r.outcome === 'ours only' &&
+      [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs)),
+  },
+  {
+    name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',
+    explains: (r) => r.action === 'mark-pod-not-ready' && (r.outcome === 'ours only' || r.outcome === 'ours earlier'),
+  },
+  {
+    name: 'node-lifecycle.md #15: no pod NotReady marking during the all-zones stop (reduces)',
+    explains: (r) => r.action === 'mark-pod-not-ready' && r.outcome === 'KCM only',
+  },
+  {
+    name: 'node-lifecycle.md #6: NoExecute taints are never re-stamped after a restart (upstream removes and re-adds them)',
+    explains: (r, c) => (r.action === 'taint' || r.action === 'untaint') && r.outcome === 'KCM only' && isNoExecute(r) && after(c.controllerRestarts, r.kcmAtMs, c.graceMs + 10_000),
+  },
+  {
+    name: 'taint-eviction.md #1/#12: restart-safe deadlines (upstream restarts each toleration clock at its restart), after the start hold',
+    explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'ours earlier' && c.controllerRestarts.some((w) => w.fromMs <= (r.kcmAtMs ?? 0) && (r.oursAtMs ?? 0) >= w.toMs),
+  },
+  {
+    name: "taint-eviction.md #1/#12: restart-safe deadline kept while upstream re-stamped the node's NoExecute taint at its restart, so upstream's postponed deadline fell after the node recovered",
+    explains: (r, c) =>
+      r.action === 'delete-pod' &&
+      r.outcome === 'ours only' &&
+      c.controllerRestarts.some((w) => (r.oursAtMs ?? 0) >= w.toMs && c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs)),
+  },
+  {
+    name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces)',
+    explains: (r, c) => r.outcome === 'KCM only' && after(c.apiserverRestarts, r.kcmAtMs, c.graceMs + c.maxTolerationMs + 15_000),
+  },
+  {
+    name: "taint-eviction.md #3: upstream's own deletion (its NoExecute taint on the node came before an API outage) was dropped in the outage (kubernetes #140639); ours carried it out after",
+    explains: (r, c) =>
+      r.action === 'delete-pod' &&
+      r.outcome === 'ours only' &&
+      c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && c.apiserverRestarts.some((w) => k.atMs <= w.fromMs && w.fromMs <= (r.oursAtMs ?? 0))),
+  },
+  {
+    name: 'taint-eviction.md #12: start hold (no deletion before the restarted controller confirms the node not Ready; delays)',
+    explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'KCM only' && after(c.controllerRestarts, r.kcmAtMs, c.graceMs + 10_000),
+  },
+  {
+    name: 'out-of-service.md #4: no normal detach (upstream also detaches unmounted volumes from nodes it still manages; reduces)',
+    explains: (r) => r.action === 'detach' && r.outcome === 'KCM only',
+  },
+  {
+    name: 'shadow-mode.md, the overlay: a pod the shadow would delete leaves its views, so its pod GC never force-deletes it (ours decided the deletion)',
+    explains: (r, c) => r.action === 'force-delete' && r.outcome === 'KCM only' && (c.oursDeleted.get(r.object) ?? Infinity) <= (r.kcmAtMs ?? 0) + c.toleranceMs,
+  },
+  {
+    name: 'out-of-service.md #10 (force detach): the holder pods are gone at once because pod GC reacts to the out-of-service taint, upstream on its 20 s pass',
+    explains: (r, c) => r.action === 'detach' && r.outcome === 'ours earlier' && (r.diffMs ?? 0) >= -(20_000 + c.toleranceMs),
+  },
+  {
+    name: 'out-of-service.md #10: pod GC reacts to the out-of-service taint at once, upstream on its 20 s pass (never before upstream can act)',
+    explains: (r, c) => r.action === 'force-delete' && r.outcome === 'ours earlier' && (r.diffMs ?? 0) >= -(20_000 + c.toleranceMs),
+  },
+];
+
+/** The comparable form of a shadow decision, or undefined for actions that are not compared. */
+export function fromShadow(d: ShadowDecision): Decision | undefined {
+  const object = d.object.namespace !== undefined ? `${d.object.namespace}/${d.object.name}` : d.object.name;
+  const base = { atMs: d.atMs, object, ...(d.node !== undefined ? { node: d.node } : {}) };
+  switch (d.action) {
+    case 'mark-unknown':
+      return d.detail.split(', ').includes('Ready=Unknown') ? { ...base, action: 'mark-unknown', detail: '' } : undefined;
+    case 'taint':
+    case 'untaint': {
+      // `key[=value]:effect` → `key:effect`, as the recorder keys taints.
+      const m = /^([^=:]+)(?:=[^:]*)?:(\w+)$/.exec(d.detail);
+      if (!m || !COMPARED_TAINT_KEYS.has(m[1] ?? '')) return undefined;
+      return { ...base, action: d.action, detail: `${m[1]}:${m[2]}` };
+    }
+    case 'mark-pod-not-ready':
+    case 'delete-pod':
+    case 'force-delete':
+    case 'detach':
+      return { ...base, action: d.action, detail: '' };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Compares one scenario's decisions.
+ * Pairs each of ours with the nearest unpaired kube-controller-manager decision of the same action,
+ * object and detail (ties to the earlier one). Never throws.
+ * @returns rows sorted by time.
+ */
+export function compareDecisions(kcm: readonly Decision[], ours: readonly Decision[], ctx: CompareContext): CompareRow[] {
+  const key = (d: Decision): string => `${d.action}\u0000${d.object}\u0000${d.detail}`;
+  const pool = new Map<string, Decision[]>();
+  // A NoSchedule taint recorded again without a removal in between is a new stamp on a taint that
+  // stayed (reports written before the recorder dropped those): no decision.
+  const present = new Set<string>();
+  const kept: Decision[] = [];
+  for (const d of [...kcm].sort((a, b) => a.atMs - b.atMs)) {
+    const t = `${d.object}\u0000${d.detail}`;
+    if (d.action === 'untaint') present.delete(t);
+    if (d.action === 'taint') {
+      if (present.has(t) && d.detail.endsWith(':NoSchedule')) continue;
+      present.add(t);
+    }
+    kept.push(d);
+  }
+  for (const d of kept) pool.set(key(d), [...(pool.get(key(d)) ?? []), d]);
+  const rows: CompareRow[] = [];
+  for (const o of [...ours].sort((a, b) => a.atMs - b.atMs)) {
+    const cands = pool.get(key(o)) ?? [];
+    let best = -1;
+    for (let i = 0; i < cands.length; i++) {
+      const c = cands[i] as Decision;
+      if (best < 0 || Math.abs(c.atMs - o.atMs) < Math.abs((cands[best] as Decision).atMs - o.atMs)) best = i;
+    }
+    const base = { action: o.action, object: o.object, ...(o.node !== undefined ? { node: o.node } : {}), detail: o.detail, oursAtMs: o.atMs };
+    if (best < 0) {
+      const outcome: Outcome = o.action === 'untaint' ? 'untaint' : o.atMs > ctx.endMs - ctx.toleranceMs ? 'cut off' : 'ours only';
+      rows.push({ ...base, outcome, violation: false });
+      continue;
+    }
+    const [k] = cands.splice(best, 1) as [Decision];
+    const diffMs = o.atMs - k.atMs;
+    const outcome: Outcome = o.action === 'untaint' ? 'untaint' : diffMs < -ctx.toleranceMs ? 'ours earlier' : diffMs > ctx.toleranceMs ? 'ours later' : 'agree';
+    rows.push({ ...base, kcmAtMs: k.atMs, diffMs, outcome, violation: false });
+  }
+  // What ours never did: decided late enough to be cut off by the end, or lost.
+  const cutOffMs = ctx.graceMs + ctx.toleranceMs + 5_000;
+  for (const left of pool.values()) {
+    for (const k of left) {
+      const outcome: Outcome = k.action === 'untaint' ? 'untaint' : k.atMs > ctx.endMs - cutOffMs ? 'cut off' : 'KCM only';
+      rows.push({ action: k.action, object: k.object, ...(k.node !== undefined ? { node: k.node } : {}), detail: k.detail, kcmAtMs: k.atMs, outcome, violation: false });
+    }
+  }
+  const input: RuleInput = { ...ctx, oursDeleted: new Map(ours.filter((o) => o.action === 'delete-pod').map((o) => [o.object, o.atMs])), kcm };
+  for (const r of rows) {
+    if (r.outcome !== 'ours earlier' && r.outcome !== 'ours only' && r.outcome !== 'KCM only') continue;
+    const d = DIFFERENCES.find((x) => x.explains(r, input));
+    if (d) r.difference = d.name;
+    else r.violation = true;
+  }
+  return rows.sort((a, b) => (a.oursAtMs ?? a.kcmAtMs ?? 0) - (b.oursAtMs ?? b.kcmAtMs ?? 0));
+}

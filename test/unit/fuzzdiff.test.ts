@@ -1,0 +1,216 @@
+/**
+ * `npm run fuzz:diff`'s pure parts: the seeded scenario generator (deterministic, self-consistent,
+ * replayable through JSON), the comparison of kube-controller-manager's decisions with the shadow's
+ * (tolerance, pairing, documented differences, violations) and the campaign report.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ShadowDecision } from '../../src/shadow/decisions.js';
+import { compareDecisions, fromShadow, type CompareContext } from '../fuzzdiff/compare.js';
+import type { Decision } from '../fuzzdiff/recorder.js';
+import { buildCampaignReport, renderMarkdown } from '../fuzzdiff/report.js';
+import { generateScenarios, parseScenario, type Step } from '../fuzzdiff/scenario.js';
+
+const T = 1_800_000_000_000;
+const ctx = (over: Partial<CompareContext> = {}): CompareContext => ({
+  toleranceMs: 2000,
+  graceMs: 8000,
+  maxTolerationMs: 20_000,
+  controllerRestarts: [],
+  apiserverRestarts: [],
+  tolerationEdits: [],
+  endMs: T + 120_000,
+  ...over,
+});
+const d = (atS: number, action: Decision['action'], object: string, detail = ''): Decision => ({ atMs: T + atS * 1000, action, object, detail });
+
+describe('scenario generator', () => {
+  test('the same seed gives the same scenarios, another seed others; JSON round-trips', () => {
+    const a = generateScenarios(7, 4, 'normal');
+    assert.deepEqual(generateScenarios(7, 4, 'normal'), a);
+    assert.notDeepEqual(generateScenarios(8, 4, 'normal'), a);
+    assert.deepEqual(a.map((s) => s.id), ['7/0', '7/1', '7/2', '7/3']);
+    for (const s of a) assert.deepEqual(parseScenario(JSON.stringify(s)), s);
+  });
+
+  test('timelines are self-consistent: sorted, within the duration, one fault per node at a time, restarts at most once, every scenario has a node fault', () => {
+    for (const size of ['small', 'normal'] as const) {
+      for (const s of generateScenarios(3, 60, size)) {
+        const nodes = s.zones * s.nodesPerZone;
+        assert.ok(s.graceS >= 6 && s.graceS <= 10 && nodes >= 4 && nodes <= 9, JSON.stringify(s));
+        assert.deepEqual(s.steps.map((x) => x.atS), [...s.steps.map((x) => x.atS)].sort((x, y) => x - y));
+        assert.ok(s.steps.every((x) => x.atS >= 0 && x.atS < s.durationS));
+        assert.ok(s.steps.some((x) => x.op === 'kill' || x.op === 'pause-lease' || x.op === 'not-ready'), `${s.id} has a node fault`);
+        assert.ok(s.steps.filter((x) => x.op === 'restart-apiserver').length <= 1);
+        assert.ok(s.steps.filter((x) => x.op === 'restart-controllers').length <= 1);
+        const faulty = new Map<number, string>();
+        const start: Record<string, string> = { kill: 'revive', 'pause-lease': 'resume-lease', 'not-ready': 'ready' };
+        for (const st of s.steps.filter((x): x is Extract<Step, { node: number }> => 'node' in x)) {
+          if (st.op in start) {
+            // A node's next fault starts only after its previous one ended.
+            assert.ok(!faulty.has(st.node), `${s.id}: node ${st.node} faulted twice at ${st.atS}`);
+            faulty.set(st.node, start[st.op] as string);
+          } else if (st.op === faulty.get(st.node)) {
+            faulty.delete(st.node);
+          }
+        }
+      }
+    }
+  });
+
+  test('parseScenario rejects other documents and unknown nodes', () => {
+    assert.throws(() => parseScenario('{"version":2,"steps":[]}'), /version-1/);
+    const s = generateScenarios(1, 1, 'small')[0];
+    assert.ok(s);
+    assert.throws(() => parseScenario(JSON.stringify({ ...s, steps: [{ atS: 1, op: 'kill', node: 99 }] })), /node 99/);
+  });
+});
+
+describe('comparison', () => {
+  test('within the tolerance agrees, later is "ours later", earlier beyond upstream\'s own window is a violation', () => {
+    // Tolerance 2 s = one 1 s monitor period + 1 s; upstream's window (node-lifecycle.md #1/#2) 3 periods + 1 s = 4 s.
+    const rows = compareDecisions(
+      [d(10, 'mark-unknown', 'n1'), d(10, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(30, 'delete-pod', 'ns/p1'), d(30, 'delete-pod', 'ns/p2')],
+      [d(8.5, 'mark-unknown', 'n1'), d(15, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(25, 'delete-pod', 'ns/p1'), d(27, 'delete-pod', 'ns/p2')],
+      ctx(),
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.action, r.object, r.outcome, r.violation, r.diffMs]),
+      [
+        ['mark-unknown', 'n1', 'agree', false, -1500],
+        ['taint', 'n1', 'ours later', false, 5000],
+        ['delete-pod', 'ns/p1', 'ours earlier', true, -5000],
+        ['delete-pod', 'ns/p2', 'ours earlier', false, -3000],
+      ],
+    );
+    assert.match(rows.find((r) => r.object === 'ns/p2')?.difference ?? '', /node-lifecycle\.md #1\/#2/);
+  });
+
+  test('a deletion ours alone made is explained only when upstream untainted the node within its window after it', () => {
+    const untaint = (atS: number): Decision => ({ ...d(atS, 'untaint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), node: 'n1' });
+    const del = (atS: number, object: string): Decision => ({ ...d(atS, 'delete-pod', object), node: 'n1' });
+    const near = compareDecisions([untaint(31)], [del(29, 'ns/p1')], ctx());
+    assert.match(near.find((r) => r.action === 'delete-pod')?.difference ?? '', /recovered between/);
+    const far = compareDecisions([untaint(40)], [del(29, 'ns/p1')], ctx());
+    assert.equal(far.find((r) => r.action === 'delete-pod')?.violation, true);
+  });
+
+  test('a deletion ours never decides is a lost eviction; one ours decides alone is a violation', () => {
+    const rows = compareDecisions([d(30, 'delete-pod', 'ns/p1')], [d(40, 'delete-pod', 'ns/p2')], ctx());
+    assert.deepEqual(
+      rows.map((r) => [r.object, r.outcome, r.violation]),
+      [
+        ['ns/p1', 'KCM only', true],
+        ['ns/p2', 'ours only', true],
+      ],
+    );
+  });
+
+  test('pairs each decision with the nearest one of the same action, object and detail', () => {
+    const taint = 'node.kubernetes.io/unreachable:NoExecute';
+    const rows = compareDecisions([d(10, 'taint', 'n1', taint), d(50, 'taint', 'n1', taint)], [d(51, 'taint', 'n1', taint), d(11, 'taint', 'n1', taint)], ctx());
+    assert.deepEqual(rows.map((r) => [r.outcome, r.diffMs]), [['agree', 1000], ['agree', 1000]]);
+  });
+
+  test('documented differences explain rows, and name their docs entry', () => {
+    const rows = compareDecisions(
+      [d(60, 'delete-pod', 'ns/p1'), d(31, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(40, 'force-delete', 'ns/p2')],
+      [d(5, 'mark-pod-not-ready', 'ns/p3'), d(45, 'delete-pod', 'ns/p1'), d(25, 'force-delete', 'ns/p2')],
+      ctx({ controllerRestarts: [{ fromMs: T + 20_000, toMs: T + 30_000 }] }),
+    );
+    const by = new Map(rows.map((r) => [r.object + r.action, r]));
+    assert.match(by.get('ns/p3mark-pod-not-ready')?.difference ?? '', /node-lifecycle\.md #14/);
+    assert.match(by.get('ns/p1delete-pod')?.difference ?? '', /taint-eviction\.md #1/);
+    assert.match(by.get('n1taint')?.difference ?? '', /node-lifecycle\.md #6/);
+    assert.match(by.get('ns/p2force-delete')?.difference ?? '', /out-of-service\.md #10/);
+    assert.ok(rows.every((r) => !r.violation));
+  });
+
+  test('a restart explains an earlier deletion only when KCM deleted after the restart began and ours after it ended', () => {
+    const rows = compareDecisions([d(60, 'delete-pod', 'ns/p1')], [d(45, 'delete-pod', 'ns/p1')], ctx({ controllerRestarts: [{ fromMs: T + 50_000, toMs: T + 55_000 }] }));
+    assert.equal(rows[0]?.violation, true, 'ours decided before the restart ended: not explained');
+  });
+
+  test('decisions near the end are "cut off", untaints are never violations', () => {
+    const rows = compareDecisions([d(118, 'delete-pod', 'ns/p1'), d(20, 'untaint', 'n1', 'node.kubernetes.io/not-ready:NoSchedule')], [d(119, 'taint', 'n2', 'node.kubernetes.io/unreachable:NoExecute')], ctx());
+    assert.deepEqual(rows.map((r) => [r.outcome, r.violation]), [['untaint', false], ['cut off', false], ['cut off', false]]);
+  });
+
+  test('fromShadow keeps the compared actions in the recorder\'s form', () => {
+    const base: Omit<ShadowDecision, 'action' | 'detail'> = { atMs: T, controller: 'x', object: { kind: 'Node', name: 'n1' }, reason: '' };
+    assert.deepEqual(fromShadow({ ...base, action: 'taint', detail: 'node.kubernetes.io/unreachable:NoExecute' }), { atMs: T, object: 'n1', action: 'taint', detail: 'node.kubernetes.io/unreachable:NoExecute' });
+    assert.equal(fromShadow({ ...base, action: 'taint', detail: 'node.kubernetes.io/memory-pressure:NoSchedule' }), undefined);
+    assert.equal(fromShadow({ ...base, action: 'mark-unknown', detail: 'MemoryPressure=Unknown' }), undefined);
+    assert.equal(fromShadow({ ...base, action: 'mark-unknown', detail: 'Ready=Unknown, MemoryPressure=Unknown' })?.action, 'mark-unknown');
+    assert.equal(fromShadow({ ...base, action: 'label', detail: 'x' }), undefined);
+    const pod = fromShadow({ ...base, action: 'delete-pod', detail: '', object: { kind: 'Pod', name: 'p', namespace: 'ns' }, node: 'n1' });
+    assert.deepEqual(pod, { atMs: T, object: 'ns/p', node: 'n1', action: 'delete-pod', detail: '' });
+  });
+});
+
+describe('campaign report', () => {
+  test('sums outcomes, the ours-later distribution, documented differences and violations with their files', () => {
+    const [s] = generateScenarios(1, 1, 'small');
+    assert.ok(s);
+    const rows = compareDecisions([d(10, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(30, 'delete-pod', 'ns/p1')], [d(17, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoExecute'), d(5, 'mark-pod-not-ready', 'ns/p3')], ctx());
+    const r = buildCampaignReport([{ scenario: s, file: '/x/1-0.json', wallMs: 60_000, kcm: [], ours: [], rows, notes: [] }]);
+    assert.equal(r.outcomes['ours later'], 1);
+    assert.equal(r.oursLater.max, 7000);
+    assert.equal(r.oursLater.buckets['≤10 s'], 1);
+    assert.deepEqual(r.violations.map((v) => [v.file, v.row.outcome]), [['/x/1-0.json', 'KCM only']]);
+    assert.equal(Object.values(r.documented).reduce((a, b) => a + b, 0), 1);
+    const md = renderMarkdown(r);
+    assert.match(md, /\| 1 \| 0 \/ 0 \| 1 \| 0 \| 1 \|/);
+    assert.match(md, /\| KCM only \| \/x\/1-0\.json \| delete-pod {2}\| ns\/p1 \|/);
+  });
+});
+
+describe('comparison: the shadow overlay and force detach', () => {
+  test("a force delete kube-controller-manager made of a pod ours had decided to delete is the overlay's limit; one of a pod ours never deleted is a violation", () => {
+    const rows = compareDecisions([d(40, 'force-delete', 'ns/p1'), d(40, 'force-delete', 'ns/p2')], [d(20, 'delete-pod', 'ns/p1')], ctx());
+    const by = new Map(rows.map((r) => [r.object + r.action, r]));
+    assert.match(by.get('ns/p1force-delete')?.difference ?? '', /shadow-mode\.md/);
+    assert.equal(by.get('ns/p2force-delete')?.violation, true);
+  });
+
+  test("a detach up to pod GC's 20 s pass (+ tolerance) earlier is out-of-service.md #10; earlier than that is a violation", () => {
+    const rows = compareDecisions([d(40, 'detach', 'csi-a'), d(60, 'detach', 'csi-b')], [d(21, 'detach', 'csi-a'), d(30, 'detach', 'csi-b')], ctx());
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('csi-a')?.difference ?? '', /out-of-service\.md #10/);
+    assert.equal(by.get('csi-b')?.violation, true);
+  });
+});
+
+describe('comparison: restarts cutting upstream short', () => {
+  test("a mark ours made within upstream's window before an API server stop is explained; one made earlier than that is not", () => {
+    const api = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 30_000 }] };
+    const rows = compareDecisions([], [{ ...d(17, 'mark-unknown', 'n1'), node: 'n1' }, { ...d(10, 'mark-unknown', 'n2'), node: 'n2' }], ctx(api));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('n1')?.difference ?? '', /cut short/);
+    assert.equal(by.get('n2')?.violation, true);
+  });
+});
+
+describe('comparison: deletions upstream dropped in an API outage', () => {
+  test("ours' deletion of a pod whose node upstream had tainted before the outage is taint-eviction.md #3; without upstream's taint it is a violation", () => {
+    const api = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 60_000 }] };
+    const taint = { ...d(15, 'taint', 'n1', 'node.kubernetes.io/not-ready:NoExecute'), node: 'n1' };
+    const del = (node: string): Decision => ({ ...d(70, 'delete-pod', `ns/p-${node}`), node });
+    const rows = compareDecisions([taint], [del('n1'), del('n2')], ctx(api));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/p-n1')?.difference ?? '', /taint-eviction\.md #3/);
+    assert.equal(by.get('ns/p-n2')?.violation, true);
+  });
+});
+
+describe('comparison: restart-safe deadlines', () => {
+  test("a deletion ours alone made after a restart at which upstream re-stamped the node's taint is taint-eviction.md #1; without the re-stamp it is a violation", () => {
+    const restart = { controllerRestarts: [{ fromMs: T + 10_000, toMs: T + 18_000 }] };
+    const restamp = { ...d(19, 'taint', 'n1', 'node.kubernetes.io/not-ready:NoExecute'), node: 'n1' };
+    const del = (node: string): Decision => ({ ...d(24, 'delete-pod', `ns/p-${node}`), node });
+    const rows = compareDecisions([restamp], [del('n1'), del('n2')], ctx(restart));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/p-n1')?.difference ?? '', /restart-safe deadline kept/);
+    assert.equal(by.get('ns/p-n2')?.violation, true);
+  });
+});
