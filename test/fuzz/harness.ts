@@ -31,10 +31,10 @@ import type { Node, Pod, Toleration } from '../../src/kube/objects.js';
 import { getCondition, podKey } from '../../src/kube/objects.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createMetrics } from '../../src/metrics/registry.js';
-import { FakeClock } from '../../src/util/clock.js';
 import { syntheticSnapshot } from '../../src/whatif/synthetic.js';
 import { clusterIO, clusterSources } from '../../src/whatif/sources.js';
 import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, eventText, type FaultMethod, type FuzzEvent, type Step, type Tol } from './events.js';
+import { FuzzClock } from './clock.js';
 import { UpstreamTaintEviction, noExecuteTaints, restartSafeBound, zoneState } from './reference.js';
 
 const T0 = Date.UTC(2026, 2, 1, 12);
@@ -43,8 +43,8 @@ const NOT_READY = 'node.kubernetes.io/not-ready';
 const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
 /** Tolerance of the restart-safe bound, ms: our deadlines may use `timeAdded`, which has whole-second precision on the wire. */
 const TIME_ADDED_PRECISION_MS = 1000;
-/** The quiet tail after the last event, ms: long enough for (d)'s bound on most pods. */
-export const TAIL_MS = 10 * 60_000;
+/** The shortest quiet tail after the last event, fault and Lease pause, ms (the tail runs on to (d)'s last due time). */
+export const MIN_TAIL_MS = 60_000;
 /** The tolerations every pod starts with before any edit: the kind of the initial pods (one per node). */
 const INITIAL_TOL: Tol = { kind: 'seconds', s: 60 };
 
@@ -64,6 +64,8 @@ export interface RunResult {
   events: number;
   /** Applied events by vocabulary item. */
   coverage: Record<FuzzEvent['kind'], number>;
+  /** Timers fired on the run's clock. */
+  timers: number;
   /** Outcomes seen: taint-eviction deletions, force deletions, NoExecute taints added by the node lifecycle controller. */
   outcomes: { deletions: number; forceDeletions: number; noExecuteTaints: number };
   /** The run as text, one line per applied event with its time (s after T+0), then the violations. */
@@ -86,7 +88,8 @@ export function tolerationsOf(t: Tol): Toleration[] {
 
 /**
  * (d)'s bound, ms after the later of the node going down, the tolerations being set, the last
- * restart and the last write fault: the grace period and a monitor period before the taint, the
+ * restart, the last write fault, the last change of health in the node's zone and the end of the
+ * last all-zones stop (upstream's rate for the zone changes only at those last two): the grace period and a monitor period before the taint, the
  * start hold's fresh grace period after a restart, the toleration, the zone's token bucket for every
  * node of the zone (`--node-eviction-rate`), and two more monitor periods and 10 s of slack.
  */
@@ -132,7 +135,7 @@ interface KubeletTruth {
  * @returns the violations, coverage and a readable account. Never throws for a violation.
  */
 export async function runSequence(steps: readonly Step[], config: ControllerConfig): Promise<RunResult> {
-  const clock = new FakeClock(T0);
+  const clock = new FuzzClock(T0);
   const snapshot = syntheticSnapshot({ zones: ZONES, nodesPerZone: NODES_PER_ZONE, podsPerNode: 0, takenAt: T0 });
   const tolsSetAt = new Map<string, number>();
   const podNames: string[] = [];
@@ -229,6 +232,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   // Write faults: a 500 on every call of the method (or every call) until the fault's end.
   const faultUntil = new Map<FaultMethod, number>();
   let lastFaultEnd = -Infinity;
+  let lastPauseEnd = -Infinity;
   cluster.writer.fail = (call) => {
     const now = clock.now();
     if ((faultUntil.get('all') ?? 0) > now || (faultUntil.get(call.method as FaultMethod) ?? 0) > now) {
@@ -252,14 +256,22 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   };
 
   const truth = new Map<string, KubeletTruth>(NODE_NAMES.map((n) => [n, { running: true, reportsReady: true, unhealthySince: undefined }]));
+  // When each zone's health last changed, and when the last all-zones stop ended: upstream's rate
+  // for a zone (ComputeZoneState, the rate table) changes only then, so (d)'s clock starts no sooner.
+  const zoneChangedAt = new Map<string, number>();
+  let allDownEndedAt = -Infinity;
+  const everyNodeDown = (): boolean => [...truth.values()].every((k) => k.unhealthySince !== undefined);
   const setTruth = (name: string, change: Partial<KubeletTruth>): void => {
     const k = truth.get(name);
     if (!k) return;
+    const wasAllDown = everyNodeDown();
     const wasHealthy = k.running && k.reportsReady;
     Object.assign(k, change);
     const healthy = k.running && k.reportsReady;
     if (wasHealthy && !healthy) k.unhealthySince = clock.now();
     if (healthy) k.unhealthySince = undefined;
+    if (wasHealthy !== healthy) zoneChangedAt.set(name.split('-')[0] ?? '', clock.now());
+    if (wasAllDown && !everyNodeDown()) allDownEndedAt = clock.now();
   };
   const coverage = Object.fromEntries(VOCABULARY.map((k) => [k, 0])) as Record<FuzzEvent['kind'], number>;
   let events = 0;
@@ -282,6 +294,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         return true;
       case 'lease-pause':
         cluster.apply('pause-heartbeats', [nodeName], e.forS * 1000);
+        lastPauseEnd = Math.max(lastPauseEnd, clock.now() + e.forS * 1000);
         return true;
       case 'pod-add':
         cluster.putPod(newPod(nodeName, e.tol));
@@ -331,16 +344,16 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       lines.push(`  +${(at() / 1000).toFixed(0)}s ${eventText(s.event, names)}`);
     }
   }
-  await clock.advanceAsync(Math.max(TAIL_MS, lastFaultEnd - clock.now() + TAIL_MS));
-
   // (d) Nothing lost: upstream deletes every pod whose toleration ran out on a node it keeps
   // tainted (taint_eviction.go), and taints every not-Ready node of a zone it evicts from
   // (node_lifecycle_controller.go handleDisruption, ComputeZoneState, ReducedQPSFunc: a partially
-  // disrupted zone of at most --large-cluster-size-threshold nodes is not evicted from).
-  const end = clock.now();
+  // disrupted zone of at most --large-cluster-size-threshold nodes is not evicted from). No event
+  // comes after the last step, so each such pod's due time is known now: the quiet tail runs until
+  // the last of them (at least MIN_TAIL_MS after the last step, fault and Lease pause).
   const zoneOf = (n: string): string => n.split('-')[0] ?? '';
   const states = new Map<string, string>(ZONES.map((z) => [z, zoneState(NODE_NAMES.filter((n) => zoneOf(n) === z).map((n) => truth.get(n)?.unhealthySince === undefined), config.unhealthyZoneThreshold)]));
-  const allDown = [...truth.values()].every((k) => k.unhealthySince !== undefined);
+  const allDown = everyNodeDown();
+  const dues: { pod: Pod; due: number; detail: string }[] = [];
   for (const pod of cluster.podList()) {
     const k = truth.get(pod.nodeName);
     const node = cluster.nodes.get(pod.nodeName);
@@ -349,14 +362,21 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     const tol = pod.tolerations.find((t) => t.key === (k.running ? NOT_READY : UNREACHABLE)) ?? pod.tolerations.find((t) => t.key === undefined && t.operator === 'Exists');
     if (tol && tol.tolerationSeconds === undefined) continue;
     const s = Math.max(0, tol?.tolerationSeconds ?? 0);
-    const from = Math.max(k.unhealthySince, tolsSetAt.get(pod.uid) ?? -Infinity, lastRestartAt, lastFaultEnd);
-    const due = from + lostBoundMs(config, s);
-    if (due <= end) violations.push({ invariant: 'd', atMs: end - T0, detail: `${podKey(pod)} on ${pod.nodeName} (kubelet ${k.running ? 'reporting NotReady' : 'stopped'} since ${fmt(k.unhealthySince)}, tolerating ${s} s) not deleted by ${fmt(due)}` });
+    const from = Math.max(k.unhealthySince, tolsSetAt.get(pod.uid) ?? -Infinity, lastRestartAt, lastFaultEnd, zoneChangedAt.get(zoneOf(pod.nodeName)) ?? -Infinity, allDownEndedAt);
+    dues.push({ pod, due: from + lostBoundMs(config, s), detail: `kubelet ${k.running ? 'reporting NotReady' : 'stopped'} since ${fmt(k.unhealthySince)}, tolerating ${s} s` });
+  }
+  const tailEnd = Math.max(clock.now(), lastFaultEnd, lastPauseEnd) + MIN_TAIL_MS;
+  await clock.advanceAsync(Math.max(tailEnd, ...dues.map((d) => d.due + 1000)) - clock.now());
+  const end = clock.now();
+  for (const { pod, due, detail } of dues) {
+    const cur = cluster.pods.get(podKey(pod));
+    if (cur?.uid !== pod.uid || cur.deletionTimestamp !== undefined) continue;
+    violations.push({ invariant: 'd', atMs: end - T0, detail: `${podKey(pod)} on ${pod.nodeName} (${detail}) not deleted by ${fmt(due)}` });
   }
   for (const r of running) await r.controller.stop();
 
   const text = [...lines, ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
-  return { violations, events, coverage, outcomes, text };
+  return { violations, events, timers: clock.fired, coverage, outcomes, text };
 }
 
 function fmt(ms: number): string {
