@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import type { ControllerConfig } from '../../src/controllers/config.js';
-import { VOCABULARY, sequenceArb, type FuzzEvent, type Step } from './events.js';
+import { VOCABULARY, sequenceArb, type Step, type VocabularyItem } from './events.js';
 import { runSequence, type Invariant, type RunResult, type Violation } from './harness.js';
 
 /** The figures of a campaign (or of a worker's share). `seconds`: wall clock. */
@@ -24,7 +24,7 @@ export interface CampaignFigures {
   seconds: number;
   /** CPU seconds (user + system) of the processes that ran the runs: the figure that does not depend on the machine's other load. */
   cpuSeconds: number;
-  coverage: Record<FuzzEvent['kind'], number>;
+  coverage: Record<VocabularyItem, number>;
   outcomes: RunResult['outcomes'];
   /** Runs (by index) that violated an invariant, and which invariants. */
   failedRuns: { index: number; invariants: Invariant[] }[];
@@ -66,8 +66,8 @@ export function emptyFigures(): CampaignFigures {
     timers: 0,
     seconds: 0,
     cpuSeconds: 0,
-    coverage: Object.fromEntries(VOCABULARY.map((k) => [k, 0])) as Record<FuzzEvent['kind'], number>,
-    outcomes: { deletions: 0, forceDeletions: 0, noExecuteTaints: 0 },
+    coverage: Object.fromEntries(VOCABULARY.map((k) => [k, 0])) as Record<VocabularyItem, number>,
+    outcomes: { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0 },
     failedRuns: [],
   };
 }
@@ -103,9 +103,7 @@ export async function runShare(config: ControllerConfig, opts: CampaignOptions, 
       figures.events += r.events;
       figures.timers += r.timers;
       for (const k of VOCABULARY) figures.coverage[k] += r.coverage[k];
-      figures.outcomes.deletions += r.outcomes.deletions;
-      figures.outcomes.forceDeletions += r.outcomes.forceDeletions;
-      figures.outcomes.noExecuteTaints += r.outcomes.noExecuteTaints;
+      for (const k of Object.keys(figures.outcomes) as (keyof RunResult['outcomes'])[]) figures.outcomes[k] += r.outcomes[k];
       if (r.violations.length > 0) figures.failedRuns.push({ index, invariants: [...new Set(r.violations.map((v) => v.invariant))] });
       onRun?.(figures);
     }
@@ -152,7 +150,7 @@ export function campaignText(r: CampaignResult): string {
     `runs: ${r.runs}  events: ${r.events}  timers fired: ${r.timers}  wall: ${r.seconds.toFixed(1)} s (${(r.runs / Math.max(r.seconds, 1e-9)).toFixed(1)} runs/s)  CPU: ${r.cpuSeconds.toFixed(1)} s (${(r.runs / Math.max(r.cpuSeconds, 1e-9)).toFixed(1)} runs per CPU-second)`,
     'coverage (events applied per vocabulary item):',
     ...VOCABULARY.map((k) => `  ${k.padEnd(22)} ${r.coverage[k]}`),
-    `outcomes: ${r.outcomes.deletions} deletions, ${r.outcomes.forceDeletions} force deletions, ${r.outcomes.noExecuteTaints} NoExecute taints added`,
+    `outcomes: ${r.outcomes.deletions} deletions, ${r.outcomes.forceDeletions} force deletions, ${r.outcomes.noExecuteTaints} NoExecute taints added, ${r.outcomes.detaches} forced detaches`,
   ];
   lines.push(`violations: ${r.failedRuns.length} failing run(s)${r.failedRuns.length > 0 ? `: ${r.failedRuns.slice(0, 20).map((f) => `#${f.index} (${f.invariants.join(',')})`).join(' ')}` : ''}`);
   if (r.failure) {

@@ -27,20 +27,27 @@ import type { ControllerSources } from '../../src/controllers/context.js';
 import { buildControllers, enabledControllers, sightOf, type RunnableController } from '../../src/controllers/registry.js';
 import { InMemoryCluster, type TimelineEntry } from '../../src/inmemory/cluster.js';
 import { NodeJudgementBoard } from '../../src/kube/judgements.js';
-import type { Node, Pod, Toleration } from '../../src/kube/objects.js';
+import { RequestTimeoutError } from '../../src/kube/client.js';
+import type { Node, NodeCondition, Pod, Toleration } from '../../src/kube/objects.js';
 import { getCondition, podKey } from '../../src/kube/objects.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createMetrics } from '../../src/metrics/registry.js';
+import type { Clock, TimerHandle } from '../../src/util/clock.js';
 import { syntheticSnapshot } from '../../src/whatif/synthetic.js';
 import { clusterIO, clusterSources } from '../../src/whatif/sources.js';
-import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, eventText, type FaultMethod, type FuzzEvent, type Step, type Tol } from './events.js';
+import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, ZONE_LABELS, eventText, itemsOf, type FaultCode, type FuzzEvent, type Step, type Tol, type VocabularyItem, type Vol } from './events.js';
 import { FuzzClock } from './clock.js';
-import { UpstreamTaintEviction, noExecuteTaints, restartSafeBound, zoneState } from './reference.js';
+import { UpstreamTaintEviction, noExecuteTaints, podHoldsVolume, restartSafeBound, tokenBucketExcess, zoneRate, zoneState } from './reference.js';
+
+type ZoneStateName = ReturnType<typeof zoneState>;
 
 const T0 = Date.UTC(2026, 2, 1, 12);
 const UNREACHABLE = 'node.kubernetes.io/unreachable';
 const NOT_READY = 'node.kubernetes.io/not-ready';
 const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
+/** NTP's step bound: the controllers' clock is never more than this off the true time, ms. */
+const MAX_CLOCK_STEP_MS = 500;
 /** Tolerance of the restart-safe bound, ms: our deadlines may use `timeAdded`, which has whole-second precision on the wire. */
 const TIME_ADDED_PRECISION_MS = 1000;
 /** The shortest quiet tail after the last event, fault and Lease pause, ms (the tail runs on to (d)'s last due time). */
@@ -48,7 +55,7 @@ export const MIN_TAIL_MS = 60_000;
 /** The tolerations every pod starts with before any edit: the kind of the initial pods (one per node). */
 const INITIAL_TOL: Tol = { kind: 'seconds', s: 60 };
 
-export type Invariant = 'a' | 'b' | 'c' | 'd';
+export type Invariant = 'a' | 'b' | 'c' | 'd' | 'e' | 'f';
 
 /** One violation: which invariant, when (ms after T+0), and what happened, in words. */
 export interface Violation {
@@ -63,11 +70,11 @@ export interface RunResult {
   /** Events applied (an edit of a pod already gone is not counted). */
   events: number;
   /** Applied events by vocabulary item. */
-  coverage: Record<FuzzEvent['kind'], number>;
+  coverage: Record<VocabularyItem, number>;
   /** Timers fired on the run's clock. */
   timers: number;
-  /** Outcomes seen: taint-eviction deletions, force deletions, NoExecute taints added by the node lifecycle controller. */
-  outcomes: { deletions: number; forceDeletions: number; noExecuteTaints: number };
+  /** Outcomes seen: taint-eviction deletions, force deletions, NoExecute taints added by the node lifecycle controller, forced detaches. */
+  outcomes: { deletions: number; forceDeletions: number; noExecuteTaints: number; detaches: number };
   /** The run as text, one line per applied event with its time (s after T+0), then the violations. */
   text: string;
 }
@@ -96,6 +103,15 @@ export function tolerationsOf(t: Tol): Toleration[] {
 export function lostBoundMs(config: ControllerConfig, tolerationS: number): number {
   const bucketMs = NODES_PER_ZONE * (1000 / config.nodeEvictionRate);
   return config.nodeMonitorGracePeriod * 2 + config.nodeMonitorPeriod * 3 + tolerationS * 1000 + bucketMs + 10_000;
+}
+
+/**
+ * (d)'s bound for a Ready node's NoExecute taints, ms after the later of it turning Ready, the last
+ * fault and the last (re)start: a grace period (a restarted controller's start hold), two monitor
+ * periods (the pass that sees it Ready, and one more) and 5 s of slack.
+ */
+export function readyUntaintBoundMs(config: ControllerConfig): number {
+  return config.nodeMonitorGracePeriod + 2 * config.nodeMonitorPeriod + 5000;
 }
 
 /** The controllers' sources, their handlers gated by `live` (a stopped process's handlers are unsubscribed). */
@@ -129,6 +145,17 @@ interface KubeletTruth {
   unhealthySince: number | undefined;
 }
 
+/** The zone label of a node (`topology.kubernetes.io/zone`), read straight from its labels. */
+function zoneLabel(n: Node | undefined): string {
+  return n?.labels?.[ZONE_LABEL] ?? '';
+}
+
+/** The error an injected fault throws: an ApiException with the status (429 with `Retry-After: 2`), or a request timeout. */
+function faultError(code: FaultCode, what: string): unknown {
+  if (code === 'timeout') return new RequestTimeoutError('PATCH', `fuzz://${what}`, 10_000);
+  return new ApiException(code, `fuzz: injected ${code} on ${what}`, '{}', code === 429 ? { 'retry-after': '2' } : {});
+}
+
 /**
  * Plays `steps` and checks the invariants.
  * @param config the controller configuration (`parseControllerFlags`), as `run` would use it.
@@ -136,11 +163,16 @@ interface KubeletTruth {
  */
 export async function runSequence(steps: readonly Step[], config: ControllerConfig): Promise<RunResult> {
   const clock = new FuzzClock(T0);
+  // The controllers read time through a clock that NTP may step (clock-step): within ±500 ms of the
+  // true time the cluster (kubelets, API timestamps) and the invariants use.
+  let offsetMs = 0;
+  let maxSkewMs = 0;
+  const controllerClock: Clock = { now: () => clock.now() + offsetMs, setTimeout: (fn, d) => clock.setTimeout(fn, d), sleep: (d) => clock.sleep(d) };
   const snapshot = syntheticSnapshot({ zones: ZONES, nodesPerZone: NODES_PER_ZONE, podsPerNode: 0, takenAt: T0 });
   const tolsSetAt = new Map<string, number>();
   const podNames: string[] = [];
   let podSeq = 0;
-  const newPod = (node: string, tol: Tol): Pod => {
+  const newPod = (node: string, tol: Tol, ds = false): Pod => {
     const i = podSeq++;
     const uid = `fz-uid-${i}`;
     tolsSetAt.set(uid, clock.now());
@@ -155,13 +187,16 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       creationTimestamp: clock.now(),
       conditions: [{ type: 'Ready', status: 'True' }],
       tolerations: tolerationsOf(tol),
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs-web', controller: true }],
+      ownerReferences: [ds ? { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'ds-agent', controller: true } : { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs-web', controller: true }],
       pvcNames: [],
       finalizers: [],
     };
   };
   for (const n of NODE_NAMES) snapshot.pods.push(newPod(n, INITIAL_TOL));
+  snapshot.daemonSets.push({ namespace: 'default', name: 'agent', uid: 'ds-agent' });
   const cluster = new InMemoryCluster(snapshot, clock, { graceMs: config.nodeMonitorGracePeriod });
+  // The timeline says everything the invariants need; the writer's call log would only grow.
+  cluster.writer.recording = false;
   const violations: Violation[] = [];
   const lines: string[] = [];
   const at = (): number => clock.now() - T0;
@@ -178,13 +213,50 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     delete: (p) => upstream.podUpdated(p, undefined, undefined, clock.now()),
   });
 
+  // Zone states as upstream computes them (ComputeZoneState over the Ready conditions the API
+  // holds), recomputed at every node change, with since when each has held.
+  const rates = { primary: config.nodeEvictionRate, secondary: config.secondaryNodeEvictionRate, largeClusterThreshold: config.largeClusterSizeThreshold };
+  type ZoneView = { state: ZoneStateName; size: number; since: number };
+  const zoneViews = new Map<string, ZoneView>();
+  let allFull = { value: false, since: T0 };
+  let lastZoneChangeAt = -Infinity;
+  const readyIn = (n: Node): boolean => getCondition(n.conditions, 'Ready')?.status === 'True';
+  const recomputeZones = (): void => {
+    const byZone = new Map<string, boolean[]>();
+    for (const n of cluster.nodeList()) {
+      const z = zoneLabel(n);
+      const list = byZone.get(z) ?? [];
+      list.push(readyIn(n));
+      byZone.set(z, list);
+    }
+    for (const [z, statuses] of byZone) {
+      const state = zoneState(statuses, config.unhealthyZoneThreshold);
+      const cur = zoneViews.get(z);
+      if (!cur || cur.state !== state || cur.size !== statuses.length) {
+        zoneViews.set(z, { state, size: statuses.length, since: clock.now() });
+        lastZoneChangeAt = clock.now();
+      }
+    }
+    for (const z of [...zoneViews.keys()]) if (!byZone.has(z)) zoneViews.delete(z);
+    const full = zoneViews.size > 0 && [...zoneViews.values()].every((v) => v.state === 'FullDisruption');
+    if (full !== allFull.value) {
+      allFull = { value: full, since: clock.now() };
+      lastZoneChangeAt = clock.now();
+    }
+  };
+  recomputeZones();
+  cluster.on('nodes', { add: recomputeZones, update: recomputeZones, delete: recomputeZones });
+
   let lastRestartAt = -Infinity;
   const readyFor = (n: Node | undefined): { ready: boolean; sinceMs: number } => {
     const c = n && getCondition(n.conditions, 'Ready');
     return { ready: c?.status === 'True', sinceMs: c?.lastTransitionTime ?? T0 - 86_400_000 };
   };
   const settled = (): number => clock.now() - config.nodeMonitorPeriod - 1000;
-  const outcomes = { deletions: 0, forceDeletions: 0, noExecuteTaints: 0 };
+  const outcomes = { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0 };
+  const relabelled = new Set<string>();
+  /** NoExecute taint acceptances per zone (epoch ms), for the token bucket. */
+  const taintTimes = new Map<string, number[]>();
 
   const check = (e: TimelineEntry): void => {
     if (e.kind === 'pod-deleted' && e.force) outcomes.forceDeletions++;
@@ -205,7 +277,8 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
             why = `restarted at ${fmt(lastRestartAt)}; max(timeAdded, tolerations set) + tolerationSeconds = ${fmt(bound + TIME_ADDED_PRECISION_MS)}`;
           }
         }
-        if (clock.now() < allowed) violate('a', `${e.pod} deleted at ${fmt(clock.now())} on ${e.node} (${taintText(node)}): ${why}`);
+        // A controller clock stepped ahead acts that much sooner in true time, as upstream's would.
+        if (clock.now() < allowed - maxSkewMs) violate('a', `${e.pod} deleted at ${fmt(clock.now())} on ${e.node} (${taintText(node)}): ${why}`);
       }
       // (b) A Ready node's NoExecute taints are the node lifecycle controller's to remove
       // (node_lifecycle_controller.go processTaintBaseEviction: markNodeAsReachable when Ready).
@@ -217,10 +290,38 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       const added = e.added.filter((t) => t.endsWith(':NoExecute') && (t.startsWith(UNREACHABLE) || t.startsWith(NOT_READY)));
       if (added.length === 0) return;
       outcomes.noExecuteTaints++;
+      // A swap (not-ready for unreachable or back) is not rate-limited upstream (processTaintBaseEviction
+      // swaps at once); only a first NoExecute taint comes through the zone's queue.
+      const swap = e.removed.some((t) => t.endsWith(':NoExecute') && (t.startsWith(UNREACHABLE) || t.startsWith(NOT_READY)));
+      const settledAt = settled();
       // (c) node_lifecycle_controller.go handleDisruption: every zone in FullDisruption stops all tainting.
-      const nodes = cluster.nodeList();
-      const allDown = nodes.length > 0 && nodes.every((n) => !readyFor(n).ready && readyFor(n).sinceMs <= settled());
-      if (allDown) violate('c', `${added.join(', ')} added to ${e.node} while every node has been not Ready for over a monitor period`);
+      if (allFull.value && allFull.since <= settledAt) violate('c', `${added.join(', ')} added to ${e.node} while every zone has been in FullDisruption since ${fmt(allFull.since)}`);
+      if (swap || relabelled.has(e.node)) return;
+      // (c) setLimiterInZone / ReducedQPSFunc: a zone whose rate is 0 taints nothing.
+      const z = zoneLabel(cluster.nodes.get(e.node));
+      const v = zoneViews.get(z);
+      if (v && v.since <= settledAt && !allFull.value && zoneRate(v.state, v.size, false, rates) === 0) violate('c', `${added.join(', ')} added to ${e.node} while its zone ${z} (${v.size} nodes) has been ${v.state} (rate 0) since ${fmt(v.since)}`);
+      // (e) The zone's token bucket (SwapLimiter: a fresh bucket at each state change, burst 1):
+      // only acceptances after the last change of any zone's state (settled) and the last restart count.
+      const from = Math.max(lastZoneChangeAt + config.nodeMonitorPeriod + 1000, lastRestartAt);
+      const times = (taintTimes.get(z) ?? []).filter((t) => t >= from);
+      times.push(clock.now());
+      taintTimes.set(z, times);
+      const qps = Math.max(rates.primary, rates.secondary);
+      const x = tokenBucketExcess(times, qps, 2 * 500);
+      if (x) violate('e', `zone ${z}: ${x.count} NoExecute taints between ${fmt(x.from)} and ${fmt(x.to)}, the token bucket (${qps}/s, burst 1) allows ${x.allowed.toFixed(2)}`);
+    }
+    if (e.kind === 'detach') {
+      outcomes.detaches++;
+      // (f) reconciler.go: no volume detached while a pod holds it (unresolved claims hold
+      // everything), nor from a healthy node that is not out of service.
+      const va = e.volumeAttachment;
+      const pv = e.persistentVolume ?? '';
+      const holders = cluster.podsOnNode(e.node).filter((p) => podHoldsVolume(p, pv, cluster.pvcs, cluster.pvs));
+      if (holders.length > 0) violate('f', `${va} (${pv || 'no PV'}) detached from ${e.node} while held by ${holders.map(podKey).join(', ')}`);
+      const node = cluster.nodes.get(e.node);
+      const oos = noExecuteTaints(node).some((t) => t.key === OUT_OF_SERVICE);
+      if (node && readyIn(node) && !oos) violate('f', `${va} detached from ${e.node}, which is Ready and not out of service`);
     }
   };
   const push = cluster.timeline.push.bind(cluster.timeline);
@@ -229,30 +330,42 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     return push(...items);
   };
 
-  // Write faults: a 500 on every call of the method (or every call) until the fault's end.
-  const faultUntil = new Map<FaultMethod, number>();
+  // Faults: every call of the method (or every call) fails until the fault's end.
+  const faultUntil = new Map<string, { until: number; code: FaultCode }>();
   let lastFaultEnd = -Infinity;
-  let lastPauseEnd = -Infinity;
-  cluster.writer.fail = (call) => {
+  const faultFor = (prefix: string, method: string): unknown => {
     const now = clock.now();
-    if ((faultUntil.get('all') ?? 0) > now || (faultUntil.get(call.method as FaultMethod) ?? 0) > now) {
-      return new ApiException(500, `fuzz: injected failure of ${call.method}`, '{}', {});
+    for (const k of [`${prefix}:all`, `${prefix}:${method}`]) {
+      const f = faultUntil.get(k);
+      if (f && f.until > now) return faultError(f.code, `${method}`);
     }
     return undefined;
   };
+  cluster.writer.fail = (call) => faultFor('w', call.method);
+  cluster.writer.failRead = (call) => faultFor('r', call.method);
 
   // One process: every enabled controller, built through the registry; a restart starts another.
   let generation = 0;
   let running: { controller: RunnableController }[] = [];
+  let pendingStart: TimerHandle | undefined;
   const startProcess = (): void => {
     const mine = ++generation;
     const sources = gated(clusterSources(cluster), () => generation === mine);
     const { list } = buildControllers(
-      { config, clock, log: silentLogger, metrics: createMetrics({ defaultMetrics: false }), identity: `fuzz-${mine}`, sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => clusterIO(cluster, d) },
+      { config, clock: controllerClock, log: silentLogger, metrics: createMetrics({ defaultMetrics: false }), identity: `fuzz-${mine}`, sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => clusterIO(cluster, d) },
       enabledControllers(config),
     );
     for (const r of list) r.controller.start();
     running = list;
+    lastRestartAt = clock.now();
+  };
+  const stopProcess = async (): Promise<void> => {
+    pendingStart?.cancel();
+    pendingStart = undefined;
+    generation++;
+    const stopping = running;
+    running = [];
+    for (const r of stopping) await r.controller.stop();
   };
 
   const truth = new Map<string, KubeletTruth>(NODE_NAMES.map((n) => [n, { running: true, reportsReady: true, unhealthySince: undefined }]));
@@ -270,11 +383,30 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     const healthy = k.running && k.reportsReady;
     if (wasHealthy && !healthy) k.unhealthySince = clock.now();
     if (healthy) k.unhealthySince = undefined;
-    if (wasHealthy !== healthy) zoneChangedAt.set(name.split('-')[0] ?? '', clock.now());
+    if (wasHealthy !== healthy) zoneChangedAt.set(zoneLabel(cluster.nodes.get(name)), clock.now());
     if (wasAllDown && !everyNodeDown()) allDownEndedAt = clock.now();
   };
-  const coverage = Object.fromEntries(VOCABULARY.map((k) => [k, 0])) as Record<FuzzEvent['kind'], number>;
+  const coverage = Object.fromEntries(VOCABULARY.map((k) => [k, 0])) as Record<VocabularyItem, number>;
   let events = 0;
+  let lastPauseEnd = -Infinity;
+  let volSeq = 0;
+
+  const addVolume = (pod: Pod, vol: Vol): Pod => {
+    if (vol === 'none') return pod;
+    const i = volSeq++;
+    if (vol === 'unresolvable') return { ...pod, pvcNames: [`missing-${i}`] };
+    const claimName = vol === 'ephemeral' ? `${pod.name}-data` : `claim-${i}`;
+    const pvName = `pv-${i}`;
+    cluster.pvcs.set(`${pod.namespace}/${claimName}`, { namespace: pod.namespace, name: claimName, uid: `pvc-uid-${i}`, volumeName: pvName, ...(vol === 'ephemeral' ? { controllerUid: pod.uid } : {}) });
+    cluster.pvs.push({ name: pvName, uid: `pv-uid-${i}`, claimRef: { namespace: pod.namespace, name: claimName } });
+    cluster.volumeAttachments.set(`va-${i}`, { name: `va-${i}`, uid: `va-uid-${i}`, resourceVersion: cluster.nextResourceVersion(), attacher: 'fuzz.csi.example.com', nodeName: pod.nodeName, persistentVolumeName: pvName, attached: true });
+    return vol === 'ephemeral' ? { ...pod, ephemeralClaimNames: [claimName] } : { ...pod, pvcNames: [claimName] };
+  };
+  const podAt = (i: number): Pod | undefined => {
+    const key = podNames[i % Math.max(1, podNames.length)];
+    const cur = key === undefined ? undefined : cluster.pods.get(key);
+    return cur && cur.deletionTimestamp === undefined ? cur : undefined;
+  };
 
   const apply = async (e: FuzzEvent): Promise<boolean> => {
     const nodeName = 'node' in e ? (NODE_NAMES[e.node % NODE_NAMES.length] ?? '') : '';
@@ -292,17 +424,44 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         cluster.apply(e.kind, [nodeName]);
         setTruth(nodeName, { reportsReady: e.kind === 'report-ready' });
         return true;
+      case 'pressure': {
+        // The kubelet posts the condition with its status; it keeps what it reports (the in-memory
+        // kubelet only rewrites Ready). A stopped kubelet posts nothing.
+        const n = cluster.nodes.get(nodeName);
+        if (!n || !cluster.kubeletRunning(nodeName)) return false;
+        const old = getCondition(n.conditions, e.condition);
+        const status = e.on ? 'True' : 'False';
+        const c: NodeCondition = { type: e.condition, status, lastHeartbeatTime: clock.now(), lastTransitionTime: old?.status === status ? (old.lastTransitionTime ?? clock.now()) : clock.now() };
+        cluster.putNode({ ...n, conditions: [...n.conditions.filter((x) => x.type !== e.condition), c] });
+        return true;
+      }
       case 'lease-pause':
         cluster.apply('pause-heartbeats', [nodeName], e.forS * 1000);
         lastPauseEnd = Math.max(lastPauseEnd, clock.now() + e.forS * 1000);
         return true;
-      case 'pod-add':
-        cluster.putPod(newPod(nodeName, e.tol));
+      case 'zone-change': {
+        const n = cluster.nodes.get(nodeName);
+        const zone = ZONE_LABELS[e.zone % ZONE_LABELS.length] ?? 'a';
+        if (!n || zoneLabel(n) === zone) return false;
+        const from = zoneLabel(n);
+        relabelled.add(nodeName);
+        cluster.putNode({ ...n, labels: { ...n.labels, [ZONE_LABEL]: zone } });
+        zoneChangedAt.set(from, clock.now());
+        zoneChangedAt.set(zone, clock.now());
         return true;
+      }
+      case 'pod-add':
+        cluster.putPod(addVolume(newPod(nodeName, e.tol, e.ds), e.vol ?? 'none'));
+        return true;
+      case 'pod-delete': {
+        const cur = podAt(e.pod);
+        if (!cur) return false;
+        cluster.deletePod(cur, { force: false, by: 'user', reason: 'fuzz: deleted by a user' });
+        return true;
+      }
       case 'tolerations-edit': {
-        const key = podNames[e.pod % podNames.length];
-        const cur = key === undefined ? undefined : cluster.pods.get(key);
-        if (!cur || cur.deletionTimestamp !== undefined) return false;
+        const cur = podAt(e.pod);
+        if (!cur) return false;
         tolsSetAt.set(cur.uid, clock.now());
         cluster.putPod({ ...cur, tolerations: tolerationsOf(e.tol) });
         return true;
@@ -318,16 +477,31 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         cluster.putNode({ ...n, taints: n.taints.filter((t) => t.key !== OUT_OF_SERVICE) });
         return true;
       }
-      case 'write-fault': {
+      case 'write-fault':
+      case 'read-fault': {
         const until = clock.now() + e.forS * 1000;
-        faultUntil.set(e.method, Math.max(faultUntil.get(e.method) ?? 0, until));
+        const key = `${e.kind === 'write-fault' ? 'w' : 'r'}:${e.method}`;
+        const cur = faultUntil.get(key);
+        faultUntil.set(key, { until: Math.max(cur?.until ?? 0, until), code: e.code ?? 500 });
         lastFaultEnd = Math.max(lastFaultEnd, until);
         return true;
       }
       case 'restart':
-        for (const r of running) await r.controller.stop();
+        await stopProcess();
         startProcess();
-        lastRestartAt = clock.now();
+        return true;
+      case 'failover':
+        // The old leader stops (its lease lapses); the new one starts when it takes the lease.
+        await stopProcess();
+        pendingStart = clock.setTimeout(() => {
+          pendingStart = undefined;
+          startProcess();
+        }, e.gapS * 1000);
+        lastRestartAt = clock.now() + e.gapS * 1000;
+        return true;
+      case 'clock-step':
+        offsetMs = Math.max(-MAX_CLOCK_STEP_MS, Math.min(MAX_CLOCK_STEP_MS, e.offsetMs));
+        maxSkewMs = Math.max(maxSkewMs, Math.abs(offsetMs));
         return true;
     }
   };
@@ -340,32 +514,35 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     const names = podNames.map((k) => k.slice('default/'.length));
     if (await apply(s.event)) {
       events++;
-      coverage[s.event.kind]++;
+      for (const item of itemsOf(s.event)) coverage[item]++;
       lines.push(`  +${(at() / 1000).toFixed(0)}s ${eventText(s.event, names)}`);
     }
   }
+
   // (d) Nothing lost: upstream deletes every pod whose toleration ran out on a node it keeps
   // tainted (taint_eviction.go), and taints every not-Ready node of a zone it evicts from
   // (node_lifecycle_controller.go handleDisruption, ComputeZoneState, ReducedQPSFunc: a partially
   // disrupted zone of at most --large-cluster-size-threshold nodes is not evicted from). No event
   // comes after the last step, so each such pod's due time is known now: the quiet tail runs until
   // the last of them (at least MIN_TAIL_MS after the last step, fault and Lease pause).
-  const zoneOf = (n: string): string => n.split('-')[0] ?? '';
-  const states = new Map<string, string>(ZONES.map((z) => [z, zoneState(NODE_NAMES.filter((n) => zoneOf(n) === z).map((n) => truth.get(n)?.unhealthySince === undefined), config.unhealthyZoneThreshold)]));
+  const zoneOfNode = (n: string): string => zoneLabel(cluster.nodes.get(n));
+  const zoneNames = new Set(NODE_NAMES.map(zoneOfNode));
+  const states = new Map<string, string>([...zoneNames].map((z) => [z, zoneState(NODE_NAMES.filter((n) => zoneOfNode(n) === z).map((n) => truth.get(n)?.unhealthySince === undefined), config.unhealthyZoneThreshold)]));
   const allDown = everyNodeDown();
   const dues: { pod: Pod; due: number; detail: string }[] = [];
   for (const pod of cluster.podList()) {
     const k = truth.get(pod.nodeName);
     const node = cluster.nodes.get(pod.nodeName);
     if (!k || k.unhealthySince === undefined || allDown || pod.deletionTimestamp !== undefined) continue;
-    if (states.get(zoneOf(pod.nodeName)) === 'PartialDisruption' || noExecuteTaints(node).some((t) => t.key === OUT_OF_SERVICE)) continue;
+    // A relabelled node may sit in its old zone's queue (upstream too): its zone's rate is not known.
+    if (relabelled.has(pod.nodeName) || states.get(zoneOfNode(pod.nodeName)) === 'PartialDisruption' || noExecuteTaints(node).some((t) => t.key === OUT_OF_SERVICE)) continue;
     const tol = pod.tolerations.find((t) => t.key === (k.running ? NOT_READY : UNREACHABLE)) ?? pod.tolerations.find((t) => t.key === undefined && t.operator === 'Exists');
     if (tol && tol.tolerationSeconds === undefined) continue;
     const s = Math.max(0, tol?.tolerationSeconds ?? 0);
-    const from = Math.max(k.unhealthySince, tolsSetAt.get(pod.uid) ?? -Infinity, lastRestartAt, lastFaultEnd, zoneChangedAt.get(zoneOf(pod.nodeName)) ?? -Infinity, allDownEndedAt);
+    const from = Math.max(k.unhealthySince, tolsSetAt.get(pod.uid) ?? -Infinity, lastRestartAt, lastFaultEnd, zoneChangedAt.get(zoneOfNode(pod.nodeName)) ?? -Infinity, allDownEndedAt);
     dues.push({ pod, due: from + lostBoundMs(config, s), detail: `kubelet ${k.running ? 'reporting NotReady' : 'stopped'} since ${fmt(k.unhealthySince)}, tolerating ${s} s` });
   }
-  const tailEnd = Math.max(clock.now(), lastFaultEnd, lastPauseEnd) + MIN_TAIL_MS;
+  const tailEnd = Math.max(clock.now(), lastFaultEnd, lastPauseEnd, lastRestartAt) + MIN_TAIL_MS;
   await clock.advanceAsync(Math.max(tailEnd, ...dues.map((d) => d.due + 1000)) - clock.now());
   const end = clock.now();
   for (const { pod, due, detail } of dues) {
@@ -373,7 +550,16 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     if (cur?.uid !== pod.uid || cur.deletionTimestamp !== undefined) continue;
     violations.push({ invariant: 'd', atMs: end - T0, detail: `${podKey(pod)} on ${pod.nodeName} (${detail}) not deleted by ${fmt(due)}` });
   }
-  for (const r of running) await r.controller.stop();
+  // (d) A Ready node's NoExecute taints go (processTaintBaseEviction → markNodeAsReachable, on the
+  // next monitor pass after it is seen Ready) within {@link readyUntaintBoundMs} once faults stop.
+  for (const n of cluster.nodeList()) {
+    const r = readyFor(n);
+    const taints = noExecuteTaints(n).filter((t) => t.key === UNREACHABLE || t.key === NOT_READY);
+    if (!r.ready || taints.length === 0) continue;
+    const due = Math.max(r.sinceMs, lastFaultEnd, lastRestartAt) + readyUntaintBoundMs(config);
+    if (due <= end) violations.push({ invariant: 'd', atMs: end - T0, detail: `${n.name} Ready since ${fmt(r.sinceMs)} still has ${taints.map((t) => t.key).join(', ')} NoExecute at ${fmt(end)} (bound ${fmt(due)})` });
+  }
+  await stopProcess();
 
   const text = [...lines, ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
   return { violations, events, timers: clock.fired, coverage, outcomes, text };

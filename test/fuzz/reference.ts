@@ -5,7 +5,7 @@
  *
  * Times are epoch **milliseconds**; tolerationSeconds are **seconds**.
  */
-import type { Node, Pod, Taint, Toleration } from '../../src/kube/objects.js';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint, Toleration } from '../../src/kube/objects.js';
 
 /**
  * Whether `tol` tolerates `taint`. Upstream `Toleration.ToleratesTaint`
@@ -164,4 +164,70 @@ export function zoneState(readyStatuses: readonly boolean[], threshold: number):
   if (ready === 0 && notReady > 0) return 'FullDisruption';
   if (notReady > 2 && notReady / readyStatuses.length >= threshold) return 'PartialDisruption';
   return 'Normal';
+}
+
+/**
+ * Upstream's NoExecute tainting rate for a zone, taints per second: `setLimiterInZone`
+ * (node_lifecycle_controller.go) with `HealthyQPSFunc` for Normal and FullDisruption (the
+ * `enterFullDisruptionFunc`) and `ReducedQPSFunc` for PartialDisruption (`--secondary-node-eviction-rate`
+ * above `--large-cluster-size-threshold` nodes, 0 at or below it); `handleDisruption`: 0 for every
+ * zone while all zones are in FullDisruption.
+ */
+export function zoneRate(
+  state: 'Normal' | 'PartialDisruption' | 'FullDisruption',
+  zoneSize: number,
+  allFullyDisrupted: boolean,
+  rates: { primary: number; secondary: number; largeClusterThreshold: number },
+): number {
+  if (allFullyDisrupted) return 0;
+  if (state === 'PartialDisruption') return zoneSize > rates.largeClusterThreshold ? rates.secondary : 0;
+  return rates.primary;
+}
+
+/**
+ * Whether the acceptance times `times` (epoch ms, ascending) fit one token bucket of `qps` tokens
+ * per second and burst 1, started full: client-go `flowcontrol.NewTokenBucketRateLimiter(qps, 1)`
+ * as `SwapLimiter` (scheduler/rate_limited_queue.go, `EvictionRateLimiterBurst`) builds it. Over any
+ * window [t_i, t_j] at most `1 + qps × (t_j − t_i)` acceptances, with `slackMs` added to every window
+ * (clock steps of the controller's clock). @returns the first offending pair, or undefined.
+ */
+export function tokenBucketExcess(times: readonly number[], qps: number, slackMs: number): { from: number; to: number; count: number; allowed: number } | undefined {
+  for (let j = 0; j < times.length; j++) {
+    for (let i = 0; i < j; i++) {
+      const from = times[i] ?? 0;
+      const to = times[j] ?? 0;
+      const count = j - i + 1;
+      const allowed = 1 + (qps * (to - from + slackMs)) / 1000;
+      if (count > allowed + 1e-9) return { from, to, count, allowed };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Upstream `IsPodTerminated` (pkg/volume/util/util.go): the pod's phase is Failed or Succeeded, or
+ * it is being deleted and no container runs (`notRunning`). A pod that does not say whether its
+ * containers run counts as running.
+ */
+export function podTerminated(pod: Pod): boolean {
+  return pod.phase === 'Failed' || pod.phase === 'Succeeded' || (pod.deletionTimestamp !== undefined && pod.containersNotRunning === true);
+}
+
+/**
+ * Whether `pod` holds the volume `pvName`: as upstream's desired-state-of-world populator
+ * (pkg/controller/volume/attachdetach/util/util.go `CreateVolumeSpec`, which resolves a pod's claim,
+ * and a generic ephemeral volume's claim `<pod>-<volume>` only when the pod controls it), with the
+ * project's stricter rule that a claim that cannot be resolved (missing, unbound, not the pod's,
+ * or bound to a missing PV) holds every volume on the node.
+ */
+export function podHoldsVolume(pod: Pod, pvName: string, claims: ReadonlyMap<string, PersistentVolumeClaim>, pvs: readonly PersistentVolume[]): boolean {
+  if (podTerminated(pod)) return false;
+  const names = [...pod.pvcNames.map((n) => ({ n, eph: false })), ...(pod.ephemeralClaimNames ?? []).map((n) => ({ n, eph: true }))];
+  for (const { n, eph } of names) {
+    const claim = claims.get(`${pod.namespace}/${n}`);
+    if (!claim || claim.volumeName === undefined || (eph && claim.controllerUid !== pod.uid)) return true;
+    if (!pvs.some((v) => v.name === claim.volumeName)) return true;
+    if (claim.volumeName === pvName) return true;
+  }
+  return false;
 }
