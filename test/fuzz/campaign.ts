@@ -41,6 +41,8 @@ export interface CampaignOptions {
   seed: number;
   maxSteps?: number;
   concurrency?: number;
+  /** Start no run after this time (epoch ms, wall clock): a campaign bounded by time reports the runs it made. */
+  deadlineMs?: number;
 }
 
 /** The fast-check seed of run `index` of a campaign seeded `seed` (a 31-bit mix of both). */
@@ -96,7 +98,7 @@ export async function runShare(config: ControllerConfig, opts: CampaignOptions, 
   const figures = emptyFigures();
   const it = indexes[Symbol.iterator]();
   const lane = async (): Promise<void> => {
-    for (let n = it.next(); !n.done; n = it.next()) {
+    for (let n = it.next(); !n.done && Date.now() < (opts.deadlineMs ?? Infinity); n = it.next()) {
       const index = n.value;
       const r = await runSequence(runSteps(opts.seed, index, opts.maxSteps), config);
       figures.runs++;

@@ -7,6 +7,7 @@
  * (./harness.ts) turns them into milliseconds of the FakeClock.
  */
 import fc from 'fast-check';
+import type { WatchedResource } from './watch.js';
 
 /** The nodes of the fuzz cluster: two zones of four (four, so a zone can be partially disrupted: more than 2 not Ready and some Ready). */
 export const ZONES = ['a', 'b'] as const;
@@ -56,6 +57,8 @@ export type FuzzEvent =
   | { kind: 'write-fault'; method: FaultMethod; forS: number; code?: FaultCode }
   /** For `forS` seconds every live read of `method` (or every live read) fails with `code`. */
   | { kind: 'read-fault'; method: ReadMethod; forS: number; code: FaultCode }
+  /** The process's `resource` cache loses its watch stream for `forS` seconds; then it resumes, or (`gone`: 410) relists. */
+  | { kind: 'watch-drop'; resource: WatchedResource; forS: number; gone: boolean }
   /** The process restarts: every controller stops, and a new set is built and started (a new leader). */
   | { kind: 'restart' }
   /** The leader stops; another instance takes the lease `gapS` seconds later and starts its controllers. */
@@ -89,6 +92,8 @@ export const VOCABULARY = [
   'write-fault:429',
   'write-fault:timeout',
   'read-fault',
+  'watch-drop',
+  'watch-drop:410',
   'restart',
   'failover',
   'clock-step',
@@ -102,6 +107,7 @@ export function itemsOf(e: FuzzEvent): VocabularyItem[] {
     if (e.ds) out.push('pod-add:daemonset');
     if (e.vol && e.vol !== 'none') out.push(`pod-add:${e.vol}`);
   }
+  if (e.kind === 'watch-drop' && e.gone) out.push('watch-drop:410');
   if (e.kind === 'write-fault' && e.code !== undefined && e.code !== 500) out.push(e.code === 429 ? 'write-fault:429' : e.code === 'timeout' ? 'write-fault:timeout' : 'write-fault:4xx');
   return out;
 }
@@ -147,6 +153,10 @@ export const eventArb: fc.Arbitrary<FuzzEvent> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ method: fc.constantFrom<ReadMethod>('all', 'getNode', 'listPodsOnNode', 'getVolumeAttachment'), forS: fc.integer({ min: 1, max: 120 }), code }).map((r): FuzzEvent => ({ kind: 'read-fault', ...r })),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({ resource: fc.constantFrom<WatchedResource>('nodes', 'pods', 'leases', 'volumeAttachments'), forS: fc.integer({ min: 1, max: 60 }), gone: fc.boolean() }).map((r): FuzzEvent => ({ kind: 'watch-drop', ...r })),
+  },
   { weight: 1, arbitrary: fc.constant<FuzzEvent>({ kind: 'restart' }) },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }).map((gapS): FuzzEvent => ({ kind: 'failover', gapS })) },
   { weight: 1, arbitrary: fc.integer({ min: -500, max: 500 }).map((offsetMs): FuzzEvent => ({ kind: 'clock-step', offsetMs })) },
@@ -182,6 +192,8 @@ export function eventText(e: FuzzEvent, pods: readonly string[] = []): string {
       return `write-fault ${e.method} ${e.code ?? 500} for ${e.forS}s`;
     case 'read-fault':
       return `read-fault ${e.method} ${e.code} for ${e.forS}s`;
+    case 'watch-drop':
+      return `watch-drop ${e.resource} for ${e.forS}s, then ${e.gone ? '410 Gone and a relist' : 'the watch resumes'}`;
     case 'restart':
       return 'restart';
     case 'failover':

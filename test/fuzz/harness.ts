@@ -23,7 +23,6 @@
  */
 import { ApiException } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../src/controllers/config.js';
-import type { ControllerSources } from '../../src/controllers/context.js';
 import { buildControllers, enabledControllers, sightOf, type RunnableController } from '../../src/controllers/registry.js';
 import { InMemoryCluster, type TimelineEntry } from '../../src/inmemory/cluster.js';
 import { NodeJudgementBoard } from '../../src/kube/judgements.js';
@@ -34,9 +33,10 @@ import { silentLogger } from '../../src/log/logger.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import type { Clock, TimerHandle } from '../../src/util/clock.js';
 import { syntheticSnapshot } from '../../src/whatif/synthetic.js';
-import { clusterIO, clusterSources } from '../../src/whatif/sources.js';
+import { clusterIO } from '../../src/whatif/sources.js';
 import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, ZONE_LABELS, eventText, itemsOf, type FaultCode, type FuzzEvent, type Step, type Tol, type VocabularyItem, type Vol } from './events.js';
 import { FuzzClock } from './clock.js';
+import { ProcessCaches } from './watch.js';
 import { UpstreamTaintEviction, noExecuteTaints, podHoldsVolume, restartSafeBound, tokenBucketExcess, zoneRate, zoneState } from './reference.js';
 
 type ZoneStateName = ReturnType<typeof zoneState>;
@@ -55,7 +55,7 @@ export const MIN_TAIL_MS = 60_000;
 /** The tolerations every pod starts with before any edit: the kind of the initial pods (one per node). */
 const INITIAL_TOL: Tol = { kind: 'seconds', s: 60 };
 
-export type Invariant = 'a' | 'b' | 'c' | 'd' | 'e' | 'f';
+export type Invariant = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g';
 
 /** One violation: which invariant, when (ms after T+0), and what happened, in words. */
 export interface Violation {
@@ -112,30 +112,6 @@ export function lostBoundMs(config: ControllerConfig, tolerationS: number): numb
  */
 export function readyUntaintBoundMs(config: ControllerConfig): number {
   return config.nodeMonitorGracePeriod + 2 * config.nodeMonitorPeriod + 5000;
-}
-
-/** The controllers' sources, their handlers gated by `live` (a stopped process's handlers are unsubscribed). */
-function gated(sources: ControllerSources, live: () => boolean): ControllerSources {
-  const out: Record<string, unknown> = {};
-  for (const [name, source] of Object.entries(sources) as [string, unknown][]) {
-    const s = source as { subscribe?: (h: Record<string, unknown>) => void };
-    if (typeof s.subscribe !== 'function') {
-      out[name] = source;
-      continue;
-    }
-    const subscribe = s.subscribe.bind(s);
-    out[name] = {
-      ...(source as object),
-      subscribe: (h: Record<string, unknown>) => {
-        const wrapped: Record<string, unknown> = {};
-        for (const [k, f] of Object.entries(h)) {
-          wrapped[k] = typeof f === 'function' ? (...args: unknown[]) => (live() ? (f as (...a: unknown[]) => unknown)(...args) : undefined) : f;
-        }
-        subscribe(wrapped);
-      },
-    };
-  }
-  return out as unknown as ControllerSources;
 }
 
 interface KubeletTruth {
@@ -280,6 +256,11 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         // A controller clock stepped ahead acts that much sooner in true time, as upstream's would.
         if (clock.now() < allowed - maxSkewMs) violate('a', `${e.pod} deleted at ${fmt(clock.now())} on ${e.node} (${taintText(node)}): ${why}`);
       }
+      // (g) No deletion during blind time: the taint eviction controller deletes nothing while a
+      // cache it judges by (nodes, pods, Leases) has no watch stream (the project's blind-time rule,
+      // src/tainteviction/blindhold.ts; upstream has no counterpart and fires its timers blindly).
+      const blind = (['nodes', 'pods', 'leases'] as const).filter((r) => caches?.dropped(r));
+      if (e.by === 'taint-eviction-controller' && blind.length > 0) violate('g', `${e.pod} deleted on ${e.node} while the ${blind.join(', ')} cache(s) had no watch stream`);
       // (b) A Ready node's NoExecute taints are the node lifecycle controller's to remove
       // (node_lifecycle_controller.go processTaintBaseEviction: markNodeAsReachable when Ready).
       const r = readyFor(node);
@@ -348,9 +329,11 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   let generation = 0;
   let running: { controller: RunnableController }[] = [];
   let pendingStart: TimerHandle | undefined;
+  let caches: ProcessCaches | undefined;
   const startProcess = (): void => {
     const mine = ++generation;
-    const sources = gated(clusterSources(cluster), () => generation === mine);
+    caches = new ProcessCaches(cluster, clock);
+    const sources = caches.sources;
     const { list } = buildControllers(
       { config, clock: controllerClock, log: silentLogger, metrics: createMetrics({ defaultMetrics: false }), identity: `fuzz-${mine}`, sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => clusterIO(cluster, d) },
       enabledControllers(config),
@@ -362,7 +345,8 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   const stopProcess = async (): Promise<void> => {
     pendingStart?.cancel();
     pendingStart = undefined;
-    generation++;
+    caches?.stop();
+    caches = undefined;
     const stopping = running;
     running = [];
     for (const r of stopping) await r.controller.stop();
@@ -499,6 +483,14 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         }, e.gapS * 1000);
         lastRestartAt = clock.now() + e.gapS * 1000;
         return true;
+      case 'watch-drop': {
+        const mine = caches;
+        if (!mine || mine.dropped(e.resource)) return false;
+        mine.drop(e.resource);
+        clock.setTimeout(() => mine.restore(e.resource, e.gone), e.forS * 1000);
+        lastFaultEnd = Math.max(lastFaultEnd, clock.now() + e.forS * 1000);
+        return true;
+      }
       case 'clock-step':
         offsetMs = Math.max(-MAX_CLOCK_STEP_MS, Math.min(MAX_CLOCK_STEP_MS, e.offsetMs));
         maxSkewMs = Math.max(maxSkewMs, Math.abs(offsetMs));
