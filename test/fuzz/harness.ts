@@ -1,23 +1,30 @@
 /**
  * The invariant fuzzing harness: plays one event sequence (./events.ts) on the real controllers,
  * built through the controller registry as `run` and `what-if` build them (src/controllers/registry.ts,
- * src/whatif/sources.ts), over the in-memory cluster (src/inmemory/) on a FakeClock, and checks the
+ * src/whatif/sources.ts), over the in-memory cluster (src/inmemory/) on a simulated clock (./clock.ts), and checks the
  * invariants at the moment each write lands (every timeline entry is seen as it is pushed) and,
  * for "nothing lost", after a quiet tail.
  *
  * The invariants compare with the references of ./reference.ts (upstream's definitions), never
- * with our own decision functions:
+ * with our own decision functions (docs/safety.md states each with its citation and bound):
  * - (a) no pod is deleted by the taint eviction controller before upstream's schedule for it
  *   (`processPodOnNode`, fed the same changes at the same times); after a restart that lost that
- *   schedule, before `max(taint timeAdded, when its current tolerations were set) + tolerationSeconds`;
+ *   schedule, before `max(taint timeAdded, when its current tolerations were set) + tolerationSeconds`
+ *   (less the largest clock step seen);
  * - (b) no pod is deleted by the taint eviction or node lifecycle controller on a node whose API Ready
  *   condition has been True for longer than one monitor period (+1 s), unless a NoExecute taint the
  *   node lifecycle controller does not manage (out-of-service) calls for it;
- * - (c) no `unreachable`/`not-ready` NoExecute taint is added while every node has been not Ready
- *   for longer than one monitor period (+1 s): upstream's all-zones stop (`handleDisruption`);
- * - (d) nothing lost: after the last event and the last write fault, a pod with finite tolerations on
- *   a node whose kubelet stays down or NotReady, in a zone upstream evicts from, is deleted within
- *   {@link lostBoundMs}.
+ * - (c) no `unreachable`/`not-ready` NoExecute taint is added while every zone has been in
+ *   FullDisruption, or while the node's zone has had rate 0 by upstream's rate table
+ *   (`setLimiterInZone`, `ReducedQPSFunc`), for longer than one monitor period (+1 s);
+ * - (d) nothing lost: once events and faults stop, a pod with finite tolerations on a node whose
+ *   kubelet stays down or NotReady, in a zone upstream evicts from, is deleted within
+ *   {@link lostBoundMs}; every Ready node's NoExecute taints go within {@link readyUntaintBoundMs};
+ * - (e) no zone's first NoExecute taints come faster than its token bucket allows
+ *   (`flowcontrol.NewTokenBucketRateLimiter(qps, 1)`, a fresh one at each zone state change);
+ * - (f) no VolumeAttachment is deleted while a pod holds its volume (an unresolvable claim holds
+ *   every volume), nor from a Ready node that is not out of service (reconciler.go);
+ * - (g) no taint-eviction deletion while the nodes, pods or Leases cache has no watch stream.
  *
  * Times: epoch milliseconds unless named otherwise.
  */
