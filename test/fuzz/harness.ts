@@ -272,7 +272,10 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       // (node_lifecycle_controller.go processTaintBaseEviction: markNodeAsReachable when Ready).
       const r = readyFor(node);
       const foreign = noExecuteTaints(node).some((t) => t.key !== UNREACHABLE && t.key !== NOT_READY);
-      if (r.ready && r.sinceMs <= settled() && !foreign) violate('b', `${e.pod} deleted on ${e.node}, Ready since ${fmt(r.sinceMs)}`);
+      // Upstream cannot remove the taint either while its taint writes fail or its node/Lease cache
+      // is blind: Ready counts from the end of such a fault (markNodeAsReachable retries on the next pass).
+      const since = Math.max(r.sinceMs, Math.min(clock.now(), untaintImpededUntil));
+      if (r.ready && since <= settled() && !foreign) violate('b', `${e.pod} deleted on ${e.node}, Ready since ${fmt(r.sinceMs)}${since > r.sinceMs ? ` (taint removal impeded until ${fmt(since)})` : ''}`);
     }
     if (e.kind === 'taint' && e.by === 'node-lifecycle-controller') {
       const added = e.added.filter((t) => t.endsWith(':NoExecute') && (t.startsWith(UNREACHABLE) || t.startsWith(NOT_READY)));
@@ -321,6 +324,8 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   // Faults: every call of the method (or every call) fails until the fault's end.
   const faultUntil = new Map<string, { until: number; code: FaultCode }>();
   let lastFaultEnd = -Infinity;
+  /** The end (epoch ms) of the last fault that keeps the node lifecycle controller from removing a taint: a taint-write fault, a nodes or Leases watch drop. */
+  let untaintImpededUntil = -Infinity;
   const faultFor = (prefix: string, method: string): unknown => {
     const now = clock.now();
     for (const k of [`${prefix}:all`, `${prefix}:${method}`]) {
@@ -475,6 +480,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         const cur = faultUntil.get(key);
         faultUntil.set(key, { until: Math.max(cur?.until ?? 0, until), code: e.code ?? 500 });
         lastFaultEnd = Math.max(lastFaultEnd, until);
+        if (key === 'w:all' || key === 'w:swapNodeTaints') untaintImpededUntil = Math.max(untaintImpededUntil, until);
         return true;
       }
       case 'restart':
@@ -496,6 +502,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         mine.drop(e.resource);
         clock.setTimeout(() => mine.restore(e.resource, e.gone), e.forS * 1000);
         lastFaultEnd = Math.max(lastFaultEnd, clock.now() + e.forS * 1000);
+        if (e.resource === 'nodes' || e.resource === 'leases') untaintImpededUntil = Math.max(untaintImpededUntil, clock.now() + e.forS * 1000);
         return true;
       }
       case 'clock-step':
