@@ -86,6 +86,8 @@ const BY_POD_GC = 'pod-garbage-collector-controller';
  *   `undefined` lets the call through in the same tick.
  * - `lose(call)`: true makes `updateNodeConditions` answer 'unchanged' without writing (a write
  *   that never lands).
+ * - `failRead(call)`: an error to throw instead of a live read (`getNode`, `listPodsOnNode`,
+ *   `getVolumeAttachment`; undefined: no failure), as a read the API server refuses or times out.
  */
 export class RecordingWriter {
   /**
@@ -100,6 +102,7 @@ export class RecordingWriter {
   fail: ((call: WriteCall) => unknown) | undefined;
   gate: ((call: WriteCall) => Promise<void> | undefined) | undefined;
   lose: ((call: WriteCall) => boolean) | undefined;
+  failRead: ((call: WriteCall) => unknown) | undefined;
   readonly #cluster: WritableCluster;
   readonly #clock: Clock;
 
@@ -276,6 +279,10 @@ export class RecordingWriter {
   #call(method: WriteMethod, target: string, kind?: WriteKind, uid?: string): WriteCall {
     const call = this.#log(method, target);
     if (kind) this.#failIfAsked(call, kind, uid);
+    else {
+      const error = this.failRead?.(call);
+      if (error !== undefined) throw error;
+    }
     return call;
   }
 

@@ -1,0 +1,208 @@
+/**
+ * The fuzz vocabulary: the events a sequence is made of, their fast-check arbitraries (fast-check
+ * shrinks them; no shrinker of ours), and a readable text form of a sequence for failures and the
+ * regression tests under test/unit/fuzz-regressions/.
+ *
+ * Times are in **seconds** here (small integers shrink to readable sequences); the harness
+ * (./harness.ts) turns them into milliseconds of the FakeClock.
+ */
+import fc from 'fast-check';
+import type { WatchedResource } from './watch.js';
+
+/** The nodes of the fuzz cluster: two zones of four (four, so a zone can be partially disrupted: more than 2 not Ready and some Ready). */
+export const ZONES = ['a', 'b'] as const;
+export const NODES_PER_ZONE = 4;
+export const NODE_NAMES: readonly string[] = ZONES.flatMap((z) => Array.from({ length: NODES_PER_ZONE }, (_, i) => `${z}-n${i}`));
+
+/**
+ * A pod's NoExecute tolerations: none at all; `seconds` (unreachable and not-ready, `s` seconds,
+ * as DefaultTolerationSeconds gives them with another value); `forever` (the same without
+ * seconds); `everything` (one `operator: Exists` toleration, as a DaemonSet pod has).
+ */
+export type Tol = { kind: 'none' } | { kind: 'seconds'; s: number } | { kind: 'forever' } | { kind: 'everything' };
+
+/** A pod's volume: none; a claim bound to a PV with a VolumeAttachment on the pod's node; a generic ephemeral volume's claim (the same, the claim controlled by the pod); a claim that does not exist (unresolvable: it holds every volume on the node). */
+export type Vol = 'none' | 'pvc' | 'ephemeral' | 'unresolvable';
+
+/** A node pressure condition the kubelet reports. */
+export type Pressure = 'MemoryPressure' | 'DiskPressure' | 'PIDPressure';
+
+/** The API answer of an injected fault: an HTTP status, or a request that times out. */
+export type FaultCode = 500 | 404 | 409 | 422 | 429 | 'timeout';
+
+/** The zones a node can be relabelled into (the third one exists only through relabelling). */
+export const ZONE_LABELS = ['a', 'b', 'c'] as const;
+
+/** One event of a sequence. `node` and `pod` are indexes, taken modulo the nodes and the pods added so far. */
+export type FuzzEvent =
+  | { kind: 'kubelet-stop'; node: number }
+  | { kind: 'kubelet-start'; node: number }
+  | { kind: 'report-not-ready'; node: number }
+  | { kind: 'report-ready'; node: number }
+  /** The kubelet reports (or clears) a pressure condition. */
+  | { kind: 'pressure'; node: number; condition: Pressure; on: boolean }
+  /** The kubelet's Lease renewals and status posts pause for `forS` seconds. */
+  | { kind: 'lease-pause'; node: number; forS: number }
+  /** The node's `topology.kubernetes.io/zone` label changes to `ZONE_LABELS[zone]`. */
+  | { kind: 'zone-change'; node: number; zone: number }
+  /** A pod; `ds`: owned by a DaemonSet (with its tolerations: everything); `vol`: its volume. */
+  | { kind: 'pod-add'; node: number; tol: Tol; ds?: boolean; vol?: Vol }
+  /** A user deletes the pod (graceful: it stays Terminating on a node whose kubelet is down). */
+  | { kind: 'pod-delete'; pod: number }
+  /** The pod's tolerations are replaced (tolerationSeconds edited, a toleration added or dropped). */
+  | { kind: 'tolerations-edit'; pod: number; tol: Tol }
+  | { kind: 'oos-add'; node: number }
+  | { kind: 'oos-remove'; node: number }
+  /** For `forS` seconds every write of `method` (or every write) fails with `code` (500 when absent). */
+  | { kind: 'write-fault'; method: FaultMethod; forS: number; code?: FaultCode }
+  /** For `forS` seconds every live read of `method` (or every live read) fails with `code`. */
+  | { kind: 'read-fault'; method: ReadMethod; forS: number; code: FaultCode }
+  /** The process's `resource` cache loses its watch stream for `forS` seconds; then it resumes, or (`gone`: 410) relists. */
+  | { kind: 'watch-drop'; resource: WatchedResource; forS: number; gone: boolean }
+  /** The process restarts: every controller stops, and a new set is built and started (a new leader). */
+  | { kind: 'restart' }
+  /** The leader stops; another instance takes the lease `gapS` seconds later and starts its controllers. */
+  | { kind: 'failover'; gapS: number }
+  /** The controllers' clock is stepped to `offsetMs` from the true time (NTP bounds: within ±500 ms). */
+  | { kind: 'clock-step'; offsetMs: number };
+
+export type FaultMethod = 'all' | 'deletePod' | 'swapNodeTaints' | 'updateNodeConditions' | 'addDisruptionCondition' | 'deleteVolumeAttachment' | 'forceDeletePod';
+export type ReadMethod = 'all' | 'getNode' | 'listPodsOnNode' | 'getVolumeAttachment';
+
+/** The vocabulary items, for the coverage report: the event kinds, and the kinds of pod-add. */
+export const VOCABULARY = [
+  'kubelet-stop',
+  'kubelet-start',
+  'report-not-ready',
+  'report-ready',
+  'pressure',
+  'lease-pause',
+  'zone-change',
+  'pod-add',
+  'pod-add:daemonset',
+  'pod-add:pvc',
+  'pod-add:ephemeral',
+  'pod-add:unresolvable',
+  'pod-delete',
+  'tolerations-edit',
+  'oos-add',
+  'oos-remove',
+  'write-fault',
+  'write-fault:4xx',
+  'write-fault:429',
+  'write-fault:timeout',
+  'read-fault',
+  'watch-drop',
+  'watch-drop:410',
+  'restart',
+  'failover',
+  'clock-step',
+] as const;
+export type VocabularyItem = (typeof VOCABULARY)[number];
+
+/** The vocabulary items an event counts for. */
+export function itemsOf(e: FuzzEvent): VocabularyItem[] {
+  const out: VocabularyItem[] = [e.kind];
+  if (e.kind === 'pod-add') {
+    if (e.ds) out.push('pod-add:daemonset');
+    if (e.vol && e.vol !== 'none') out.push(`pod-add:${e.vol}`);
+  }
+  if (e.kind === 'watch-drop' && e.gone) out.push('watch-drop:410');
+  if (e.kind === 'write-fault' && e.code !== undefined && e.code !== 500) out.push(e.code === 429 ? 'write-fault:429' : e.code === 'timeout' ? 'write-fault:timeout' : 'write-fault:4xx');
+  return out;
+}
+
+/** One step: wait `afterS` seconds after the previous step, then apply `event`. */
+export interface Step {
+  afterS: number;
+  event: FuzzEvent;
+}
+
+const node = fc.nat({ max: NODE_NAMES.length - 1 });
+const tol: fc.Arbitrary<Tol> = fc.oneof(
+  fc.constant<Tol>({ kind: 'none' }),
+  fc.integer({ min: 0, max: 400 }).map((s): Tol => ({ kind: 'seconds', s })),
+  fc.constant<Tol>({ kind: 'forever' }),
+  fc.constant<Tol>({ kind: 'everything' }),
+);
+
+const code = fc.constantFrom<FaultCode>(500, 404, 409, 422, 429, 'timeout');
+const vol = fc.constantFrom<Vol>('none', 'none', 'pvc', 'ephemeral', 'unresolvable');
+
+/** Any one event (kubelet events weighted up: they drive everything else). */
+export const eventArb: fc.Arbitrary<FuzzEvent> = fc.oneof(
+  { weight: 4, arbitrary: node.map((n): FuzzEvent => ({ kind: 'kubelet-stop', node: n })) },
+  { weight: 3, arbitrary: node.map((n): FuzzEvent => ({ kind: 'kubelet-start', node: n })) },
+  { weight: 2, arbitrary: node.map((n): FuzzEvent => ({ kind: 'report-not-ready', node: n })) },
+  { weight: 2, arbitrary: node.map((n): FuzzEvent => ({ kind: 'report-ready', node: n })) },
+  { weight: 1, arbitrary: fc.record({ node, condition: fc.constantFrom<Pressure>('MemoryPressure', 'DiskPressure', 'PIDPressure'), on: fc.boolean() }).map((r): FuzzEvent => ({ kind: 'pressure', ...r })) },
+  { weight: 2, arbitrary: fc.record({ node, forS: fc.integer({ min: 1, max: 120 }) }).map((r): FuzzEvent => ({ kind: 'lease-pause', ...r })) },
+  { weight: 1, arbitrary: fc.record({ node, zone: fc.nat({ max: ZONE_LABELS.length - 1 }) }).map((r): FuzzEvent => ({ kind: 'zone-change', ...r })) },
+  { weight: 3, arbitrary: fc.record({ node, tol, ds: fc.nat({ max: 4 }).map((x) => x === 0), vol }).map((r): FuzzEvent => ({ kind: 'pod-add', node: r.node, tol: r.ds ? { kind: 'everything' } : r.tol, ...(r.ds ? { ds: true } : {}), ...(r.vol !== 'none' ? { vol: r.vol } : {}) })) },
+  { weight: 1, arbitrary: fc.nat({ max: 40 }).map((pod): FuzzEvent => ({ kind: 'pod-delete', pod })) },
+  { weight: 2, arbitrary: fc.record({ pod: fc.nat({ max: 40 }), tol }).map((r): FuzzEvent => ({ kind: 'tolerations-edit', ...r })) },
+  { weight: 1, arbitrary: node.map((n): FuzzEvent => ({ kind: 'oos-add', node: n })) },
+  { weight: 1, arbitrary: node.map((n): FuzzEvent => ({ kind: 'oos-remove', node: n })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ method: fc.constantFrom<FaultMethod>('all', 'deletePod', 'swapNodeTaints', 'updateNodeConditions', 'addDisruptionCondition', 'deleteVolumeAttachment', 'forceDeletePod'), forS: fc.integer({ min: 1, max: 120 }), code })
+      .map((r): FuzzEvent => ({ kind: 'write-fault', method: r.method, forS: r.forS, ...(r.code !== 500 ? { code: r.code } : {}) })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ method: fc.constantFrom<ReadMethod>('all', 'getNode', 'listPodsOnNode', 'getVolumeAttachment'), forS: fc.integer({ min: 1, max: 120 }), code }).map((r): FuzzEvent => ({ kind: 'read-fault', ...r })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ resource: fc.constantFrom<WatchedResource>('nodes', 'pods', 'leases', 'volumeAttachments'), forS: fc.integer({ min: 1, max: 60 }), gone: fc.boolean() }).map((r): FuzzEvent => ({ kind: 'watch-drop', ...r })),
+  },
+  { weight: 1, arbitrary: fc.constant<FuzzEvent>({ kind: 'restart' }) },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }).map((gapS): FuzzEvent => ({ kind: 'failover', gapS })) },
+  { weight: 1, arbitrary: fc.integer({ min: -500, max: 500 }).map((offsetMs): FuzzEvent => ({ kind: 'clock-step', offsetMs })) },
+);
+
+/** A sequence of up to `maxSteps` steps, 0–90 s apart. */
+export function sequenceArb(maxSteps = 30): fc.Arbitrary<Step[]> {
+  return fc.array(fc.record({ afterS: fc.integer({ min: 0, max: 90 }), event: eventArb }), { maxLength: maxSteps, size: 'max' });
+}
+
+function tolText(t: Tol): string {
+  return t.kind === 'seconds' ? `${t.s}s` : t.kind;
+}
+
+/** One event as text, with node indexes resolved to names (`pods`: the pod names added so far). */
+export function eventText(e: FuzzEvent, pods: readonly string[] = []): string {
+  const n = (i: number): string => NODE_NAMES[i % NODE_NAMES.length] ?? String(i);
+  const p = (i: number): string => (pods.length > 0 ? (pods[i % pods.length] ?? '') : '(no pod)');
+  switch (e.kind) {
+    case 'lease-pause':
+      return `lease-pause ${n(e.node)} for ${e.forS}s`;
+    case 'pressure':
+      return `pressure ${n(e.node)} ${e.condition}=${e.on ? 'True' : 'False'}`;
+    case 'zone-change':
+      return `zone-change ${n(e.node)} to zone ${ZONE_LABELS[e.zone % ZONE_LABELS.length] ?? ''}`;
+    case 'pod-add':
+      return `pod-add on ${n(e.node)} tolerating ${tolText(e.tol)}${e.ds ? ' (DaemonSet)' : ''}${e.vol && e.vol !== 'none' ? ` with a ${e.vol} volume` : ''}`;
+    case 'pod-delete':
+      return `pod-delete ${p(e.pod)}`;
+    case 'tolerations-edit':
+      return `tolerations-edit ${p(e.pod)} to ${tolText(e.tol)}`;
+    case 'write-fault':
+      return `write-fault ${e.method} ${e.code ?? 500} for ${e.forS}s`;
+    case 'read-fault':
+      return `read-fault ${e.method} ${e.code} for ${e.forS}s`;
+    case 'watch-drop':
+      return `watch-drop ${e.resource} for ${e.forS}s, then ${e.gone ? '410 Gone and a relist' : 'the watch resumes'}`;
+    case 'restart':
+      return 'restart';
+    case 'failover':
+      return `failover (the new leader starts ${e.gapS}s later)`;
+    case 'clock-step':
+      return `clock-step to ${e.offsetMs >= 0 ? '+' : ''}${e.offsetMs}ms`;
+    case 'oos-remove':
+      return `oos-remove (tainted node #${e.node})`;
+    default:
+      return `${e.kind} ${n(e.node)}`;
+  }
+}

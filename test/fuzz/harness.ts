@@ -1,0 +1,581 @@
+/**
+ * The invariant fuzzing harness: plays one event sequence (./events.ts) on the real controllers,
+ * built through the controller registry as `run` and `what-if` build them (src/controllers/registry.ts,
+ * src/whatif/sources.ts), over the in-memory cluster (src/inmemory/) on a simulated clock (./clock.ts), and checks the
+ * invariants at the moment each write lands (every timeline entry is seen as it is pushed) and,
+ * for "nothing lost", after a quiet tail.
+ *
+ * The invariants compare with the references of ./reference.ts (upstream's definitions), never
+ * with our own decision functions (docs/safety.md states each with its citation and bound):
+ * - (a) no pod is deleted by the taint eviction controller before upstream's schedule for it
+ *   (`processPodOnNode`, fed the same changes at the same times); after a restart that lost that
+ *   schedule, before `max(taint timeAdded, when its current tolerations were set) + tolerationSeconds`
+ *   (less the largest clock step seen);
+ * - (b) no pod is deleted by the taint eviction or node lifecycle controller on a node whose API Ready
+ *   condition has been True for longer than one monitor period (+1 s), unless a NoExecute taint the
+ *   node lifecycle controller does not manage (out-of-service) calls for it;
+ * - (c) no `unreachable`/`not-ready` NoExecute taint is added while every zone has been in
+ *   FullDisruption, or while the node's zone has had rate 0 by upstream's rate table
+ *   (`setLimiterInZone`, `ReducedQPSFunc`), for longer than one monitor period (+1 s);
+ * - (d) nothing lost: once events and faults stop, a pod with finite tolerations on a node whose
+ *   kubelet stays down or NotReady, in a zone upstream evicts from, is deleted within
+ *   {@link lostBoundMs}; every Ready node's NoExecute taints go within {@link readyUntaintBoundMs};
+ * - (e) no zone's first NoExecute taints come faster than its token bucket allows
+ *   (`flowcontrol.NewTokenBucketRateLimiter(qps, 1)`, a fresh one at each zone state change);
+ * - (f) no VolumeAttachment is deleted while a pod holds its volume (an unresolvable claim holds
+ *   every volume), nor from a Ready node that is not out of service (reconciler.go);
+ * - (g) no taint-eviction deletion while the nodes, pods or Leases cache has no watch stream.
+ *
+ * Times: epoch milliseconds unless named otherwise.
+ */
+import { ApiException } from '@kubernetes/client-node';
+import type { ControllerConfig } from '../../src/controllers/config.js';
+import { buildControllers, enabledControllers, sightOf, type RunnableController } from '../../src/controllers/registry.js';
+import { InMemoryCluster, type TimelineEntry } from '../../src/inmemory/cluster.js';
+import { NodeJudgementBoard } from '../../src/kube/judgements.js';
+import { RequestTimeoutError } from '../../src/kube/client.js';
+import type { Node, NodeCondition, Pod, Toleration } from '../../src/kube/objects.js';
+import { getCondition, podKey } from '../../src/kube/objects.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { createMetrics } from '../../src/metrics/registry.js';
+import type { Clock, TimerHandle } from '../../src/util/clock.js';
+import { syntheticSnapshot } from '../../src/whatif/synthetic.js';
+import { clusterIO } from '../../src/whatif/sources.js';
+import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, ZONE_LABELS, eventText, itemsOf, type FaultCode, type FuzzEvent, type Step, type Tol, type VocabularyItem, type Vol } from './events.js';
+import { FuzzClock } from './clock.js';
+import { ProcessCaches } from './watch.js';
+import { UpstreamTaintEviction, noExecuteTaints, podHoldsVolume, restartSafeBound, tokenBucketExcess, zoneRate, zoneState } from './reference.js';
+
+type ZoneStateName = ReturnType<typeof zoneState>;
+
+const T0 = Date.UTC(2026, 2, 1, 12);
+const UNREACHABLE = 'node.kubernetes.io/unreachable';
+const NOT_READY = 'node.kubernetes.io/not-ready';
+const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
+/** NTP's step bound: the controllers' clock is never more than this off the true time, ms. */
+const MAX_CLOCK_STEP_MS = 500;
+/** Tolerance of the restart-safe bound, ms: our deadlines may use `timeAdded`, which has whole-second precision on the wire. */
+const TIME_ADDED_PRECISION_MS = 1000;
+/** The shortest quiet tail after the last event, fault and Lease pause, ms (the tail runs on to (d)'s last due time). */
+export const MIN_TAIL_MS = 60_000;
+/** The tolerations every pod starts with before any edit: the kind of the initial pods (one per node). */
+const INITIAL_TOL: Tol = { kind: 'seconds', s: 60 };
+
+export type Invariant = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g';
+
+/** One violation: which invariant, when (ms after T+0), and what happened, in words. */
+export interface Violation {
+  invariant: Invariant;
+  atMs: number;
+  detail: string;
+}
+
+/** What one run did. */
+export interface RunResult {
+  violations: Violation[];
+  /** Events applied (an edit of a pod already gone is not counted). */
+  events: number;
+  /** Applied events by vocabulary item. */
+  coverage: Record<VocabularyItem, number>;
+  /** Timers fired on the run's clock. */
+  timers: number;
+  /** Outcomes seen: taint-eviction deletions, force deletions, NoExecute taints added by the node lifecycle controller, forced detaches. */
+  outcomes: { deletions: number; forceDeletions: number; noExecuteTaints: number; detaches: number };
+  /** The run as text, one line per applied event with its time (s after T+0), then the violations. */
+  text: string;
+}
+
+/** The tolerations of a {@link Tol}. */
+export function tolerationsOf(t: Tol): Toleration[] {
+  switch (t.kind) {
+    case 'none':
+      return [];
+    case 'everything':
+      return [{ operator: 'Exists' }];
+    case 'forever':
+      return [UNREACHABLE, NOT_READY].map((key) => ({ key, operator: 'Exists', effect: 'NoExecute' }));
+    case 'seconds':
+      return [UNREACHABLE, NOT_READY].map((key) => ({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: t.s }));
+  }
+}
+
+/**
+ * (d)'s bound, ms after the later of the node going down, the tolerations being set, the last
+ * restart, the last write fault, the last change of health in the node's zone and the end of the
+ * last all-zones stop (upstream's rate for the zone changes only at those last two): the grace period and a monitor period before the taint, the
+ * start hold's fresh grace period after a restart, the toleration, the zone's token bucket for every
+ * node of the zone (`--node-eviction-rate`), and two more monitor periods and 10 s of slack.
+ */
+export function lostBoundMs(config: ControllerConfig, tolerationS: number): number {
+  const bucketMs = NODES_PER_ZONE * (1000 / config.nodeEvictionRate);
+  return config.nodeMonitorGracePeriod * 2 + config.nodeMonitorPeriod * 3 + tolerationS * 1000 + bucketMs + 10_000;
+}
+
+/**
+ * (d)'s bound for a Ready node's NoExecute taints, ms after the later of it turning Ready, the last
+ * fault and the last (re)start: a grace period (a restarted controller's start hold), two monitor
+ * periods (the pass that sees it Ready, and one more) and 5 s of slack.
+ */
+export function readyUntaintBoundMs(config: ControllerConfig): number {
+  return config.nodeMonitorGracePeriod + 2 * config.nodeMonitorPeriod + 5000;
+}
+
+interface KubeletTruth {
+  running: boolean;
+  reportsReady: boolean;
+  /** Since when (epoch ms) the kubelet has been down or reporting NotReady; undefined when healthy. */
+  unhealthySince: number | undefined;
+}
+
+/** The zone label of a node (`topology.kubernetes.io/zone`), read straight from its labels. */
+function zoneLabel(n: Node | undefined): string {
+  return n?.labels?.[ZONE_LABEL] ?? '';
+}
+
+/** The error an injected fault throws: an ApiException with the status (429 with `Retry-After: 2`), or a request timeout. */
+function faultError(code: FaultCode, what: string): unknown {
+  if (code === 'timeout') return new RequestTimeoutError('PATCH', `fuzz://${what}`, 10_000);
+  return new ApiException(code, `fuzz: injected ${code} on ${what}`, '{}', code === 429 ? { 'retry-after': '2' } : {});
+}
+
+/**
+ * Plays `steps` and checks the invariants.
+ * @param config the controller configuration (`parseControllerFlags`), as `run` would use it.
+ * @returns the violations, coverage and a readable account. Never throws for a violation.
+ */
+export async function runSequence(steps: readonly Step[], config: ControllerConfig): Promise<RunResult> {
+  const clock = new FuzzClock(T0);
+  // The controllers read time through a clock that NTP may step (clock-step): within ±500 ms of the
+  // true time the cluster (kubelets, API timestamps) and the invariants use.
+  let offsetMs = 0;
+  let maxSkewMs = 0;
+  const controllerClock: Clock = { now: () => clock.now() + offsetMs, setTimeout: (fn, d) => clock.setTimeout(fn, d), sleep: (d) => clock.sleep(d) };
+  const snapshot = syntheticSnapshot({ zones: ZONES, nodesPerZone: NODES_PER_ZONE, podsPerNode: 0, takenAt: T0 });
+  const tolsSetAt = new Map<string, number>();
+  const podNames: string[] = [];
+  let podSeq = 0;
+  const newPod = (node: string, tol: Tol, ds = false): Pod => {
+    const i = podSeq++;
+    const uid = `fz-uid-${i}`;
+    tolsSetAt.set(uid, clock.now());
+    podNames.push(`default/fz-${i}`);
+    return {
+      namespace: 'default',
+      name: `fz-${i}`,
+      uid,
+      resourceVersion: '1',
+      nodeName: node,
+      phase: 'Running',
+      creationTimestamp: clock.now(),
+      conditions: [{ type: 'Ready', status: 'True' }],
+      tolerations: tolerationsOf(tol),
+      ownerReferences: [ds ? { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'ds-agent', controller: true } : { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs-web', controller: true }],
+      pvcNames: [],
+      finalizers: [],
+    };
+  };
+  for (const n of NODE_NAMES) snapshot.pods.push(newPod(n, INITIAL_TOL));
+  snapshot.daemonSets.push({ namespace: 'default', name: 'agent', uid: 'ds-agent' });
+  const cluster = new InMemoryCluster(snapshot, clock, { graceMs: config.nodeMonitorGracePeriod });
+  // The timeline says everything the invariants need; the writer's call log would only grow.
+  cluster.writer.recording = false;
+  const violations: Violation[] = [];
+  const lines: string[] = [];
+  const at = (): number => clock.now() - T0;
+  const violate = (invariant: Invariant, detail: string): void => {
+    violations.push({ invariant, atMs: at(), detail });
+  };
+
+  // The reference sees every change first: its handlers are subscribed before any controller's.
+  const upstream = new UpstreamTaintEviction();
+  cluster.on('nodes', { add: (n) => upstream.nodeUpdated(undefined, n, cluster.podsOnNode(n.name), clock.now()), update: (o, n) => upstream.nodeUpdated(o, n, cluster.podsOnNode(n.name), clock.now()) });
+  cluster.on('pods', {
+    add: (p) => upstream.podUpdated(undefined, p, cluster.nodes.get(p.nodeName), clock.now()),
+    update: (o, p) => upstream.podUpdated(o, p, cluster.nodes.get(p.nodeName), clock.now()),
+    delete: (p) => upstream.podUpdated(p, undefined, undefined, clock.now()),
+  });
+
+  // Zone states as upstream computes them (ComputeZoneState over the Ready conditions the API
+  // holds), recomputed at every node change, with since when each has held.
+  const rates = { primary: config.nodeEvictionRate, secondary: config.secondaryNodeEvictionRate, largeClusterThreshold: config.largeClusterSizeThreshold };
+  type ZoneView = { state: ZoneStateName; size: number; since: number };
+  const zoneViews = new Map<string, ZoneView>();
+  let allFull = { value: false, since: T0 };
+  let lastZoneChangeAt = -Infinity;
+  const readyIn = (n: Node): boolean => getCondition(n.conditions, 'Ready')?.status === 'True';
+  const recomputeZones = (): void => {
+    const byZone = new Map<string, boolean[]>();
+    for (const n of cluster.nodeList()) {
+      const z = zoneLabel(n);
+      const list = byZone.get(z) ?? [];
+      list.push(readyIn(n));
+      byZone.set(z, list);
+    }
+    for (const [z, statuses] of byZone) {
+      const state = zoneState(statuses, config.unhealthyZoneThreshold);
+      const cur = zoneViews.get(z);
+      if (!cur || cur.state !== state || cur.size !== statuses.length) {
+        zoneViews.set(z, { state, size: statuses.length, since: clock.now() });
+        lastZoneChangeAt = clock.now();
+      }
+    }
+    for (const z of [...zoneViews.keys()]) if (!byZone.has(z)) zoneViews.delete(z);
+    const full = zoneViews.size > 0 && [...zoneViews.values()].every((v) => v.state === 'FullDisruption');
+    if (full !== allFull.value) {
+      allFull = { value: full, since: clock.now() };
+      lastZoneChangeAt = clock.now();
+    }
+  };
+  recomputeZones();
+  cluster.on('nodes', { add: recomputeZones, update: recomputeZones, delete: recomputeZones });
+
+  let lastRestartAt = -Infinity;
+  const readyFor = (n: Node | undefined): { ready: boolean; sinceMs: number } => {
+    const c = n && getCondition(n.conditions, 'Ready');
+    return { ready: c?.status === 'True', sinceMs: c?.lastTransitionTime ?? T0 - 86_400_000 };
+  };
+  const settled = (): number => clock.now() - config.nodeMonitorPeriod - 1000;
+  const outcomes = { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0 };
+  const relabelled = new Set<string>();
+  /** NoExecute taint acceptances per zone (epoch ms), for the token bucket. */
+  const taintTimes = new Map<string, number[]>();
+
+  const check = (e: TimelineEntry): void => {
+    if (e.kind === 'pod-deleted' && e.force) outcomes.forceDeletions++;
+    if (e.kind === 'pod-deleted' && !e.force && (e.by === 'taint-eviction-controller' || e.by === 'node-lifecycle-controller')) {
+      outcomes.deletions++;
+      const pod = cluster.pods.get(e.pod);
+      const node = cluster.nodes.get(e.node);
+      if (!pod) return;
+      // (a) pkg/controller/tainteviction/taint_eviction.go processPodOnNode: the schedule upstream keeps.
+      if (e.by === 'taint-eviction-controller') {
+        const s = upstream.scheduled(pod.uid);
+        let allowed = s?.fireAt ?? Infinity;
+        let why = s ? `upstream's schedule fires at ${fmt(s.fireAt)}` : 'upstream has no deletion scheduled';
+        if (lastRestartAt > (s?.createdAt ?? -Infinity)) {
+          const bound = restartSafeBound(noExecuteTaints(node), pod.tolerations, tolsSetAt.get(pod.uid) ?? -Infinity) - TIME_ADDED_PRECISION_MS;
+          if (bound < allowed) {
+            allowed = bound;
+            why = `restarted at ${fmt(lastRestartAt)}; max(timeAdded, tolerations set) + tolerationSeconds = ${fmt(bound + TIME_ADDED_PRECISION_MS)}`;
+          }
+        }
+        // A controller clock stepped ahead acts that much sooner in true time, as upstream's would.
+        if (clock.now() < allowed - maxSkewMs) violate('a', `${e.pod} deleted at ${fmt(clock.now())} on ${e.node} (${taintText(node)}): ${why}`);
+      }
+      // (g) No deletion during blind time: the taint eviction controller deletes nothing while a
+      // cache it judges by (nodes, pods, Leases) has no watch stream (the project's blind-time rule,
+      // src/tainteviction/blindhold.ts; upstream has no counterpart and fires its timers blindly).
+      const blind = (['nodes', 'pods', 'leases'] as const).filter((r) => caches?.dropped(r));
+      if (e.by === 'taint-eviction-controller' && blind.length > 0) violate('g', `${e.pod} deleted on ${e.node} while the ${blind.join(', ')} cache(s) had no watch stream`);
+      // (b) A Ready node's NoExecute taints are the node lifecycle controller's to remove
+      // (node_lifecycle_controller.go processTaintBaseEviction: markNodeAsReachable when Ready).
+      const r = readyFor(node);
+      const foreign = noExecuteTaints(node).some((t) => t.key !== UNREACHABLE && t.key !== NOT_READY);
+      // Upstream cannot remove the taint either while its taint writes fail or its node/Lease cache
+      // is blind: Ready counts from the end of such a fault (markNodeAsReachable retries on the next pass).
+      const since = Math.max(r.sinceMs, Math.min(clock.now(), untaintImpededUntil));
+      if (r.ready && since <= settled() && !foreign) violate('b', `${e.pod} deleted on ${e.node}, Ready since ${fmt(r.sinceMs)}${since > r.sinceMs ? ` (taint removal impeded until ${fmt(since)})` : ''}`);
+    }
+    if (e.kind === 'taint' && e.by === 'node-lifecycle-controller') {
+      const added = e.added.filter((t) => t.endsWith(':NoExecute') && (t.startsWith(UNREACHABLE) || t.startsWith(NOT_READY)));
+      if (added.length === 0) return;
+      outcomes.noExecuteTaints++;
+      // A swap (not-ready for unreachable or back) is not rate-limited upstream (processTaintBaseEviction
+      // swaps at once); only a first NoExecute taint comes through the zone's queue.
+      const swap = e.removed.some((t) => t.endsWith(':NoExecute') && (t.startsWith(UNREACHABLE) || t.startsWith(NOT_READY)));
+      const settledAt = settled();
+      // (c) node_lifecycle_controller.go handleDisruption: every zone in FullDisruption stops all tainting.
+      if (allFull.value && allFull.since <= settledAt) violate('c', `${added.join(', ')} added to ${e.node} while every zone has been in FullDisruption since ${fmt(allFull.since)}`);
+      if (swap || relabelled.has(e.node)) return;
+      // (c) setLimiterInZone / ReducedQPSFunc: a zone whose rate is 0 taints nothing.
+      const z = zoneLabel(cluster.nodes.get(e.node));
+      const v = zoneViews.get(z);
+      if (v && v.since <= settledAt && !allFull.value && zoneRate(v.state, v.size, false, rates) === 0) violate('c', `${added.join(', ')} added to ${e.node} while its zone ${z} (${v.size} nodes) has been ${v.state} (rate 0) since ${fmt(v.since)}`);
+      // (e) The zone's token bucket (SwapLimiter: a fresh bucket at each state change, burst 1):
+      // only acceptances after the last change of any zone's state (settled) and the last restart count.
+      const from = Math.max(lastZoneChangeAt + config.nodeMonitorPeriod + 1000, lastRestartAt);
+      const times = (taintTimes.get(z) ?? []).filter((t) => t >= from);
+      times.push(clock.now());
+      taintTimes.set(z, times);
+      const qps = Math.max(rates.primary, rates.secondary);
+      const x = tokenBucketExcess(times, qps, 2 * 500);
+      if (x) violate('e', `zone ${z}: ${x.count} NoExecute taints between ${fmt(x.from)} and ${fmt(x.to)}, the token bucket (${qps}/s, burst 1) allows ${x.allowed.toFixed(2)}`);
+    }
+    if (e.kind === 'detach') {
+      outcomes.detaches++;
+      // (f) reconciler.go: no volume detached while a pod holds it (unresolved claims hold
+      // everything), nor from a healthy node that is not out of service.
+      const va = e.volumeAttachment;
+      const pv = e.persistentVolume ?? '';
+      const holders = cluster.podsOnNode(e.node).filter((p) => podHoldsVolume(p, pv, cluster.pvcs, cluster.pvs));
+      if (holders.length > 0) violate('f', `${va} (${pv || 'no PV'}) detached from ${e.node} while held by ${holders.map(podKey).join(', ')}`);
+      const node = cluster.nodes.get(e.node);
+      const oos = noExecuteTaints(node).some((t) => t.key === OUT_OF_SERVICE);
+      if (node && readyIn(node) && !oos) violate('f', `${va} detached from ${e.node}, which is Ready and not out of service`);
+    }
+  };
+  const push = cluster.timeline.push.bind(cluster.timeline);
+  cluster.timeline.push = (...items: TimelineEntry[]): number => {
+    for (const e of items) check(e);
+    return push(...items);
+  };
+
+  // Faults: every call of the method (or every call) fails until the fault's end.
+  const faultUntil = new Map<string, { until: number; code: FaultCode }>();
+  let lastFaultEnd = -Infinity;
+  /** The end (epoch ms) of the last fault that keeps the node lifecycle controller from removing a taint: a taint-write fault, a nodes or Leases watch drop. */
+  let untaintImpededUntil = -Infinity;
+  const faultFor = (prefix: string, method: string): unknown => {
+    const now = clock.now();
+    for (const k of [`${prefix}:all`, `${prefix}:${method}`]) {
+      const f = faultUntil.get(k);
+      if (f && f.until > now) return faultError(f.code, `${method}`);
+    }
+    return undefined;
+  };
+  cluster.writer.fail = (call) => faultFor('w', call.method);
+  cluster.writer.failRead = (call) => faultFor('r', call.method);
+
+  // One process: every enabled controller, built through the registry; a restart starts another.
+  let generation = 0;
+  let running: { controller: RunnableController }[] = [];
+  let pendingStart: TimerHandle | undefined;
+  let caches: ProcessCaches | undefined;
+  const startProcess = (): void => {
+    const mine = ++generation;
+    caches = new ProcessCaches(cluster, clock);
+    const sources = caches.sources;
+    const { list } = buildControllers(
+      { config, clock: controllerClock, log: silentLogger, metrics: createMetrics({ defaultMetrics: false }), identity: `fuzz-${mine}`, sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => clusterIO(cluster, d) },
+      enabledControllers(config),
+    );
+    for (const r of list) r.controller.start();
+    running = list;
+    lastRestartAt = clock.now();
+  };
+  const stopProcess = async (): Promise<void> => {
+    pendingStart?.cancel();
+    pendingStart = undefined;
+    caches?.stop();
+    caches = undefined;
+    const stopping = running;
+    running = [];
+    for (const r of stopping) await r.controller.stop();
+  };
+
+  const truth = new Map<string, KubeletTruth>(NODE_NAMES.map((n) => [n, { running: true, reportsReady: true, unhealthySince: undefined }]));
+  // When each zone's health last changed, and when the last all-zones stop ended: upstream's rate
+  // for a zone (ComputeZoneState, the rate table) changes only then, so (d)'s clock starts no sooner.
+  const zoneChangedAt = new Map<string, number>();
+  let allDownEndedAt = -Infinity;
+  const everyNodeDown = (): boolean => [...truth.values()].every((k) => k.unhealthySince !== undefined);
+  const setTruth = (name: string, change: Partial<KubeletTruth>): void => {
+    const k = truth.get(name);
+    if (!k) return;
+    const wasAllDown = everyNodeDown();
+    const wasHealthy = k.running && k.reportsReady;
+    Object.assign(k, change);
+    const healthy = k.running && k.reportsReady;
+    if (wasHealthy && !healthy) k.unhealthySince = clock.now();
+    if (healthy) k.unhealthySince = undefined;
+    if (wasHealthy !== healthy) zoneChangedAt.set(zoneLabel(cluster.nodes.get(name)), clock.now());
+    if (wasAllDown && !everyNodeDown()) allDownEndedAt = clock.now();
+  };
+  const coverage = Object.fromEntries(VOCABULARY.map((k) => [k, 0])) as Record<VocabularyItem, number>;
+  let events = 0;
+  let lastPauseEnd = -Infinity;
+  let volSeq = 0;
+
+  const addVolume = (pod: Pod, vol: Vol): Pod => {
+    if (vol === 'none') return pod;
+    const i = volSeq++;
+    if (vol === 'unresolvable') return { ...pod, pvcNames: [`missing-${i}`] };
+    const claimName = vol === 'ephemeral' ? `${pod.name}-data` : `claim-${i}`;
+    const pvName = `pv-${i}`;
+    cluster.pvcs.set(`${pod.namespace}/${claimName}`, { namespace: pod.namespace, name: claimName, uid: `pvc-uid-${i}`, volumeName: pvName, ...(vol === 'ephemeral' ? { controllerUid: pod.uid } : {}) });
+    cluster.pvs.push({ name: pvName, uid: `pv-uid-${i}`, claimRef: { namespace: pod.namespace, name: claimName } });
+    cluster.volumeAttachments.set(`va-${i}`, { name: `va-${i}`, uid: `va-uid-${i}`, resourceVersion: cluster.nextResourceVersion(), attacher: 'fuzz.csi.example.com', nodeName: pod.nodeName, persistentVolumeName: pvName, attached: true });
+    return vol === 'ephemeral' ? { ...pod, ephemeralClaimNames: [claimName] } : { ...pod, pvcNames: [claimName] };
+  };
+  const podAt = (i: number): Pod | undefined => {
+    const key = podNames[i % Math.max(1, podNames.length)];
+    const cur = key === undefined ? undefined : cluster.pods.get(key);
+    return cur && cur.deletionTimestamp === undefined ? cur : undefined;
+  };
+
+  const apply = async (e: FuzzEvent): Promise<boolean> => {
+    const nodeName = 'node' in e ? (NODE_NAMES[e.node % NODE_NAMES.length] ?? '') : '';
+    switch (e.kind) {
+      case 'kubelet-stop':
+        cluster.apply('stop-kubelet', [nodeName]);
+        setTruth(nodeName, { running: false });
+        return true;
+      case 'kubelet-start':
+        cluster.apply('start-kubelet', [nodeName]);
+        setTruth(nodeName, { running: true });
+        return true;
+      case 'report-not-ready':
+      case 'report-ready':
+        cluster.apply(e.kind, [nodeName]);
+        setTruth(nodeName, { reportsReady: e.kind === 'report-ready' });
+        return true;
+      case 'pressure': {
+        // The kubelet posts the condition with its status; it keeps what it reports (the in-memory
+        // kubelet only rewrites Ready). A stopped kubelet posts nothing.
+        const n = cluster.nodes.get(nodeName);
+        if (!n || !cluster.kubeletRunning(nodeName)) return false;
+        const old = getCondition(n.conditions, e.condition);
+        const status = e.on ? 'True' : 'False';
+        const c: NodeCondition = { type: e.condition, status, lastHeartbeatTime: clock.now(), lastTransitionTime: old?.status === status ? (old.lastTransitionTime ?? clock.now()) : clock.now() };
+        cluster.putNode({ ...n, conditions: [...n.conditions.filter((x) => x.type !== e.condition), c] });
+        return true;
+      }
+      case 'lease-pause':
+        cluster.apply('pause-heartbeats', [nodeName], e.forS * 1000);
+        lastPauseEnd = Math.max(lastPauseEnd, clock.now() + e.forS * 1000);
+        return true;
+      case 'zone-change': {
+        const n = cluster.nodes.get(nodeName);
+        const zone = ZONE_LABELS[e.zone % ZONE_LABELS.length] ?? 'a';
+        if (!n || zoneLabel(n) === zone) return false;
+        const from = zoneLabel(n);
+        relabelled.add(nodeName);
+        cluster.putNode({ ...n, labels: { ...n.labels, [ZONE_LABEL]: zone } });
+        zoneChangedAt.set(from, clock.now());
+        zoneChangedAt.set(zone, clock.now());
+        return true;
+      }
+      case 'pod-add':
+        cluster.putPod(addVolume(newPod(nodeName, e.tol, e.ds), e.vol ?? 'none'));
+        return true;
+      case 'pod-delete': {
+        const cur = podAt(e.pod);
+        if (!cur) return false;
+        cluster.deletePod(cur, { force: false, by: 'user', reason: 'fuzz: deleted by a user' });
+        return true;
+      }
+      case 'tolerations-edit': {
+        const cur = podAt(e.pod);
+        if (!cur) return false;
+        tolsSetAt.set(cur.uid, clock.now());
+        cluster.putPod({ ...cur, tolerations: tolerationsOf(e.tol) });
+        return true;
+      }
+      case 'oos-add':
+        cluster.apply('out-of-service', [nodeName]);
+        return true;
+      case 'oos-remove': {
+        // The index picks among the nodes that carry the taint: a random node rarely does.
+        const tainted = cluster.nodeList().filter((x) => x.taints.some((t) => t.key === OUT_OF_SERVICE));
+        const n = tainted[e.node % Math.max(1, tainted.length)];
+        if (!n) return false;
+        cluster.putNode({ ...n, taints: n.taints.filter((t) => t.key !== OUT_OF_SERVICE) });
+        return true;
+      }
+      case 'write-fault':
+      case 'read-fault': {
+        const until = clock.now() + e.forS * 1000;
+        const key = `${e.kind === 'write-fault' ? 'w' : 'r'}:${e.method}`;
+        const cur = faultUntil.get(key);
+        faultUntil.set(key, { until: Math.max(cur?.until ?? 0, until), code: e.code ?? 500 });
+        lastFaultEnd = Math.max(lastFaultEnd, until);
+        if (key === 'w:all' || key === 'w:swapNodeTaints') untaintImpededUntil = Math.max(untaintImpededUntil, until);
+        return true;
+      }
+      case 'restart':
+        await stopProcess();
+        startProcess();
+        return true;
+      case 'failover':
+        // The old leader stops (its lease lapses); the new one starts when it takes the lease.
+        await stopProcess();
+        pendingStart = clock.setTimeout(() => {
+          pendingStart = undefined;
+          startProcess();
+        }, e.gapS * 1000);
+        lastRestartAt = clock.now() + e.gapS * 1000;
+        return true;
+      case 'watch-drop': {
+        const mine = caches;
+        if (!mine || mine.dropped(e.resource)) return false;
+        mine.drop(e.resource);
+        clock.setTimeout(() => mine.restore(e.resource, e.gone), e.forS * 1000);
+        lastFaultEnd = Math.max(lastFaultEnd, clock.now() + e.forS * 1000);
+        if (e.resource === 'nodes' || e.resource === 'leases') untaintImpededUntil = Math.max(untaintImpededUntil, clock.now() + e.forS * 1000);
+        return true;
+      }
+      case 'clock-step':
+        offsetMs = Math.max(-MAX_CLOCK_STEP_MS, Math.min(MAX_CLOCK_STEP_MS, e.offsetMs));
+        maxSkewMs = Math.max(maxSkewMs, Math.abs(offsetMs));
+        return true;
+    }
+  };
+
+  startProcess();
+  cluster.startKubelets();
+  await clock.advanceAsync(0);
+  for (const s of steps) {
+    await clock.advanceAsync(s.afterS * 1000);
+    const names = podNames.map((k) => k.slice('default/'.length));
+    if (await apply(s.event)) {
+      events++;
+      for (const item of itemsOf(s.event)) coverage[item]++;
+      lines.push(`  +${(at() / 1000).toFixed(0)}s ${eventText(s.event, names)}`);
+    }
+  }
+
+  // (d) Nothing lost: upstream deletes every pod whose toleration ran out on a node it keeps
+  // tainted (taint_eviction.go), and taints every not-Ready node of a zone it evicts from
+  // (node_lifecycle_controller.go handleDisruption, ComputeZoneState, ReducedQPSFunc: a partially
+  // disrupted zone of at most --large-cluster-size-threshold nodes is not evicted from). No event
+  // comes after the last step, so each such pod's due time is known now: the quiet tail runs until
+  // the last of them (at least MIN_TAIL_MS after the last step, fault and Lease pause).
+  const zoneOfNode = (n: string): string => zoneLabel(cluster.nodes.get(n));
+  const zoneNames = new Set(NODE_NAMES.map(zoneOfNode));
+  const states = new Map<string, string>([...zoneNames].map((z) => [z, zoneState(NODE_NAMES.filter((n) => zoneOfNode(n) === z).map((n) => truth.get(n)?.unhealthySince === undefined), config.unhealthyZoneThreshold)]));
+  const allDown = everyNodeDown();
+  const dues: { pod: Pod; due: number; detail: string }[] = [];
+  for (const pod of cluster.podList()) {
+    const k = truth.get(pod.nodeName);
+    const node = cluster.nodes.get(pod.nodeName);
+    if (!k || k.unhealthySince === undefined || allDown || pod.deletionTimestamp !== undefined) continue;
+    // A relabelled node may sit in its old zone's queue (upstream too): its zone's rate is not known.
+    if (relabelled.has(pod.nodeName) || states.get(zoneOfNode(pod.nodeName)) === 'PartialDisruption' || noExecuteTaints(node).some((t) => t.key === OUT_OF_SERVICE)) continue;
+    const tol = pod.tolerations.find((t) => t.key === (k.running ? NOT_READY : UNREACHABLE)) ?? pod.tolerations.find((t) => t.key === undefined && t.operator === 'Exists');
+    if (tol && tol.tolerationSeconds === undefined) continue;
+    const s = Math.max(0, tol?.tolerationSeconds ?? 0);
+    const from = Math.max(k.unhealthySince, tolsSetAt.get(pod.uid) ?? -Infinity, lastRestartAt, lastFaultEnd, zoneChangedAt.get(zoneOfNode(pod.nodeName)) ?? -Infinity, allDownEndedAt);
+    dues.push({ pod, due: from + lostBoundMs(config, s), detail: `kubelet ${k.running ? 'reporting NotReady' : 'stopped'} since ${fmt(k.unhealthySince)}, tolerating ${s} s` });
+  }
+  const tailEnd = Math.max(clock.now(), lastFaultEnd, lastPauseEnd, lastRestartAt) + MIN_TAIL_MS;
+  await clock.advanceAsync(Math.max(tailEnd, ...dues.map((d) => d.due + 1000)) - clock.now());
+  const end = clock.now();
+  for (const { pod, due, detail } of dues) {
+    const cur = cluster.pods.get(podKey(pod));
+    if (cur?.uid !== pod.uid || cur.deletionTimestamp !== undefined) continue;
+    violations.push({ invariant: 'd', atMs: end - T0, detail: `${podKey(pod)} on ${pod.nodeName} (${detail}) not deleted by ${fmt(due)}` });
+  }
+  // (d) A Ready node's NoExecute taints go (processTaintBaseEviction → markNodeAsReachable, on the
+  // next monitor pass after it is seen Ready) within {@link readyUntaintBoundMs} once faults stop.
+  for (const n of cluster.nodeList()) {
+    const r = readyFor(n);
+    const taints = noExecuteTaints(n).filter((t) => t.key === UNREACHABLE || t.key === NOT_READY);
+    if (!r.ready || taints.length === 0) continue;
+    const due = Math.max(r.sinceMs, lastFaultEnd, lastRestartAt) + readyUntaintBoundMs(config);
+    if (due <= end) violations.push({ invariant: 'd', atMs: end - T0, detail: `${n.name} Ready since ${fmt(r.sinceMs)} still has ${taints.map((t) => t.key).join(', ')} NoExecute at ${fmt(end)} (bound ${fmt(due)})` });
+  }
+  await stopProcess();
+
+  const text = [...lines, ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
+  return { violations, events, timers: clock.fired, coverage, outcomes, text };
+}
+
+function fmt(ms: number): string {
+  return Number.isFinite(ms) ? `+${((ms - T0) / 1000).toFixed(1)}s` : String(ms);
+}
+
+function taintText(n: Node | undefined): string {
+  const ts = noExecuteTaints(n).map((t) => `${t.key}:NoExecute@${t.timeAdded === undefined ? '?' : fmt(t.timeAdded)}`);
+  return ts.length > 0 ? ts.join(', ') : 'no NoExecute taint';
+}

@@ -1,0 +1,233 @@
+/**
+ * Small references written straight from upstream's definitions (kube-controller-manager v1.37.2),
+ * independent of the code under test: nothing here imports a decision function of src/. The
+ * invariants (./harness.ts) compare what our controllers did with these.
+ *
+ * Times are epoch **milliseconds**; tolerationSeconds are **seconds**.
+ */
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint, Toleration } from '../../src/kube/objects.js';
+
+/**
+ * Whether `tol` tolerates `taint`. Upstream `Toleration.ToleratesTaint`
+ * (staging/src/k8s.io/api/core/v1/toleration.go): the effect is empty or equal; the key is empty
+ * with `Exists` (matches every key) or equal; `Exists` matches any value, `Equal` (or empty) an equal value.
+ */
+export function toleratesTaint(tol: Toleration, taint: Taint): boolean {
+  if (tol.effect !== undefined && tol.effect !== '' && tol.effect !== taint.effect) return false;
+  if (tol.key !== undefined && tol.key !== '' && tol.key !== taint.key) return false;
+  const op = tol.operator ?? 'Equal';
+  if (op === 'Exists') return true;
+  if (op === 'Equal' || op === '') return (tol.value ?? '') === (taint.value ?? '');
+  return false;
+}
+
+/**
+ * Upstream `GetMatchingTolerations` (pkg/apis/core/v1/helper/helpers.go): for each taint, the first
+ * toleration that tolerates it. @returns `allTolerated` false when some taint has none.
+ */
+export function matchingTolerations(taints: readonly Taint[], tolerations: readonly Toleration[]): { allTolerated: boolean; used: Toleration[] } {
+  const used: Toleration[] = [];
+  for (const t of taints) {
+    const tol = tolerations.find((x) => toleratesTaint(x, t));
+    if (!tol) return { allTolerated: false, used: [] };
+    used.push(tol);
+  }
+  return { allTolerated: true, used };
+}
+
+/**
+ * Upstream `getMinTolerationTime` (pkg/controller/tainteviction/taint_eviction.go), in **seconds**:
+ * 0 for no tolerations or any tolerationSeconds <= 0, the smallest positive one otherwise,
+ * `Infinity` when none has tolerationSeconds (upstream's -1, tolerate forever).
+ */
+export function minTolerationSeconds(used: readonly Toleration[]): number {
+  if (used.length === 0) return 0;
+  let min = Infinity;
+  for (const t of used) {
+    if (t.tolerationSeconds === undefined) continue;
+    if (t.tolerationSeconds <= 0) return 0;
+    min = Math.min(min, t.tolerationSeconds);
+  }
+  return min;
+}
+
+/** Upstream `getNoExecuteTaints`: the node's NoExecute taints. */
+export function noExecuteTaints(node: Node | undefined): Taint[] {
+  return (node?.taints ?? []).filter((t) => t.effect === 'NoExecute');
+}
+
+/** A deletion upstream has scheduled for a pod: `createdAt` and `fireAt`, epoch ms. */
+export interface Scheduled {
+  createdAt: number;
+  fireAt: number;
+}
+
+/**
+ * Upstream's taint eviction controller, kept running without a restart, as a schedule per pod UID:
+ * `NodeUpdated`/`handleNodeUpdate` (only when the node's NoExecute taints change, taints compared with
+ * `timeAdded`), `PodUpdated`/`handlePodUpdate` (only when tolerations or the node change) and
+ * `processPodOnNode` (taint_eviction.go), fed the API's changes at the time they happen. The work
+ * queue is modelled only by its schedule: a due entry stays until the pod is deleted, its
+ * taints go, or it is cancelled.
+ */
+export class UpstreamTaintEviction {
+  readonly #scheduled = new Map<string, Scheduled>();
+
+  /** The schedule upstream has for the pod `uid`, if any. */
+  scheduled(uid: string): Scheduled | undefined {
+    return this.#scheduled.get(uid);
+  }
+
+  /** `processPodOnNode` at `now` for `pod` on a node with NoExecute `taints`. */
+  processPodOnNode(pod: Pod, taints: readonly Taint[], now: number): void {
+    if (taints.length === 0) {
+      this.#scheduled.delete(pod.uid);
+      return;
+    }
+    const { allTolerated, used } = matchingTolerations(taints, pod.tolerations);
+    if (!allTolerated) {
+      this.#scheduled.set(pod.uid, { createdAt: now, fireAt: now });
+      return;
+    }
+    const min = minTolerationSeconds(used);
+    if (min === Infinity) {
+      this.#scheduled.delete(pod.uid);
+      return;
+    }
+    const trigger = now + min * 1000;
+    const cur = this.#scheduled.get(pod.uid);
+    // `if startTime.Add(minTolerationTime).Before(triggerTime) { return }`, startTime = CreatedAt:
+    // an existing schedule created earlier is kept, whatever the tolerations now say.
+    if (cur && cur.createdAt + min * 1000 < trigger) return;
+    this.#scheduled.set(pod.uid, { createdAt: cur ? cur.createdAt : now, fireAt: trigger });
+  }
+
+  /** `NodeUpdated`: re-processes `pods` when the NoExecute taints changed. */
+  nodeUpdated(old: Node | undefined, cur: Node | undefined, pods: readonly Pod[], now: number): void {
+    const before = noExecuteTaints(old);
+    const after = noExecuteTaints(cur);
+    if (sameTaints(before, after)) return;
+    for (const p of pods) {
+      if (p.deletionTimestamp !== undefined) continue;
+      this.processPodOnNode(p, after, now);
+    }
+  }
+
+  /** `PodUpdated`: re-processes the pod when its tolerations or node changed; forgets it when deleted. */
+  podUpdated(old: Pod | undefined, cur: Pod | undefined, node: Node | undefined, now: number): void {
+    if (!cur) {
+      if (old) this.#scheduled.delete(old.uid);
+      return;
+    }
+    if (cur.nodeName === '') return;
+    if (old && old.uid === cur.uid && old.nodeName === cur.nodeName && JSON.stringify(old.tolerations) === JSON.stringify(cur.tolerations)) return;
+    this.processPodOnNode(cur, noExecuteTaints(node), now);
+  }
+}
+
+function sameTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((t, i) => {
+    const u = b[i];
+    return u !== undefined && u.key === t.key && (u.value ?? '') === (t.value ?? '') && u.effect === t.effect && u.timeAdded === t.timeAdded;
+  });
+}
+
+/**
+ * The issue's restart-safe lower bound, epoch ms: the earliest of, over the node's NoExecute taints,
+ * `max(taint timeAdded, when the pod's current tolerations were set) + tolerationSeconds` of the
+ * first toleration matching that taint (0 s for an untolerated taint, never for a forever one).
+ * `Infinity` when no taint calls for a deletion. This is the bound a controller that restarted
+ * (and so lost upstream's pending schedule) may not cross: it never deletes before the pod's own
+ * tolerationSeconds has run since both the taint and the tolerations were there.
+ */
+export function restartSafeBound(taints: readonly Taint[], tolerations: readonly Toleration[], tolerationsSetAt: number): number {
+  let bound = Infinity;
+  for (const t of taints) {
+    const tol = tolerations.find((x) => toleratesTaint(x, t));
+    const s = tol ? minTolerationSeconds([tol]) : 0;
+    if (s === Infinity) continue;
+    bound = Math.min(bound, Math.max(t.timeAdded ?? -Infinity, tolerationsSetAt) + s * 1000);
+  }
+  return bound;
+}
+
+/**
+ * Upstream `ComputeZoneState` (pkg/controller/nodelifecycle/node_lifecycle_controller.go) from the
+ * Ready statuses of one zone's nodes: `FullDisruption` when none is Ready and some are not;
+ * `PartialDisruption` when more than 2 are not Ready and their share is at least `threshold`;
+ * `Normal` otherwise.
+ */
+export function zoneState(readyStatuses: readonly boolean[], threshold: number): 'Normal' | 'PartialDisruption' | 'FullDisruption' {
+  const ready = readyStatuses.filter(Boolean).length;
+  const notReady = readyStatuses.length - ready;
+  if (ready === 0 && notReady > 0) return 'FullDisruption';
+  if (notReady > 2 && notReady / readyStatuses.length >= threshold) return 'PartialDisruption';
+  return 'Normal';
+}
+
+/**
+ * Upstream's NoExecute tainting rate for a zone, taints per second: `setLimiterInZone`
+ * (node_lifecycle_controller.go) with `HealthyQPSFunc` for Normal and FullDisruption (the
+ * `enterFullDisruptionFunc`) and `ReducedQPSFunc` for PartialDisruption (`--secondary-node-eviction-rate`
+ * above `--large-cluster-size-threshold` nodes, 0 at or below it); `handleDisruption`: 0 for every
+ * zone while all zones are in FullDisruption.
+ */
+export function zoneRate(
+  state: 'Normal' | 'PartialDisruption' | 'FullDisruption',
+  zoneSize: number,
+  allFullyDisrupted: boolean,
+  rates: { primary: number; secondary: number; largeClusterThreshold: number },
+): number {
+  if (allFullyDisrupted) return 0;
+  if (state === 'PartialDisruption') return zoneSize > rates.largeClusterThreshold ? rates.secondary : 0;
+  return rates.primary;
+}
+
+/**
+ * Whether the acceptance times `times` (epoch ms, ascending) fit one token bucket of `qps` tokens
+ * per second and burst 1, started full: client-go `flowcontrol.NewTokenBucketRateLimiter(qps, 1)`
+ * as `SwapLimiter` (scheduler/rate_limited_queue.go, `EvictionRateLimiterBurst`) builds it. Over any
+ * window [t_i, t_j] at most `1 + qps × (t_j − t_i)` acceptances, with `slackMs` added to every window
+ * (clock steps of the controller's clock). @returns the first offending pair, or undefined.
+ */
+export function tokenBucketExcess(times: readonly number[], qps: number, slackMs: number): { from: number; to: number; count: number; allowed: number } | undefined {
+  for (let j = 0; j < times.length; j++) {
+    for (let i = 0; i < j; i++) {
+      const from = times[i] ?? 0;
+      const to = times[j] ?? 0;
+      const count = j - i + 1;
+      const allowed = 1 + (qps * (to - from + slackMs)) / 1000;
+      if (count > allowed + 1e-9) return { from, to, count, allowed };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Upstream `IsPodTerminated` (pkg/volume/util/util.go): the pod's phase is Failed or Succeeded, or
+ * it is being deleted and no container runs (`notRunning`). A pod that does not say whether its
+ * containers run counts as running.
+ */
+export function podTerminated(pod: Pod): boolean {
+  return pod.phase === 'Failed' || pod.phase === 'Succeeded' || (pod.deletionTimestamp !== undefined && pod.containersNotRunning === true);
+}
+
+/**
+ * Whether `pod` holds the volume `pvName`: as upstream's desired-state-of-world populator
+ * (pkg/controller/volume/attachdetach/util/util.go `CreateVolumeSpec`, which resolves a pod's claim,
+ * and a generic ephemeral volume's claim `<pod>-<volume>` only when the pod controls it), with the
+ * project's stricter rule that a claim that cannot be resolved (missing, unbound, not the pod's,
+ * or bound to a missing PV) holds every volume on the node.
+ */
+export function podHoldsVolume(pod: Pod, pvName: string, claims: ReadonlyMap<string, PersistentVolumeClaim>, pvs: readonly PersistentVolume[]): boolean {
+  if (podTerminated(pod)) return false;
+  const names = [...pod.pvcNames.map((n) => ({ n, eph: false })), ...(pod.ephemeralClaimNames ?? []).map((n) => ({ n, eph: true }))];
+  for (const { n, eph } of names) {
+    const claim = claims.get(`${pod.namespace}/${n}`);
+    if (!claim || claim.volumeName === undefined || (eph && claim.controllerUid !== pod.uid)) return true;
+    if (!pvs.some((v) => v.name === claim.volumeName)) return true;
+    if (claim.volumeName === pvName) return true;
+  }
+  return false;
+}

@@ -1,0 +1,161 @@
+/**
+ * One controller process's view of the in-memory cluster's caches, with watch drops: what
+ * src/whatif/sources.ts `clusterSources` gives, its handlers cut off once the process stops, and
+ * each of the nodes, pods, Leases and VolumeAttachments caches able to lose its watch stream for a
+ * while. During a drop the cache is stale (reads answer what it held when the stream ended),
+ * `isWatching()` is false and `blindForMs()` grows, and no change is delivered. At the end the
+ * stream resumes (the missed changes are delivered in order, as a watch resumed from its
+ * resourceVersion replays them) or, for a 410 Gone, the cache relists (the difference between what
+ * it held and the API is delivered as adds, updates and deletes, as client-go's Replace does).
+ *
+ * Times: epoch milliseconds.
+ */
+import type { ControllerSources, SourceHandlers } from '../../src/controllers/context.js';
+import type { InMemoryCluster } from '../../src/inmemory/cluster.js';
+import type { Clock } from '../../src/util/clock.js';
+import { clusterSources } from '../../src/whatif/sources.js';
+
+/** The caches a watch drop can hit. */
+export type WatchedResource = 'nodes' | 'pods' | 'leases' | 'volumeAttachments';
+export const WATCHED: readonly WatchedResource[] = ['nodes', 'pods', 'leases', 'volumeAttachments'];
+
+interface Drop {
+  since: number;
+  held: Map<string, unknown>;
+  missed: { old: unknown; cur: unknown }[];
+  leaseRV: string;
+  /** While the end of the drop is being delivered: reads are live, the stream not yet back. */
+  catchingUp: boolean;
+}
+
+type AnyHandlers = SourceHandlers<unknown>;
+
+/** The caches of one process (see the file header). */
+export class ProcessCaches {
+  readonly sources: ControllerSources;
+  readonly #drops = new Map<WatchedResource, Drop>();
+  readonly #handlers = new Map<WatchedResource, AnyHandlers[]>();
+  readonly #cluster: InMemoryCluster;
+  readonly #clock: Clock;
+  #live = true;
+
+  /** @param clock the true clock (the API's), epoch ms. */
+  constructor(cluster: InMemoryCluster, clock: Clock) {
+    this.#cluster = cluster;
+    this.#clock = clock;
+    const base = clusterSources(cluster) as unknown as Record<string, Record<string, unknown>>;
+    const out: Record<string, unknown> = { ...base };
+    for (const [name, source] of Object.entries(base)) {
+      if (typeof source.subscribe !== 'function') continue;
+      const watched = (WATCHED as readonly string[]).includes(name) ? (name as WatchedResource) : undefined;
+      out[name] = this.#wrap(source, watched);
+    }
+    this.sources = out as unknown as ControllerSources;
+  }
+
+  /** The process stopped: its handlers hear nothing more. */
+  stop(): void {
+    this.#live = false;
+  }
+
+  /** Whether `resource`'s cache has no watch stream now. */
+  dropped(resource: WatchedResource): boolean {
+    return this.#drops.has(resource);
+  }
+
+  /** Ends `resource`'s watch stream now (a no-op when it is already down). */
+  drop(resource: WatchedResource): void {
+    if (this.#drops.has(resource) || !this.#live) return;
+    const map = this.#store(resource);
+    this.#drops.set(resource, { since: this.#clock.now(), held: new Map(map), missed: [], leaseRV: this.#cluster.leaseResourceVersion(), catchingUp: false });
+    for (const h of this.#handlers.get(resource) ?? []) h.watching?.();
+  }
+
+  /** Brings `resource`'s stream back: replays what it missed, or (`gone`: a 410) relists. */
+  restore(resource: WatchedResource, gone: boolean): void {
+    const d = this.#drops.get(resource);
+    if (!d) return;
+    d.catchingUp = true;
+    const hs = this.#live ? (this.#handlers.get(resource) ?? []) : [];
+    const deliver = (old: unknown, cur: unknown): void => {
+      for (const h of hs) {
+        if (old === undefined && cur !== undefined) h.add?.(cur);
+        else if (old !== undefined && cur !== undefined) h.update?.(old, cur);
+        else if (old !== undefined) h.delete?.(old);
+      }
+    };
+    if (gone) {
+      const live = this.#store(resource);
+      for (const [k, cur] of live) {
+        const old = d.held.get(k);
+        if (old !== cur) deliver(old, cur);
+      }
+      for (const [k, old] of d.held) if (!live.has(k)) deliver(old, undefined);
+    } else {
+      for (const m of d.missed) deliver(m.old, m.cur);
+    }
+    this.#drops.delete(resource);
+    for (const h of hs) h.watching?.();
+  }
+
+  #store(resource: WatchedResource): ReadonlyMap<string, unknown> {
+    const c = this.#cluster;
+    return resource === 'nodes' ? c.nodes : resource === 'pods' ? c.pods : resource === 'leases' ? c.leases : c.volumeAttachments;
+  }
+
+  #wrap(source: Record<string, unknown>, resource: WatchedResource | undefined): Record<string, unknown> {
+    const subscribe = (source.subscribe as (h: AnyHandlers) => void).bind(source);
+    const out: Record<string, unknown> = {
+      ...source,
+      subscribe: (h: AnyHandlers) => {
+        if (resource) this.#handlers.set(resource, [...(this.#handlers.get(resource) ?? []), h]);
+        const gate =
+          (kind: 'add' | 'update' | 'delete') =>
+          (...args: unknown[]): void => {
+            if (!this.#live) return;
+            const d = resource && this.#drops.get(resource);
+            if (d) {
+              if (!d.catchingUp) d.missed.push(kind === 'add' ? { old: undefined, cur: args[0] } : kind === 'update' ? { old: args[0], cur: args[1] } : { old: args[0], cur: undefined });
+              return;
+            }
+            const f = h[kind] as ((...a: unknown[]) => void) | undefined;
+            f?.(...args);
+          };
+        const wrapped: AnyHandlers = {};
+        if (h.add) wrapped.add = gate('add');
+        if (h.update) wrapped.update = gate('update');
+        if (h.delete) wrapped.delete = gate('delete');
+        subscribe(wrapped);
+      },
+    };
+    if (!resource) return out;
+    const stale = (): Drop | undefined => {
+      const d = this.#drops.get(resource);
+      return d && !d.catchingUp ? d : undefined;
+    };
+    const get = source.get as (k: string) => unknown;
+    const list = source.list as () => readonly unknown[];
+    out.get = (k: string) => stale()?.held.get(k) ?? (stale() ? undefined : get(k));
+    out.list = () => {
+      const d = stale();
+      return d ? [...d.held.values()] : list();
+    };
+    out.isWatching = () => !this.#drops.has(resource);
+    out.blindForMs = () => {
+      const d = this.#drops.get(resource);
+      return d ? Math.max(1, this.#clock.now() - d.since) : 0;
+    };
+    if (typeof source.onNode === 'function') {
+      const onNode = source.onNode as (n: string) => unknown[];
+      out.onNode = (n: string) => {
+        const d = stale();
+        return d ? [...d.held.values()].filter((o) => (o as { nodeName?: string }).nodeName === n) : onNode(n);
+      };
+    }
+    if (typeof source.resourceVersion === 'function') {
+      const rv = source.resourceVersion as () => string;
+      out.resourceVersion = () => stale()?.leaseRV ?? rv();
+    }
+    return out;
+  }
+}
