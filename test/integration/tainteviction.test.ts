@@ -180,7 +180,7 @@ describe('taint eviction on its own (issue 5, acceptance 1–4 and 6)', { concur
     assert.ok(sum >= 0 && sum < 8, `deletion durations are seconds, not nanoseconds × 1e9 (sum ${sum})`);
   });
 
-  test('2 + 6: tolerationSeconds 5 → deleted 5 ± 1 s after timeAdded, with DisruptionTarget and events; forever and DaemonSet pods stay', async () => {
+  test('2 + 6: tolerationSeconds 5 → deleted 5 ± 1 s after timeAdded, with DisruptionTarget (servers 1.26+; none below) and events; forever and DaemonSet pods stay', async () => {
     const node = nodes[2];
     assert.ok(node);
     const kinds = await podKinds(namespace, node);
