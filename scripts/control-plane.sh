@@ -6,13 +6,17 @@
 #   control-plane.sh down                   stop both, remove the throwaway data
 #   control-plane.sh status                 exit 0 when the apiserver is ready
 #   control-plane.sh env                    print `export KUBECONFIG=...`
-#   control-plane.sh version                print the lane's Kubernetes version (v1.37.2 / v1.20.2)
+#   control-plane.sh version                print the lane's Kubernetes version (v1.37.2, v1.34.4, ...)
+#   control-plane.sh lanes                  print every lane: minor, Kubernetes version, etcd version
 #   control-plane.sh bin NAME               print the path of the lane's cached binary NAME
 #
 # NLC_K8S_VERSION picks the lane:
-#   1.37 (default)  kube-apiserver / kube-controller-manager v1.37.2 from the k8s.io/kubernetes Go
-#                   module (build module: scripts/k8s-1.37), etcd 3.7.0 from its own Go module,
-#                   built with the machine's Go toolchain;
+#   1.37 (default), 1.36, 1.35, 1.34
+#                   kube-apiserver / kube-controller-manager at the minor's latest patch (v1.37.2,
+#                   v1.36.3, v1.35.4, v1.34.4) from the k8s.io/kubernetes Go module (build module:
+#                   scripts/k8s-<minor>), and etcd at the version that minor is tested with (its
+#                   build/dependencies.yaml: 3.7.0, 3.6.8, 3.6.6, 3.6.5) from etcd's own Go module,
+#                   all built with the machine's Go toolchain;
 #   1.20            kube-apiserver / kube-controller-manager v1.20.2 from Debian bookworm's source
 #                   package (pinned), built with Debian's Go 1.19; Debian's etcd 3.4.
 #
@@ -21,12 +25,27 @@ set -euo pipefail
 
 REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_DIR="${NLC_CACHE_DIR:-$HOME/.cache/node-lifecycle-controller}"
+# Every lane: minor, the Kubernetes release it runs, the etcd release that minor is tested with
+# ("debian" for the 1.20 lane, which uses Debian's etcd package).
+LANES="1.37 v1.37.2 3.7.0
+1.36 v1.36.3 3.6.8
+1.35 v1.35.4 3.6.6
+1.34 v1.34.4 3.6.5
+1.20 v1.20.2 debian"
 K8S_LANE="${NLC_K8S_VERSION:-1.37}"
-case "$K8S_LANE" in
-  1.37 | v1.37 | 1.37.2 | v1.37.2) K8S_LANE=1.37; K8S_VERSION=v1.37.2 ;;
-  1.20 | v1.20 | 1.20.2 | v1.20.2) K8S_LANE=1.20; K8S_VERSION=v1.20.2 ;;
-  *) printf '[control-plane] NLC_K8S_VERSION=%s: unknown lane (use 1.37 or 1.20)\n' "$K8S_LANE" >&2; exit 2 ;;
-esac
+K8S_VERSION=""
+ETCD_VERSION=""
+while read -r lane_minor lane_version lane_etcd; do
+  case "$K8S_LANE" in
+    "$lane_minor" | "v$lane_minor" | "${lane_version#v}" | "$lane_version")
+      K8S_LANE="$lane_minor"; K8S_VERSION="$lane_version"; ETCD_VERSION="$lane_etcd" ;;
+  esac
+done <<<"$LANES"
+if [ -z "$K8S_VERSION" ]; then
+  printf '[control-plane] NLC_K8S_VERSION=%s: unknown lane (use %s)\n' "$K8S_LANE" "$(cut -d' ' -f1 <<<"$LANES" | paste -sd' ')" >&2
+  exit 2
+fi
+K8S_MINOR="${K8S_LANE#1.}"
 # One state directory per lane, so a 1.20 cluster is never mistaken for the 1.37 one (or back).
 STATE_DIR="${NLC_STATE_DIR:-$CACHE_DIR/cluster-$K8S_LANE}"
 BIN_DIR="$CACHE_DIR/bin/$K8S_VERSION"
@@ -40,8 +59,8 @@ DEBIAN_K8S_SOURCE_VERSION="${NLC_DEBIAN_K8S_SOURCE_VERSION:-1.20.5+really1.20.2-
 # Debian's Go 1.19, by its full path: the machine's own Go (first on PATH) is too new for 1.20's
 # vendored code.
 GO119_DIR=/usr/lib/go-1.19/bin
-K8S_MODULE_DIR="$REPO_DIR/scripts/k8s-1.37"
-GO="${NLC_GO:-go}"   # the 1.37 lane's Go toolchain (the machine's own, first on PATH)
+K8S_MODULE_DIR="$REPO_DIR/scripts/k8s-$K8S_LANE"   # the build module of a Go-module lane (not 1.20)
+GO="${NLC_GO:-go}"   # the Go-module lanes' Go toolchain (the machine's own, first on PATH)
 APISERVER_PORT="${NLC_APISERVER_PORT:-6443}"
 ETCD_PORT="${NLC_ETCD_PORT:-2379}"
 ETCD_PEER_PORT="${NLC_ETCD_PEER_PORT:-2380}"
@@ -152,35 +171,36 @@ build_binary_120() { # build_binary_120 NAME
 }
 
 # ---------------------------------------------------------------------------------------------
-# The 1.37 lane: k8s.io/kubernetes v1.37.2 and etcd 3.7.0 as Go modules (scripts/k8s-1.37).
+# The Go-module lanes (1.34 to 1.37): k8s.io/kubernetes vX.Y.Z and the minor's etcd as Go modules
+# (scripts/k8s-<minor>).
 
-# ldflags as upstream's hack/lib/version.sh sets them, so /version answers v1.37.2.
+# ldflags as upstream's hack/lib/version.sh sets them, so /version answers the lane's version.
 version_ldflags() {
   local ld="-s -w" p
   for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    ld+=" -X '$p.gitVersion=$K8S_VERSION' -X '$p.gitMajor=1' -X '$p.gitMinor=37'"
+    ld+=" -X '$p.gitVersion=$K8S_VERSION' -X '$p.gitMajor=1' -X '$p.gitMinor=$K8S_MINOR'"
     ld+=" -X '$p.gitTreeState=clean' -X '$p.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)'"
   done
   printf '%s' "$ld"
 }
 
-go_modules_137() {
-  command -v "$GO" >/dev/null || fail "find the Go toolchain ($GO on PATH; the 1.37 lane needs Go >= 1.21, which fetches the 1.26 toolchain the module asks for)" ""
+go_modules() {
+  command -v "$GO" >/dev/null || fail "find the Go toolchain ($GO on PATH; the $K8S_LANE lane needs Go >= 1.21, which fetches the toolchain the module asks for)" ""
   local gov; gov="$("$GO" env GOVERSION 2>/dev/null || true)"
   case "$gov" in
     go1.2[1-9]* | go1.[3-9][0-9]* | go[2-9]*) ;;
-    *) fail "check the Go toolchain ($GO is ${gov:-unknown}; the 1.37 lane needs Go >= 1.21)" "" ;;
+    *) fail "check the Go toolchain ($GO is ${gov:-unknown}; the $K8S_LANE lane needs Go >= 1.21)" "" ;;
   esac
   [ -f "$K8S_MODULE_DIR/go.mod" ] || fail "find the build module $K8S_MODULE_DIR/go.mod" ""
   # Resolves the build module's requirements (k8s.io/kubernetes, etcd) against the committed go.sum,
   # so a missing proxy fails here, by name; `go build` fetches the packages' remaining modules while
   # it compiles (measured: this step 1-5 s on an empty module cache). GOTOOLCHAIN stays as the machine has it (auto): a module asking for a newer
   # Go than the machine's makes go fetch that toolchain from the module proxy.
-  run "go mod download (k8s.io/kubernetes $K8S_VERSION and etcd from the Go module proxy; go build fetches the rest)" \
+  run "go mod download (k8s.io/kubernetes $K8S_VERSION and etcd $ETCD_VERSION from the Go module proxy; go build fetches the rest)" \
     "$BUILD_LOG_DIR/go-mod-download.log" "$GO" -C "$K8S_MODULE_DIR" mod download -x
 }
 
-build_binary_137() { # build_binary_137 NAME
+build_binary_gomod() { # build_binary_gomod NAME
   local name="$1" pkg ld=""
   case "$name" in
     kube-apiserver | kube-controller-manager) pkg="k8s.io/kubernetes/cmd/$name"; ld="$(version_ldflags)" ;;
@@ -188,7 +208,7 @@ build_binary_137() { # build_binary_137 NAME
     *) fail "build $name (unknown binary)" "" ;;
   esac
   apt_packages
-  go_modules_137
+  go_modules
   mkdir -p "$BIN_DIR"
   # -v prints each package as it compiles, which is the heartbeat's "last:" line.
   run "go build $name $K8S_VERSION (first time: several minutes on 2 cores)" "$BUILD_LOG_DIR/go-build-$name.log" \
@@ -203,7 +223,7 @@ build_id() {
   case "$K8S_LANE" in
     1.20) echo "v1.20.2+reflect2-1.0.2+deb-$DEBIAN_K8S_SOURCE_VERSION" ;;
     # The build module's files are part of the recipe: a changed go.sum rebuilds.
-    1.37) echo "$K8S_VERSION+gomod-1+$(cat "$K8S_MODULE_DIR/go.mod" "$K8S_MODULE_DIR/go.sum" "$K8S_MODULE_DIR/etcd/main.go" | sha256sum | cut -c1-12)" ;;
+    *) echo "$K8S_VERSION+gomod-1+$(cat "$K8S_MODULE_DIR/go.mod" "$K8S_MODULE_DIR/go.sum" "$K8S_MODULE_DIR/etcd/main.go" | sha256sum | cut -c1-12)" ;;
   esac
 }
 
@@ -225,20 +245,20 @@ build_binary() { # build_binary NAME
   binary_cached "$1" && return 0
   case "$K8S_LANE" in
     1.20) build_binary_120 "$1" ;;
-    1.37) build_binary_137 "$1" ;;
+    *) build_binary_gomod "$1" ;;
   esac
 }
 
-# etcd: the 1.37 lane builds 3.7.0 (Kubernetes 1.37's tested version, build/dependencies.yaml);
+# etcd: a Go-module lane builds the release its minor is tested with (build/dependencies.yaml);
 # the 1.20 lane uses Debian's 3.4.
 etcd_bin() {
-  if [ "$K8S_LANE" = 1.37 ]; then echo "$BIN_DIR/etcd"; else command -v etcd || echo etcd; fi
+  if [ "$K8S_LANE" != 1.20 ]; then echo "$BIN_DIR/etcd"; else command -v etcd || echo etcd; fi
 }
 
 cmd_install() {
   apt_packages
   build_binary kube-apiserver
-  if [ "$K8S_LANE" = 1.37 ]; then build_binary etcd; fi
+  if [ "$K8S_LANE" != 1.20 ]; then build_binary etcd; fi
   if [ "${1:-}" = "--with-kcm" ]; then build_binary kube-controller-manager; fi
 }
 
@@ -318,7 +338,7 @@ start_apiserver() {
   if [ "$K8S_LANE" = 1.20 ]; then lane_flags+=(--insecure-port=0); fi
   # Since 1.3x the lease endpoint reconciler refuses a loopback advertise address ("may not be in
   # the loopback range"). Nothing here uses the `kubernetes` Service's endpoints, so switch it off.
-  if [ "$K8S_LANE" = 1.37 ]; then lane_flags+=(--endpoint-reconciler-type=none); fi
+  if [ "$K8S_LANE" != 1.20 ]; then lane_flags+=(--endpoint-reconciler-type=none); fi
   # Supervised: kube-apiserver 1.20 built with Debian's Go 1.19 has been seen to die of a SIGSEGV in
   # the Go runtime's map iteration after hours under load. A crash becomes a short outage (clients
   # reconnect) instead of a dead cluster for the rest of a test run. `down` stops the whole group.
@@ -425,10 +445,11 @@ main() {
     env) echo "export KUBECONFIG=$STATE_DIR/kubeconfig" ;;
     kubeconfig) echo "$STATE_DIR/kubeconfig" ;;
     version) echo "$K8S_VERSION" ;;
+    lanes) printf '%s\n' "$LANES" ;;
     bin) echo "$BIN_DIR/${1:?usage: $0 bin NAME}" ;;
     stop-apiserver) cmd_stop_apiserver ;;
     start-apiserver) cmd_start_apiserver ;;
-    *) echo "usage: $0 {install [--with-kcm]|up|down|status|env|kubeconfig|version|bin NAME|stop-apiserver|start-apiserver} (lane: NLC_K8S_VERSION=1.37|1.20)" >&2; exit 2 ;;
+    *) echo "usage: $0 {install [--with-kcm]|up|down|status|env|kubeconfig|version|lanes|bin NAME|stop-apiserver|start-apiserver} (lane: NLC_K8S_VERSION=$(cut -d' ' -f1 <<<"$LANES" | paste -sd'|'))" >&2; exit 2 ;;
   esac
 }
 

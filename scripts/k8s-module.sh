@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Keeps the 1.37 lane's build module (scripts/k8s-1.37/go.mod) in step with k8s.io/kubernetes.
+# Keeps a Go-module lane's build module (scripts/k8s-<minor>/go.mod; 1.37 unless NLC_K8S_MODULE_DIR
+# names another, e.g. NLC_K8S_MODULE_DIR=scripts/k8s-1.34) in step with k8s.io/kubernetes.
 #
 #   k8s-module.sh           rewrite the replace block from k8s.io/kubernetes's own go.mod, then go mod tidy
 #   k8s-module.sh --check   exit 1 (printing the difference) when the block is not what it would write
+#
+# A new lane: a go.mod with the module line, `go`/`godebug` as k8s.io/kubernetes's go.mod, a
+# require of go.etcd.io/etcd/server/v3 at the minor's etcd (build/dependencies.yaml) and a require
+# block holding k8s.io/kubernetes vX.Y.Z, the two `tool` lines and an empty `replace (\n)`, plus
+# etcd/main.go; then run this script on it (it fills the replace block and tidies).
 #
 # k8s.io/kubernetes requires every staging module (k8s.io/api, k8s.io/client-go, …) at v0.0.0 and
 # replaces it with ./staging/src/k8s.io/<name>. A dependency's replace directives are ignored, so the

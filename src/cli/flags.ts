@@ -123,6 +123,21 @@ export function parseFeatureGates(text: string): FeatureGates {
   return gates;
 }
 
+/**
+ * The gates a `--feature-gates` value names, in order, without repeats; call it after
+ * {@link parseFeatureGates} accepted the value (unknown names are left out here, not reported).
+ * @param text the flag's value.
+ * @returns the named gates. Never throws.
+ */
+export function namedFeatureGates(text: string): (keyof FeatureGates)[] {
+  const named: (keyof FeatureGates)[] = [];
+  for (const raw of text.split(',')) {
+    const key = raw.split('=')[0]?.trim() ?? '';
+    if (Object.hasOwn(DEFAULT_FEATURE_GATES, key) && !named.includes(key as keyof FeatureGates)) named.push(key as keyof FeatureGates);
+  }
+  return named;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parsing
 
@@ -581,6 +596,7 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
   } catch (err) {
     fail('feature-gates', (err as Error).message);
   }
+  const explicitFeatureGates = namedFeatureGates(str('feature-gates'));
 
   return {
     kubeconfig: str('kubeconfig') || undefined,
@@ -629,6 +645,7 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     logFormat,
     nodeSelector,
     featureGates,
+    ...(explicitFeatureGates.length > 0 ? { explicitFeatureGates } : {}),
     dryRun,
   };
 }

@@ -35,6 +35,8 @@ import { liveIO, liveSources, NO_OVERLAY, type LiveInformer } from '../controlle
 import { buildControllers, enabledControllers, neededSources, sightOf, type BuiltControllers, type RunnableController } from '../controllers/registry.js';
 import { NodeJudgementBoard } from '../kube/judgements.js';
 import { SecondActorCheck, toObservedEvent } from '../secondactor/check.js';
+import { decideForServer, type ServerDecisions } from '../controllers/serverdecisions.js';
+import { readServerVersion } from '../kube/serverversion.js';
 import { parseControllerFlags } from './flags.js';
 
 /** A running controller process, for tests and the demo. */
@@ -113,7 +115,12 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   // The informers the enabled controllers declared, then the controllers (src/controllers/registry.ts).
   const enabled = enabledControllers(config, log);
   const needed = neededSources(config, enabled);
-  const { sources, informers: all } = liveSources(clients, config, needed.sources, { log, clock, podLabels: needed.podLabels }, shadow ?? NO_OVERLAY);
+  // What differs between Kubernetes minors: the configuration decides until the server's /version
+  // is read (below, once serving; no request is sent before the port is bound), and the
+  // controllers start only after that.
+  let decisions: ServerDecisions = decideForServer(undefined, config);
+  const watchList = (): boolean => decisions.watchList;
+  const { sources, informers: all } = liveSources(clients, config, needed.sources, { log, clock, podLabels: needed.podLabels, watchList }, shadow ?? NO_OVERLAY);
   const ctx: ControllerContext = {
     config,
     clock,
@@ -123,6 +130,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     sources,
     ...sightOf(sources),
     judgements: new NodeJudgementBoard(),
+    serverDecisions: () => decisions,
     io: (d) => {
       const live = liveIO({ clients, throttle: throttles.next(), identity, clock, log }, d);
       return shadow ? shadow.io(d, live) : live;
@@ -163,7 +171,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     metrics,
     isReady: () => synced,
     isHealthy: () => !(elector && lostLeadership),
-    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()) }),
+    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()), server: decisions }),
     log,
   }, { clock, sink: metrics.restClient.sink });
   log.info({ identity, securePort: server.securePort, metrics: config.metricsBindAddress ? `${config.metricsBindAddress} (port ${server.plainPort})` : 'off' }, 'node-lifecycle-controller starting');
@@ -174,10 +182,13 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const abort = new AbortController();
   let resolveFailed: (err: unknown) => void = () => undefined;
   const failed = new Promise<unknown>((r) => (resolveFailed = r));
+  const versionRead = readServerVersion(clients, log, abort.signal);
   const started = (async () => {
     await Promise.all(all.map((i) => i.waitForSync(abort.signal)));
     synced = true;
     log.info({ nodes: sources.nodes.list().length, pods: sources.pods.list().length }, 'caches synced');
+    decisions = decideForServer(await versionRead, config);
+    logServerDecisions(log, decisions);
     await Promise.race([leading, lost]);
     if (lostLeadership || abort.signal.aborted) return;
     log.info({ identity }, 'starting controllers');
@@ -247,6 +258,21 @@ async function shutdown(s: {
   for (const i of s.informers) i.stop();
   await s.server.close();
   await s.throttles.stopAll();
+}
+
+/** Logs what was decided for this API server's minor (src/controllers/serverdecisions.ts), once. */
+function logServerDecisions(log: Logger, d: ServerDecisions): void {
+  log.info(
+    {
+      server: d.server?.gitVersion ?? 'unknown',
+      watchList: `${d.watchList} (${d.reasons.watchList})`,
+      disruptionTarget: `${d.disruptionConditions} (${d.reasons.disruptionConditions})`,
+      leaseCircuitBreaker: `${d.leaseCircuitBreaker} (${d.reasons.leaseCircuitBreaker})`,
+    },
+    'decided for this API server',
+  );
+  // The double-action risk: kube-controller-manager running the same loops. Its flag spelling depends on its minor.
+  log.info({ kubeControllerManager: d.kubeControllerManagerFlags ?? 'see --help', why: d.reasons.kubeControllerManagerFlags }, 'kube-controller-manager must run without the loops this program replaces');
 }
 
 /** Every controller's `/debug/state` section, in the order the page has always had (undefined when not running). */

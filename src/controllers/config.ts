@@ -84,6 +84,12 @@ export interface ControllerConfig extends ServingConfig {
   dryRun: boolean;
   /** `--feature-gates`, every known gate resolved to its value (defaults filled in); see src/cli/flags.ts `parseFeatureGates`. */
   featureGates: FeatureGates;
+  /**
+   * The gates `--feature-gates` names (the others hold their defaults). A gate whose default
+   * depends on the API server's minor (src/controllers/serverdecisions.ts) follows the server
+   * unless named here. Undefined: none named.
+   */
+  explicitFeatureGates?: readonly (keyof FeatureGates)[];
 }
 
 /** The feature gates this program knows, with upstream's names. */

@@ -99,6 +99,15 @@ export interface Controllers {
 /** A field of {@link Controllers}. */
 export type ControllerKey = keyof Controllers;
 
+/**
+ * The decisions a controller reads when acting (src/controllers/serverdecisions.ts
+ * `ServerDecisions` has them and more; declared here so the context does not import the registry's names).
+ */
+export interface ServerDecisionsView {
+  /** The taint eviction controller adds `DisruptionTarget` before each deletion. */
+  disruptionConditions: boolean;
+}
+
 /** Everything a descriptor's `build` reads. */
 export interface ControllerContext {
   /** The parsed flags (durations in milliseconds). */
@@ -124,6 +133,12 @@ export interface ControllerContext {
    * node lifecycle controller writes it, the taint eviction controller reads it (the start hold).
    */
   judgements: NodeJudgements & NodeJudgementSink;
+  /**
+   * What differs between Kubernetes minors, decided from the API server's `/version`
+   * (src/controllers/serverdecisions.ts); asked when acting, since `run` reads the version once the
+   * caches synced. Undefined where no API server is read (what-if): the configuration decides.
+   */
+  serverDecisions?: () => ServerDecisionsView;
 }
 
 /**

@@ -94,6 +94,8 @@ export function informerSource<T>(informer: LiveInformer<T>): Source<T> {
  * whichever controllers run, and its readiness and `caches synced` log read them.
  * @param needed the optional caches the enabled controllers declared.
  * @param podLabels whether pods keep their labels (legacy eviction's DaemonSet selector rule).
+ * @param watchList whether an informer's (re)list tries a watch-list first, asked at each relist
+ *   (src/controllers/serverdecisions.ts); default: the informers' own default.
  * @param overlay {@link NO_OVERLAY}, or the shadow mode.
  * @returns `sources` for the controllers and `informers` (the real ones, to start, stop, wait for
  *   and show on `/debug/state`). Never throws.
@@ -102,10 +104,10 @@ export function liveSources(
   clients: KubeClients,
   config: Pick<ControllerConfig, 'nodeSelector'>,
   needed: ReadonlySet<SourceName>,
-  opts: { log: Logger; clock: Clock; podLabels: boolean },
+  opts: { log: Logger; clock: Clock; podLabels: boolean; watchList?: () => boolean },
   overlay: SourceOverlay,
 ): { sources: ControllerSources; informers: LiveInformer<unknown>[] } {
-  const informerOpts = { log: opts.log, clock: opts.clock };
+  const informerOpts = { log: opts.log, clock: opts.clock, ...(opts.watchList ? { watchList: opts.watchList } : {}) };
   const realNodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
   const nodes = overlay.nodeView(realNodes);
   const leases = leaseInformer(clients, informerOpts);

@@ -79,9 +79,11 @@ export interface InformerOptions<T> {
   /**
    * Start (and relist) with a streaming watch-list (`sendInitialEvents=true`) instead of a
    * paginated list, falling back to the list when the server refuses it (default
-   * {@link watchListClientEnabled}: true unless `KUBE_FEATURE_WatchListClient=false`).
+   * {@link watchListClientEnabled}: true unless `KUBE_FEATURE_WatchListClient=false`). A function
+   * is asked at each (re)list, so a decision made after start-up from the server's version
+   * (src/controllers/serverdecisions.ts) applies from the next relist on.
    */
-  watchList?: boolean;
+  watchList?: boolean | (() => boolean);
   /** Restart when nothing was heard for this long (default 300 000 = 5 min). */
   watchdogMs?: number;
   /** Re-list the whole collection this often (default 0 = never). */
@@ -138,7 +140,7 @@ export class Informer<T> {
   readonly #o: InformerOptions<T>;
   readonly #watch: WatchLike;
   readonly #pageSize: number;
-  readonly #watchList: boolean;
+  readonly #watchList: () => boolean;
   readonly #watchdogMs: number;
   readonly #relistIntervalMs: number;
   readonly #backoffInitialMs: number;
@@ -176,7 +178,8 @@ export class Informer<T> {
     else if (opts.kubeConfig) this.#watch = instrumentWatch(opts.kubeConfig, new Watch(opts.kubeConfig));
     else throw new Error(`informer ${opts.name}: either watch or kubeConfig is required`);
     this.#pageSize = opts.pageSize ?? 500;
-    this.#watchList = opts.watchList ?? watchListClientEnabled();
+    const watchList = opts.watchList ?? watchListClientEnabled();
+    this.#watchList = typeof watchList === 'function' ? watchList : () => watchList;
     this.#watchdogMs = opts.watchdogMs ?? 300_000;
     this.#relistIntervalMs = opts.relistIntervalMs ?? 0;
     this.#backoffInitialMs = opts.backoffInitialMs ?? 1000;
@@ -381,7 +384,7 @@ export class Informer<T> {
       let failed = false;
       try {
         let w: WatchResult | undefined;
-        if (this.#rv === '' && this.#watchList) {
+        if (this.#rv === '' && this.#watchList()) {
           w = await this.#watchOnce(epoch, true);
           if (!this.#alive(epoch)) return;
           if (!w.initialEventsEnded && refusesWatchList(w)) {

@@ -63,7 +63,7 @@ export interface InformerFactoryOptions {
   backoffInitialMs?: number;
   backoffMaxMs?: number;
   /** See {@link InformerOptions.watchList}. */
-  watchList?: boolean;
+  watchList?: boolean | (() => boolean);
 }
 
 /**

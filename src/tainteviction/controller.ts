@@ -160,6 +160,8 @@ export class TaintEvictionController {
   #stopped = true;
   /** Blind intervals (the sight hold, docs/taint-eviction.md difference 10); fed by {@link sightChanged}. */
   readonly #sight: SightTracker;
+  /** Whether an eviction first adds `DisruptionTarget` (options.disruptionConditions, asked at each eviction). */
+  readonly #disruptionConditions: () => boolean;
   /** Deletions held until the node lifecycle controller confirms their node not Ready. */
   readonly #held: HeldDeletions;
   /** Epoch ms of the last {@link start} (a standby's sight before it led does not count). */
@@ -183,6 +185,8 @@ export class TaintEvictionController {
       nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs ?? DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
       minBlindMs: o.minBlindMs ?? DEFAULT_MIN_BLIND_MS,
     };
+    const dc = this.#opts.disruptionConditions;
+    this.#disruptionConditions = typeof dc === 'function' ? dc : () => dc;
     this.#sight = new SightTracker(this.#opts.minBlindMs);
     this.#held = new HeldDeletions(deps.log);
     const c = this.#opts.deletionConcurrency;
@@ -624,7 +628,7 @@ export class TaintEvictionController {
       this.#emit(r.uid, podDeletionEvent(r.namespace, r.name));
       this.#d.log.info({ pod: r.key, node: r.node, reason: r.reason }, 'Deleting pod');
     }
-    if (this.#opts.disruptionConditions && (await this.#d.writes.addDisruptionCondition(r.namespace, r.name, r.uid, pod)) === 'gone') return 'gone';
+    if (this.#disruptionConditions() && (await this.#d.writes.addDisruptionCondition(r.namespace, r.name, r.uid, pod)) === 'gone') return 'gone';
     if ((await this.#d.writes.deletePod(r.namespace, r.name, r.uid)) === 'gone') return 'gone';
     return 'deleted';
   }

@@ -23,6 +23,7 @@ export const taintEvictionDescriptor = {
   build(ctx) {
     const { nodes, pods, leases } = ctx.sources;
     const io = ctx.io(taintEvictionDescriptor);
+    const decisions = ctx.serverDecisions;
     const te = new TaintEvictionController({
       clock: ctx.clock,
       log: ctx.log,
@@ -35,7 +36,8 @@ export const taintEvictionDescriptor = {
       canSeeCluster: ctx.sees([nodes, pods, leases]),
       // The start hold: deletions for the node lifecycle controller's taints wait for its confirmation.
       judgements: ctx.judgements,
-      options: { disruptionConditions: ctx.config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: ctx.config.nodeMonitorGracePeriod },
+      // Decided from the API server's version where `run` reads it; the flag alone elsewhere (what-if).
+      options: { disruptionConditions: decisions ? () => decisions().disruptionConditions : ctx.config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: ctx.config.nodeMonitorGracePeriod },
     });
     // Level-based: a changed judgement re-decides the node's pods from the caches.
     ctx.judgements.onChange((node) => te.judgementChanged(node));

@@ -19,8 +19,10 @@ export interface TaintEvictionOptions {
    * Add `DisruptionTarget=True` before each deletion (the `PodDisruptionConditions` feature gate,
    * on by default upstream since 1.26). Default true. False halves the writes per eviction (one
    * DELETE, as kube-controller-manager 1.20–1.25), which matters at a low `--kube-api-qps`.
+   * A function is asked at each eviction: `run` decides it from the API server's version once the
+   * caches synced, before the controller starts (src/controllers/serverdecisions.ts).
    */
-  disruptionConditions?: boolean;
+  disruptionConditions?: boolean | (() => boolean);
   /**
    * `--node-monitor-grace-period`, ms (default 50 000, upstream's default since 1.32): how long a
    * deletion due during (or before the end of) a blind interval waits after sight returned, so the

@@ -10,9 +10,9 @@
  * VolumeAttachment, attached); the fleet simulator runs the node's kubelet heartbeats and is
  * killed to make the node Unknown.
  *
- * Lane 1.20: skipped. Generic ephemeral volumes are alpha there (feature gate
- * GenericEphemeralVolume, off by default; beta and on from 1.21), so the API server drops
- * `spec.volumes[].ephemeral` and no such pod can exist.
+ * Skipped on servers before 1.21 (the 1.20 lane), decided from the server's /version: generic
+ * ephemeral volumes are alpha there (feature gate GenericEphemeralVolume, off by default; beta and
+ * on from 1.21), so the API server drops `spec.volumes[].ephemeral` and no such pod can exist.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,9 +23,9 @@ import type { RunningController } from '../../src/cli/run.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { metricReaching, metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
 import { readNode } from '../support/objects.js';
+import { laneMinor, skipBelow } from '../support/lane.js';
 
-const LANE = process.env['NLC_K8S_VERSION'] ?? '1.37';
-const SKIP = LANE === '1.20' ? 'generic ephemeral volumes are alpha (off) in Kubernetes 1.20: the API server drops spec.volumes[].ephemeral' : false;
+const SKIP = skipBelow(await laneMinor(), 21, 'generic ephemeral volumes (alpha and off before 1.21: the API server drops spec.volumes[].ephemeral)');
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const TIMEOUT_MS = 5000;
 const DRIVER = 'sim.csi.nlc.dev';

@@ -26,15 +26,20 @@ function install(env: Record<string, string>): { status: number | null; stderr: 
 test('an unknown NLC_K8S_VERSION exits 2 naming the lanes', () => {
   const r = spawnSync('bash', [script, 'version'], { env: { ...process.env, NLC_K8S_VERSION: '1.99' }, encoding: 'utf8' });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /NLC_K8S_VERSION=1\.99: unknown lane \(use 1\.37 or 1\.20\)/);
+  assert.equal(r.stderr, '[control-plane] NLC_K8S_VERSION=1.99: unknown lane (use 1.37 1.36 1.35 1.34 1.20)\n', 'one line');
+  assert.equal(r.stdout, '');
 });
 
 test('each lane names its version and caches binaries by it', () => {
-  for (const [lane, version] of [['1.37', 'v1.37.2'], ['1.20', 'v1.20.2']] as const) {
+  const lanes = [['1.37', 'v1.37.2'], ['1.36', 'v1.36.3'], ['1.35', 'v1.35.4'], ['1.34', 'v1.34.4'], ['1.20', 'v1.20.2'], ['v1.35', 'v1.35.4'], ['1.34.4', 'v1.34.4']] as const;
+  for (const [lane, version] of lanes) {
     const env = { ...process.env, NLC_K8S_VERSION: lane, NLC_CACHE_DIR: '/nonexistent-cache' };
     assert.equal(spawnSync('bash', [script, 'version'], { env, encoding: 'utf8' }).stdout.trim(), version);
     assert.equal(spawnSync('bash', [script, 'bin', 'kube-apiserver'], { env, encoding: 'utf8' }).stdout.trim(), `/nonexistent-cache/bin/${version}/kube-apiserver`);
   }
+  // `lanes` lists each lane's minor, release and etcd (each minor's build/dependencies.yaml).
+  const table = spawnSync('bash', [script, 'lanes'], { encoding: 'utf8' }).stdout.trim().split('\n');
+  assert.deepEqual(table, ['1.37 v1.37.2 3.7.0', '1.36 v1.36.3 3.6.8', '1.35 v1.35.4 3.6.6', '1.34 v1.34.4 3.6.5', '1.20 v1.20.2 debian']);
   // The default lane is 1.37.
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['NLC_K8S_VERSION'];

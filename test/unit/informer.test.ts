@@ -120,7 +120,7 @@ async function flush(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
-function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?: number; watchList?: boolean } = {}) {
+function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?: number; watchList?: boolean | (() => boolean) } = {}) {
   const clock = new FakeClock();
   const server = new FakeServer();
   const watch = new FakeWatch();
@@ -526,6 +526,27 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     assert.equal(watch.streams.length, 4);
     assert.equal(watch.streams[2]?.query['sendInitialEvents'], true);
     assert.equal(informer.list().length, 4);
+    informer.stop();
+  });
+
+  test('a watchList function is asked at each relist: decided off (a server before 1.27), the next relist lists without trying a watch-list', async () => {
+    let tryWatchList = true;
+    const { server, watch, informer } = setup({ watchList: () => tryWatchList });
+    watch.refuseWatchList = refusal();
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    assert.equal(watch.streams.length, 2, 'the refused watch-list, then the plain watch');
+    assert.equal(watch.streams[0]?.query['sendInitialEvents'], true);
+    // The server's version is read: it cannot serve watch-lists.
+    tryWatchList = false;
+    watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+    watch.last.end();
+    await flush();
+    assert.equal(watch.streams.length, 3, 'the relist went straight to list+watch');
+    assert.equal(watch.last.query['sendInitialEvents'], undefined);
+    assert.equal(server.listCalls.length, 2);
     informer.stop();
   });
 

@@ -512,4 +512,17 @@ describe('PodDisruptionConditions feature gate (options.disruptionConditions)', 
     assert.deepEqual(w.deletionTimes('pod2'), [1000]);
     assert.equal(w.events.filter((e) => e.reason === 'TaintManagerEviction').length, 2);
   });
+  test('decided per eviction (a function: run decides it from the server version): off for a 1.25 server, the same writes as off, and the deletion is not sooner', async (t) => {
+    let decided = false;
+    const { w } = started(t, { disruptionConditions: () => decided });
+    w.putNode('node1', [taint(1)]);
+    w.putPod('pod1', 'node1', [tol(1, 1)]);
+    await w.settle(5000);
+    assert.deepEqual(w.writes.map((x) => `${x.kind} ${x.target}`), ['delete default/pod1']);
+    assert.deepEqual(w.deletionTimes('pod1'), [1000]);
+    decided = true;
+    w.putPod('pod2', 'node1');
+    await w.settle(1000);
+    assert.deepEqual(w.writes.map((x) => `${x.kind} ${x.target}`), ['delete default/pod1', 'condition default/pod2', 'delete default/pod2']);
+  });
 });
