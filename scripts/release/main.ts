@@ -90,7 +90,11 @@ function bundleStep(out: string, version: string): string[] {
       if (i.external && !isBuiltin(i.path) && !OPTIONAL_NATIVE.has(i.path)) problems.push(`bundle imports ${i.path} at run time`);
     }
   }
-  for (const input of Object.keys(meta.inputs)) if (input.endsWith('.node')) problems.push(`bundle includes native addon ${input}`);
+  for (const input of Object.keys(meta.inputs)) {
+    if (input.endsWith('.node')) problems.push(`bundle includes native addon ${input}`);
+    // The simulator workspace is a development tool, never part of the controller.
+    if (input.startsWith('packages/') || input.includes('@node-lifecycle-controller/sim')) problems.push(`bundle includes the simulator's ${input}`);
+  }
   const target = join(out, 'node-lifecycle-controller.mjs');
   copyFileSync(join(ROOT, BUNDLE_PATH), target);
   // Alone in an empty directory: nothing may resolve from node_modules.
