@@ -8,25 +8,24 @@
  *   npm run release                         the same, and also require a clean tree at tag v<version>
  *   npm run release -- --dry-run --out DIR  somewhere else than dist/release
  *
- * The kubeconform step validates against the lane's own API server's /openapi/v2, fetched through
+ * The kubeconform step (scripts/release/kubeconform.ts) validates against the lane's own API server's /openapi/v2, fetched through
  * scripts/with-control-plane.sh (which reuses a running local control plane, or starts one on the
  * NLC_* ports and stops it again) and cached per server version under
  * ~/.cache/node-lifecycle-controller/openapi/.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { homedir, tmpdir } from 'node:os';
-import { basename, dirname, join, relative } from 'node:path';
-import { load as loadYaml, loadAll as loadAllYaml } from 'js-yaml';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { load as loadYaml } from 'js-yaml';
 import { PLUGIN_FILE, PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName, renderKrewManifest } from './krew.js';
 import { checkChecksumFile, checkSbom, checksumLine, releaseNotes, sha256File, type PackageFiles } from './artifacts.js';
-import { kubeconformSchemas, parseApiVersion, type Gvk, type OpenApiV2 } from './schemas.js';
+import { validateManifests } from './kubeconform.js';
 import { packageVersion, versionMismatches } from './version.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CHART_DIR = 'charts/node-lifecycle-controller';
-const NAMESPACE = 'node-lifecycle-controller';
 /** The bundle `npm run build:bundle` writes (the Dockerfile's build stage runs the same script). */
 export const BUNDLE_PATH = 'dist/bundle/node-lifecycle-controller.mjs';
 /**
@@ -34,18 +33,6 @@ export const BUNDLE_PATH = 'dist/bundle/node-lifecycle-controller.mjs';
  * when they are absent (they are never installed here), so the bundle leaves them as they are.
  */
 const OPTIONAL_NATIVE = new Set(['bufferutil', 'utf-8-validate']);
-/** Kinds served only by a CRD the lane's API server does not have (the Prometheus operator's). */
-const CRD_GROUPS = new Set(['monitoring.coreos.com']);
-/** Every optional object of the chart switched on (the second rendering kubeconform checks). */
-const ALL_OPTIONAL_VALUES = {
-  networkPolicy: { enabled: true, ingressFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], egress: [{ to: [{ ipBlock: { cidr: '10.0.0.1/32' } }], ports: [{ port: 443, protocol: 'TCP' }] }] },
-  serviceMonitor: { enabled: true },
-  prometheusRule: { enabled: true },
-  dashboard: { enabled: true },
-  rbac: { viewer: { create: true, explainReads: true, subjects: [{ kind: 'Group', name: 'sre', apiGroup: 'rbac.authorization.k8s.io' }] } },
-  controller: { authorizationAlwaysAllowPaths: ['/healthz', '/readyz', '/livez', '/debug/state'] },
-  image: { digest: `sha256:${'0'.repeat(64)}` },
-};
 
 /** The outcome of one step. */
 interface StepResult {
@@ -186,70 +173,6 @@ function sbomStep(out: string): string[] {
   return checkSbom(readFileSync(file, 'utf8'), files);
 }
 
-/** The lane's /openapi/v2, from the cache or the lane's API server. */
-function openApiDocument(notes: string[]): OpenApiV2 {
-  const laneVersion = must('bash', ['scripts/control-plane.sh', 'version']).trim();
-  const cacheDir = join(process.env['NLC_CACHE_DIR'] ?? join(homedir(), '.cache/node-lifecycle-controller'), 'openapi');
-  const cached = join(cacheDir, `${laneVersion}.json`);
-  if (!existsSync(cached)) {
-    const raw = must('bash', ['scripts/with-control-plane.sh', 'bash', '-c', 'kubectl get --raw /version && printf "\\n----\\n" && kubectl get --raw /openapi/v2']);
-    const cut = raw.indexOf('\n----\n');
-    const server = (JSON.parse(raw.slice(0, cut)) as { gitVersion?: string }).gitVersion;
-    if (server !== laneVersion) throw new Error(`the API server is ${server}, the lane ${laneVersion}: is another lane's cluster on these ports?`);
-    mkdirSync(cacheDir, { recursive: true });
-    writeFileSync(`${cached}.tmp`, raw.slice(cut + 6));
-    renameSync(`${cached}.tmp`, cached);
-    notes.push(`fetched /openapi/v2 from the ${laneVersion} API server`);
-  } else {
-    notes.push(`/openapi/v2 of ${laneVersion} from ${cached}`);
-  }
-  return JSON.parse(readFileSync(cached, 'utf8')) as OpenApiV2;
-}
-
-/** Renders the manifests (the chart twice, manifests/) and validates them with kubeconform. */
-function manifestsStep(out: string, version: string, notes: string[]): string[] {
-  const dir = join(out, 'manifests');
-  mkdirSync(dir, { recursive: true });
-  const tgz = join(out, `node-lifecycle-controller-${version}.tgz`);
-  const allOptional = join(tmpdir(), `nlc-release-all-optional-${process.pid}.json`);
-  writeFileSync(allOptional, JSON.stringify(ALL_OPTIONAL_VALUES));
-  try {
-    writeFileSync(join(dir, 'chart-default.yaml'), must('bash', ['scripts/helm.sh', 'template', 'nlc', tgz, '--namespace', NAMESPACE]));
-    writeFileSync(join(dir, 'chart-all-optional.yaml'), must('bash', ['scripts/helm.sh', 'template', 'nlc', tgz, '--namespace', NAMESPACE, '-f', allOptional]));
-  } finally {
-    rmSync(allOptional, { force: true });
-  }
-  const plain = readdirSync(join(ROOT, 'manifests')).filter((f) => f.endsWith('.yaml')).sort();
-  writeFileSync(join(dir, 'manifests.yaml'), plain.map((f) => `# manifests/${f}\n${readFileSync(join(ROOT, 'manifests', f), 'utf8').trimEnd()}\n`).join('---\n'));
-  const rendered = ['chart-default.yaml', 'chart-all-optional.yaml', 'manifests.yaml'].map((f) => join(dir, f));
-  const kinds: Gvk[] = rendered.flatMap((f) =>
-    (loadAllYaml(readFileSync(f, 'utf8')) as ({ apiVersion?: string; kind?: string } | null)[])
-      .filter((d): d is { apiVersion: string; kind: string } => typeof d?.apiVersion === 'string' && typeof d.kind === 'string')
-      .map((d) => ({ ...parseApiVersion(d.apiVersion), kind: d.kind })),
-  );
-  const problems: string[] = [];
-  const { files, missing } = kubeconformSchemas(openApiDocument(notes), kinds);
-  for (const m of missing) if (!CRD_GROUPS.has(m.group)) problems.push(`${m.group}/${m.version} ${m.kind}: the API server has no schema`);
-  if (missing.length > 0) notes.push(`not validated (CRDs the API server does not serve): ${missing.map((m) => m.kind).join(', ')}`);
-  // Beside the release directory, not in it (they are not an artifact); kept for a later look.
-  const schemaDir = join(dirname(out), 'kubeconform-schemas');
-  rmSync(schemaDir, { recursive: true, force: true });
-  mkdirSync(schemaDir, { recursive: true });
-  {
-    for (const [name, schema] of files) writeFileSync(join(schemaDir, name), JSON.stringify(schema));
-    const args = ['-strict', '-summary', '-output', 'json', '-schema-location', `${schemaDir}/{{ .ResourceKind }}{{ .KindSuffix }}.json`];
-    if (missing.length > 0) args.push('-skip', [...new Set(missing.map((m) => m.kind))].join(','));
-    const r = sh('bash', ['scripts/go-tool.sh', 'kubeconform', ...args, ...rendered]);
-    const report = JSON.parse(r.stdout || '{}') as { resources?: { filename: string; kind: string; name: string; status: string; msg: string }[]; summary?: Record<string, number> };
-    for (const res of report.resources ?? []) if (res.status !== 'statusValid' && res.status !== 'statusSkipped') problems.push(`kubeconform ${basename(res.filename)} ${res.kind}/${res.name}: ${res.status} ${res.msg}`);
-    if (r.status !== 0 && problems.length === 0) problems.push(`kubeconform exited ${r.status}: ${r.stderr.slice(-800)}`);
-    const s = report.summary ?? {};
-    notes.push(`kubeconform: ${s['valid'] ?? 0} valid, ${s['invalid'] ?? 0} invalid, ${s['errors'] ?? 0} errors, ${s['skipped'] ?? 0} skipped, against ${files.size} schemas from /openapi/v2`);
-    if ((s['valid'] ?? 0) === 0) problems.push('kubeconform validated nothing');
-  }
-  return problems;
-}
-
 /** A release (not a dry run) is cut from a clean tree at tag v<version>. */
 function gitStep(version: string): string[] {
   const problems: string[] = [];
@@ -294,7 +217,7 @@ export async function release(opts: { out: string; dryRun: boolean }): Promise<S
   await step('plugin archives and krew manifest', () => pluginStep(opts.out, version));
   await step('chart package (helm package)', () => chartStep(opts.out, version));
   await step('SBOM (CycloneDX, production dependencies)', () => sbomStep(opts.out));
-  await step('manifests validated by kubeconform', (notes) => manifestsStep(opts.out, version, notes));
+  await step('manifests validated by kubeconform', (notes) => validateManifests({ dir: join(opts.out, 'manifests'), chart: join(opts.out, `node-lifecycle-controller-${version}.tgz`), schemaDir: join(dirname(opts.out), 'kubeconform-schemas'), notes }));
   await step('SHA256SUMS', () => {
     const sums = new Map<string, string>();
     for (const f of readdirSync(opts.out).sort()) if (statSync(join(opts.out, f)).isFile() && !f.endsWith('.sha256')) sums.set(f, sha256File(join(opts.out, f)));
