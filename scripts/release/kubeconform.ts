@@ -6,8 +6,8 @@
  *
  *   tsx scripts/release/kubeconform.ts     render into dist/lint-manifests/ and validate; exit 1 on failure
  *
- * The OpenAPI document comes from `scripts/with-control-plane.sh kubectl get --raw /openapi/v2`
- * (reusing a running local control plane of the lane, or starting one on the NLC_* ports and
+ * The OpenAPI document comes from `scripts/with-control-plane.sh kubectl get --raw /openapi/v2` on
+ * the 1.37 lane, whichever lane NLC_K8S_VERSION names (reusing a running local control plane of it, or starting one on the NLC_* ports and
  * stopping it after), cached per server version in ~/.cache/node-lifecycle-controller/openapi/.
  */
 import { spawnSync } from 'node:child_process';
@@ -36,9 +36,15 @@ export const ALL_OPTIONAL_VALUES = {
   image: { digest: `sha256:${'0'.repeat(64)}` },
 };
 
+/**
+ * The lane whose API the manifests are validated against, whatever lane the caller is on: the
+ * newest, whose objects (policy/v1, networking.k8s.io/v1) the chart renders by default.
+ */
+const SCHEMA_LANE = '1.37';
+
 /** Runs a command from the repository root; throws with its output's tail on a non-zero exit. */
-function must(cmd: string, args: string[]): string {
-  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+function must(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
+  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, ...env } });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${(r.stderr || r.stdout || String(r.error)).slice(-1500)}`);
   return r.stdout;
 }
@@ -49,11 +55,12 @@ function must(cmd: string, args: string[]): string {
  * @throws {Error} when no API server of the lane's version can be reached or started.
  */
 export function openApiDocument(notes: string[]): OpenApiV2 {
-  const laneVersion = must('bash', ['scripts/control-plane.sh', 'version']).trim();
+  const lane = { NLC_K8S_VERSION: SCHEMA_LANE };
+  const laneVersion = must('bash', ['scripts/control-plane.sh', 'version'], lane).trim();
   const cacheDir = join(process.env['NLC_CACHE_DIR'] ?? join(homedir(), '.cache/node-lifecycle-controller'), 'openapi');
   const cached = join(cacheDir, `${laneVersion}.json`);
   if (!existsSync(cached)) {
-    const raw = must('bash', ['scripts/with-control-plane.sh', 'bash', '-c', 'kubectl get --raw /version && printf "\\n----\\n" && kubectl get --raw /openapi/v2']);
+    const raw = must('bash', ['scripts/with-control-plane.sh', 'bash', '-c', 'kubectl get --raw /version && printf "\\n----\\n" && kubectl get --raw /openapi/v2'], lane);
     const cut = raw.indexOf('\n----\n');
     const server = (JSON.parse(raw.slice(0, cut)) as { gitVersion?: string }).gitVersion;
     if (server !== laneVersion) throw new Error(`the API server is ${server}, the lane ${laneVersion}: is another lane's cluster on these ports?`);
