@@ -7,8 +7,9 @@
  *   tsx scripts/release/kubeconform.ts     render into dist/lint-manifests/ and validate; exit 1 on failure
  *
  * The OpenAPI document comes from `scripts/with-control-plane.sh kubectl get --raw /openapi/v2` on
- * the 1.37 lane, whichever lane NLC_K8S_VERSION names (reusing a running local control plane of it, or starting one on the NLC_* ports and
- * stopping it after), cached per server version in ~/.cache/node-lifecycle-controller/openapi/.
+ * the 1.37 lane, whichever lane NLC_K8S_VERSION names (reusing a running local control plane of
+ * it, or starting one on the NLC_* ports and stopping it after), cached per server version in
+ * ~/.cache/node-lifecycle-controller/openapi/.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';

@@ -8,10 +8,10 @@
  *   npm run release                         the same, and also require a clean tree at tag v<version>
  *   npm run release -- --dry-run --out DIR  somewhere else than dist/release
  *
- * The kubeconform step (scripts/release/kubeconform.ts) validates against the lane's own API server's /openapi/v2, fetched through
- * scripts/with-control-plane.sh (which reuses a running local control plane, or starts one on the
- * NLC_* ports and stops it again) and cached per server version under
- * ~/.cache/node-lifecycle-controller/openapi/.
+ * The kubeconform step (scripts/release/kubeconform.ts) validates against the 1.37 lane's own API
+ * server's /openapi/v2, fetched through scripts/with-control-plane.sh (which reuses a running local
+ * control plane, or starts one on the NLC_* ports and stops it again) and cached per server
+ * version under ~/.cache/node-lifecycle-controller/openapi/.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
