@@ -1,6 +1,6 @@
 /**
  * The kubectl plugin (src/cli/plugin.ts): kubectl's `--context`, cobra-style completion for
- * `kubectl_complete-node_lifecycle`, the one-file esbuild bundle and the krew manifest template;
+ * `kubectl_complete-node_lifecycle`, the one-file esbuild bundle and the krew manifest template (rendered);
  * and the program's yargs completion (src/cli/program.ts).
  */
 import { test, describe, before, after } from 'node:test';
@@ -15,6 +15,7 @@ import { FlagError } from '../../src/cli/flags.js';
 import { pinKubeContext, pluginCompletions, splitContextFlag, type CompletionLookups } from '../../src/cli/plugin.js';
 import { loadKubeConfig } from '../../src/kube/client.js';
 import { PROGRAM_VERSION } from '../../src/version.js';
+import { PLUGIN_FILE, PLUGIN_PLATFORMS, checkKrewManifest, checksumPlaceholder, pluginArchiveName, renderKrewManifest } from '../../scripts/release/krew.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NODE = process.execPath;
@@ -158,30 +159,29 @@ describe('the plugin bundle (npm run build:plugin) and the krew manifest', () =>
     assert.equal(bad.status, 2);
   });
 
-  test('krew/node-lifecycle.yaml: a krew Plugin whose bin is the bundle; every placeholder documented', () => {
+  test('krew/node-lifecycle.yaml renders (scripts/release/krew.ts) into a krew Plugin per platform whose bin is the bundle', () => {
     const template = readFileSync(join(ROOT, 'krew', 'node-lifecycle.yaml'), 'utf8');
     const placeholders = [...new Set([...template.matchAll(/\$\{([A-Z0-9_]+)\}/g)].map((m) => m[1]))].sort();
-    assert.deepEqual(placeholders, ['HOMEPAGE', 'SHA256', 'URI', 'VERSION']);
-    const values: Record<string, string> = { VERSION: pkg.version, HOMEPAGE: 'https://example.org', URI: 'https://example.org/p.tar.gz', SHA256: 'a'.repeat(64) };
-    const filled = template.replace(/\$\{([A-Z0-9_]+)\}/g, (_m, k: string) => values[k] ?? '');
+    assert.deepEqual(placeholders, ['VERSION', ...PLUGIN_PLATFORMS.map((p) => checksumPlaceholder(p.os, p.arch))].sort());
+    const sums = new Map(PLUGIN_PLATFORMS.map((p, i) => [pluginArchiveName(pkg.version, p.os, p.arch), String(i).repeat(64)]));
+    const filled = renderKrewManifest(template, pkg.version, sums);
+    assert.deepEqual(checkKrewManifest(filled, pkg.version, sums), []);
     const manifest = JSON.parse(JSON.stringify(loadYaml(filled))) as {
-      apiVersion: string;
-      kind: string;
       metadata: { name: string };
       spec: { version: string; shortDescription: string; platforms: { uri: string; sha256: string; bin: string; files: { from: string; to: string }[] }[] };
     };
-    assert.equal(manifest.apiVersion, 'krew.googlecontainertools.github.com/v1alpha2');
-    assert.equal(manifest.kind, 'Plugin');
     // krew runs the plugin as kubectl-<name with - as _>: kubectl-node_lifecycle.
     assert.equal(manifest.metadata.name, 'node-lifecycle');
     assert.equal(manifest.spec.version, `v${pkg.version}`);
     assert.ok(manifest.spec.shortDescription.length > 0 && manifest.spec.shortDescription.length <= 80);
     const bundleName = outfile.split('/').at(-1);
-    for (const p of manifest.spec.platforms) {
-      assert.equal(p.bin, bundleName);
-      assert.ok(p.files.some((f) => f.from === bundleName));
-      assert.match(p.sha256, /^[0-9a-f]{64}$/);
-    }
+    assert.equal(bundleName, PLUGIN_FILE);
+    assert.deepEqual(manifest.spec.platforms.map((p) => p.sha256), [...sums.values()]);
+    // The checker notices a wrong checksum and a missing archive.
+    const wrong = new Map(sums);
+    wrong.set(pluginArchiveName(pkg.version, 'darwin', 'arm64'), 'f'.repeat(64));
+    assert.equal(checkKrewManifest(filled, pkg.version, wrong).length, 1);
+    assert.throws(() => renderKrewManifest(template, pkg.version, new Map()), /no value for \$\{SHA256_LINUX_AMD64\}/);
   });
 });
 

@@ -1,0 +1,113 @@
+/**
+ * Checks of the release artifacts that need no tool but Node: the SBOM's contents against
+ * package.json and the lockfile, the changelog's section for a version (the release notes), and
+ * checksum files. Pure functions of text, so unit tests can feed them broken inputs.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+/**
+ * The sha256 of a file.
+ * @returns 64 lower-case hex digits.
+ * @throws {Error} when the file cannot be read.
+ */
+export function sha256File(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** A checksum file's line, as `sha256sum` writes it: `<sum>  <file name>`. */
+export function checksumLine(sum: string, fileName: string): string {
+  return `${sum}  ${fileName}\n`;
+}
+
+/**
+ * Checks a `sha256sum`-style file against the files it names.
+ * @param text the checksum file's content.
+ * @param actual file name → its sha256, as computed.
+ * @returns one message per problem (a line that does not parse, a file not built, a wrong sum).
+ */
+export function checkChecksumFile(text: string, actual: ReadonlyMap<string, string>): string[] {
+  const lines = text.split('\n').filter((l) => l !== '');
+  if (lines.length === 0) return ['checksum file is empty'];
+  return lines.flatMap((l) => {
+    const m = /^([0-9a-f]{64}) {2}(\S+)$/.exec(l);
+    if (!m) return [`checksum line does not parse: ${l}`];
+    const [, sum = '', name = ''] = m;
+    const want = actual.get(name);
+    if (want === undefined) return [`${name}: named in a checksum file but not built`];
+    return want === sum ? [] : [`${name}: checksum ${sum} but the file's is ${want}`];
+  });
+}
+
+/** The parts of a CycloneDX JSON document read here. */
+interface CycloneDx {
+  bomFormat?: string;
+  specVersion?: string;
+  metadata?: { component?: { name?: string; version?: string } };
+  components?: { name?: string; group?: string; version?: string; scope?: string }[];
+}
+
+/** The parts of package.json and package-lock.json read here. */
+export interface PackageFiles {
+  pkg: { name: string; version: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  lock: { packages: Record<string, { version?: string; dev?: boolean }> };
+}
+
+/**
+ * Checks an SBOM of the production dependencies.
+ * @param text the CycloneDX JSON.
+ * @param files package.json and package-lock.json, parsed.
+ * @returns one message per problem: not CycloneDX 1.5+, the wrong root component, a production
+ *   dependency missing or at another version than the lockfile's, a development-only package
+ *   present.
+ */
+export function checkSbom(text: string, files: PackageFiles): string[] {
+  let bom: CycloneDx;
+  try {
+    bom = JSON.parse(text) as CycloneDx;
+  } catch (e) {
+    return [`SBOM is not JSON: ${(e as Error).message}`];
+  }
+  const problems: string[] = [];
+  if (bom.bomFormat !== 'CycloneDX') problems.push(`SBOM bomFormat ${bom.bomFormat}`);
+  if (!/^1\.[5-9]$/.test(bom.specVersion ?? '')) problems.push(`SBOM specVersion ${bom.specVersion}, want 1.5 or later`);
+  if (bom.metadata?.component?.name !== files.pkg.name || bom.metadata.component.version !== files.pkg.version) {
+    problems.push(`SBOM root component ${bom.metadata?.component?.name}@${bom.metadata?.component?.version}, want ${files.pkg.name}@${files.pkg.version}`);
+  }
+  const components = new Map<string, string[]>();
+  for (const c of bom.components ?? []) {
+    const name = c.group ? `${c.group}/${c.name ?? ''}` : (c.name ?? '');
+    components.set(name, [...(components.get(name) ?? []), c.version ?? '']);
+  }
+  for (const dep of Object.keys(files.pkg.dependencies ?? {})) {
+    const locked = files.lock.packages[`node_modules/${dep}`]?.version;
+    const versions = components.get(dep);
+    if (versions === undefined) problems.push(`SBOM lacks production dependency ${dep}`);
+    else if (locked !== undefined && !versions.includes(locked)) problems.push(`SBOM has ${dep}@${versions.join(',')}, the lockfile ${locked}`);
+  }
+  // Development-only packages (the lockfile's dev: true) must not be listed as shipped.
+  for (const [path, entry] of Object.entries(files.lock.packages)) {
+    if (entry.dev !== true || !path.startsWith('node_modules/')) continue;
+    const name = path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
+    if (components.get(name)?.includes(entry.version ?? '') && Object.keys(files.pkg.devDependencies ?? {}).includes(name)) {
+      problems.push(`SBOM lists development dependency ${name}`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * The release notes of a version: its section of CHANGELOG.md (Keep a Changelog), without the
+ * heading.
+ * @param changelog CHANGELOG.md's text.
+ * @param version e.g. `0.1.0`.
+ * @returns the section's body, trimmed; undefined when there is no `## [version]` section or it is empty.
+ */
+export function releaseNotes(changelog: string, version: string): string | undefined {
+  const lines = changelog.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(`## [${version}]`));
+  if (start < 0) return undefined;
+  const end = lines.findIndex((l, i) => i > start && (l.startsWith('## ') || /^\[[^\]]+\]: /.test(l)));
+  const body = lines.slice(start + 1, end < 0 ? undefined : end).join('\n').trim();
+  return body === '' ? undefined : body;
+}

@@ -1,0 +1,243 @@
+/**
+ * `npm run release -- --dry-run`: builds every release artifact into dist/release/ and checks each,
+ * exiting non-zero when any check fails. The release workflow (.github/workflows/release.yml) runs
+ * the same command on a tag before it builds the image and publishes; docs/release.md lists the
+ * artifacts.
+ *
+ *   npm run release -- --dry-run            build and check locally (no git or tag requirement)
+ *   npm run release                         the same, and also require a clean tree at tag v<version>
+ *   npm run release -- --dry-run --out DIR  somewhere else than dist/release
+ *
+ * The kubeconform step (scripts/release/kubeconform.ts) validates against the 1.37 lane's own API
+ * server's /openapi/v2, fetched through scripts/with-control-plane.sh (which reuses a running local
+ * control plane, or starts one on the NLC_* ports and stops it again) and cached per server
+ * version under ~/.cache/node-lifecycle-controller/openapi/.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { load as loadYaml } from 'js-yaml';
+import { PLUGIN_FILE, PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName, renderKrewManifest } from './krew.js';
+import { checkChecksumFile, checkSbom, checksumLine, releaseNotes, sha256File, type PackageFiles } from './artifacts.js';
+import { validateManifests } from './kubeconform.js';
+import { packageVersion, versionMismatches } from './version.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const CHART_DIR = 'charts/node-lifecycle-controller';
+/** The bundle `npm run build:bundle` writes (the Dockerfile's build stage runs the same script). */
+export const BUNDLE_PATH = 'dist/bundle/node-lifecycle-controller.mjs';
+/**
+ * ws's optional native speed-ups: it requires them inside try/catch and falls back to JavaScript
+ * when they are absent (they are never installed here), so the bundle leaves them as they are.
+ */
+const OPTIONAL_NATIVE = new Set(['bufferutil', 'utf-8-validate']);
+
+/** The outcome of one step. */
+interface StepResult {
+  name: string;
+  problems: string[];
+  notes: string[];
+  seconds: number;
+}
+
+/** Runs a command from the repository root; returns its status and output (never throws on exit code). */
+function sh(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, ...opts.env } });
+  return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: `${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
+}
+
+/** Like {@link sh}, but a non-zero exit becomes an Error naming the command and its output's tail. */
+function must(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
+  const r = sh(cmd, args, opts);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${(r.stderr || r.stdout).slice(-1500)}`);
+  return r.stdout;
+}
+
+/** The commit time of HEAD (seconds), for reproducible archive timestamps; SOURCE_DATE_EPOCH wins. */
+function sourceDateEpoch(): string {
+  if (process.env['SOURCE_DATE_EPOCH']) return process.env['SOURCE_DATE_EPOCH'];
+  const r = sh('git', ['log', '-1', '--format=%ct']);
+  return r.status === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : '0';
+}
+
+/** The controller bundle: built by `npm run build:bundle`, native-free, one file, runs alone. */
+function bundleStep(out: string, version: string): string[] {
+  must('npm', ['run', '-s', 'build:bundle']);
+  const problems: string[] = [];
+  const meta = JSON.parse(readFileSync(join(ROOT, 'dist/bundle/meta.json'), 'utf8')) as {
+    inputs: Record<string, unknown>;
+    outputs: Record<string, { imports: { path: string; external?: boolean }[] }>;
+  };
+  const outputs = Object.keys(meta.outputs).filter((o) => !o.endsWith('.map'));
+  if (outputs.length !== 1) problems.push(`bundle: ${outputs.length} output files, want 1`);
+  for (const o of Object.values(meta.outputs)) {
+    for (const i of o.imports) {
+      if (i.external && !isBuiltin(i.path) && !OPTIONAL_NATIVE.has(i.path)) problems.push(`bundle imports ${i.path} at run time`);
+    }
+  }
+  for (const input of Object.keys(meta.inputs)) {
+    if (input.endsWith('.node')) problems.push(`bundle includes native addon ${input}`);
+    // The simulator workspace is a development tool, never part of the controller.
+    if (input.startsWith('packages/') || input.includes('@node-lifecycle-controller/sim')) problems.push(`bundle includes the simulator's ${input}`);
+  }
+  const target = join(out, 'node-lifecycle-controller.mjs');
+  copyFileSync(join(ROOT, BUNDLE_PATH), target);
+  // Alone in an empty directory: nothing may resolve from node_modules.
+  const alone = mkdtempSync(join(tmpdir(), 'nlc-release-bundle-'));
+  try {
+    copyFileSync(target, join(alone, 'main.mjs'));
+    const v = sh(process.execPath, ['main.mjs', '--version'], { cwd: alone });
+    if (v.stdout !== `node-lifecycle-controller v${version}\n`) problems.push(`bundle --version printed ${JSON.stringify(v.stdout)} (exit ${v.status}): ${v.stderr.slice(-300)}`);
+    const help = sh(process.execPath, ['main.mjs', 'run', '--help'], { cwd: alone });
+    if (help.status !== 0 || !help.stdout.includes('--node-monitor-grace-period')) problems.push(`bundle run --help failed (exit ${help.status}): ${help.stderr.slice(-300)}`);
+  } finally {
+    rmSync(alone, { recursive: true, force: true });
+  }
+  return problems;
+}
+
+/** The plugin archives (one per platform), their .sha256 files, and the krew manifest. */
+function pluginStep(out: string, version: string): string[] {
+  must('npm', ['run', '-s', 'build:plugin']);
+  const problems: string[] = [];
+  const stage = mkdtempSync(join(tmpdir(), 'nlc-release-plugin-'));
+  const sums = new Map<string, string>();
+  try {
+    copyFileSync(join(ROOT, 'dist/plugin', PLUGIN_FILE), join(stage, PLUGIN_FILE));
+    copyFileSync(join(ROOT, 'LICENSE'), join(stage, 'LICENSE'));
+    chmodSync(join(stage, PLUGIN_FILE), 0o755);
+    chmodSync(join(stage, 'LICENSE'), 0o644);
+    const epoch = sourceDateEpoch();
+    for (const { os, arch } of PLUGIN_PLATFORMS) {
+      const name = pluginArchiveName(version, os, arch);
+      // Reproducible: sorted names, fixed owner and time, gzip without a name or time stamp.
+      must('bash', ['-c', `set -o pipefail; tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@${epoch} -C "$1" -cf - ${PLUGIN_FILE} LICENSE | gzip -n -9 > "$2"`, 'tar', stage, join(out, name)]);
+      const sum = sha256File(join(out, name));
+      sums.set(name, sum);
+      writeFileSync(join(out, `${name}.sha256`), checksumLine(sum, name));
+      problems.push(...checkChecksumFile(readFileSync(join(out, `${name}.sha256`), 'utf8'), sums));
+      const listing = must('tar', ['-tzf', join(out, name)]).split('\n').filter(Boolean).sort();
+      if (listing.join(',') !== ['LICENSE', PLUGIN_FILE].sort().join(',')) problems.push(`${name} holds ${listing.join(', ')}`);
+      const unpacked = mkdtempSync(join(tmpdir(), 'nlc-release-unpack-'));
+      try {
+        must('tar', ['-xzf', join(out, name), '-C', unpacked]);
+        const v = sh(process.execPath, [PLUGIN_FILE, '--version'], { cwd: unpacked });
+        if (v.stdout !== `kubectl-node_lifecycle v${version}\n`) problems.push(`${name}: --version printed ${JSON.stringify(v.stdout)}`);
+        if (sha256File(join(unpacked, 'LICENSE')) !== sha256File(join(ROOT, 'LICENSE'))) problems.push(`${name}: LICENSE differs from the repository's`);
+      } finally {
+        rmSync(unpacked, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+  const identical = new Set(sums.values()).size;
+  if (identical !== 1) problems.push(`the ${sums.size} plugin archives differ (${identical} checksums) although they hold the same files: the archive is not reproducible`);
+  const manifest = renderKrewManifest(readFileSync(join(ROOT, 'krew/node-lifecycle.yaml'), 'utf8'), version, sums);
+  writeFileSync(join(out, 'node-lifecycle.yaml'), manifest);
+  problems.push(...checkKrewManifest(readFileSync(join(out, 'node-lifecycle.yaml'), 'utf8'), version, sums));
+  return problems;
+}
+
+/** The chart, `helm package`d: with its schema, its version package.json's, lint-clean. */
+function chartStep(out: string, version: string): string[] {
+  must('bash', ['scripts/helm.sh', 'package', CHART_DIR, '--destination', out]);
+  const problems: string[] = [];
+  const tgz = join(out, `node-lifecycle-controller-${version}.tgz`);
+  if (!existsSync(tgz)) return [`helm package wrote no ${relative(ROOT, tgz)}`];
+  const files = must('tar', ['-tzf', tgz]).split('\n');
+  for (const f of ['Chart.yaml', 'values.yaml', 'values.schema.json', 'templates/deployment.yaml']) {
+    if (!files.includes(`node-lifecycle-controller/${f}`)) problems.push(`chart package lacks ${f}`);
+  }
+  const chart = loadYaml(must('bash', ['scripts/helm.sh', 'show', 'chart', tgz])) as { version?: string; appVersion?: string; home?: string };
+  if (chart.version !== version || chart.appVersion !== version) problems.push(`packaged chart ${chart.version}/${chart.appVersion}, want ${version}`);
+  const lint = sh('bash', ['scripts/helm.sh', 'lint', '--strict', tgz]);
+  if (lint.status !== 0) problems.push(`helm lint --strict of the package failed: ${lint.stdout.slice(-800)}`);
+  // The schema rejects a mistyped value in the package too.
+  const typo = sh('bash', ['scripts/helm.sh', 'template', 'nlc', tgz, '--set', 'replicas=two']);
+  if (typo.status === 0) problems.push('the packaged chart accepted replicas=two: values.schema.json is not applied');
+  return problems;
+}
+
+/** The SBOM of the production dependencies (CycloneDX JSON, @cyclonedx/cyclonedx-npm). */
+function sbomStep(out: string): string[] {
+  const file = join(out, 'node-lifecycle-controller.cdx.json');
+  // --no-workspaces: packages/sim (the simulator) is a development workspace, never shipped.
+  must(join(ROOT, 'node_modules/.bin/cyclonedx-npm'), ['--omit', 'dev', '--no-workspaces', '--spec-version', '1.6', '--output-reproducible', '--output-format', 'JSON', '--output-file', file]);
+  const files: PackageFiles = {
+    pkg: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as PackageFiles['pkg'],
+    lock: JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as PackageFiles['lock'],
+  };
+  return checkSbom(readFileSync(file, 'utf8'), files);
+}
+
+/** A release (not a dry run) is cut from a clean tree at tag v<version>. */
+function gitStep(version: string): string[] {
+  const problems: string[] = [];
+  if (sh('git', ['status', '--porcelain']).stdout.trim() !== '') problems.push('the working tree is not clean');
+  const tags = sh('git', ['tag', '--points-at', 'HEAD']).stdout.split('\n');
+  if (!tags.includes(`v${version}`)) problems.push(`HEAD is not tagged v${version}`);
+  return problems;
+}
+
+/**
+ * Runs every step.
+ * @param opts.out the output directory (emptied first).
+ * @param opts.dryRun false also requires a clean tree at tag v<version>.
+ * @returns each step's problems and notes; the release is good when no step has a problem.
+ */
+export async function release(opts: { out: string; dryRun: boolean }): Promise<StepResult[]> {
+  const version = packageVersion(ROOT);
+  rmSync(opts.out, { recursive: true, force: true });
+  mkdirSync(opts.out, { recursive: true });
+  const results: StepResult[] = [];
+  const step = async (name: string, fn: (notes: string[]) => string[] | Promise<string[]>): Promise<void> => {
+    const t0 = Date.now();
+    const notes: string[] = [];
+    let problems: string[];
+    try {
+      problems = await fn(notes);
+    } catch (e) {
+      problems = [(e as Error).message];
+    }
+    results.push({ name, problems, notes, seconds: (Date.now() - t0) / 1000 });
+    process.stderr.write(`[release] ${problems.length === 0 ? 'ok  ' : 'FAIL'} ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${problems.map((p) => `\n    ${p}`).join('')}${notes.map((n) => `\n    note: ${n}`).join('')}\n`);
+  };
+  await step('one version (scripts/release/version.ts)', () => versionMismatches(ROOT));
+  await step('release notes (CHANGELOG.md)', () => {
+    const notes = releaseNotes(readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8'), version);
+    if (notes === undefined) return [`CHANGELOG.md has no (or an empty) ## [${version}] section`];
+    writeFileSync(join(opts.out, 'RELEASE_NOTES.md'), `${notes}\n`);
+    return [];
+  });
+  if (!opts.dryRun) await step('git: clean tree at the version tag', () => gitStep(version));
+  await step('controller bundle (esbuild)', () => bundleStep(opts.out, version));
+  await step('plugin archives and krew manifest', () => pluginStep(opts.out, version));
+  await step('chart package (helm package)', () => chartStep(opts.out, version));
+  await step('SBOM (CycloneDX, production dependencies)', () => sbomStep(opts.out));
+  await step('manifests validated by kubeconform', (notes) => validateManifests({ dir: join(opts.out, 'manifests'), chart: join(opts.out, `node-lifecycle-controller-${version}.tgz`), schemaDir: join(dirname(opts.out), 'kubeconform-schemas'), notes }));
+  await step('SHA256SUMS', () => {
+    const sums = new Map<string, string>();
+    for (const f of readdirSync(opts.out).sort()) if (statSync(join(opts.out, f)).isFile() && !f.endsWith('.sha256')) sums.set(f, sha256File(join(opts.out, f)));
+    writeFileSync(join(opts.out, 'SHA256SUMS'), [...sums].map(([f, s]) => checksumLine(s, f)).join(''));
+    return checkChecksumFile(readFileSync(join(opts.out, 'SHA256SUMS'), 'utf8'), sums);
+  });
+  return results;
+}
+
+if (import.meta.main) {
+  const dryRun = process.argv.includes('--dry-run');
+  const outAt = process.argv.indexOf('--out');
+  const out = outAt >= 0 ? (process.argv[outAt + 1] ?? 'dist/release') : join(ROOT, 'dist/release');
+  const results = await release({ out, dryRun });
+  const failed = results.filter((r) => r.problems.length > 0);
+  process.stdout.write(`\n${relative(ROOT, out) || out}/ (${dryRun ? 'dry run' : 'release'} of v${packageVersion(ROOT)}):\n`);
+  for (const f of readdirSync(out).sort()) {
+    const s = statSync(join(out, f));
+    process.stdout.write(`  ${f}${s.isDirectory() ? '/' : ''}  ${s.isDirectory() ? '' : `${(s.size / 1024).toFixed(1)} KiB`}\n`);
+  }
+  process.stdout.write(failed.length === 0 ? `every check passed (${results.length} steps)\n` : `FAILED: ${failed.map((f) => f.name).join('; ')}\n`);
+  process.exitCode = failed.length === 0 ? 0 : 1;
+}
