@@ -11,7 +11,8 @@ import { getJson, instrumentWatch, type KubeClients } from './client.js';
 import { Informer, type InformerOptions } from './informer.js';
 import type { ListPage, ListPageFn } from './listwatch.js';
 import type { Logger } from '../log/logger.js';
-import { defaultKubeContentType, WireCodec, type KubeContentType } from './wire.js';
+import { WireCodec } from './wire.js';
+import { defaultKubeContentType, type KubeContentType } from './contenttype.js';
 import type { ProtobufKind } from './protobuf/views.js';
 import {
   podKey,

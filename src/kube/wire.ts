@@ -30,17 +30,9 @@ import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { describeError, getRaw, httpError, metricsSinkOf, type RawResponse, type WatchStarter } from './client.js';
 import type { ListPage, ListPageFn, ListPageOptions } from './listwatch.js';
 import type { Logger } from '../log/logger.js';
-import { PROTOBUF_CONTENT_TYPE, FrameReader, WireFormatError } from './protobuf/envelope.js';
+import { FrameReader, WireFormatError } from './protobuf/envelope.js';
+import { defaultKubeContentType, PROTOBUF_CONTENT_TYPE, type KubeContentType } from './contenttype.js';
 import { decodeList, decodeWatchEvent, type ProtobufKind } from './protobuf/views.js';
-
-/** The two content types `--kube-api-content-type` accepts. */
-export type KubeContentType = 'application/json' | typeof PROTOBUF_CONTENT_TYPE;
-
-/** kube-controller-manager's default (`ClientConnection.ContentType`). */
-export const DEFAULT_KUBE_API_CONTENT_TYPE: KubeContentType = PROTOBUF_CONTENT_TYPE;
-
-/** The environment variable the `--kube-api-content-type` flag reads (src/cli/flags.ts `NLC_<FLAG>`); the informer factories read it as their default too. */
-export const KUBE_API_CONTENT_TYPE_ENV = 'NLC_KUBE_API_CONTENT_TYPE';
 
 /** Why a codec fell back to JSON (the `reason` label). */
 export type WireFallbackReason = 'refused' | 'content-type' | 'decode-error';
@@ -50,25 +42,6 @@ const PROTOBUF_ACCEPT = `${PROTOBUF_CONTENT_TYPE},application/json`;
 
 /** client-node `Watch`'s inactivity timeout, ms: a stream silent this long is ended with a `TimeoutError`. */
 const WATCH_INACTIVITY_TIMEOUT_MS = 30_000;
-
-/**
- * Reads a content type as `--kube-api-content-type` gives it.
- * @returns the content type, or `undefined` for anything but `application/json` and
- *   `application/vnd.kubernetes.protobuf` (case-insensitive, surrounding blanks ignored).
- */
-export function parseKubeContentType(s: string): KubeContentType | undefined {
-  const t = s.trim().toLowerCase();
-  return t === 'application/json' || t === PROTOBUF_CONTENT_TYPE ? t : undefined;
-}
-
-/**
- * The content type informers use when their caller gave none: {@link KUBE_API_CONTENT_TYPE_ENV}
- * when it holds a valid one (so `NLC_KUBE_API_CONTENT_TYPE=application/json` forces JSON for the
- * tests and the bench as for the controller), else protobuf.
- */
-export function defaultKubeContentType(env: NodeJS.ProcessEnv = process.env): KubeContentType {
-  return parseKubeContentType(env[KUBE_API_CONTENT_TYPE_ENV] ?? '') ?? DEFAULT_KUBE_API_CONTENT_TYPE;
-}
 
 /** Options of {@link WireCodec}. */
 export interface WireCodecOptions {

@@ -10,9 +10,7 @@
  */
 import { fromBinary } from '@bufbuild/protobuf';
 import { UnknownSchema } from './gen/k8s.io/apimachinery/pkg/runtime/generated_pb.js';
-
-/** `application/vnd.kubernetes.protobuf`, the content type of enveloped objects and lists (runtime.ContentTypeProtobuf). */
-export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
+import { PROTOBUF_CONTENT_TYPE } from '../contenttype.js';
 
 /** The envelope prefix: `k8s` and the encoding style 0 (`protoEncodingPrefix`). */
 export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
