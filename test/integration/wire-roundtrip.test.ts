@@ -191,7 +191,7 @@ describe('protobuf and JSON give the same slim objects', () => {
   });
 
   for (const watchList of [true, false]) {
-    test(`the factory informers (${watchList ? 'watch-list' : 'list+watch'}) hold the same caches in both encodings, through watch updates and deletions`, async () => {
+    test(`the factory informers (${watchList ? 'watch-list' : 'list+watch'}) hold the same caches in both encodings, through watch updates and deletions`, { timeout: 120_000 }, async () => {
       const opts = (contentType: KubeContentType) => ({ log: silentLogger, clock: realClock, watchList, contentType });
       const build = (contentType: KubeContentType): Informer<unknown>[] => [
         nodeInformer(clients, { ...opts(contentType), labelSelector: `nlc.sim/fleet=${prefix}` }) as Informer<unknown>,

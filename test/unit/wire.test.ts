@@ -39,8 +39,9 @@ const time = (s: bigint, nanos = 0): { seconds: bigint; nanos: number } => ({ se
 
 function pod(name: string, extra: MessageInitShape<typeof PodSchema> = {}): MessageInitShape<typeof PodSchema> {
   return {
-    metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: time(T0) },
-    spec: { nodeName: 'node-a' },
+    // generateName and the container are fields the decoder skips: a wrong skip would misread what follows.
+    metadata: { name, generateName: 'web-', selfLink: '', namespace: 'ns', uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: time(T0) },
+    spec: { containers: [{ name: 'c', image: 'pause' }], nodeName: 'node-a' },
     status: { phase: 'Running' },
     ...extra,
   } as MessageInitShape<typeof PodSchema>;

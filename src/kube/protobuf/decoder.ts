@@ -177,9 +177,12 @@ class Reader {
       case 1:
         this.pos += 8;
         break;
-      case 2:
-        this.pos += this.uvarint();
+      case 2: {
+        // Not `this.pos += this.uvarint()`: that reads `pos` before the length moves it.
+        const len = this.uvarint();
+        this.pos += len;
         break;
+      }
       case 5:
         this.pos += 4;
         break;
