@@ -42,6 +42,7 @@ import { FLAG_BY_NAME, FLAGS, flagEnvVar, SHADOW_LEASE_NAME, SHADOW_LEASE_SUFFIX
 // Importers of the flags take these from here, beside the parser.
 export { DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, flagEnvVar, SHADOW_LEASE_NAME, SHADOW_LEASE_SUFFIX };
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, parseLabelSelector } from '../kube/labelselector.js';
+import { parseKubeContentType, PROTOBUF_CONTENT_TYPE } from '../kube/contenttype.js';
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -492,6 +493,7 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
   if (!(kubeApiQps > 0)) fail('kube-api-qps', `must be greater than 0, got ${kubeApiQps}`);
   const kubeApiBurst = integer('kube-api-burst');
   if (kubeApiBurst < 1) fail('kube-api-burst', `must be at least 1, got ${kubeApiBurst}`);
+  const kubeApiContentType = parseKubeContentType(str('kube-api-content-type')) ?? fail('kube-api-content-type', `must be ${PROTOBUF_CONTENT_TYPE} or application/json, got ${str('kube-api-content-type')}`);
 
   const leaderElect = bool('leader-elect');
   const leaderElectLeaseDuration = duration('leader-elect-lease-duration');
@@ -617,6 +619,7 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
     stormHold: duration('storm-hold'),
     kubeApiQps,
     kubeApiBurst,
+    kubeApiContentType,
     leaderElect,
     leaderElectLeaseDuration,
     leaderElectRenewDeadline,

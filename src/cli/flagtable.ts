@@ -180,6 +180,15 @@ export const FLAGS = [
     help: 'Burst to use while talking with the Kubernetes API server (per controller, as --kube-api-qps).',
   },
   {
+    name: 'kube-api-content-type',
+    kind: 'string',
+    default: 'application/vnd.kubernetes.protobuf',
+    unit: 'application/vnd.kubernetes.protobuf or application/json',
+    help:
+      'Content type the Pod, Node and Lease informers ask the API server for, as kube-controller-manager\'s flag of this name (whose default is protobuf too). ' +
+      'application/json forces JSON; with protobuf a server that refuses it, or an answer that does not decode, falls back to JSON (node_lifecycle_controller_informer_wire_fallback_total). Writes are JSON either way.',
+  },
+  {
     name: 'leader-elect',
     kind: 'boolean',
     default: 'true',

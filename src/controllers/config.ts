@@ -6,6 +6,7 @@
  * Upstream analogue: kube-controller-manager's `config.CompletedConfig`
  * (`cmd/kube-controller-manager/app/config/config.go`), which the controller init functions read.
  */
+import type { KubeContentType } from '../kube/contenttype.js';
 import type { LogFormat, LogLevel } from '../log/logger.js';
 import type { ServingConfig } from '../metrics/serving.js';
 import type { CountOrPercent } from '../nodelifecycle/guard.js';
@@ -48,6 +49,8 @@ export interface ControllerConfig extends ServingConfig {
   kubeApiQps: number;
   /** `--kube-api-burst` in **requests** (integer >= 1). */
   kubeApiBurst: number;
+  /** `--kube-api-content-type`: what the Pod, Node and Lease informers read (src/kube/wire.ts); absent = that module's default. */
+  kubeApiContentType?: KubeContentType;
   /** `--leader-elect`. */
   leaderElect: boolean;
   /** `--leader-elect-lease-duration` in **milliseconds**. */

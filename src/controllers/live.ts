@@ -102,17 +102,19 @@ export function informerSource<T>(informer: LiveInformer<T>): Source<T> {
  */
 export function liveSources(
   clients: KubeClients,
-  config: Pick<ControllerConfig, 'nodeSelector'>,
+  config: Pick<ControllerConfig, 'nodeSelector' | 'kubeApiContentType'>,
   needed: ReadonlySet<SourceName>,
   opts: { log: Logger; clock: Clock; podLabels: boolean; watchList?: () => boolean },
   overlay: SourceOverlay,
 ): { sources: ControllerSources; informers: LiveInformer<unknown>[] } {
   const informerOpts = { log: opts.log, clock: opts.clock, ...(opts.watchList ? { watchList: opts.watchList } : {}) };
-  const realNodes = nodeInformer(clients, { ...informerOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
+  // Only the node, lease and pod informers read protobuf; the others stay JSON (src/kube/wire.ts).
+  const wireOpts = { ...informerOpts, ...(config.kubeApiContentType ? { contentType: config.kubeApiContentType } : {}) };
+  const realNodes = nodeInformer(clients, { ...wireOpts, ...(config.nodeSelector ? { labelSelector: config.nodeSelector } : {}) });
   const nodes = overlay.nodeView(realNodes);
-  const leases = leaseInformer(clients, informerOpts);
+  const leases = leaseInformer(clients, wireOpts);
   overlay.useLeases(leases);
-  const realPods = podInformer(clients, { ...informerOpts, keepLabels: opts.podLabels });
+  const realPods = podInformer(clients, { ...wireOpts, keepLabels: opts.podLabels });
   const pods = overlay.podView(realPods);
   const daemonSets = daemonSetInformer(clients, informerOpts);
   const informers = [realNodes, leases, realPods, daemonSets] as LiveInformer<unknown>[];

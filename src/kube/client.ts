@@ -232,6 +232,13 @@ export interface RestClientMetricsSink {
    * throttles those too, we do not, see src/kube/throttle.ts `ApiWriteThrottle`).
    */
   rateLimiterWait(verb: string, host: string, waitSeconds: number): void;
+  /**
+   * An informer's protobuf codec fell back to JSON (src/kube/wire.ts): our own
+   * `node_lifecycle_controller_informer_wire_fallback_total{resource,reason}`.
+   */
+  wireFallback?(resource: string, reason: string): void;
+  /** An object skipped because its protobuf did not decode: our own `node_lifecycle_controller_informer_wire_malformed_total{resource}`. */
+  wireMalformed?(resource: string): void;
 }
 
 /** The throttle wait of the write being sent, handed from the throttle to the request it admitted. */
@@ -477,29 +484,60 @@ export async function getJson(
   query: Readonly<Record<string, string | number | undefined>>,
   signal?: AbortSignal,
 ): Promise<unknown> {
+  const res = await getRaw(kc, path, query, { signal, record: true });
+  const text = await res.text();
+  if (!res.ok) throw httpError(res, text);
+  return JSON.parse(text) as unknown;
+}
+
+/** The response of {@link getRaw}: undici's fetch `Response`. */
+export type RawResponse = Awaited<ReturnType<typeof fetch>>;
+
+/**
+ * GETs `path` from the current cluster with client-node's authentication, TLS and (reused)
+ * connection, and returns the response unread (status, headers, body stream). The protobuf codec
+ * (src/kube/wire.ts) reads lists and watch streams through it.
+ * @param query query parameters; `undefined` and `""` values are left out.
+ * @param opts.accept the `Accept` header (default none: the server answers JSON).
+ * @param opts.record count the request in the request metrics of `kc` (lists; a watch is counted by {@link instrumentWatch}).
+ * @throws network errors and aborts as thrown by fetch; never for an HTTP status.
+ */
+export async function getRaw(
+  kc: KubeConfig,
+  path: string,
+  query: Readonly<Record<string, string | number | boolean | undefined>>,
+  opts: { accept?: string; signal?: AbortSignal | undefined; record?: boolean } = {},
+): Promise<RawResponse> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const url = new URL(cluster.server.replace(/\/$/, '') + path);
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
   const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+  if (opts.accept) ctx.setHeaderParam('Accept', opts.accept);
   await kc.applySecurityAuthentication(ctx);
   const dispatcher = ctx.getDispatcher();
-  const sink = sinks.get(kc);
+  const sink = opts.record ? sinks.get(kc) : undefined;
   sink?.rateLimiterWait('GET', url.host, 0); // informer lists are not throttled (throttle.ts ApiWriteThrottle)
   const start = performance.now();
-  let res: Awaited<ReturnType<typeof fetch>>;
+  let res: RawResponse;
   try {
-    res = await fetch(url, { headers: ctx.getHeaders(), ...(dispatcher ? { dispatcher } : {}), ...(signal ? { signal } : {}) });
+    res = await fetch(url, { headers: ctx.getHeaders(), ...(dispatcher ? { dispatcher } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
   } catch (err) {
     if (sink) recordRequest(sink, 'GET', url.host, '<error>', start);
     throw err;
   }
   if (sink) recordRequest(sink, 'GET', url.host, String(res.status), start);
-  const text = await res.text();
-  if (!res.ok) {
-    const headers: Record<string, string> = {};
-    res.headers.forEach((v, k) => (headers[k] = v));
-    throw new ApiException<string>(res.status, `HTTP-Code: ${res.status}\nBody: ${text.slice(0, 500)}`, text, headers);
-  }
-  return JSON.parse(text) as unknown;
+  return res;
+}
+
+/** The `ApiException` client-node throws for a non-2xx answer (body as text), for a response read by {@link getRaw}. */
+export function httpError(res: RawResponse, text: string): ApiException<string> {
+  const headers: Record<string, string> = {};
+  res.headers.forEach((v, k) => (headers[k] = v));
+  return new ApiException<string>(res.status, `HTTP-Code: ${res.status}\nBody: ${text.slice(0, 500)}`, text, headers);
+}
+
+/** The request metrics sink {@link makeClients} registered for `kc`, if any (the protobuf codec reports its fallbacks there). */
+export function metricsSinkOf(kc: KubeConfig): RestClientMetricsSink | undefined {
+  return sinks.get(kc);
 }

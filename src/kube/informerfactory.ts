@@ -7,10 +7,13 @@
  */
 import { Observable, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import type { Clock } from '../util/clock.js';
-import { getJson, type KubeClients } from './client.js';
+import { getJson, instrumentWatch, type KubeClients } from './client.js';
 import { Informer, type InformerOptions } from './informer.js';
 import type { ListPage, ListPageFn } from './listwatch.js';
 import type { Logger } from '../log/logger.js';
+import { WireCodec } from './wire.js';
+import { defaultKubeContentType, type KubeContentType } from './contenttype.js';
+import type { ProtobufKind } from './protobuf/views.js';
 import {
   podKey,
   toDaemonSet,
@@ -64,6 +67,12 @@ export interface InformerFactoryOptions {
   backoffMaxMs?: number;
   /** See {@link InformerOptions.watchList}. */
   watchList?: boolean | (() => boolean);
+  /**
+   * What the Pod, Node and Lease informers ask for (`--kube-api-content-type`; default
+   * {@link defaultKubeContentType}: protobuf unless `NLC_KUBE_API_CONTENT_TYPE=application/json`).
+   * The other collections always read JSON. See src/kube/wire.ts.
+   */
+  contentType?: KubeContentType;
 }
 
 /**
@@ -106,11 +115,20 @@ function rawPaged(clients: KubeClients, path: string): ListPageFn {
 function make<T>(
   clients: KubeClients,
   opts: InformerFactoryOptions,
-  spec: Pick<InformerOptions<T>, 'name' | 'path' | 'convert' | 'keyOf' | 'indexers'> & { list?: ListPageFn },
+  spec: Pick<InformerOptions<T>, 'name' | 'path' | 'convert' | 'keyOf' | 'indexers'> & { list?: ListPageFn; protobufKind?: ProtobufKind },
 ): Informer<T> {
+  const { protobufKind, ...informerSpec } = spec;
+  const jsonList = spec.list ?? rawPaged(clients, spec.path);
+  const contentType = opts.contentType ?? defaultKubeContentType();
+  // The codec only where the server has protobuf for the kind and a KubeConfig to reach it with.
+  const codec =
+    protobufKind !== undefined && contentType !== 'application/json'
+      ? new WireCodec({ kubeConfig: clients.kubeConfig, kind: protobufKind, path: spec.path, resource: spec.name, contentType, jsonList, log: opts.log })
+      : undefined;
   return new Informer<T>({
-    ...spec,
-    list: spec.list ?? rawPaged(clients, spec.path),
+    ...informerSpec,
+    list: codec ? codec.list : jsonList,
+    ...(codec ? { watch: instrumentWatch(clients.kubeConfig, { watch: codec.watch }) } : {}),
     kubeConfig: clients.kubeConfig,
     log: opts.log,
     clock: opts.clock,
@@ -127,7 +145,7 @@ function make<T>(
 
 /** Informer over all Nodes, keyed by name. */
 export function nodeInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<Node> {
-  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', convert: toNode, keyOf: nameKey });
+  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', convert: toNode, keyOf: nameKey, protobufKind: 'Node' });
 }
 
 /**
@@ -141,6 +159,7 @@ export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions
     path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
     convert: toLease,
     keyOf: (l) => leaseKey(l.name, l.namespace),
+    protobufKind: 'Lease',
   });
 }
 
@@ -152,7 +171,7 @@ export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions
 export function podInformer(clients: KubeClients, opts: InformerFactoryOptions & { keepLabels?: boolean }): Informer<Pod> {
   const indexers = { [POD_NODE_NAME_INDEX]: (p: Pod) => (p.nodeName ? [p.nodeName] : []) };
   const convert = opts.keepLabels === true ? toPodWithLabels : toPod;
-  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', convert, keyOf: namespacedKey, indexers });
+  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', convert, keyOf: namespacedKey, indexers, protobufKind: 'Pod' });
 }
 
 /** Name of the DaemonSet index by namespace (1.20's `GetPodDaemonSets` lists the pod's namespace). */

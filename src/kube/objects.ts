@@ -270,11 +270,12 @@ function num(v: unknown): number | undefined {
 }
 
 /**
- * Normalises a Kubernetes timestamp (RFC 3339 string, MicroTime string or `Date`) to epoch ms.
+ * Normalises a Kubernetes timestamp (RFC 3339 string, MicroTime string, `Date`, or the epoch-ms number of src/kube/protobuf/views.ts) to epoch ms.
  * @returns epoch milliseconds, or `undefined` for null, undefined or unparsable input.
  */
 export function toMillis(t: unknown): number | undefined {
   if (t == null) return undefined;
+  if (typeof t === 'number') return Number.isFinite(t) ? t : undefined;
   if (t instanceof Date) {
     const ms = t.getTime();
     return Number.isNaN(ms) ? undefined : ms;

@@ -246,6 +246,10 @@ export interface RestClientMetricFamilies {
   requestDuration: Histogram<'verb' | 'host'>;
   /** `rest_client_rate_limiter_duration_seconds{verb,host}` histogram: wait in the client-side write throttle, **seconds**. */
   rateLimiterDuration: Histogram<'verb' | 'host'>;
+  /** Our own `node_lifecycle_controller_informer_wire_fallback_total{resource,reason}`: an informer's protobuf codec fell back to JSON (src/kube/wire.ts). */
+  wireFallback: Counter<'resource' | 'reason'>;
+  /** Our own `node_lifecycle_controller_informer_wire_malformed_total{resource}`: objects skipped because their protobuf did not decode. */
+  wireMalformed: Counter<'resource'>;
 }
 
 /** Typed handles for every metric, plus the registry that serves them. */
@@ -539,6 +543,19 @@ function restClientMetrics(registers: Registry[]): RestClientMetricFamilies {
     buckets: [...REST_CLIENT_DURATION_BUCKETS_SECONDS],
     registers,
   });
+  // Not upstream (client-go has no fallback from protobuf): the informers' wire codec, src/kube/wire.ts.
+  const wireFallback = new Counter<'resource' | 'reason'>({
+    name: 'node_lifecycle_controller_informer_wire_fallback_total',
+    help: 'Number of times an informer fell back from protobuf to JSON, by resource and reason (refused, content-type, decode-error). Our own.',
+    labelNames: ['resource', 'reason'],
+    registers,
+  });
+  const wireMalformed = new Counter<'resource'>({
+    name: 'node_lifecycle_controller_informer_wire_malformed_total',
+    help: 'Number of objects an informer skipped because their protobuf did not decode, by resource. Our own.',
+    labelNames: ['resource'],
+    registers,
+  });
   const sink: RestClientMetricsSink = {
     request(method, host, code, durationSeconds) {
       requestsTotal.inc({ code, method, host });
@@ -547,6 +564,12 @@ function restClientMetrics(registers: Registry[]): RestClientMetricFamilies {
     rateLimiterWait(verb, host, waitSeconds) {
       rateLimiterDuration.observe({ verb, host }, waitSeconds);
     },
+    wireFallback(resource, reason) {
+      wireFallback.inc({ resource, reason });
+    },
+    wireMalformed(resource) {
+      wireMalformed.inc({ resource });
+    },
   };
-  return { sink, requestsTotal, requestDuration, rateLimiterDuration };
+  return { sink, requestsTotal, requestDuration, rateLimiterDuration, wireFallback, wireMalformed };
 }

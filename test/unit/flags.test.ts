@@ -48,6 +48,7 @@ const DEFAULTS: [flag: string, text: string, field: keyof ControllerConfig, valu
   ['storm-hold', '5m', 'stormHold', 5 * 60 * 1000],
   ['kube-api-qps', '20', 'kubeApiQps', 20],
   ['kube-api-burst', '30', 'kubeApiBurst', 30],
+  ['kube-api-content-type', 'application/vnd.kubernetes.protobuf', 'kubeApiContentType', 'application/vnd.kubernetes.protobuf'],
   ['leader-elect', 'true', 'leaderElect', true],
   ['leader-elect-lease-duration', '15s', 'leaderElectLeaseDuration', 15 * 1000],
   ['leader-elect-renew-deadline', '10s', 'leaderElectRenewDeadline', 10 * 1000],
@@ -203,6 +204,7 @@ describe('validation errors: FlagError, exit code 2, one line naming the flag', 
     [['--kube-api-qps=-5'], 'kube-api-qps'],
     [['--kube-api-burst=0'], 'kube-api-burst'],
     [['--kube-api-burst=1.5'], 'kube-api-burst'],
+    [['--kube-api-content-type=application/cbor'], 'kube-api-content-type'],
     [['--leader-elect-lease-duration=0'], 'leader-elect-lease-duration'],
     [['--leader-elect-renew-deadline=15s'], 'leader-elect-renew-deadline'],
     [['--leader-elect-lease-duration=10s'], 'leader-elect-renew-deadline'],
@@ -324,6 +326,11 @@ describe('environment and config file precedence', () => {
     assert.equal(layered.largeClusterSizeThreshold, 30, 'command line over file');
     assert.equal(layered.nodeMonitorGracePeriod, 40_000, 'file over default');
     assert.equal(layered.configFile, path, 'NLC_CONFIG names the file');
+  });
+
+  test('--kube-api-content-type=application/json and NLC_KUBE_API_CONTENT_TYPE force JSON', async () => {
+    assert.equal((await parse(['--kube-api-content-type=application/json'])).kubeApiContentType, 'application/json');
+    assert.equal((await parse([], { NLC_KUBE_API_CONTENT_TYPE: 'application/json' })).kubeApiContentType, 'application/json');
   });
 
   test('JSON config file', async () => {
@@ -594,6 +601,7 @@ describe('kube-controller-manager 1.37.2 flags we share', () => {
     ['cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (Float32Var)', 'unhealthy-zone-threshold', '0.55', 'unhealthyZoneThreshold', 0.55],
     ['pkg/controller/apis/config/v1alpha1/defaults.go', 'kube-api-qps', '20', 'kubeApiQps', 20],
     ['pkg/controller/apis/config/v1alpha1/defaults.go', 'kube-api-burst', '30', 'kubeApiBurst', 30],
+    ['component-base config/v1alpha1/defaults.go (ClientConnection.ContentType)', 'kube-api-content-type', 'application/vnd.kubernetes.protobuf', 'kubeApiContentType', 'application/vnd.kubernetes.protobuf'],
     ['component-base config/v1alpha1/defaults.go', 'leader-elect', 'true', 'leaderElect', true],
     ['component-base config/v1alpha1/defaults.go', 'leader-elect-lease-duration', '15s', 'leaderElectLeaseDuration', 15_000],
     ['component-base config/v1alpha1/defaults.go', 'leader-elect-renew-deadline', '10s', 'leaderElectRenewDeadline', 10_000],

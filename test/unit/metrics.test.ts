@@ -75,6 +75,8 @@ function touchAll(m: Metrics): void {
   m.workqueue.provider.forQueue('node_lifecycle_controller', () => ({ depth: 0, unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0 }));
   m.restClient.sink.request('GET', '127.0.0.1:6443', '200', 0.01);
   m.restClient.sink.rateLimiterWait('PATCH', '127.0.0.1:6443', 0);
+  m.restClient.sink.wireFallback?.('pods', 'refused');
+  m.restClient.sink.wireMalformed?.('pods');
 }
 
 describe('metric names, types, labels and buckets match upstream', () => {
@@ -119,6 +121,9 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['rest_client_requests_total', 'counter', ['code', 'method', 'host']],
     ['rest_client_request_duration_seconds', 'histogram', ['verb', 'host']],
     ['rest_client_rate_limiter_duration_seconds', 'histogram', ['verb', 'host']],
+    // Our own: the informers' protobuf codec (src/kube/wire.ts).
+    ['node_lifecycle_controller_informer_wire_fallback_total', 'counter', ['resource', 'reason']],
+    ['node_lifecycle_controller_informer_wire_malformed_total', 'counter', ['resource']],
     // Our counterpart of kubernetes_build_info.
     ['node_lifecycle_controller_build_info', 'gauge', ['version', 'git_commit', 'node_version']],
     // Ours: the start-up second-actor check (src/secondactor/check.ts).

@@ -1,0 +1,550 @@
+/**
+ * A skipping protobuf decoder for Pod, Node and Lease: it walks the wire bytes once and reads only
+ * the fields src/kube/objects.ts's converters read, stepping over everything else (container specs,
+ * managedFields, images, ...) without building it. @bufbuild/protobuf's reflective `fromBinary`
+ * builds every nested message of a Pod and measured about 2.5× the CPU of `JSON.parse` + slimming
+ * (bench/wire-decode.ts); reading a third of the fields and skipping the rest is what makes protobuf
+ * cheaper than JSON on the client too.
+ *
+ * Every field number comes from the code generated from k8s.io/api v0.37.2 (./gen, checked against
+ * the .proto files by test/unit/protobuf-generated.test.ts), looked up once at load; none is typed
+ * in by hand. The JSON semantics the views restore are listed in ./views.ts.
+ *
+ * Pure: no I/O. Every decoder throws {@link MalformedMessage} on bytes that do not parse (truncated,
+ * a length past its parent's end, an unknown wire type).
+ */
+import type { DescMessage } from '@bufbuild/protobuf';
+import {
+  ContainerStateSchema,
+  ContainerStatusSchema,
+  NodeConditionSchema,
+  NodeSchema,
+  NodeSpecSchema,
+  NodeStatusSchema,
+  PersistentVolumeClaimVolumeSourceSchema,
+  CSIVolumeSourceSchema,
+  PodConditionSchema,
+  PodSchema,
+  PodSpecSchema,
+  PodStatusSchema,
+  TaintSchema,
+  TolerationSchema,
+  VolumeSchema,
+  VolumeSourceSchema,
+} from './gen/k8s.io/api/core/v1/generated_pb.js';
+import { LeaseSchema, LeaseSpecSchema } from './gen/k8s.io/api/coordination/v1/generated_pb.js';
+import { ObjectMetaSchema, OwnerReferenceSchema, TimeSchema } from './gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
+
+/** A JSON-shaped view of an object (see ./views.ts). */
+export type View = Record<string, unknown>;
+
+/** Bytes that do not parse as the message they should be. */
+export class MalformedMessage extends Error {
+  override readonly name = 'MalformedMessage';
+}
+
+/** The field numbers of `schema`, by the names given; throws at load when the generated code lacks one. */
+function numbers<K extends string>(schema: DescMessage, names: readonly K[]): Record<K, number> {
+  const out = {} as Record<K, number>;
+  for (const n of names) {
+    const f = schema.field[n];
+    if (!f) throw new Error(`${schema.typeName} has no field ${n}: regenerate src/kube/protobuf/gen`);
+    out[n] = f.number;
+  }
+  return out;
+}
+
+const POD = numbers(PodSchema, ['metadata', 'spec', 'status']);
+const NODE = numbers(NodeSchema, ['metadata', 'spec', 'status']);
+const LEASE = numbers(LeaseSchema, ['metadata', 'spec']);
+const META = numbers(ObjectMetaSchema, [
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+]);
+const OWNER = numbers(OwnerReferenceSchema, ['apiVersion', 'kind', 'name', 'uid', 'controller']);
+const TIME = numbers(TimeSchema, ['seconds', 'nanos']);
+const POD_SPEC = numbers(PodSpecSchema, ['nodeName', 'tolerations', 'volumes']);
+const POD_STATUS = numbers(PodStatusSchema, ['phase', 'conditions', 'initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses']);
+const POD_CONDITION = numbers(PodConditionSchema, ['type', 'status', 'reason', 'message', 'lastTransitionTime', 'lastProbeTime']);
+const TOLERATION = numbers(TolerationSchema, ['key', 'operator', 'value', 'effect', 'tolerationSeconds']);
+const VOLUME = numbers(VolumeSchema, ['name', 'volumeSource']);
+const PVC_SOURCE = numbers(PersistentVolumeClaimVolumeSourceSchema, ['claimName']);
+const CSI_SOURCE = numbers(CSIVolumeSourceSchema, ['driver']);
+const CONTAINER_STATUS = numbers(ContainerStatusSchema, ['state']);
+const CONTAINER_STATE = numbers(ContainerStateSchema, ['waiting', 'running', 'terminated']);
+const NODE_SPEC = numbers(NodeSpecSchema, ['unschedulable', 'taints']);
+const NODE_STATUS = numbers(NodeStatusSchema, ['conditions']);
+const NODE_CONDITION = numbers(NodeConditionSchema, ['type', 'status', 'reason', 'message', 'lastHeartbeatTime', 'lastTransitionTime']);
+const TAINT = numbers(TaintSchema, ['key', 'value', 'effect', 'timeAdded']);
+const LEASE_SPEC = numbers(LeaseSpecSchema, ['holderIdentity', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'leaseTransitions']);
+/** VolumeSource field number → its JSON key (the proto names are the JSON names). */
+const VOLUME_SOURCE_KEYS: ReadonlyMap<number, string> = new Map(VolumeSourceSchema.fields.map((f) => [f.number, f.name]));
+const PVC_SOURCE_NO = VolumeSourceSchema.field['persistentVolumeClaim']!.number;
+const CSI_SOURCE_NO = VolumeSourceSchema.field['csi']!.number;
+
+// ---- the reader ---------------------------------------------------------------------------------
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A cursor over one message: bytes `[pos, end)` of `b`. */
+class Reader {
+  constructor(
+    readonly b: Uint8Array,
+    public pos: number,
+    readonly end: number,
+  ) {}
+
+  get more(): boolean {
+    return this.pos < this.end;
+  }
+
+  /** An unsigned varint up to 2^53 (lengths, tags, bools, non-negative ints). */
+  uvarint(): number {
+    const b = this.b;
+    let x = 0;
+    let mul = 1;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.end) throw new MalformedMessage('truncated varint');
+      const c = b[this.pos++]!;
+      x += (c & 0x7f) * mul;
+      if (c < 0x80) return x;
+      mul *= 128;
+    }
+    throw new MalformedMessage('varint longer than 10 bytes');
+  }
+
+  /** A signed int64/int32 varint as a number (two's complement over 64 bits; exact below 2^53). */
+  int64(): number {
+    const start = this.pos;
+    const x = this.uvarint();
+    if (this.pos - start < 8) return x; // < 2^49: positive
+    // Rare: large or negative. Re-read exactly with BigInt.
+    let big = 0n;
+    for (let i = this.pos - 1; i >= start; i--) big = (big << 7n) | BigInt(this.b[i]! & 0x7f);
+    return Number(BigInt.asIntN(64, big));
+  }
+
+  /** The next field's tag (`number << 3 | wireType`). */
+  tag(): number {
+    return this.uvarint();
+  }
+
+  /** A length-delimited field's sub-reader. */
+  sub(): Reader {
+    const len = this.uvarint();
+    const start = this.pos;
+    const end = start + len;
+    if (end > this.end) throw new MalformedMessage('length past the end of its message');
+    this.pos = end;
+    return new Reader(this.b, start, end);
+  }
+
+  string(): string {
+    const len = this.uvarint();
+    const s = this.pos;
+    const e = s + len;
+    if (e > this.end) throw new MalformedMessage('string past the end of its message');
+    this.pos = e;
+    const b = this.b;
+    if (len <= 32) {
+      // Short ASCII strings (names, reasons, keys) without a native call.
+      let out = '';
+      for (let i = s; i < e; i++) {
+        const c = b[i]!;
+        if (c >= 0x80) return utf8.decode(b.subarray(s, e));
+        out += String.fromCharCode(c);
+      }
+      return out;
+    }
+    return utf8.decode(b.subarray(s, e));
+  }
+
+  skip(wt: number): void {
+    switch (wt) {
+      case 0:
+        this.uvarint();
+        return;
+      case 1:
+        this.pos += 8;
+        break;
+      case 2: {
+        // Not `this.pos += this.uvarint()`: that reads `pos` before the length moves it.
+        const len = this.uvarint();
+        this.pos += len;
+        break;
+      }
+      case 5:
+        this.pos += 4;
+        break;
+      default:
+        throw new MalformedMessage(`unsupported wire type ${wt}`);
+    }
+    if (this.pos > this.end) throw new MalformedMessage('field past the end of its message');
+  }
+}
+
+/** Requires wire type `want` for field `no` (a mismatch means the bytes are not this message). */
+function expect(wt: number, want: number, no: number): void {
+  if (wt !== want) throw new MalformedMessage(`field ${no}: wire type ${wt}, expected ${want}`);
+}
+
+// ---- field readers ------------------------------------------------------------------------------
+
+/** A `metav1.Time` / `MicroTime` as epoch ms; a zero time (empty message) is undefined, as JSON's null. */
+function time(r: Reader): number | undefined {
+  let seconds = 0;
+  let nanos = 0;
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === TIME.seconds && wt === 0) seconds = r.int64();
+    else if (no === TIME.nanos && wt === 0) nanos = r.int64();
+    else r.skip(wt);
+  }
+  if (seconds === 0 && nanos === 0) return undefined;
+  return seconds * 1000 + Math.floor(nanos / 1e6);
+}
+
+/** A `map<string,string>` entry `{key = 1, value = 2}` into `into`. */
+function mapEntry(r: Reader, into: Record<string, string>): void {
+  let k = '';
+  let v = '';
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === 1 && wt === 2) k = r.string();
+    else if (no === 2 && wt === 2) v = r.string();
+    else r.skip(wt);
+  }
+  into[k] = v;
+}
+
+/** Reads a length-delimited string field (wire type checked). */
+function str(r: Reader, wt: number, no: number): string {
+  expect(wt, 2, no);
+  return r.string();
+}
+
+/** Sets `o[k] = v` unless `v` is undefined or (for `omitempty` strings) empty. */
+function putNz(o: View, k: string, v: string): void {
+  if (v !== '') o[k] = v;
+}
+
+function objectMeta(r: Reader, withAnnotations: boolean): View {
+  const m: View = {};
+  let labels: Record<string, string> | undefined;
+  let annotations: Record<string, string> | undefined;
+  let owners: View[] | undefined;
+  let finalizers: string[] | undefined;
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    switch (no) {
+      case META.name:
+        putNz(m, 'name', str(r, wt, no));
+        break;
+      case META.namespace:
+        putNz(m, 'namespace', str(r, wt, no));
+        break;
+      case META.uid:
+        putNz(m, 'uid', str(r, wt, no));
+        break;
+      case META.resourceVersion:
+        putNz(m, 'resourceVersion', str(r, wt, no));
+        break;
+      case META.generation: {
+        expect(wt, 0, no);
+        const g = r.int64();
+        if (g !== 0) m['generation'] = g;
+        break;
+      }
+      case META.creationTimestamp:
+      case META.deletionTimestamp: {
+        expect(wt, 2, no);
+        const t = time(r.sub());
+        if (t !== undefined) m[no === META.creationTimestamp ? 'creationTimestamp' : 'deletionTimestamp'] = t;
+        break;
+      }
+      case META.deletionGracePeriodSeconds:
+        expect(wt, 0, no);
+        m['deletionGracePeriodSeconds'] = r.int64();
+        break;
+      case META.labels:
+        expect(wt, 2, no);
+        mapEntry(r.sub(), (labels ??= {}));
+        break;
+      case META.annotations:
+        expect(wt, 2, no);
+        if (withAnnotations) mapEntry(r.sub(), (annotations ??= {}));
+        else r.skip(wt);
+        break;
+      case META.ownerReferences:
+        expect(wt, 2, no);
+        (owners ??= []).push(ownerReference(r.sub()));
+        break;
+      case META.finalizers:
+        (finalizers ??= []).push(str(r, wt, no));
+        break;
+      default:
+        r.skip(wt);
+    }
+  }
+  if (labels) m['labels'] = labels;
+  if (annotations) m['annotations'] = annotations;
+  if (owners) m['ownerReferences'] = owners;
+  if (finalizers) m['finalizers'] = finalizers;
+  return m;
+}
+
+function ownerReference(r: Reader): View {
+  const o: View = { apiVersion: '', kind: '', name: '', uid: '' };
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === OWNER.apiVersion) o['apiVersion'] = str(r, wt, no);
+    else if (no === OWNER.kind) o['kind'] = str(r, wt, no);
+    else if (no === OWNER.name) o['name'] = str(r, wt, no);
+    else if (no === OWNER.uid) o['uid'] = str(r, wt, no);
+    else if (no === OWNER.controller && wt === 0) o['controller'] = r.uvarint() !== 0;
+    else r.skip(wt);
+  }
+  return o;
+}
+
+/** A Pod or Node condition (the two share type/status/reason/message; each has its own time fields). */
+function condition(r: Reader, nums: { type: number; status: number; reason: number; message: number }, times: ReadonlyMap<number, string>): View {
+  const c: View = { type: '', status: '' };
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === nums.type) c['type'] = str(r, wt, no);
+    else if (no === nums.status) c['status'] = str(r, wt, no);
+    else if (no === nums.reason) putNz(c, 'reason', str(r, wt, no));
+    else if (no === nums.message) putNz(c, 'message', str(r, wt, no));
+    else if (times.has(no) && wt === 2) {
+      const t = time(r.sub());
+      if (t !== undefined) c[times.get(no)!] = t;
+    } else r.skip(wt);
+  }
+  return c;
+}
+const POD_CONDITION_TIMES = new Map([
+  [POD_CONDITION.lastTransitionTime, 'lastTransitionTime'],
+  [POD_CONDITION.lastProbeTime, 'lastProbeTime'],
+]);
+const NODE_CONDITION_TIMES = new Map([
+  [NODE_CONDITION.lastHeartbeatTime, 'lastHeartbeatTime'],
+  [NODE_CONDITION.lastTransitionTime, 'lastTransitionTime'],
+]);
+
+function toleration(r: Reader): View {
+  const t: View = {};
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === TOLERATION.key) putNz(t, 'key', str(r, wt, no));
+    else if (no === TOLERATION.operator) putNz(t, 'operator', str(r, wt, no));
+    else if (no === TOLERATION.value) putNz(t, 'value', str(r, wt, no));
+    else if (no === TOLERATION.effect) putNz(t, 'effect', str(r, wt, no));
+    else if (no === TOLERATION.tolerationSeconds && wt === 0) t['tolerationSeconds'] = r.int64();
+    else r.skip(wt);
+  }
+  return t;
+}
+
+/** A volume as JSON has it: `name` plus the key of each set source (JSON inlines VolumeSource). */
+function volume(r: Reader): View {
+  const v: View = { name: '' };
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === VOLUME.name) v['name'] = str(r, wt, no);
+    else if (no === VOLUME.volumeSource && wt === 2) volumeSource(r.sub(), v);
+    else r.skip(wt);
+  }
+  return v;
+}
+
+function volumeSource(r: Reader, into: View): void {
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    const key = VOLUME_SOURCE_KEYS.get(no);
+    if (key === undefined || wt !== 2) {
+      r.skip(wt);
+      continue;
+    }
+    const s = r.sub();
+    if (no === PVC_SOURCE_NO) into[key] = { claimName: firstString(s, PVC_SOURCE.claimName) };
+    else if (no === CSI_SOURCE_NO) into[key] = { driver: firstString(s, CSI_SOURCE.driver) };
+    else into[key] = {};
+  }
+}
+
+/** The last value of string field `want` in the message (proto: the last one wins), or `''`. */
+function firstString(r: Reader, want: number): string {
+  let out = '';
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === want && wt === 2) out = r.string();
+    else r.skip(wt);
+  }
+  return out;
+}
+
+/** A container status reduced to which of its state's members are set (objects.ts `containerNotRunning`). */
+function containerStatus(r: Reader): View {
+  let state: View | undefined;
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === CONTAINER_STATUS.state && wt === 2) {
+      state ??= {};
+      const s = r.sub();
+      while (s.more) {
+        const st = s.tag(), sno = st >>> 3, swt = st & 7;
+        if (sno === CONTAINER_STATE.waiting) state['waiting'] = {};
+        else if (sno === CONTAINER_STATE.running) state['running'] = {};
+        else if (sno === CONTAINER_STATE.terminated) state['terminated'] = {};
+        s.skip(swt);
+      }
+    } else r.skip(wt);
+  }
+  return state ? { state } : {};
+}
+
+function taint(r: Reader): View {
+  const t: View = { key: '', effect: '' };
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === TAINT.key) t['key'] = str(r, wt, no);
+    else if (no === TAINT.value) putNz(t, 'value', str(r, wt, no));
+    else if (no === TAINT.effect) t['effect'] = str(r, wt, no);
+    else if (no === TAINT.timeAdded && wt === 2) {
+      const at = time(r.sub());
+      if (at !== undefined) t['timeAdded'] = at;
+    } else r.skip(wt);
+  }
+  return t;
+}
+
+// ---- objects ------------------------------------------------------------------------------------
+
+/** Appends `v` to the list `o[k]`, creating it. */
+function push(o: View, k: string, v: View): void {
+  const list = o[k] as View[] | undefined;
+  if (list) list.push(v);
+  else o[k] = [v];
+}
+
+function podSpec(r: Reader): View {
+  const spec: View = {};
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === POD_SPEC.nodeName) putNz(spec, 'nodeName', str(r, wt, no));
+    else if (no === POD_SPEC.tolerations && wt === 2) push(spec, 'tolerations', toleration(r.sub()));
+    else if (no === POD_SPEC.volumes && wt === 2) push(spec, 'volumes', volume(r.sub()));
+    else r.skip(wt);
+  }
+  return spec;
+}
+
+const CONTAINER_STATUS_LISTS = new Map([
+  [POD_STATUS.initContainerStatuses, 'initContainerStatuses'],
+  [POD_STATUS.containerStatuses, 'containerStatuses'],
+  [POD_STATUS.ephemeralContainerStatuses, 'ephemeralContainerStatuses'],
+]);
+
+function podStatus(r: Reader): View {
+  const status: View = {};
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === POD_STATUS.phase) putNz(status, 'phase', str(r, wt, no));
+    else if (no === POD_STATUS.conditions && wt === 2) push(status, 'conditions', condition(r.sub(), POD_CONDITION, POD_CONDITION_TIMES));
+    else if (CONTAINER_STATUS_LISTS.has(no) && wt === 2) push(status, CONTAINER_STATUS_LISTS.get(no)!, containerStatus(r.sub()));
+    else r.skip(wt);
+  }
+  return status;
+}
+
+/**
+ * A Pod's view from its message bytes (the envelope's `raw`).
+ * @throws {MalformedMessage} when the bytes do not parse.
+ */
+export function podView(bytes: Uint8Array, withAnnotations: boolean): View {
+  const r = new Reader(bytes, 0, bytes.length);
+  let metadata: View = {};
+  let spec: View = {};
+  let status: View = {};
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === POD.metadata && wt === 2) metadata = objectMeta(r.sub(), withAnnotations);
+    else if (no === POD.spec && wt === 2) spec = podSpec(r.sub());
+    else if (no === POD.status && wt === 2) status = podStatus(r.sub());
+    else r.skip(wt);
+  }
+  return { metadata, spec, status };
+}
+
+/**
+ * A Node's view from its message bytes.
+ * @throws {MalformedMessage} when the bytes do not parse.
+ */
+export function nodeView(bytes: Uint8Array, withAnnotations: boolean): View {
+  const r = new Reader(bytes, 0, bytes.length);
+  let metadata: View = {};
+  const spec: View = {};
+  const status: View = {};
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === NODE.metadata && wt === 2) metadata = objectMeta(r.sub(), withAnnotations);
+    else if (no === NODE.spec && wt === 2) {
+      const s = r.sub();
+      while (s.more) {
+        const st = s.tag(), sno = st >>> 3, swt = st & 7;
+        if (sno === NODE_SPEC.unschedulable && swt === 0) {
+          if (s.uvarint() !== 0) spec['unschedulable'] = true;
+        } else if (sno === NODE_SPEC.taints && swt === 2) push(spec, 'taints', taint(s.sub()));
+        else s.skip(swt);
+      }
+    } else if (no === NODE.status && wt === 2) {
+      const s = r.sub();
+      while (s.more) {
+        const st = s.tag(), sno = st >>> 3, swt = st & 7;
+        if (sno === NODE_STATUS.conditions && swt === 2) push(status, 'conditions', condition(s.sub(), NODE_CONDITION, NODE_CONDITION_TIMES));
+        else s.skip(swt);
+      }
+    } else r.skip(wt);
+  }
+  return { metadata, spec, status };
+}
+
+/**
+ * A Lease's view from its message bytes. `holderIdentity`, `leaseDurationSeconds` and
+ * `leaseTransitions` are pointers: present exactly when written.
+ * @throws {MalformedMessage} when the bytes do not parse.
+ */
+export function leaseView(bytes: Uint8Array, withAnnotations: boolean): View {
+  const r = new Reader(bytes, 0, bytes.length);
+  let metadata: View = {};
+  const spec: View = {};
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === LEASE.metadata && wt === 2) metadata = objectMeta(r.sub(), withAnnotations);
+    else if (no === LEASE.spec && wt === 2) {
+      const s = r.sub();
+      while (s.more) {
+        const st = s.tag(), sno = st >>> 3, swt = st & 7;
+        if (sno === LEASE_SPEC.holderIdentity) spec['holderIdentity'] = str(s, swt, sno);
+        else if (sno === LEASE_SPEC.leaseDurationSeconds && swt === 0) spec['leaseDurationSeconds'] = s.int64() | 0;
+        else if (sno === LEASE_SPEC.leaseTransitions && swt === 0) spec['leaseTransitions'] = s.int64() | 0;
+        else if ((sno === LEASE_SPEC.acquireTime || sno === LEASE_SPEC.renewTime) && swt === 2) {
+          const t = time(s.sub());
+          if (t !== undefined) spec[sno === LEASE_SPEC.renewTime ? 'renewTime' : 'acquireTime'] = t;
+        } else s.skip(swt);
+      }
+    } else r.skip(wt);
+  }
+  return { metadata, spec };
+}

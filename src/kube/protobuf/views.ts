@@ -1,0 +1,125 @@
+/**
+ * Decodes Kubernetes protobuf objects, lists and watch frames into **JSON-shaped views**: plain
+ * objects with the field names and value forms the API server's JSON has (RFC 3339 times become
+ * epoch-ms numbers, which src/kube/objects.ts `toMillis` reads too), holding only the fields the
+ * slim converters of objects.ts read. The converters stay the one definition of the slim shape:
+ * an informer feeds them a view exactly as it feeds them parsed JSON.
+ *
+ * JSON semantics that protobuf does not carry are restored here, field by field, as the Go types
+ * define them (k8s.io/api v0.37.2 core/v1 and coordination/v1 `types.go`):
+ * - `omitempty` strings (condition reason and message, toleration fields, nodeName, phase) are left
+ *   out when empty, as JSON leaves them out;
+ * - pointer fields (tolerationSeconds, deletionGracePeriodSeconds, holderIdentity,
+ *   leaseDurationSeconds, leaseTransitions, ownerReference controller) appear only when set;
+ * - a zero `metav1.Time` / `MicroTime` (an empty message: `time_proto.go` writes nothing for it) is
+ *   absent, as JSON's `null` is.
+ *
+ * Pure: no I/O. Errors: {@link decodeObject} and friends throw on bytes that do not decode.
+ */
+import { fromBinary } from '@bufbuild/protobuf';
+import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import { ListMetaSchema, StatusSchema, WatchEventSchema } from './gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
+import { leaseView, nodeView, podView, type View } from './decoder.js';
+import { unwrapEnvelope, WireFormatError } from './envelope.js';
+
+export type { View } from './decoder.js';
+
+/** The collections served in protobuf, by the kind of their items. */
+export type ProtobufKind = 'Pod' | 'Node' | 'Lease';
+
+const READ = { readUnknownFields: false } as const;
+
+/** The skipping decoders of ./decoder.ts: only the fields the converters read are decoded. */
+const decodeFns: Record<ProtobufKind, (raw: Uint8Array, withAnnotations: boolean) => View> = { Pod: podView, Node: nodeView, Lease: leaseView };
+
+/**
+ * Decodes one enveloped object of `kind` into its view.
+ * @param withAnnotations keep `metadata.annotations` (a watch bookmark's initial-events-end mark; no converter reads them).
+ * @throws {WireFormatError} when the envelope is malformed or names another kind; a
+ *   `MalformedMessage` (./decoder.ts) when the object's bytes do not decode.
+ */
+export function decodeObject(kind: ProtobufKind, bytes: Uint8Array, withAnnotations = false): View {
+  const env = unwrapEnvelope(bytes);
+  if (env.kind !== kind) throw new WireFormatError(`expected a ${kind}, got ${env.kind || 'no kind'}`);
+  return decodeFns[kind](env.raw, withAnnotations);
+}
+
+/** One decoded page of a list: the JSON list shape src/kube/listwatch.ts `ListPage` reads. */
+export interface ListView {
+  metadata: { resourceVersion: string; continue?: string };
+  items: View[];
+  /** Items skipped because their bytes did not decode (the rest of the page is kept). */
+  malformed: number;
+}
+
+/**
+ * Decodes an enveloped `<kind>List`. Items are decoded one by one, so a malformed item is skipped
+ * (and counted in `malformed`) instead of failing the page.
+ * @throws {WireFormatError} when the envelope or the list's own framing is malformed, or it is not a `<kind>List`.
+ */
+export function decodeList(kind: ProtobufKind, bytes: Uint8Array): ListView {
+  const env = unwrapEnvelope(bytes);
+  if (env.kind !== `${kind}List`) throw new WireFormatError(`expected a ${kind}List, got ${env.kind || 'no kind'}`);
+  const decode = decodeFns[kind];
+  const out: ListView = { metadata: { resourceVersion: '' }, items: [], malformed: 0 };
+  try {
+    // PodList, NodeList and LeaseList all are `metadata = 1 (ListMeta)`, `items = 2 (repeated <kind>)`.
+    const r = new BinaryReader(env.raw);
+    while (r.pos < r.len) {
+      const [no, wt] = r.tag();
+      if (no === 1 && wt === WireType.LengthDelimited) {
+        const lm = fromBinary(ListMetaSchema, r.bytes(), READ);
+        out.metadata.resourceVersion = lm.resourceVersion;
+        if (lm.continue !== '') out.metadata.continue = lm.continue;
+      } else if (no === 2 && wt === WireType.LengthDelimited) {
+        const item = r.bytes();
+        try {
+          out.items.push(decode(item, false));
+        } catch {
+          out.malformed++;
+        }
+      } else {
+        r.skip(wt, no);
+      }
+    }
+  } catch (err) {
+    throw new WireFormatError(`${kind}List: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return out;
+}
+
+/** One decoded watch frame: the event type and its object's view (`undefined` when the object did not decode). */
+export interface WatchEventView {
+  type: string;
+  object: View | undefined;
+}
+
+/**
+ * Decodes one watch frame (a `metav1.WatchEvent` without envelope). An ERROR event's object is a
+ * `metav1.Status` (`{code, reason, message}`); a BOOKMARK keeps its annotations.
+ * @throws {WireFormatError} when the frame is not a WatchEvent (the stream is unusable); an object
+ *   that does not decode gives `object: undefined` instead (that one event is skipped).
+ */
+export function decodeWatchEvent(kind: ProtobufKind, frameBytes: Uint8Array): WatchEventView {
+  let ev;
+  try {
+    ev = fromBinary(WatchEventSchema, frameBytes, READ);
+  } catch (err) {
+    throw new WireFormatError(`watch frame: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (ev.type === '') throw new WireFormatError('watch frame: WatchEvent without a type');
+  const raw = ev.object?.raw ?? new Uint8Array(0);
+  try {
+    if (ev.type === 'ERROR') return { type: ev.type, object: statusView(raw) };
+    return { type: ev.type, object: decodeObject(kind, raw, ev.type === 'BOOKMARK') };
+  } catch {
+    return { type: ev.type, object: undefined };
+  }
+}
+
+/** A watch ERROR event's enveloped `metav1.Status`. */
+function statusView(raw: Uint8Array): View {
+  const env = unwrapEnvelope(raw);
+  const s = fromBinary(StatusSchema, env.raw, READ);
+  return { kind: 'Status', code: s.code, reason: s.reason, message: s.message };
+}

@@ -1,0 +1,383 @@
+/**
+ * The protobuf wire format (src/kube/protobuf/) and the informers' codec (src/kube/wire.ts):
+ * envelope and frames, the JSON semantics the views restore, malformed objects and frames, and the
+ * JSON fallbacks, against a local HTTP server that answers as an API server would.
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { create, toBinary, type DescMessage, type MessageInitShape } from '@bufbuild/protobuf';
+import { KubeConfig } from '@kubernetes/client-node';
+import { makeClients, type RestClientMetricsSink, type WatchStarter } from '../../src/kube/client.js';
+import { FrameReader, frame, MAX_FRAME_BYTES, PROTOBUF_MAGIC, unwrapEnvelope, WireFormatError } from '../../src/kube/protobuf/envelope.js';
+import { decodeList, decodeObject, decodeWatchEvent } from '../../src/kube/protobuf/views.js';
+import { LeaseSchema } from '../../src/kube/protobuf/gen/k8s.io/api/coordination/v1/generated_pb.js';
+import { PodListSchema, PodSchema } from '../../src/kube/protobuf/gen/k8s.io/api/core/v1/generated_pb.js';
+import { StatusSchema, WatchEventSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
+import { UnknownSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/runtime/generated_pb.js';
+import { toLease, toPod } from '../../src/kube/objects.js';
+import { WireCodec } from '../../src/kube/wire.js';
+import { defaultKubeContentType, parseKubeContentType } from '../../src/kube/contenttype.js';
+import type { ListPage, ListPageOptions } from '../../src/kube/listwatch.js';
+import { silentLogger } from '../../src/log/logger.js';
+
+// ---- fixtures ---------------------------------------------------------------------------------
+
+/** `k8s\x00` + runtime.Unknown{typeMeta, raw}: how the API server envelopes an object. */
+function envelope<D extends DescMessage>(kind: string, apiVersion: string, schema: D, init: MessageInitShape<D>): Uint8Array {
+  const raw = toBinary(schema, create(schema, init));
+  const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion, kind }, raw }));
+  const out = new Uint8Array(4 + unknown.length);
+  out.set(PROTOBUF_MAGIC, 0);
+  out.set(unknown, 4);
+  return out;
+}
+
+const T0 = 1_790_000_000n; // seconds
+const time = (s: bigint, nanos = 0): { seconds: bigint; nanos: number } => ({ seconds: s, nanos });
+
+function pod(name: string, extra: MessageInitShape<typeof PodSchema> = {}): MessageInitShape<typeof PodSchema> {
+  return {
+    // generateName and the container are fields the decoder skips: a wrong skip would misread what follows.
+    metadata: { name, generateName: 'web-', selfLink: '', namespace: 'ns', uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: time(T0) },
+    spec: { containers: [{ name: 'c', image: 'pause' }], nodeName: 'node-a' },
+    status: { phase: 'Running' },
+    ...extra,
+  } as MessageInitShape<typeof PodSchema>;
+}
+
+const podBytes = (name: string, extra?: MessageInitShape<typeof PodSchema>): Uint8Array => envelope('Pod', 'v1', PodSchema, pod(name, extra));
+
+function watchFrame(type: string, raw: Uint8Array): Uint8Array {
+  return toBinary(WatchEventSchema, create(WatchEventSchema, { type, object: { raw } }));
+}
+
+// ---- envelope and frames ----------------------------------------------------------------------
+
+describe('envelope and frames', () => {
+  test('an envelope without the k8s\\x00 prefix is a wire format error', () => {
+    const good = podBytes('p');
+    assert.equal(unwrapEnvelope(good).kind, 'Pod');
+    assert.throws(() => unwrapEnvelope(good.subarray(4)), WireFormatError);
+    assert.throws(() => unwrapEnvelope(Uint8Array.of(0x6b, 0x38, 0x73, 0x01, 0)), WireFormatError);
+  });
+
+  test('frames split at any chunk boundary come out whole and in order', () => {
+    const messages = [Uint8Array.of(1, 2, 3), new Uint8Array(0), new Uint8Array(1000).fill(7), Uint8Array.of(9)];
+    const stream = frame(messages);
+    for (const chunkSize of [1, 3, 5, 64, stream.length]) {
+      const r = new FrameReader();
+      const got: Uint8Array[] = [];
+      for (let i = 0; i < stream.length; i += chunkSize) got.push(...r.push(stream.subarray(i, i + chunkSize)));
+      assert.deepEqual(got.map((f) => [...f]), messages.map((m) => [...m]), `chunk size ${chunkSize}`);
+      assert.equal(r.pending, 0);
+    }
+  });
+
+  test('a length prefix over the limit is a wire format error (a garbled stream), not a wait for 4 GiB', () => {
+    const header = new Uint8Array(4);
+    new DataView(header.buffer).setUint32(0, MAX_FRAME_BYTES + 1, false);
+    assert.throws(() => new FrameReader().push(header), WireFormatError);
+  });
+});
+
+// ---- views: JSON semantics --------------------------------------------------------------------
+
+describe('views restore what JSON says and protobuf does not', () => {
+  test('pointer fields set to zero stay set; unset ones stay absent; zero times are absent', () => {
+    const withZeros = decodeObject(
+      'Pod',
+      podBytes('p', {
+        metadata: { name: 'p', namespace: 'ns', uid: 'u', resourceVersion: '7', creationTimestamp: time(T0), deletionTimestamp: time(T0 + 5n, 250_000_000), deletionGracePeriodSeconds: 0n },
+        spec: { nodeName: 'n', tolerations: [{ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0n }, { operator: 'Exists' }] },
+        status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: {} }] },
+      }),
+    );
+    const p = toPod(withZeros);
+    assert.ok(p);
+    assert.equal(p.deletionGracePeriodSeconds, 0, 'a force delete (grace 0) is not lost');
+    assert.equal(p.deletionTimestamp, Number(T0 + 5n) * 1000 + 250);
+    assert.deepEqual(p.tolerations, [{ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }, { operator: 'Exists' }]);
+    assert.deepEqual(p.conditions, [{ type: 'Ready', status: 'False' }], 'a zero lastTransitionTime and empty reason/message are absent, as JSON omits them');
+    const plain = toPod(decodeObject('Pod', podBytes('q')));
+    assert.ok(plain);
+    assert.equal(plain.deletionGracePeriodSeconds, undefined);
+    assert.equal(plain.deletionTimestamp, undefined);
+  });
+
+  test('a Lease with an empty holderIdentity keeps it (a pointer), and MicroTime keeps milliseconds', () => {
+    const bytes = envelope('Lease', 'coordination.k8s.io/v1', LeaseSchema, {
+      metadata: { name: 'n1', namespace: 'kube-node-lease', resourceVersion: '9' },
+      spec: { holderIdentity: '', leaseDurationSeconds: 40, renewTime: time(T0, 123_456_789) },
+    });
+    assert.deepEqual(toLease(decodeObject('Lease', bytes)), {
+      namespace: 'kube-node-lease',
+      name: 'n1',
+      resourceVersion: '9',
+      holderIdentity: '',
+      leaseDurationSeconds: 40,
+      renewTime: Number(T0) * 1000 + 123,
+    });
+  });
+
+  test('volume sources appear under their JSON keys (claims, CSI drivers, node-local sources)', () => {
+    const p = toPod(
+      decodeObject(
+        'Pod',
+        podBytes('v', {
+          spec: {
+            nodeName: 'n',
+            volumes: [
+              { name: 'data', volumeSource: { persistentVolumeClaim: { claimName: 'c1' } } },
+              { name: 'scratch', volumeSource: { emptyDir: {} } },
+              { name: 'eph', volumeSource: { ephemeral: {} } },
+              { name: 'inline', volumeSource: { csi: { driver: 'ebs.csi.aws.com' } } },
+              { name: 'old', volumeSource: { gcePersistentDisk: { pdName: 'd' } } },
+            ],
+          },
+        }),
+      ),
+    );
+    assert.ok(p);
+    assert.deepEqual(p.pvcNames, ['c1']);
+    assert.deepEqual(p.ephemeralClaimNames, ['v-eph']);
+    assert.deepEqual(p.inlineVolumeDrivers, ['ebs.csi.aws.com', '*']);
+  });
+
+  test('an envelope of another kind is refused', () => {
+    assert.throws(() => decodeObject('Node', podBytes('p')), WireFormatError);
+  });
+});
+
+// ---- malformed messages -----------------------------------------------------------------------
+
+describe('malformed messages fail closed', () => {
+  test('a list item that does not decode is skipped and counted; the rest of the page is kept', () => {
+    const good = toBinary(PodSchema, create(PodSchema, pod('a')));
+    const list = toBinary(PodListSchema, create(PodListSchema, { metadata: { resourceVersion: '42', continue: 'tok' } }));
+    // Append items by hand: a good one, a truncated one (a length past its end inside the item), a good one.
+    const item = (b: Uint8Array): Uint8Array => Uint8Array.of(0x12, ...varint(b.length), ...b);
+    const broken = Uint8Array.of(0x0a, 0x7f, 0x01);
+    const raw = Uint8Array.of(...list, ...item(good), ...item(broken), ...item(good));
+    const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'PodList' }, raw }));
+    const page = decodeList('Pod', Uint8Array.of(...PROTOBUF_MAGIC, ...unknown));
+    assert.equal(page.items.length, 2);
+    assert.equal(page.malformed, 1);
+    assert.deepEqual(page.metadata, { resourceVersion: '42', continue: 'tok' });
+  });
+
+  test('a watch frame whose object does not decode gives no object (skipped); a frame that is no WatchEvent is a stream error', () => {
+    const ok = decodeWatchEvent('Pod', watchFrame('ADDED', podBytes('a')));
+    assert.equal(ok.type, 'ADDED');
+    assert.equal(toPod(ok.object)?.name, 'a');
+    const badObject = decodeWatchEvent('Pod', watchFrame('MODIFIED', Uint8Array.of(...PROTOBUF_MAGIC, 0xff, 0xff)));
+    assert.deepEqual(badObject, { type: 'MODIFIED', object: undefined });
+    assert.throws(() => decodeWatchEvent('Pod', Uint8Array.of(0xff, 0xff, 0xff)), WireFormatError);
+  });
+
+  test('an ERROR event carries the Status code the informer reads (410 → relist)', () => {
+    const status = envelope('Status', 'v1', StatusSchema, { code: 410, reason: 'Expired', message: 'too old resource version' });
+    assert.deepEqual(decodeWatchEvent('Pod', watchFrame('ERROR', status)).object, { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+  });
+});
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return out;
+}
+
+// ---- the codec against a local server ----------------------------------------------------------
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+describe('WireCodec', () => {
+  let server: Server;
+  let handler: Handler = (_req, res) => res.end();
+  let base = '';
+  before(async () => {
+    server = createServer((req, res) => handler(req, res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  /** A codec on a fresh KubeConfig with a recording metrics sink, and JSON stand-ins that record their calls. */
+  function codec(contentType?: 'application/json' | 'application/vnd.kubernetes.protobuf') {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: base, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const fallbacks: string[] = [];
+    const malformed: string[] = [];
+    const sink: RestClientMetricsSink = {
+      request: () => {},
+      rateLimiterWait: () => {},
+      wireFallback: (resource, reason) => fallbacks.push(`${resource}:${reason}`),
+      wireMalformed: (resource) => malformed.push(resource),
+    };
+    makeClients(kc, {}, sink);
+    const jsonCalls: string[] = [];
+    const jsonList = async (_o: ListPageOptions): Promise<ListPage> => {
+      jsonCalls.push('list');
+      return { metadata: { resourceVersion: 'json' }, items: [] };
+    };
+    const jsonWatch: WatchStarter = {
+      async watch(_p, _q, _cb, done) {
+        jsonCalls.push('watch');
+        done(null);
+        return new AbortController();
+      },
+    };
+    const c = new WireCodec({ kubeConfig: kc, kind: 'Pod', path: '/api/v1/pods', resource: 'pods', jsonList, jsonWatch, log: silentLogger, ...(contentType ? { contentType } : {}) });
+    return { c, fallbacks, malformed, jsonCalls };
+  }
+  const listOpts = (): ListPageOptions => ({ limit: 500, signal: new AbortController().signal });
+
+  test('a protobuf list asks for protobuf and decodes the page', async () => {
+    let accept = '';
+    handler = (req, res) => {
+      accept = req.headers['accept'] ?? '';
+      const raw = toBinary(PodListSchema, create(PodListSchema, { metadata: { resourceVersion: '5' }, items: [create(PodSchema, pod('a'))] }));
+      const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'PodList' }, raw }));
+      res.setHeader('content-type', 'application/vnd.kubernetes.protobuf');
+      res.end(Buffer.from([...PROTOBUF_MAGIC, ...unknown]));
+    };
+    const { c, fallbacks, jsonCalls } = codec('application/vnd.kubernetes.protobuf');
+    const page = await c.list(listOpts());
+    assert.equal(accept, 'application/vnd.kubernetes.protobuf,application/json');
+    assert.equal(page.metadata?.resourceVersion, '5');
+    assert.equal(toPod(page.items[0])?.name, 'a');
+    assert.deepEqual(fallbacks, []);
+    assert.deepEqual(jsonCalls, []);
+    assert.equal(c.protobuf, true);
+  });
+
+  for (const status of [406, 415]) {
+    test(`a server that refuses protobuf (${status}) gets the same list as JSON at once, counted, and JSON from then on`, async () => {
+      let requests = 0;
+      handler = (_req, res) => {
+        requests++;
+        res.statusCode = status;
+        res.end('{}');
+      };
+      const { c, fallbacks, jsonCalls } = codec('application/vnd.kubernetes.protobuf');
+      assert.equal((await c.list(listOpts())).metadata?.resourceVersion, 'json');
+      assert.deepEqual(fallbacks, ['pods:refused']);
+      assert.equal(c.protobuf, false);
+      await c.list(listOpts());
+      assert.equal(requests, 1, 'no second protobuf request');
+      assert.deepEqual(jsonCalls, ['list', 'list']);
+    });
+  }
+
+  test('a JSON answer to a protobuf request is read as the JSON it is (content-type fallback)', async () => {
+    handler = (_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ metadata: { resourceVersion: '11' }, items: [] }));
+    };
+    const { c, fallbacks, jsonCalls } = codec('application/vnd.kubernetes.protobuf');
+    assert.equal((await c.list(listOpts())).metadata?.resourceVersion, '11');
+    assert.deepEqual(fallbacks, ['pods:content-type']);
+    assert.deepEqual(jsonCalls, []);
+  });
+
+  test('a protobuf list body that does not decode is fetched again as JSON (decode-error fallback)', async () => {
+    handler = (_req, res) => {
+      res.setHeader('content-type', 'application/vnd.kubernetes.protobuf');
+      res.end(Buffer.from('not protobuf at all'));
+    };
+    const { c, fallbacks, jsonCalls } = codec('application/vnd.kubernetes.protobuf');
+    assert.equal((await c.list(listOpts())).metadata?.resourceVersion, 'json');
+    assert.deepEqual(fallbacks, ['pods:decode-error']);
+    assert.deepEqual(jsonCalls, ['list']);
+  });
+
+  test('other HTTP errors are thrown with their status, not taken for a refusal (a 410 on a continue token stays a 410)', async () => {
+    handler = (_req, res) => {
+      res.statusCode = 410;
+      res.end('{"kind":"Status","code":410}');
+    };
+    const { c, fallbacks } = codec('application/vnd.kubernetes.protobuf');
+    await assert.rejects(c.list(listOpts()), (err: unknown) => (err as { code?: number }).code === 410);
+    assert.deepEqual(fallbacks, []);
+    assert.equal(c.protobuf, true);
+  });
+
+  test('a watch delivers good events, skips and counts a malformed object, and ends with a decode error at a garbled frame', async () => {
+    let query = '';
+    handler = (req, res) => {
+      query = req.url ?? '';
+      res.setHeader('content-type', 'application/vnd.kubernetes.protobuf;stream=watch');
+      res.write(Buffer.from(frame([watchFrame('ADDED', podBytes('a'))])));
+      res.write(Buffer.from(frame([watchFrame('MODIFIED', Uint8Array.of(...PROTOBUF_MAGIC, 0xff))])));
+      res.write(Buffer.from(frame([watchFrame('ADDED', podBytes('b'))])));
+      res.end(Buffer.from(frame([Uint8Array.of(0xff, 0xff, 0xff)])));
+    };
+    const { c, fallbacks, malformed, jsonCalls } = codec('application/vnd.kubernetes.protobuf');
+    const events: string[] = [];
+    const ended = new Promise<unknown>((resolve) => {
+      void c.watch('/api/v1/pods', { resourceVersion: '1', allowWatchBookmarks: true }, (type, obj) => events.push(`${type} ${toPod(obj)?.name}`), resolve);
+    });
+    const err = await ended;
+    assert.ok(err instanceof WireFormatError, String(err));
+    assert.match(query, /watch=true/);
+    assert.deepEqual(events, ['ADDED a', 'ADDED b']);
+    assert.deepEqual(malformed, ['pods']);
+    assert.deepEqual(fallbacks, ['pods:decode-error']);
+    // The informer reopens the watch after its backoff: as JSON now.
+    await c.watch('/api/v1/pods', {}, () => {}, () => {});
+    assert.deepEqual(jsonCalls, ['watch']);
+  });
+
+  test('a watch the server refuses (415) is reopened as JSON within the same call', async () => {
+    handler = (_req, res) => {
+      res.statusCode = 415;
+      res.end();
+    };
+    const { c, fallbacks, jsonCalls } = codec('application/vnd.kubernetes.protobuf');
+    const doneErr = await new Promise<unknown>((resolve) => void c.watch('/api/v1/pods', {}, () => {}, resolve));
+    assert.equal(doneErr, null, 'the JSON stand-in ended cleanly; no 415 reached the informer');
+    assert.deepEqual(fallbacks, ['pods:refused']);
+    assert.deepEqual(jsonCalls, ['watch']);
+  });
+
+  test('a watch that fails with another status reports it to done with statusCode (the informer decides)', async () => {
+    handler = (_req, res) => {
+      res.statusCode = 422;
+      res.end();
+    };
+    const { c, fallbacks } = codec('application/vnd.kubernetes.protobuf');
+    const err = await new Promise<unknown>((resolve) => void c.watch('/api/v1/pods', { sendInitialEvents: true }, () => {}, resolve));
+    assert.equal((err as { statusCode?: number }).statusCode, 422);
+    assert.deepEqual(fallbacks, []);
+  });
+
+  test('forced JSON never sends a protobuf request', async () => {
+    let requests = 0;
+    handler = (_req, res) => {
+      requests++;
+      res.end();
+    };
+    const { c, fallbacks, jsonCalls } = codec('application/json');
+    await c.list(listOpts());
+    await c.watch('/api/v1/pods', {}, () => {}, () => {});
+    assert.equal(requests, 0);
+    assert.deepEqual(jsonCalls, ['list', 'watch']);
+    assert.deepEqual(fallbacks, []);
+  });
+});
+
+describe('content type choice', () => {
+  test('--kube-api-content-type values and the NLC_KUBE_API_CONTENT_TYPE default', () => {
+    assert.equal(parseKubeContentType(' Application/JSON '), 'application/json');
+    assert.equal(parseKubeContentType('application/vnd.kubernetes.protobuf'), 'application/vnd.kubernetes.protobuf');
+    assert.equal(parseKubeContentType('application/cbor'), undefined);
+    assert.equal(defaultKubeContentType({}), 'application/vnd.kubernetes.protobuf');
+    assert.equal(defaultKubeContentType({ NLC_KUBE_API_CONTENT_TYPE: 'application/json' }), 'application/json');
+    assert.equal(defaultKubeContentType({ NLC_KUBE_API_CONTENT_TYPE: 'nonsense' }), 'application/vnd.kubernetes.protobuf');
+  });
+});
