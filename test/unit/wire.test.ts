@@ -106,6 +106,25 @@ describe('views restore what JSON says and protobuf does not', () => {
     assert.equal(plain.deletionTimestamp, undefined);
   });
 
+  test("a Pod's status.reason survives (pod GC deletes an Evicted terminated pod first)", () => {
+    const evicted = toPod(
+      decodeObject(
+        'Pod',
+        podBytes('e', {
+          metadata: { name: 'e', namespace: 'ns', uid: 'u', resourceVersion: '7', creationTimestamp: time(T0) },
+          spec: { nodeName: 'n' },
+          status: { phase: 'Failed', reason: 'Evicted' },
+        }),
+      ),
+    );
+    assert.ok(evicted);
+    assert.equal(evicted.phase, 'Failed');
+    assert.equal(evicted.statusReason, 'Evicted');
+    const plain = toPod(decodeObject('Pod', podBytes('q')));
+    assert.ok(plain);
+    assert.equal(plain.statusReason, undefined, 'an empty reason stays absent, as JSON omits it');
+  });
+
   test('a Lease with an empty holderIdentity keeps it (a pointer), and MicroTime keeps milliseconds', () => {
     const bytes = envelope('Lease', 'coordination.k8s.io/v1', LeaseSchema, {
       metadata: { name: 'n1', namespace: 'kube-node-lease', resourceVersion: '9' },

@@ -74,7 +74,7 @@ const META = numbers(ObjectMetaSchema, [
 const OWNER = numbers(OwnerReferenceSchema, ['apiVersion', 'kind', 'name', 'uid', 'controller']);
 const TIME = numbers(TimeSchema, ['seconds', 'nanos']);
 const POD_SPEC = numbers(PodSpecSchema, ['nodeName', 'tolerations', 'volumes']);
-const POD_STATUS = numbers(PodStatusSchema, ['phase', 'conditions', 'initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses']);
+const POD_STATUS = numbers(PodStatusSchema, ['phase', 'reason', 'conditions', 'initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses']);
 const POD_CONDITION = numbers(PodConditionSchema, ['type', 'status', 'reason', 'message', 'lastTransitionTime', 'lastProbeTime']);
 const TOLERATION = numbers(TolerationSchema, ['key', 'operator', 'value', 'effect', 'tolerationSeconds']);
 const VOLUME = numbers(VolumeSchema, ['name', 'volumeSource']);
@@ -461,6 +461,8 @@ function podStatus(r: Reader): View {
   while (r.more) {
     const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
     if (no === POD_STATUS.phase) putNz(status, 'phase', str(r, wt, no));
+    // Pod GC orders terminated pods by it (an Evicted pod goes first), so objects.ts reads it.
+    else if (no === POD_STATUS.reason) putNz(status, 'reason', str(r, wt, no));
     else if (no === POD_STATUS.conditions && wt === 2) push(status, 'conditions', condition(r.sub(), POD_CONDITION, POD_CONDITION_TIMES));
     else if (CONTAINER_STATUS_LISTS.has(no) && wt === 2) push(status, CONTAINER_STATUS_LISTS.get(no)!, containerStatus(r.sub()));
     else r.skip(wt);
