@@ -117,6 +117,8 @@ describe('protobuf and JSON give the same slim objects', () => {
         body: {
           status: {
             phase: 'Running',
+            // Pod GC reads it (an Evicted terminated pod goes first); the round trip must carry it.
+            reason: 'NodeLost',
             conditions: [
               { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [c]', lastTransitionTime: t },
               { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager', lastTransitionTime: t },
@@ -186,6 +188,7 @@ describe('protobuf and JSON give the same slim objects', () => {
     assert.ok(p);
     assert.equal(p.tolerations.find((t) => t.key === 'node.kubernetes.io/unreachable')?.tolerationSeconds, 0);
     assert.deepEqual(p.pvcNames, ['data-0']);
+    assert.equal(p.statusReason, 'NodeLost');
     assert.deepEqual(p.ephemeralClaimNames, ephemeralServed ? ['rich-eph'] : []);
     assert.deepEqual(p.inlineVolumeDrivers, ['ebs.csi.aws.com', '*']);
     assert.equal(p.containersNotRunning, true);
