@@ -8,7 +8,13 @@ import { getCondition, toNode, type Node } from '../../src/kube/objects.js';
 /** One observed change. */
 export interface NodeChange {
   node: string;
+  /** When the poll that saw the change returned (ms): the change happened at or before this. */
   atMs: number;
+  /**
+   * When the previous poll's request was sent (ms): the change happened after this, or that poll
+   * would have seen it. For the first sight of a node, the same as `atMs`'s own request start.
+   */
+  notBeforeMs: number;
   ready: string | undefined;
   noExecute: string[];
 }
@@ -19,6 +25,7 @@ export class NodeObserver {
   readonly #latest = new Map<string, Node>();
   #timer: NodeJS.Timeout | undefined;
   #busy = false;
+  #lastRequestMs: number | undefined;
 
   constructor(
     private readonly clients: KubeClients,
@@ -49,7 +56,17 @@ export class NodeObserver {
   /** Every node that ever had a NoExecute taint with `key`, with the first time it was seen. */
   taintedWith(key: string): Map<string, number> {
     const out = new Map<string, number>();
-    for (const c of this.changes) if (c.noExecute.includes(key) && !out.has(c.node)) out.set(c.node, c.atMs);
+    for (const [node, c] of this.firstTaintChanges(key)) out.set(node, c.atMs);
+    return out;
+  }
+
+  /**
+   * Every node that ever had a NoExecute taint with `key`, with the change that first showed it: the
+   * taint was added in `(notBeforeMs, atMs]`, whatever the observer's own lag was.
+   */
+  firstTaintChanges(key: string): Map<string, NodeChange> {
+    const out = new Map<string, NodeChange>();
+    for (const c of this.changes) if (c.noExecute.includes(key) && !out.has(c.node)) out.set(c.node, c);
     return out;
   }
 
@@ -57,8 +74,11 @@ export class NodeObserver {
     if (this.#busy) return;
     this.#busy = true;
     try {
+      const requestMs = Date.now();
       const list = await this.clients.core.listNode({ labelSelector: this.labelSelector });
       const now = Date.now();
+      const notBeforeMs = this.#lastRequestMs ?? requestMs;
+      this.#lastRequestMs = requestMs;
       for (const raw of list.items) {
         const n = toNode(raw);
         if (!n) continue;
@@ -69,7 +89,7 @@ export class NodeObserver {
         const prevReady = prev ? getCondition(prev.conditions, 'Ready')?.status : undefined;
         const prevNoExecute = prev ? prev.taints.filter((t) => t.effect === 'NoExecute').map((t) => t.key).sort() : [];
         if (!prev || prevReady !== ready || prevNoExecute.join() !== noExecute.join()) {
-          this.changes.push({ node: n.name, atMs: now, ready, noExecute });
+          this.changes.push({ node: n.name, atMs: now, notBeforeMs, ready, noExecute });
         }
       }
     } catch {
