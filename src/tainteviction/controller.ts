@@ -164,8 +164,8 @@ export class TaintEvictionController {
   readonly #disruptionConditions: () => boolean;
   /** Deletions held until the node lifecycle controller confirms their node not Ready. */
   readonly #held: HeldDeletions;
-  /** Epoch ms of the last {@link start} (a standby's sight before it led does not count). */
-  #startedMs = 0;
+  /** Monotonic ms of the last {@link start} (a standby's sight before it led does not count). */
+  #startedMono = 0;
 
   /**
    * @param deps injected caches, writes, events, metrics, clock, logger and sight check.
@@ -208,7 +208,7 @@ export class TaintEvictionController {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#startedMs = this.#d.clock.now();
+    this.#startedMono = this.#d.clock.monotonic();
     if (this.#d.judgements?.hasJudge() === false) {
       this.#d.log.warn({}, 'taint eviction: no node lifecycle controller runs in this process; deletions for its NoExecute taints that fell due before this start wait one node monitor grace period after it');
     }
@@ -252,9 +252,9 @@ export class TaintEvictionController {
    * harmless. Works while stopped.
    */
   sightChanged(): void {
-    const ended = this.#sight.observe(this.#d.canSeeCluster(), this.#d.clock.now());
+    const ended = this.#sight.observe(this.#d.canSeeCluster(), this.#d.clock.monotonic());
     if (ended) {
-      const holdUntil = new Date(ended.toMs + this.#opts.nodeMonitorGracePeriodMs).toISOString();
+      const holdUntil = new Date(this.#wallOf(ended.toMs) + this.#opts.nodeMonitorGracePeriodMs).toISOString();
       this.#d.log.warn(
         { blindMs: ended.toMs - ended.fromMs, holdUntil },
         'taint eviction: sight of the cluster regained; deletions due while blind wait until the node lifecycle controller has re-judged the nodes',
@@ -263,7 +263,22 @@ export class TaintEvictionController {
   }
 
   #sightInput(): SightInput {
-    return { lastBlind: this.#sight.lastBlind(), holdMs: this.#opts.nodeMonitorGracePeriodMs };
+    const b = this.#sight.lastBlind();
+    return { lastBlind: b && { fromMs: this.#wallOf(b.fromMs), toMs: this.#wallOf(b.toMs) }, holdMs: this.#opts.nodeMonitorGracePeriodMs };
+  }
+
+  /**
+   * A local observation made at monotonic `mono` (ms), as the wall time it would have been had the
+   * wall clock not stepped since: now less the monotonic time elapsed. First sights, toleration
+   * edits, blind intervals and the start are recorded on the monotonic clock and read through this,
+   * so a deadline that counts from one of them (`+ tolerationSeconds`, `+ grace`) follows elapsed
+   * time as upstream's `time.AfterFunc` does, and an NTP step forward cannot make it sooner.
+   * Persisted anchors (`timeAdded`, creation) stay wall times: after a restart nothing else exists.
+   * Where both meet (`max(timeAdded, first sight, edit) + tolerationSeconds`), a deadline is due once
+   * each has passed on its own clock, so a step either way only delays (docs/taint-eviction.md).
+   */
+  #wallOf(mono: number): number {
+    return this.#d.clock.now() - (this.#d.clock.monotonic() - mono);
   }
 
   /**
@@ -300,7 +315,7 @@ export class TaintEvictionController {
    */
   podChanged(pod: Pod, old?: Pod): void {
     // Recorded while stopped too (a standby), so a process that takes over counts an edit it saw from then.
-    this.#edits.observe(pod, old, this.#d.clock.now());
+    this.#edits.observe(pod, old, this.#d.clock.monotonic());
     if (this.#stopped) return;
     if (old && old.nodeName === pod.nodeName && isDeepStrictEqual(old.tolerations, pod.tolerations)) return;
     this.#dirtyPods.add(podKey(pod));
@@ -373,7 +388,7 @@ export class TaintEvictionController {
       return;
     }
     const taints = noExecuteTaints(node.taints);
-    this.#firstSeen.record(name, taints, now);
+    this.#firstSeen.record(name, taints, this.#d.clock.monotonic());
     if (taints.length === 0) this.#taintedNodes.delete(name);
     else this.#taintedNodes.set(name, taints);
     for (const pod of this.#d.caches.pods.podsOnNode(name)) {
@@ -393,7 +408,12 @@ export class TaintEvictionController {
 
   #decideOptions(pod: Pod): DecideOptions {
     const judgement = this.#judgementOf(pod.nodeName);
-    return { firstSeen: (t) => this.#firstSeen.of(pod.nodeName, t), sight: this.#sightInput(), tolerationsSeenMs: this.#edits.seenMs(pod), ...(judgement ? { judgement } : {}) };
+    const edited = this.#edits.seenMs(pod);
+    const firstSeen = (t: Taint): number | undefined => {
+      const m = this.#firstSeen.of(pod.nodeName, t);
+      return m === undefined ? undefined : this.#wallOf(m);
+    };
+    return { firstSeen, sight: this.#sightInput(), ...(edited === undefined ? {} : { tolerationsSeenMs: this.#wallOf(edited) }), ...(judgement ? { judgement } : {}) };
   }
 
   /** The start hold's input for a pod on `node` (decision.ts `DecideOptions.judgement`). */
@@ -405,8 +425,8 @@ export class TaintEvictionController {
       return why === undefined ? undefined : { heldBecause: why };
     }
     // A standby saw the cluster long before it led: only sight since this start counts.
-    const first = Math.max(this.#sight.firstSeenMs() ?? this.#d.clock.now(), this.#startedMs);
-    return { firstSightMs: first, holdMs: this.#opts.nodeMonitorGracePeriodMs };
+    const first = Math.max(this.#sight.firstSeenMs() ?? this.#d.clock.monotonic(), this.#startedMono);
+    return { firstSightMs: this.#wallOf(first), holdMs: this.#opts.nodeMonitorGracePeriodMs };
   }
 
   /** Mirrors `processPodOnNode` over the pure {@link decidePodEviction}. */

@@ -23,10 +23,10 @@ const taintId = (t: Taint): string => `${t.key}\u0000${t.effect}`;
  * time it handles the update).
  */
 export class TaintFirstSeen {
-  /** node → (`key\0effect` → epoch ms first seen). */
+  /** node → (`key\0effect` → ms first seen, on the caller's clock). */
   readonly #byNode = new Map<string, Map<string, number>>();
 
-  /** Records the node's current NoExecute `taints` as seen at `nowMs` (epoch ms). Never throws. */
+  /** Records the node's current NoExecute `taints` as seen at `nowMs` (ms on the caller's clock: the controller passes monotonic readings, so that no wall-clock step moves a deadline counted from a first sight). Never throws. */
   record(node: string, taints: readonly Taint[], nowMs: number): void {
     const untimed = taints.filter((t) => t.timeAdded === undefined);
     if (untimed.length === 0) {
@@ -44,7 +44,7 @@ export class TaintFirstSeen {
     this.#byNode.delete(node);
   }
 
-  /** @returns when `t` was first seen on `node` (epoch ms), or `undefined` if it was not recorded. */
+  /** @returns when `t` was first seen on `node` (ms on the clock passed to `record`), or `undefined` if it was not recorded. */
   of(node: string, t: Taint): number | undefined {
     return this.#byNode.get(node)?.get(taintId(t));
   }
@@ -60,7 +60,7 @@ export class TolerationEdits {
   readonly #seen = new Map<string, { uid: string; atMs: number }>();
 
   /**
-   * Records an informer add (`old` undefined) or update of `pod` seen at `nowMs` (epoch ms). An
+   * Records an informer add (`old` undefined) or update of `pod` seen at `nowMs` (ms on the caller's clock: the controller passes monotonic readings). An
    * update of the same UID with different tolerations (deep equality, as upstream's
    * `Semantic.DeepEqual`) sets the pod's time to `nowMs`; a new UID forgets the old pod's. Never throws.
    */
@@ -79,7 +79,7 @@ export class TolerationEdits {
   }
 
   /**
-   * @returns when this process first saw `pod`'s current tolerations (epoch ms), or `undefined`
+   * @returns when this process first saw `pod`'s current tolerations (ms on the clock passed to `observe`), or `undefined`
    *   when it never saw them change.
    */
   seenMs(pod: Pick<Pod, 'namespace' | 'name' | 'uid'>): number | undefined {

@@ -15,10 +15,24 @@ export interface TimerHandle {
 /**
  * Time source and timer factory.
  * All values are epoch **milliseconds**; all delays are **milliseconds**.
+ *
+ * Two readings, as Go's `time.Now()` carries two: {@link Clock.now} is the wall clock, which NTP
+ * may step; {@link Clock.monotonic} is elapsed time, which no step moves. A deadline that is a
+ * duration measured from something this process observed (upstream arms `time.AfterFunc(d)` or
+ * compares two `time.Now()` readings, which Go does on the monotonic reading) must follow
+ * {@link Clock.monotonic}, or a forward step would make it act sooner; a deadline anchored on a
+ * persisted timestamp (a taint's `timeAdded`, a restart-safe record) can only be a wall time,
+ * since after a restart nothing else exists.
  */
 export interface Clock {
-  /** Current time in epoch milliseconds. */
+  /** Current time in epoch milliseconds (the wall clock: may step). */
   now(): number;
+  /**
+   * Elapsed time in **milliseconds** from an arbitrary origin (the monotonic clock: never steps,
+   * never goes back). Only differences of two readings of the same clock mean anything.
+   * Timers ({@link Clock.setTimeout}) run on this clock.
+   */
+  monotonic(): number;
   /**
    * Calls `fn` once after `delayMs` milliseconds (negative delays run as soon as possible).
    * Real timers are `unref`'d, so a pending timer never keeps the process alive on its own.
@@ -31,6 +45,7 @@ export interface Clock {
 /** The process clock: `Date.now()` and Node's timers. */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout(fn, delayMs) {
     const t = setTimeout(fn, Math.max(0, delayMs));
     t.unref();
@@ -53,9 +68,13 @@ interface PendingTimer {
 /**
  * A manually advanced clock for unit tests. Time moves only through {@link FakeClock.advance}
  * or {@link FakeClock.set}; due timers fire in time order (ties in creation order).
+ * {@link FakeClock.step} models an NTP step: it moves the wall clock ({@link FakeClock.now}) only,
+ * not the monotonic one nor the timers.
  */
 export class FakeClock implements Clock {
   #now: number;
+  /** The wall clock's offset from the monotonic timeline, ms (moved by {@link FakeClock.step}). */
+  #wallOffset = 0;
   #seq = 0;
   #timers: PendingTimer[] = [];
 
@@ -65,7 +84,20 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  /** The monotonic reading: the timers' timeline, in the same epoch milliseconds as the start (no step moves it). */
+  monotonic(): number {
     return this.#now;
+  }
+
+  /**
+   * Steps the wall clock by `ms` (positive: forward), as NTP does; the monotonic clock and the
+   * pending timers do not move.
+   */
+  step(ms: number): void {
+    this.#wallOffset += ms;
   }
 
   setTimeout(fn: () => void, delayMs: number): TimerHandle {
@@ -123,9 +155,9 @@ export class FakeClock implements Clock {
     this.#now = target;
   }
 
-  /** Sets the absolute time (epoch ms) without firing timers in between. For table-driven tests. */
+  /** Sets the absolute time (epoch ms) without firing timers in between, wall and monotonic alike (no step). For table-driven tests. */
   set(nowMs: number): void {
-    this.#now = nowMs;
+    this.#now = nowMs - this.#wallOffset;
   }
 }
 

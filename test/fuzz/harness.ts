@@ -147,10 +147,11 @@ function faultError(code: FaultCode, what: string): unknown {
 export async function runSequence(steps: readonly Step[], config: ControllerConfig): Promise<RunResult> {
   const clock = new FuzzClock(T0);
   // The controllers read time through a clock that NTP may step (clock-step): within ±500 ms of the
-  // true time the cluster (kubelets, API timestamps) and the invariants use.
+  // true time the cluster (kubelets, API timestamps) and the invariants use. A step moves the wall
+  // reading only: the monotonic reading and the timers stay on the true timeline.
   let offsetMs = 0;
   let maxSkewMs = 0;
-  const controllerClock: Clock = { now: () => clock.now() + offsetMs, setTimeout: (fn, d) => clock.setTimeout(fn, d), sleep: (d) => clock.sleep(d) };
+  const controllerClock: Clock = { now: () => clock.now() + offsetMs, monotonic: () => clock.now(), setTimeout: (fn, d) => clock.setTimeout(fn, d), sleep: (d) => clock.sleep(d) };
   const snapshot = syntheticSnapshot({ zones: ZONES, nodesPerZone: NODES_PER_ZONE, podsPerNode: 0, takenAt: T0 });
   const tolsSetAt = new Map<string, number>();
   const podNames: string[] = [];
