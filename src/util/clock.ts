@@ -184,3 +184,38 @@ export function sleepUnlessAborted(clock: Clock, delayMs: number, signal?: Abort
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * A clock for deadlines that are durations measured from this process's own observations (a
+ * heartbeat seen, a node first missed, a volume released), where upstream compares two
+ * `time.Now()` readings or arms `time.AfterFunc`, both on Go's monotonic clock.
+ *
+ * `now()` is the wall clock, except that it never runs ahead of the monotonic clock since the
+ * previous reading: `now_k = min(wall_k, now_{k-1} + (monotonic_k − monotonic_{k-1}))`. So the time
+ * between two readings never exceeds the elapsed time (a forward NTP step cannot make a deadline
+ * measured in it come sooner), and `now()` is never ahead of the wall clock (a deadline anchored on
+ * a persisted timestamp comes no sooner than on the wall clock). It follows a backward step at once
+ * (which only delays), and after a forward step it lags the wall clock by the step until a
+ * backward one takes it back: the cost is that wall-anchored deadlines come that much later.
+ * Never use it to stamp a persisted timestamp (a taint's `timeAdded`): there the lag would move a
+ * restart-safe anchor earlier. Writers keep the wall clock.
+ *
+ * @param clock the wall and monotonic source; its timers are used as they are.
+ * @returns a {@link Clock}; all values epoch **milliseconds**. Never throws.
+ */
+export function steadyClock(clock: Clock): Clock {
+  let last = clock.now();
+  let lastMono = clock.monotonic();
+  return {
+    now(): number {
+      const wall = clock.now();
+      const mono = clock.monotonic();
+      last = Math.min(wall, last + (mono - lastMono));
+      lastMono = mono;
+      return last;
+    },
+    monotonic: () => clock.monotonic(),
+    setTimeout: (fn, delayMs) => clock.setTimeout(fn, delayMs),
+    sleep: (delayMs) => clock.sleep(delayMs),
+  };
+}
