@@ -408,7 +408,7 @@ export class TaintEvictionController {
 
   #decideOptions(pod: Pod): DecideOptions {
     const judgement = this.#judgementOf(pod.nodeName);
-    const edited = this.#edits.seenMs(pod);
+    const edited = this.#edits.seenForDecision(pod, this.#d.clock.monotonic());
     const firstSeen = (t: Taint): number | undefined => {
       const m = this.#firstSeen.of(pod.nodeName, t);
       return m === undefined ? undefined : this.#wallOf(m);

@@ -169,6 +169,8 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       nodeName: node,
       phase: 'Running',
       creationTimestamp: clock.now(),
+      // As the API server (1.33+) sets it: 1 at creation, one more at each spec change.
+      generation: 1,
       conditions: [{ type: 'Ready', status: 'True' }],
       tolerations: tolerationsOf(tol),
       ownerReferences: [ds ? { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'ds-agent', controller: true } : { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs-web', controller: true }],
@@ -460,7 +462,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         const cur = podAt(e.pod);
         if (!cur) return false;
         tolsSetAt.set(cur.uid, clock.now());
-        cluster.putPod({ ...cur, tolerations: tolerationsOf(e.tol) });
+        cluster.putPod({ ...cur, tolerations: tolerationsOf(e.tol), generation: (cur.generation ?? 1) + 1 });
         return true;
       }
       case 'oos-add':
