@@ -28,7 +28,9 @@
  * 9. an edited toleration counts from when this process saw the edit (seen.ts); 10. the start hold:
  * a deletion due for a taint the node lifecycle controller manages waits until that controller has
  * confirmed the node not Ready since its start, then is decided again (src/kube/judgements.ts,
- * held.ts); without one in this process, the time before the first sight counts as blind.
+ * held.ts); without one in this process, the time before the first sight counts as blind; 11. first
+ * sights, edits, blind intervals and the start are kept on the monotonic clock (`wallOf`), and the
+ * deadline heap waits for both clocks, so no NTP step makes a deletion sooner (docs difference 14).
  */
 import { isDeepStrictEqual } from 'node:util';
 import { describeError, isNotFound } from '../kube/client.js';
@@ -40,7 +42,7 @@ import type { WorkQueue } from '../kube/workqueue.js';
 import type { TaintEvictionMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import type { NodeJudgements } from '../kube/judgements.js';
-import { type Clock, type TimerHandle } from '../util/clock.js';
+import { wallOf, type Clock, type TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
 import { decidePodEviction, planEviction, type DecideOptions, type Decision, type PendingEviction } from './decision.js';
 import { TaintFirstSeen, TolerationEdits } from './seen.js';
@@ -254,7 +256,7 @@ export class TaintEvictionController {
   sightChanged(): void {
     const ended = this.#sight.observe(this.#d.canSeeCluster(), this.#d.clock.monotonic());
     if (ended) {
-      const holdUntil = new Date(this.#wallOf(ended.toMs) + this.#opts.nodeMonitorGracePeriodMs).toISOString();
+      const holdUntil = new Date(wallOf(this.#d.clock, ended.toMs) + this.#opts.nodeMonitorGracePeriodMs).toISOString();
       this.#d.log.warn(
         { blindMs: ended.toMs - ended.fromMs, holdUntil },
         'taint eviction: sight of the cluster regained; deletions due while blind wait until the node lifecycle controller has re-judged the nodes',
@@ -264,21 +266,7 @@ export class TaintEvictionController {
 
   #sightInput(): SightInput {
     const b = this.#sight.lastBlind();
-    return { lastBlind: b && { fromMs: this.#wallOf(b.fromMs), toMs: this.#wallOf(b.toMs) }, holdMs: this.#opts.nodeMonitorGracePeriodMs };
-  }
-
-  /**
-   * A local observation made at monotonic `mono` (ms), as the wall time it would have been had the
-   * wall clock not stepped since: now less the monotonic time elapsed. First sights, toleration
-   * edits, blind intervals and the start are recorded on the monotonic clock and read through this,
-   * so a deadline that counts from one of them (`+ tolerationSeconds`, `+ grace`) follows elapsed
-   * time as upstream's `time.AfterFunc` does, and an NTP step forward cannot make it sooner.
-   * Persisted anchors (`timeAdded`, creation) stay wall times: after a restart nothing else exists.
-   * Where both meet (`max(timeAdded, first sight, edit) + tolerationSeconds`), a deadline is due once
-   * each has passed on its own clock, so a step either way only delays (docs/taint-eviction.md).
-   */
-  #wallOf(mono: number): number {
-    return this.#d.clock.now() - (this.#d.clock.monotonic() - mono);
+    return { lastBlind: b && { fromMs: wallOf(this.#d.clock, b.fromMs), toMs: wallOf(this.#d.clock, b.toMs) }, holdMs: this.#opts.nodeMonitorGracePeriodMs };
   }
 
   /**
@@ -411,9 +399,9 @@ export class TaintEvictionController {
     const edited = this.#edits.seenForDecision(pod, this.#d.clock.monotonic());
     const firstSeen = (t: Taint): number | undefined => {
       const m = this.#firstSeen.of(pod.nodeName, t);
-      return m === undefined ? undefined : this.#wallOf(m);
+      return m === undefined ? undefined : wallOf(this.#d.clock, m);
     };
-    return { firstSeen, sight: this.#sightInput(), ...(edited === undefined ? {} : { tolerationsSeenMs: this.#wallOf(edited) }), ...(judgement ? { judgement } : {}) };
+    return { firstSeen, sight: this.#sightInput(), ...(edited === undefined ? {} : { tolerationsSeenMs: wallOf(this.#d.clock, edited) }), ...(judgement ? { judgement } : {}) };
   }
 
   /** The start hold's input for a pod on `node` (decision.ts `DecideOptions.judgement`). */
@@ -426,7 +414,7 @@ export class TaintEvictionController {
     }
     // A standby saw the cluster long before it led: only sight since this start counts.
     const first = Math.max(this.#sight.firstSeenMs() ?? this.#d.clock.monotonic(), this.#startedMono);
-    return { firstSightMs: this.#wallOf(first), holdMs: this.#opts.nodeMonitorGracePeriodMs };
+    return { firstSightMs: wallOf(this.#d.clock, first), holdMs: this.#opts.nodeMonitorGracePeriodMs };
   }
 
   /** Mirrors `processPodOnNode` over the pure {@link decidePodEviction}. */

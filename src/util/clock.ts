@@ -219,3 +219,15 @@ export function steadyClock(clock: Clock): Clock {
     sleep: (delayMs) => clock.sleep(delayMs),
   };
 }
+
+/**
+ * An observation this process made at monotonic time `mono` (a {@link Clock.monotonic} reading),
+ * as the wall time it would be had the wall clock not stepped since: now less the elapsed time.
+ * A deadline computed from it (`+ tolerationSeconds`, `+ grace`) follows elapsed time, as upstream's
+ * `time.AfterFunc` does, and a deadline mixing it with a persisted wall time (`max(timeAdded, it)`)
+ * is due only once each part has passed on its own clock.
+ * @returns epoch **milliseconds**. Never throws.
+ */
+export function wallOf(clock: Clock, mono: number): number {
+  return clock.now() - (clock.monotonic() - mono);
+}
