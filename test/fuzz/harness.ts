@@ -19,7 +19,8 @@
  *   (`setLimiterInZone`, `ReducedQPSFunc`), for longer than one monitor period (+1 s);
  * - (d) nothing lost: once events and faults stop, a pod with finite tolerations on a node whose
  *   kubelet stays down or NotReady, in a zone upstream evicts from, is deleted within
- *   {@link lostBoundMs}; every Ready node's NoExecute taints go within {@link readyUntaintBoundMs};
+ *   {@link lostBoundMs} (a pod whose deletion the harness answered 404 is exempt: the controller, as
+ *   upstream's, takes it for gone); every Ready node's NoExecute taints go within {@link readyUntaintBoundMs};
  * - (e) no zone's first NoExecute taints come faster than its token bucket allows
  *   (`flowcontrol.NewTokenBucketRateLimiter(qps, 1)`, a fresh one at each zone state change);
  * - (f) no VolumeAttachment is deleted while a pod holds its volume (an unresolvable claim holds

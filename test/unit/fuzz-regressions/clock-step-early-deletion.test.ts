@@ -1,13 +1,14 @@
 /**
- * OPEN (marked todo): fuzz campaign seed 20261127, run 809 (not shrunk: found at the end of the
- * session). Invariant (a): default/fz-0 (on a-n0, unreachable since +221 s) had its tolerations
- * edited to 167 s at +701 s, so upstream's schedule fires at +868.0 s; ours deleted it at +867.6 s.
- * Between the edit and the deadline the controllers' clock was stepped from -60 ms to +329 ms
- * (within NTP's ±500 ms). Upstream arms a monotonic timer once (timed_workers.go `CreateWorker`,
- * `time.AfterFunc(fireAt.Sub(createdAt))`), which a wall-clock step does not move; ours compares
- * the wall clock with a deadline noted in wall-clock time, so a step forward between first sight
- * and the deadline makes it act up to the step (≤ 1 s) sooner. Fixing it means anchoring the taint
- * eviction deadlines on a monotonic clock; left to the lead. The sequence:
+ * Fuzz campaign seed 20261127, run 809 (not shrunk: found at the end of a session). Invariant (a):
+ * default/fz-0 (on a-n0, unreachable since +221 s) had its tolerations edited to 167 s at +701 s,
+ * so upstream's schedule fires at +868.0 s; ours deleted it at +867.6 s. Between the edit and the
+ * deadline the controllers' wall clock was stepped from -60 ms to +329 ms (within NTP's ±500 ms).
+ * Upstream arms a monotonic timer once (timed_workers.go `CreateWorker`,
+ * `time.AfterFunc(fireAt.Sub(now))`), which a wall-clock step does not move; ours compared the wall
+ * clock with a deadline noted in wall-clock time, so a step forward between first sight and the
+ * deadline made it act up to the step (≤ 1 s) sooner. A controller bug, fixed: observations are kept
+ * on the monotonic clock (`Clock.monotonic`) and the deadline heap waits for both clocks
+ * (docs/taint-eviction.md difference 14; unit tests in tainteviction-clock-steps.test.ts). The sequence:
  * +78s tolerations-edit fz-0 to everything
  * +87s report-not-ready a-n1
  * +174s kubelet-stop a-n0
