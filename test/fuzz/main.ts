@@ -2,7 +2,7 @@
  * `npm run fuzz -- --runs N --seed S [--max-steps M] [--workers W] [--concurrency C] [--max-seconds T]`: an invariant
  * fuzzing campaign on a simulated clock (./harness.ts). `--workers` spreads the runs over W
  * processes (./worker.ts; run i goes to worker i mod W, and a run's sequence depends only on S and
- * i, so the figures do not depend on W); `--concurrency` is the runs in flight per process;
+ * i, so the figures do not depend on W); `--concurrency` is the runs in flight per process (default 4: measured the cheapest in CPU per run, see docs/safety.md "Speed");
  * `--max-seconds` starts no run after T seconds (a campaign bounded by time reports the runs made);
  * `--no-shrink` (with `--workers`) lists the failing runs without shrinking the first. Prints
  * the runs, the events, the coverage of each vocabulary item and the violations (the first failing
@@ -35,7 +35,7 @@ function runWorker(args: WorkerArgs): Promise<CampaignFigures> {
   });
 }
 
-const opts: CampaignOptions = { runs: flag('runs', 100), seed: flag('seed', Date.now() % 2 ** 31), maxSteps: flag('max-steps', 30), concurrency: flag('concurrency', 16) };
+const opts: CampaignOptions = { runs: flag('runs', 100), seed: flag('seed', Date.now() % 2 ** 31), maxSteps: flag('max-steps', 30), concurrency: flag('concurrency', 4) };
 const maxSeconds = flag('max-seconds', 0);
 if (maxSeconds > 0) opts.deadlineMs = Date.now() + maxSeconds * 1000;
 const workers = Math.max(1, flag('workers', 1));

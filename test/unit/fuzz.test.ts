@@ -19,7 +19,7 @@ const RUNS = 120;
 describe('invariant fuzzing (fixed seed, small budget)', () => {
   test(`${RUNS} random sequences from seed ${SEED}: no invariant violated`, async () => {
     const config = await parseControllerFlags(['--leader-elect=false', '--secure-port=0'], {});
-    const r = await runCampaign(config, { runs: RUNS, seed: SEED, concurrency: 8 });
+    const r = await runCampaign(config, { runs: RUNS, seed: SEED, concurrency: 4 });
     assert.equal(r.failure, undefined, campaignText(r));
     assert.equal(r.runs, RUNS);
     assert.ok(r.events > RUNS * 5, `events applied: ${r.events}`);
