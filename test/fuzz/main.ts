@@ -11,7 +11,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseControllerFlags } from '../../src/cli/flags.js';
-import { campaignText, emptyFigures, mergeFigures, runCampaign, shrinkRun, type CampaignFigures, type CampaignOptions, type CampaignResult } from './campaign.js';
+import { FUZZ_FLAGS, campaignText, emptyFigures, mergeFigures, runCampaign, shrinkRun, type CampaignFigures, type CampaignOptions, type CampaignResult } from './campaign.js';
 import type { WorkerArgs, WorkerMessage } from './worker.js';
 
 function flag(name: string, fallback: number): number {
@@ -41,7 +41,7 @@ if (maxSeconds > 0) opts.deadlineMs = Date.now() + maxSeconds * 1000;
 const workers = Math.max(1, flag('workers', 1));
 // With --no-shrink a campaign lists its failing runs and leaves shrinking to a later replay.
 const noShrink = process.argv.includes('--no-shrink');
-const config = await parseControllerFlags(['--leader-elect=false', '--secure-port=0'], {});
+const config = await parseControllerFlags([...FUZZ_FLAGS], {});
 console.log(`fuzz: ${opts.runs} runs, seed ${opts.seed}, at most ${opts.maxSteps} steps each, ${workers} worker(s) × ${opts.concurrency} in flight`);
 let r: CampaignResult;
 if (workers === 1) {

@@ -19,10 +19,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseControllerFlags } from '../../../src/cli/flags.js';
 import type { Step } from '../../fuzz/events.js';
-import { runSteps } from '../../fuzz/campaign.js';
 import { runSequence } from '../../fuzz/harness.js';
 
 const RUN_469: Step[] = [{"afterS":0,"event":{"kind":"report-not-ready","node":0}},{"afterS":2,"event":{"kind":"tolerations-edit","pod":0,"tol":{"kind":"seconds","s":2}}},{"afterS":0,"event":{"kind":"restart"}}];
+/** Run 1930 as generated (`runSteps(20261128, 1930)` before the vocabulary grew). */
+const RUN_1930_FULL: Step[] = [{"afterS":8,"event":{"kind":"kubelet-start","node":4}},{"afterS":0,"event":{"kind":"tolerations-edit","pod":39,"tol":{"kind":"seconds","s":6}}},{"afterS":6,"event":{"kind":"report-not-ready","node":2}},{"afterS":64,"event":{"kind":"kubelet-start","node":0}},{"afterS":73,"event":{"kind":"report-ready","node":7}},{"afterS":90,"event":{"kind":"kubelet-start","node":7}},{"afterS":82,"event":{"kind":"report-ready","node":6}},{"afterS":89,"event":{"kind":"oos-remove","node":5}},{"afterS":71,"event":{"kind":"report-not-ready","node":5}},{"afterS":16,"event":{"kind":"kubelet-stop","node":5}},{"afterS":25,"event":{"kind":"watch-drop","resource":"pods","forS":57,"gone":true}},{"afterS":89,"event":{"kind":"pod-add","node":2,"tol":{"kind":"seconds","s":304},"vol":"ephemeral"}},{"afterS":36,"event":{"kind":"watch-drop","resource":"pods","forS":34,"gone":false}},{"afterS":6,"event":{"kind":"tolerations-edit","pod":0,"tol":{"kind":"everything"}}},{"afterS":6,"event":{"kind":"pod-add","node":6,"tol":{"kind":"everything"},"vol":"pvc"}},{"afterS":2,"event":{"kind":"kubelet-stop","node":2}},{"afterS":86,"event":{"kind":"pod-add","node":1,"tol":{"kind":"none"},"vol":"unresolvable"}},{"afterS":85,"event":{"kind":"lease-pause","node":4,"forS":119}},{"afterS":88,"event":{"kind":"pod-add","node":5,"tol":{"kind":"everything"},"ds":true}},{"afterS":86,"event":{"kind":"tolerations-edit","pod":23,"tol":{"kind":"seconds","s":392}}},{"afterS":27,"event":{"kind":"lease-pause","node":7,"forS":78}},{"afterS":6,"event":{"kind":"failover","gapS":5}},{"afterS":86,"event":{"kind":"report-not-ready","node":3}}];
 const RUN_1930: Step[] = [{"afterS":0,"event":{"kind":"kubelet-stop","node":5}},{"afterS":0,"event":{"kind":"pod-add","node":0,"tol":{"kind":"everything"},"ds":true}},{"afterS":52,"event":{"kind":"tolerations-edit","pod":23,"tol":{"kind":"seconds","s":58}}},{"afterS":0,"event":{"kind":"failover","gapS":1}}];
 
 test('fuzz run 469 (shrunk): a toleration edited just before a restart counts from the restart, not from the taint', async () => {
@@ -40,6 +41,6 @@ test('fuzz run 1930 (shrunk): a toleration edited just before a failover counts 
 
 test('fuzz run 1930 (the whole generated sequence)', async () => {
   const config = await parseControllerFlags(['--leader-elect=false', '--secure-port=0'], {});
-  const r = await runSequence(runSteps(20261128, 1930), config);
+  const r = await runSequence(RUN_1930_FULL, config);
   assert.deepEqual(r.violations, [], r.text);
 });
