@@ -12,6 +12,7 @@
 import type { Node, Pod, PodCondition, Taint, VolumeAttachment } from '../kube/objects.js';
 import { getCondition, podKey } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
+import { LiveReadError } from '../kube/reads.js';
 import type { NodeLifecycleWrites } from '../nodelifecycle/controller.js';
 import { conditionTaintDiff, fencedTaintSwap } from '../nodelifecycle/taints.js';
 import type { TaintEvictionWrites } from '../tainteviction/controller.js';
@@ -88,6 +89,10 @@ const BY_POD_GC = 'pod-garbage-collector-controller';
  *   that never lands).
  * - `failRead(call)`: an error to throw instead of a live read (`getNode`, `listPodsOnNode`,
  *   `getVolumeAttachment`; undefined: no failure), as a read the API server refuses or times out.
+ * - `unreadable(resource, key)`: true for an object the API holds but the converters cannot parse
+ *   (a malformed object): a live read of it throws `LiveReadError` `unparsable`, as the real readers
+ *   do (src/kube/reads.ts), `listPodsOnNode` counts such a pod as `unparsable` instead of returning
+ *   it, and `forceDeletePod`'s re-read of such a pod throws the same.
  */
 export class RecordingWriter {
   /**
@@ -103,6 +108,7 @@ export class RecordingWriter {
   gate: ((call: WriteCall) => Promise<void> | undefined) | undefined;
   lose: ((call: WriteCall) => boolean) | undefined;
   failRead: ((call: WriteCall) => unknown) | undefined;
+  unreadable: ((resource: 'node' | 'pod' | 'volumeattachment', key: string) => boolean) | undefined;
   readonly #cluster: WritableCluster;
   readonly #clock: Clock;
 
@@ -236,6 +242,7 @@ export class RecordingWriter {
         const call = this.#log('forceDeletePod', key);
         const cur = c.pods.get(key);
         if (!cur || cur.uid !== uid) return 'gone';
+        if (this.unreadable?.('pod', key)) throw new LiveReadError('pod', key, 'unparsable');
         const condition: PodCondition | undefined = await recheck(cur);
         if (!condition) return 'skipped';
         this.#failIfAsked(call, 'forceDelete', uid);
@@ -257,7 +264,9 @@ export class RecordingWriter {
       // The in-memory API and cache are one store: the live list is the cache's pods, none unparsable.
       listPodsOnNode: async (name) => {
         this.#call('listPodsOnNode', name);
-        return { pods: c.podsOnNode(name), unparsable: 0 };
+        const all = c.podsOnNode(name);
+        const pods = all.filter((p) => this.unreadable?.('pod', podKey(p)) !== true);
+        return { pods, unparsable: all.length - pods.length };
       },
       getVolumeAttachment: async (name) => {
         this.#call('getVolumeAttachment', name);
@@ -282,6 +291,8 @@ export class RecordingWriter {
     else {
       const error = this.failRead?.(call);
       if (error !== undefined) throw error;
+      const resource = method === 'getNode' ? 'node' : method === 'getVolumeAttachment' ? 'volumeattachment' : undefined;
+      if (resource && this.unreadable?.(resource, target)) throw new LiveReadError(resource, target, 'unparsable');
     }
     return call;
   }

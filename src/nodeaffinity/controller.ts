@@ -29,7 +29,7 @@ import { isFenced } from '../kube/throttle.js';
 import type { NodeAffinityMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import { rateLimiterFor, type RateLimiter } from '../util/tokenbucket.js';
-import type { Clock, TimerHandle } from '../util/clock.js';
+import { steadyClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { decideAffinity, evictionCapReached, type AffinityDecision, type Violation } from './decision.js';
 import type { AffinityPod } from './rule.js';
 import type { AffinityEvictor } from './writer.js';
@@ -143,11 +143,13 @@ export class NodeAffinityEnforcer {
 
   /** @throws {RangeError} for a negative grace or rate. */
   constructor(deps: NodeAffinityDeps) {
-    this.#d = deps;
+    // The grace counts from when this process saw the rule stop matching: a forward NTP step of the
+    // wall clock must not shorten it (steadyClock never runs ahead of the monotonic clock).
+    this.#d = { ...deps, clock: steadyClock(deps.clock) };
     this.#o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(deps.options ?? {}).filter(([, v]) => v !== undefined)) };
     if (!(this.#o.graceMs >= 0)) throw new RangeError(`graceMs must be >= 0, got ${this.#o.graceMs}`);
     if (!(this.#o.evictionRate >= 0)) throw new RangeError(`evictionRate must be >= 0, got ${this.#o.evictionRate}`);
-    this.#limiter = rateLimiterFor(deps.clock, this.#o.evictionRate);
+    this.#limiter = rateLimiterFor(this.#d.clock, this.#o.evictionRate);
   }
 
   /** Starts acting: decides every pod in the cache. */

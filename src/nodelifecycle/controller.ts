@@ -43,6 +43,7 @@
  *    NoExecute taint, even one started before the stop (upstream's in-flight swap can).
  * docs/node-lifecycle.md lists every difference and whether it can only delay or reduce an action.
  */
+import { steadyClock } from '../util/clock.js';
 import type { Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
 import { withNoExecuteFence } from './fence.js';
@@ -85,7 +86,12 @@ export class NodeLifecycleController {
   constructor(given: NodeLifecycleDeps) {
     // Every part writes taints through the NoExecute fence (fence.ts): while the all-zones stop is
     // on, no NoExecute taint is added, whichever part asks and whenever its write was started.
-    const deps: NodeLifecycleDeps = { ...given, writes: withNoExecuteFence(given, () => this.#zones.allZonesStopped()) };
+    // Every deadline here counts from an observation of this process (a heartbeat, a Ready flip, a
+    // start): upstream compares `time.Now()` readings, i.e. monotonic time, so the parts read a
+    // clock that a forward NTP step cannot move ahead (steadyClock). The writer stamps `timeAdded`
+    // and conditions with its own wall clock; only the Unknown conditions' lastTransitionTime
+    // (health.ts) comes from this clock and may lag the wall clock by the steps since the start.
+    const deps: NodeLifecycleDeps = { ...given, clock: steadyClock(given.clock), writes: withNoExecuteFence(given, () => this.#zones.allZonesStopped()) };
     this.#d = deps;
     deps.judgements?.attachJudge();
     const stopped = (): boolean => this.#stopped;

@@ -47,7 +47,7 @@ import { isFenced } from '../kube/throttle.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
 import type { PodGCMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
-import type { Clock, TimerHandle } from '../util/clock.js';
+import { steadyClock, type Clock, type TimerHandle } from '../util/clock.js';
 import {
   decideOrphanNode,
   isOnlyWaitingForFinalizers,
@@ -159,10 +159,17 @@ export class PodGCController {
   readonly #missingSince = new Map<string, number>();
   #sweepTimer: TimerHandle | undefined;
   #stopped = true;
+  /**
+   * The orphan quarantine counts from when this process first missed the node (upstream:
+   * `nodeQueue.AddAfter(quarantineTime)`, a monotonic delay): read on a clock that a forward NTP
+   * step cannot move ahead. The written conditions keep the wall clock.
+   */
+  readonly #steady: Clock;
 
   /** @param deps injected caches, writer, events, metrics, clock and logger. Never throws. */
   constructor(deps: PodGCDeps) {
     this.#d = deps;
+    this.#steady = steadyClock(deps.clock);
     const { clock, log } = deps;
     this.#podQueue = new WorkQueue({
       name: 'pod_gc_out_of_service',
@@ -293,7 +300,7 @@ export class PodGCController {
   }
 
   #noteMissing(nodeName: string): void {
-    const now = this.#d.clock.now();
+    const now = this.#steady.now();
     let since = this.#missingSince.get(nodeName);
     if (since === undefined) {
       since = now;
@@ -347,7 +354,7 @@ export class PodGCController {
       this.#orphanQueue.addAfter(name, BLIND_RETRY_MS);
       return;
     }
-    const now = this.#d.clock.now();
+    const now = this.#steady.now();
     const inCache = this.#d.caches.nodes.get(name) !== undefined;
     const pods = this.#d.caches.pods.podsOnNode(name);
     const verdict = decideOrphanNode({

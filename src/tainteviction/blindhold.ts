@@ -67,7 +67,7 @@ export function sightHoldUntilMs(dueMs: number, sight: SightInput | undefined): 
  */
 export class SightTracker {
   readonly #minBlindMs: number;
-  /** Epoch ms sight was lost; `undefined` while seeing. */
+  /** When sight was lost (ms on the caller's clock: the controller passes monotonic readings); `undefined` while seeing. */
   #blindSinceMs: number | undefined;
   #seen = false;
   #firstSeenMs: number | undefined;
@@ -83,7 +83,7 @@ export class SightTracker {
   }
 
   /**
-   * Records whether the controller sees the cluster at `nowMs` (epoch ms). Idempotent for repeats.
+   * Records whether the controller sees the cluster at `nowMs` (ms on the caller's clock: the controller passes monotonic readings and converts intervals back to wall time when it decides). Idempotent for repeats.
    * @returns the interval that just ended and was recorded, else `undefined`.
    */
   observe(seeing: boolean, nowMs: number): BlindInterval | undefined {
@@ -105,12 +105,12 @@ export class SightTracker {
     return this.#last;
   }
 
-  /** Epoch ms at which the controller first saw the cluster, or `undefined` before that. */
+  /** When (ms on the clock passed to `observe`) the controller first saw the cluster, or `undefined` before that. */
   firstSeenMs(): number | undefined {
     return this.#firstSeenMs;
   }
 
-  /** Epoch ms since when the controller has been blind, or `undefined` while it sees (or never saw). */
+  /** Since when (ms on the clock passed to `observe`) the controller has been blind, or `undefined` while it sees (or never saw). */
   blindSinceMs(): number | undefined {
     return this.#blindSinceMs;
   }

@@ -28,7 +28,9 @@
  * 9. an edited toleration counts from when this process saw the edit (seen.ts); 10. the start hold:
  * a deletion due for a taint the node lifecycle controller manages waits until that controller has
  * confirmed the node not Ready since its start, then is decided again (src/kube/judgements.ts,
- * held.ts); without one in this process, the time before the first sight counts as blind.
+ * held.ts); without one in this process, the time before the first sight counts as blind; 11. first
+ * sights, edits, blind intervals and the start are kept on the monotonic clock (`wallOf`), and the
+ * deadline heap waits for both clocks, so no NTP step makes a deletion sooner (docs difference 14).
  */
 import { isDeepStrictEqual } from 'node:util';
 import { describeError, isNotFound } from '../kube/client.js';
@@ -40,7 +42,7 @@ import type { WorkQueue } from '../kube/workqueue.js';
 import type { TaintEvictionMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import type { NodeJudgements } from '../kube/judgements.js';
-import { type Clock, type TimerHandle } from '../util/clock.js';
+import { wallOf, type Clock, type TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js';
 import { decidePodEviction, planEviction, type DecideOptions, type Decision, type PendingEviction } from './decision.js';
 import { TaintFirstSeen, TolerationEdits } from './seen.js';
@@ -164,8 +166,8 @@ export class TaintEvictionController {
   readonly #disruptionConditions: () => boolean;
   /** Deletions held until the node lifecycle controller confirms their node not Ready. */
   readonly #held: HeldDeletions;
-  /** Epoch ms of the last {@link start} (a standby's sight before it led does not count). */
-  #startedMs = 0;
+  /** Monotonic ms of the last {@link start} (a standby's sight before it led does not count). */
+  #startedMono = 0;
 
   /**
    * @param deps injected caches, writes, events, metrics, clock, logger and sight check.
@@ -208,7 +210,7 @@ export class TaintEvictionController {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#startedMs = this.#d.clock.now();
+    this.#startedMono = this.#d.clock.monotonic();
     if (this.#d.judgements?.hasJudge() === false) {
       this.#d.log.warn({}, 'taint eviction: no node lifecycle controller runs in this process; deletions for its NoExecute taints that fell due before this start wait one node monitor grace period after it');
     }
@@ -252,9 +254,9 @@ export class TaintEvictionController {
    * harmless. Works while stopped.
    */
   sightChanged(): void {
-    const ended = this.#sight.observe(this.#d.canSeeCluster(), this.#d.clock.now());
+    const ended = this.#sight.observe(this.#d.canSeeCluster(), this.#d.clock.monotonic());
     if (ended) {
-      const holdUntil = new Date(ended.toMs + this.#opts.nodeMonitorGracePeriodMs).toISOString();
+      const holdUntil = new Date(wallOf(this.#d.clock, ended.toMs) + this.#opts.nodeMonitorGracePeriodMs).toISOString();
       this.#d.log.warn(
         { blindMs: ended.toMs - ended.fromMs, holdUntil },
         'taint eviction: sight of the cluster regained; deletions due while blind wait until the node lifecycle controller has re-judged the nodes',
@@ -263,7 +265,8 @@ export class TaintEvictionController {
   }
 
   #sightInput(): SightInput {
-    return { lastBlind: this.#sight.lastBlind(), holdMs: this.#opts.nodeMonitorGracePeriodMs };
+    const b = this.#sight.lastBlind();
+    return { lastBlind: b && { fromMs: wallOf(this.#d.clock, b.fromMs), toMs: wallOf(this.#d.clock, b.toMs) }, holdMs: this.#opts.nodeMonitorGracePeriodMs };
   }
 
   /**
@@ -300,7 +303,7 @@ export class TaintEvictionController {
    */
   podChanged(pod: Pod, old?: Pod): void {
     // Recorded while stopped too (a standby), so a process that takes over counts an edit it saw from then.
-    this.#edits.observe(pod, old, this.#d.clock.now());
+    this.#edits.observe(pod, old, this.#d.clock.monotonic());
     if (this.#stopped) return;
     if (old && old.nodeName === pod.nodeName && isDeepStrictEqual(old.tolerations, pod.tolerations)) return;
     this.#dirtyPods.add(podKey(pod));
@@ -373,7 +376,7 @@ export class TaintEvictionController {
       return;
     }
     const taints = noExecuteTaints(node.taints);
-    this.#firstSeen.record(name, taints, now);
+    this.#firstSeen.record(name, taints, this.#d.clock.monotonic());
     if (taints.length === 0) this.#taintedNodes.delete(name);
     else this.#taintedNodes.set(name, taints);
     for (const pod of this.#d.caches.pods.podsOnNode(name)) {
@@ -393,7 +396,12 @@ export class TaintEvictionController {
 
   #decideOptions(pod: Pod): DecideOptions {
     const judgement = this.#judgementOf(pod.nodeName);
-    return { firstSeen: (t) => this.#firstSeen.of(pod.nodeName, t), sight: this.#sightInput(), tolerationsSeenMs: this.#edits.seenMs(pod), ...(judgement ? { judgement } : {}) };
+    const edited = this.#edits.seenForDecision(pod, this.#d.clock.monotonic());
+    const firstSeen = (t: Taint): number | undefined => {
+      const m = this.#firstSeen.of(pod.nodeName, t);
+      return m === undefined ? undefined : wallOf(this.#d.clock, m);
+    };
+    return { firstSeen, sight: this.#sightInput(), ...(edited === undefined ? {} : { tolerationsSeenMs: wallOf(this.#d.clock, edited) }), ...(judgement ? { judgement } : {}) };
   }
 
   /** The start hold's input for a pod on `node` (decision.ts `DecideOptions.judgement`). */
@@ -405,8 +413,8 @@ export class TaintEvictionController {
       return why === undefined ? undefined : { heldBecause: why };
     }
     // A standby saw the cluster long before it led: only sight since this start counts.
-    const first = Math.max(this.#sight.firstSeenMs() ?? this.#d.clock.now(), this.#startedMs);
-    return { firstSightMs: first, holdMs: this.#opts.nodeMonitorGracePeriodMs };
+    const first = Math.max(this.#sight.firstSeenMs() ?? this.#d.clock.monotonic(), this.#startedMono);
+    return { firstSightMs: wallOf(this.#d.clock, first), holdMs: this.#opts.nodeMonitorGracePeriodMs };
   }
 
   /** Mirrors `processPodOnNode` over the pure {@link decidePodEviction}. */

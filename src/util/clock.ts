@@ -15,10 +15,24 @@ export interface TimerHandle {
 /**
  * Time source and timer factory.
  * All values are epoch **milliseconds**; all delays are **milliseconds**.
+ *
+ * Two readings, as Go's `time.Now()` carries two: {@link Clock.now} is the wall clock, which NTP
+ * may step; {@link Clock.monotonic} is elapsed time, which no step moves. A deadline that is a
+ * duration measured from something this process observed (upstream arms `time.AfterFunc(d)` or
+ * compares two `time.Now()` readings, which Go does on the monotonic reading) must follow
+ * {@link Clock.monotonic}, or a forward step would make it act sooner; a deadline anchored on a
+ * persisted timestamp (a taint's `timeAdded`, a restart-safe record) can only be a wall time,
+ * since after a restart nothing else exists.
  */
 export interface Clock {
-  /** Current time in epoch milliseconds. */
+  /** Current time in epoch milliseconds (the wall clock: may step). */
   now(): number;
+  /**
+   * Elapsed time in **milliseconds** from an arbitrary origin (the monotonic clock: never steps,
+   * never goes back). Only differences of two readings of the same clock mean anything.
+   * Timers ({@link Clock.setTimeout}) run on this clock.
+   */
+  monotonic(): number;
   /**
    * Calls `fn` once after `delayMs` milliseconds (negative delays run as soon as possible).
    * Real timers are `unref`'d, so a pending timer never keeps the process alive on its own.
@@ -31,6 +45,7 @@ export interface Clock {
 /** The process clock: `Date.now()` and Node's timers. */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout(fn, delayMs) {
     const t = setTimeout(fn, Math.max(0, delayMs));
     t.unref();
@@ -53,9 +68,13 @@ interface PendingTimer {
 /**
  * A manually advanced clock for unit tests. Time moves only through {@link FakeClock.advance}
  * or {@link FakeClock.set}; due timers fire in time order (ties in creation order).
+ * {@link FakeClock.step} models an NTP step: it moves the wall clock ({@link FakeClock.now}) only,
+ * not the monotonic one nor the timers.
  */
 export class FakeClock implements Clock {
   #now: number;
+  /** The wall clock's offset from the monotonic timeline, ms (moved by {@link FakeClock.step}). */
+  #wallOffset = 0;
   #seq = 0;
   #timers: PendingTimer[] = [];
 
@@ -65,7 +84,20 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  /** The monotonic reading: the timers' timeline, in the same epoch milliseconds as the start (no step moves it). */
+  monotonic(): number {
     return this.#now;
+  }
+
+  /**
+   * Steps the wall clock by `ms` (positive: forward), as NTP does; the monotonic clock and the
+   * pending timers do not move.
+   */
+  step(ms: number): void {
+    this.#wallOffset += ms;
   }
 
   setTimeout(fn: () => void, delayMs: number): TimerHandle {
@@ -123,9 +155,9 @@ export class FakeClock implements Clock {
     this.#now = target;
   }
 
-  /** Sets the absolute time (epoch ms) without firing timers in between. For table-driven tests. */
+  /** Sets the absolute time (epoch ms) without firing timers in between, wall and monotonic alike (no step). For table-driven tests. */
   set(nowMs: number): void {
-    this.#now = nowMs;
+    this.#now = nowMs - this.#wallOffset;
   }
 }
 
@@ -151,4 +183,51 @@ export function sleepUnlessAborted(clock: Clock, delayMs: number, signal?: Abort
     }, delayMs);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * A clock for deadlines that are durations measured from this process's own observations (a
+ * heartbeat seen, a node first missed, a volume released), where upstream compares two
+ * `time.Now()` readings or arms `time.AfterFunc`, both on Go's monotonic clock.
+ *
+ * `now()` is the wall clock, except that it never runs ahead of the monotonic clock since the
+ * previous reading: `now_k = min(wall_k, now_{k-1} + (monotonic_k − monotonic_{k-1}))`. So the time
+ * between two readings never exceeds the elapsed time (a forward NTP step cannot make a deadline
+ * measured in it come sooner), and `now()` is never ahead of the wall clock (a deadline anchored on
+ * a persisted timestamp comes no sooner than on the wall clock). It follows a backward step at once
+ * (which only delays), and after a forward step it lags the wall clock by the step until a
+ * backward one takes it back: the cost is that wall-anchored deadlines come that much later.
+ * Never use it to stamp a persisted timestamp (a taint's `timeAdded`): there the lag would move a
+ * restart-safe anchor earlier. Writers keep the wall clock.
+ *
+ * @param clock the wall and monotonic source; its timers are used as they are.
+ * @returns a {@link Clock}; all values epoch **milliseconds**. Never throws.
+ */
+export function steadyClock(clock: Clock): Clock {
+  let last = clock.now();
+  let lastMono = clock.monotonic();
+  return {
+    now(): number {
+      const wall = clock.now();
+      const mono = clock.monotonic();
+      last = Math.min(wall, last + (mono - lastMono));
+      lastMono = mono;
+      return last;
+    },
+    monotonic: () => clock.monotonic(),
+    setTimeout: (fn, delayMs) => clock.setTimeout(fn, delayMs),
+    sleep: (delayMs) => clock.sleep(delayMs),
+  };
+}
+
+/**
+ * An observation this process made at monotonic time `mono` (a {@link Clock.monotonic} reading),
+ * as the wall time it would be had the wall clock not stepped since: now less the elapsed time.
+ * A deadline computed from it (`+ tolerationSeconds`, `+ grace`) follows elapsed time, as upstream's
+ * `time.AfterFunc` does, and a deadline mixing it with a persisted wall time (`max(timeAdded, it)`)
+ * is due only once each part has passed on its own clock.
+ * @returns epoch **milliseconds**. Never throws.
+ */
+export function wallOf(clock: Clock, mono: number): number {
+  return clock.now() - (clock.monotonic() - mono);
 }

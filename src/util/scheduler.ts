@@ -45,6 +45,8 @@ interface Slot<P> {
   entry: ScheduledEviction<P>;
   /** Tie-breaker: equal deadlines fire in scheduling order. */
   seq: number;
+  /** The deadline on the monotonic clock ({@link Clock.monotonic}), fixed when scheduled. */
+  atMono: number;
 }
 
 /**
@@ -58,6 +60,11 @@ interface Slot<P> {
  * - The deadline is absolute (`atMs`), never `fireAt - createdAt` relative to the scheduling time.
  *   Deliberate difference from upstream: `createWorker` arms `AfterFunc(fireAt - createdAt)` from
  *   *now*, which is only right when `createdAt == now`.
+ * - An entry is due only once both clocks say so: the monotonic clock has run `atMs - now` since it
+ *   was scheduled (upstream's `time.AfterFunc(fireAt.Sub(now))`, which a wall-clock step does not
+ *   move) and the wall clock has reached `atMs`. Deliberate difference from upstream, which looks
+ *   at the monotonic clock only: after a backward NTP step ours waits for the wall clock too, so it
+ *   can only fire later (by at most the step), never sooner; a forward step makes neither sooner.
  * - An entry at or before now fires on the next timer turn (delay 0), like upstream's immediate
  *   goroutine, so callers never re-enter their own callback synchronously.
  * - An entry leaves the store *before* its callback runs. Deliberate difference from upstream:
@@ -74,12 +81,12 @@ export class DeadlineScheduler<P> {
   readonly #clock: Clock;
   readonly #onError: DeadlineSchedulerOptions<P>['onError'];
   readonly #slots = new Map<string, Slot<P>>();
-  readonly #heap = new MinHeap<Slot<P>>((a, b) => a.entry.atMs < b.entry.atMs || (a.entry.atMs === b.entry.atMs && a.seq < b.seq));
+  readonly #heap = new MinHeap<Slot<P>>((a, b) => a.atMono < b.atMono || (a.atMono === b.atMono && a.seq < b.seq));
   readonly #listeners = new Set<DueCallback<P>>();
   #seq = 0;
   #timer: TimerHandle | undefined;
-  /** Epoch ms at which {@link #timer} wakes. */
-  #timerAtMs = 0;
+  /** Monotonic ms ({@link Clock.monotonic}) at which {@link #timer} wakes. */
+  #timerAtMono = 0;
   #delivering = false;
 
   /**
@@ -115,9 +122,11 @@ export class DeadlineScheduler<P> {
    */
   schedule(key: string, uid: string, atMs: number, payload: P): ScheduledEviction<P> {
     if (!Number.isFinite(atMs)) throw new RangeError(`DeadlineScheduler.schedule(${key}): deadline ${atMs} is not finite`);
+    const now = this.#clock.now();
     const slot: Slot<P> = {
-      entry: { key, uid, atMs, scheduledAtMs: this.#clock.now(), payload },
+      entry: { key, uid, atMs, scheduledAtMs: now, payload },
       seq: this.#seq++,
+      atMono: this.#clock.monotonic() + (atMs - now),
     };
     this.#slots.set(key, slot);
     this.#heap.push(slot);
@@ -213,21 +222,24 @@ export class DeadlineScheduler<P> {
       this.#disarm();
       return;
     }
-    const now = this.#clock.now();
-    const wakeAt = Math.min(head.entry.atMs, now + MAX_TIMER_DELAY_MS);
+    const mono = this.#clock.monotonic();
+    // Both clocks must reach the deadline (see the class comment); timers run on the monotonic one.
+    const waitMs = Math.max(head.atMono - mono, head.entry.atMs - this.#clock.now());
+    const wakeAt = mono + Math.min(waitMs, MAX_TIMER_DELAY_MS);
     // A timer that wakes no later than needed is kept: waking early for a cancelled head is cheap,
     // re-arming on every cancel is not.
-    if (this.#timer !== undefined && this.#timerAtMs <= wakeAt) return;
+    if (this.#timer !== undefined && this.#timerAtMono <= wakeAt) return;
     this.#disarm();
-    this.#timerAtMs = wakeAt;
-    this.#timer = this.#clock.setTimeout(() => this.#fire(), wakeAt - now);
+    this.#timerAtMono = wakeAt;
+    this.#timer = this.#clock.setTimeout(() => this.#fire(), wakeAt - mono);
   }
 
   #fire(): void {
     this.#timer = undefined;
     const now = this.#clock.now();
+    const mono = this.#clock.monotonic();
     const due: Slot<P>[] = [];
-    for (let head = this.#peekLive(); head !== undefined && head.entry.atMs <= now; head = this.#peekLive()) {
+    for (let head = this.#peekLive(); head !== undefined && head.atMono <= mono && head.entry.atMs <= now; head = this.#peekLive()) {
       this.#heap.pop();
       due.push(head);
     }

@@ -39,7 +39,7 @@ import { WorkQueue } from '../kube/workqueue.js';
 import type { AttachDetachMetrics, ForcedDetachReasonLabel } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
-import type { Clock, TimerHandle } from '../util/clock.js';
+import { steadyClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders, type ForceDetachDecision } from './decision.js';
 import type { ForceDetachWriter, LivePodsOnNode } from './writer.js';
 
@@ -113,7 +113,9 @@ export class ForceDetachController {
 
   /** @param deps injected caches, writer, events, metrics, clock and logger. Never throws. */
   constructor(deps: ForceDetachDeps) {
-    this.#d = deps;
+    // The timeout counts from when this process saw the volume released (upstream: time.Since on
+    // the monotonic clock), so it reads a clock that a forward NTP step cannot move ahead.
+    this.#d = { ...deps, clock: steadyClock(deps.clock) };
     this.#queue = new WorkQueue({
       name: 'attachdetach_force_detach',
       concurrency: WORKERS,

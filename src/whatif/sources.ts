@@ -7,7 +7,7 @@
 import type { ControllerIO, ControllerSources, Source, SourceHandlers } from '../controllers/context.js';
 import { leaseKey } from '../kube/informerfactory.js';
 import type { Pod } from '../kube/objects.js';
-import type { AffinityPod } from '../nodeaffinity/rule.js';
+import type { AffinityPod, PodRule } from '../nodeaffinity/rule.js';
 import type { InMemoryCluster, ResourceHandlers } from './cluster.js';
 
 /** A source that is always synced and watching: the in-memory maps are the API. */
@@ -29,11 +29,14 @@ function mapSource<T>(store: { get(k: string): T | undefined; list(): readonly T
   };
 }
 
+const NO_RULE: PodRule = { kind: 'none' };
+
 /**
  * What the node affinity enforcer keeps of a pod, from the snapshot's slim pod. The snapshot keeps
- * neither annotations nor affinity, so every pod has no rule to enforce (`kind: 'none'`).
+ * neither annotations nor affinity, so a pod has no rule to enforce (`kind: 'none'`) unless
+ * `ruleOf` gives one (the fuzz harness does).
  */
-function affinityPodOf(p: Pod): AffinityPod {
+function affinityPodOf(p: Pod, ruleOf: (p: Pod) => PodRule): AffinityPod {
   return {
     namespace: p.namespace,
     name: p.name,
@@ -44,20 +47,21 @@ function affinityPodOf(p: Pod): AffinityPod {
     ...(p.deletionTimestamp !== undefined ? { deletionTimestamp: p.deletionTimestamp } : {}),
     daemonSet: p.ownerReferences.some((o) => o.kind === 'DaemonSet' && o.controller === true),
     mirror: false,
-    rule: { kind: 'none' },
+    rule: ruleOf(p),
   };
 }
 
 /**
  * The caches of `cluster` as {@link ControllerSources}, every optional one included.
+ * @param ruleOf each pod's node affinity rule (default: none, as the snapshot keeps no annotations).
  * @returns the sources. Never throws.
  */
-export function clusterSources(cluster: InMemoryCluster): ControllerSources {
+export function clusterSources(cluster: InMemoryCluster, ruleOf: (p: Pod) => PodRule = () => NO_RULE): ControllerSources {
   // One AffinityPod per pod version: list() and events hand out the same object for the same pod.
   const affinity = new WeakMap<Pod, AffinityPod>();
   const asAffinity = (p: Pod): AffinityPod => {
     let a = affinity.get(p);
-    if (!a) affinity.set(p, (a = affinityPodOf(p)));
+    if (!a) affinity.set(p, (a = affinityPodOf(p, ruleOf)));
     return a;
   };
   const podsOf = {

@@ -45,6 +45,12 @@ export interface CampaignOptions {
   deadlineMs?: number;
 }
 
+/**
+ * The flags of every fuzz run: `run`'s defaults in one process (no leader election, no serving),
+ * and node-affinity-enforcer on (it is off by default), as `--controllers=*,node-affinity-enforcer` enables it.
+ */
+export const FUZZ_FLAGS: readonly string[] = ['--leader-elect=false', '--secure-port=0', '--controllers=*,node-affinity-enforcer'];
+
 /** The fast-check seed of run `index` of a campaign seeded `seed` (a 31-bit mix of both). */
 export function runSeed(seed: number, index: number): number {
   let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index + 1, 0xc2b2ae35);
@@ -69,7 +75,7 @@ export function emptyFigures(): CampaignFigures {
     seconds: 0,
     cpuSeconds: 0,
     coverage: Object.fromEntries(VOCABULARY.map((k) => [k, 0])) as Record<VocabularyItem, number>,
-    outcomes: { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0 },
+    outcomes: { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0, affinityEvictions: 0 },
     failedRuns: [],
   };
 }
@@ -152,7 +158,7 @@ export function campaignText(r: CampaignResult): string {
     `runs: ${r.runs}  events: ${r.events}  timers fired: ${r.timers}  wall: ${r.seconds.toFixed(1)} s (${(r.runs / Math.max(r.seconds, 1e-9)).toFixed(1)} runs/s)  CPU: ${r.cpuSeconds.toFixed(1)} s (${(r.runs / Math.max(r.cpuSeconds, 1e-9)).toFixed(1)} runs per CPU-second)`,
     'coverage (events applied per vocabulary item):',
     ...VOCABULARY.map((k) => `  ${k.padEnd(22)} ${r.coverage[k]}`),
-    `outcomes: ${r.outcomes.deletions} deletions, ${r.outcomes.forceDeletions} force deletions, ${r.outcomes.noExecuteTaints} NoExecute taints added, ${r.outcomes.detaches} forced detaches`,
+    `outcomes: ${r.outcomes.deletions} deletions, ${r.outcomes.forceDeletions} force deletions, ${r.outcomes.noExecuteTaints} NoExecute taints added, ${r.outcomes.detaches} forced detaches, ${r.outcomes.affinityEvictions} node affinity evictions`,
   ];
   lines.push(`violations: ${r.failedRuns.length} failing run(s)${r.failedRuns.length > 0 ? `: ${r.failedRuns.slice(0, 20).map((f) => `#${f.index} (${f.invariants.join(',')})`).join(' ')}` : ''}`);
   if (r.failure) {

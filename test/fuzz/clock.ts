@@ -58,6 +58,11 @@ export class FuzzClock implements Clock {
     return this.#now;
   }
 
+  /** The same timeline: the harness steps the controllers' wall clock in a wrapper (harness.ts), never this one. */
+  monotonic(): number {
+    return this.#now;
+  }
+
   setTimeout(fn: () => void, delayMs: number): TimerHandle {
     const timer = new Timer(this.#now + Math.max(0, delayMs), this.#seq++, fn);
     this.#timers.push(timer);

@@ -45,8 +45,11 @@ export type FuzzEvent =
   | { kind: 'lease-pause'; node: number; forS: number }
   /** The node's `topology.kubernetes.io/zone` label changes to `ZONE_LABELS[zone]`. */
   | { kind: 'zone-change'; node: number; zone: number }
-  /** A pod; `ds`: owned by a DaemonSet (with its tolerations: everything); `vol`: its volume. */
-  | { kind: 'pod-add'; node: number; tol: Tol; ds?: boolean; vol?: Vol }
+  /**
+   * A pod; `ds`: owned by a DaemonSet (with its tolerations: everything); `vol`: its volume; `aff`:
+   * a node-affinity-enforcer rule requiring zone `ZONE_LABELS[aff]` during execution.
+   */
+  | { kind: 'pod-add'; node: number; tol: Tol; ds?: boolean; vol?: Vol; aff?: number }
   /** A user deletes the pod (graceful: it stays Terminating on a node whose kubelet is down). */
   | { kind: 'pod-delete'; pod: number }
   /** The pod's tolerations are replaced (tolerationSeconds edited, a toleration added or dropped). */
@@ -64,7 +67,13 @@ export type FuzzEvent =
   /** The leader stops; another instance takes the lease `gapS` seconds later and starts its controllers. */
   | { kind: 'failover'; gapS: number }
   /** The controllers' clock is stepped to `offsetMs` from the true time (NTP bounds: within ±500 ms). */
-  | { kind: 'clock-step'; offsetMs: number };
+  | { kind: 'clock-step'; offsetMs: number }
+  /**
+   * For `forS` seconds the API holds object `index` of `resource` (a node, a pod, a node's Lease, a
+   * VolumeAttachment) in a form the converters reject: the cache drops it, live reads of it answer
+   * `unparsable`; then a readable version comes back.
+   */
+  | { kind: 'malformed'; resource: WatchedResource; index: number; forS: number };
 
 export type FaultMethod = 'all' | 'deletePod' | 'swapNodeTaints' | 'updateNodeConditions' | 'addDisruptionCondition' | 'deleteVolumeAttachment' | 'forceDeletePod';
 export type ReadMethod = 'all' | 'getNode' | 'listPodsOnNode' | 'getVolumeAttachment';
@@ -83,6 +92,7 @@ export const VOCABULARY = [
   'pod-add:pvc',
   'pod-add:ephemeral',
   'pod-add:unresolvable',
+  'pod-add:affinity',
   'pod-delete',
   'tolerations-edit',
   'oos-add',
@@ -97,6 +107,7 @@ export const VOCABULARY = [
   'restart',
   'failover',
   'clock-step',
+  'malformed',
 ] as const;
 export type VocabularyItem = (typeof VOCABULARY)[number];
 
@@ -106,6 +117,7 @@ export function itemsOf(e: FuzzEvent): VocabularyItem[] {
   if (e.kind === 'pod-add') {
     if (e.ds) out.push('pod-add:daemonset');
     if (e.vol && e.vol !== 'none') out.push(`pod-add:${e.vol}`);
+    if (e.aff !== undefined) out.push('pod-add:affinity');
   }
   if (e.kind === 'watch-drop' && e.gone) out.push('watch-drop:410');
   if (e.kind === 'write-fault' && e.code !== undefined && e.code !== 500) out.push(e.code === 429 ? 'write-fault:429' : e.code === 'timeout' ? 'write-fault:timeout' : 'write-fault:4xx');
@@ -138,7 +150,12 @@ export const eventArb: fc.Arbitrary<FuzzEvent> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ node, condition: fc.constantFrom<Pressure>('MemoryPressure', 'DiskPressure', 'PIDPressure'), on: fc.boolean() }).map((r): FuzzEvent => ({ kind: 'pressure', ...r })) },
   { weight: 2, arbitrary: fc.record({ node, forS: fc.integer({ min: 1, max: 120 }) }).map((r): FuzzEvent => ({ kind: 'lease-pause', ...r })) },
   { weight: 1, arbitrary: fc.record({ node, zone: fc.nat({ max: ZONE_LABELS.length - 1 }) }).map((r): FuzzEvent => ({ kind: 'zone-change', ...r })) },
-  { weight: 3, arbitrary: fc.record({ node, tol, ds: fc.nat({ max: 4 }).map((x) => x === 0), vol }).map((r): FuzzEvent => ({ kind: 'pod-add', node: r.node, tol: r.ds ? { kind: 'everything' } : r.tol, ...(r.ds ? { ds: true } : {}), ...(r.vol !== 'none' ? { vol: r.vol } : {}) })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ node, tol, ds: fc.nat({ max: 4 }).map((x) => x === 0), vol, aff: fc.nat({ max: 5 }) })
+      .map((r): FuzzEvent => ({ kind: 'pod-add', node: r.node, tol: r.ds ? { kind: 'everything' } : r.tol, ...(r.ds ? { ds: true } : {}), ...(r.vol !== 'none' ? { vol: r.vol } : {}), ...(r.aff < ZONE_LABELS.length ? { aff: r.aff } : {}) })),
+  },
   { weight: 1, arbitrary: fc.nat({ max: 40 }).map((pod): FuzzEvent => ({ kind: 'pod-delete', pod })) },
   { weight: 2, arbitrary: fc.record({ pod: fc.nat({ max: 40 }), tol }).map((r): FuzzEvent => ({ kind: 'tolerations-edit', ...r })) },
   { weight: 1, arbitrary: node.map((n): FuzzEvent => ({ kind: 'oos-add', node: n })) },
@@ -160,6 +177,12 @@ export const eventArb: fc.Arbitrary<FuzzEvent> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<FuzzEvent>({ kind: 'restart' }) },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }).map((gapS): FuzzEvent => ({ kind: 'failover', gapS })) },
   { weight: 1, arbitrary: fc.integer({ min: -500, max: 500 }).map((offsetMs): FuzzEvent => ({ kind: 'clock-step', offsetMs })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ resource: fc.constantFrom<WatchedResource>('nodes', 'pods', 'leases', 'volumeAttachments'), index: fc.nat({ max: 40 }), forS: fc.integer({ min: 1, max: 120 }) })
+      .map((r): FuzzEvent => ({ kind: 'malformed', ...r })),
+  },
 );
 
 /** A sequence of up to `maxSteps` steps, 0–90 s apart. */
@@ -183,7 +206,7 @@ export function eventText(e: FuzzEvent, pods: readonly string[] = []): string {
     case 'zone-change':
       return `zone-change ${n(e.node)} to zone ${ZONE_LABELS[e.zone % ZONE_LABELS.length] ?? ''}`;
     case 'pod-add':
-      return `pod-add on ${n(e.node)} tolerating ${tolText(e.tol)}${e.ds ? ' (DaemonSet)' : ''}${e.vol && e.vol !== 'none' ? ` with a ${e.vol} volume` : ''}`;
+      return `pod-add on ${n(e.node)} tolerating ${tolText(e.tol)}${e.ds ? ' (DaemonSet)' : ''}${e.vol && e.vol !== 'none' ? ` with a ${e.vol} volume` : ''}${e.aff !== undefined ? `, requiring zone ${ZONE_LABELS[e.aff % ZONE_LABELS.length] ?? ''} during execution` : ''}`;
     case 'pod-delete':
       return `pod-delete ${p(e.pod)}`;
     case 'tolerations-edit':
@@ -202,6 +225,8 @@ export function eventText(e: FuzzEvent, pods: readonly string[] = []): string {
       return `clock-step to ${e.offsetMs >= 0 ? '+' : ''}${e.offsetMs}ms`;
     case 'oos-remove':
       return `oos-remove (tainted node #${e.node})`;
+    case 'malformed':
+      return `malformed ${e.resource} #${e.index} for ${e.forS}s`;
     default:
       return `${e.kind} ${n(e.node)}`;
   }

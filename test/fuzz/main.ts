@@ -2,7 +2,7 @@
  * `npm run fuzz -- --runs N --seed S [--max-steps M] [--workers W] [--concurrency C] [--max-seconds T]`: an invariant
  * fuzzing campaign on a simulated clock (./harness.ts). `--workers` spreads the runs over W
  * processes (./worker.ts; run i goes to worker i mod W, and a run's sequence depends only on S and
- * i, so the figures do not depend on W); `--concurrency` is the runs in flight per process;
+ * i, so the figures do not depend on W); `--concurrency` is the runs in flight per process (default 4: measured the cheapest in CPU per run, see docs/safety.md "Speed");
  * `--max-seconds` starts no run after T seconds (a campaign bounded by time reports the runs made);
  * `--no-shrink` (with `--workers`) lists the failing runs without shrinking the first. Prints
  * the runs, the events, the coverage of each vocabulary item and the violations (the first failing
@@ -11,7 +11,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseControllerFlags } from '../../src/cli/flags.js';
-import { campaignText, emptyFigures, mergeFigures, runCampaign, shrinkRun, type CampaignFigures, type CampaignOptions, type CampaignResult } from './campaign.js';
+import { FUZZ_FLAGS, campaignText, emptyFigures, mergeFigures, runCampaign, shrinkRun, type CampaignFigures, type CampaignOptions, type CampaignResult } from './campaign.js';
 import type { WorkerArgs, WorkerMessage } from './worker.js';
 
 function flag(name: string, fallback: number): number {
@@ -35,13 +35,13 @@ function runWorker(args: WorkerArgs): Promise<CampaignFigures> {
   });
 }
 
-const opts: CampaignOptions = { runs: flag('runs', 100), seed: flag('seed', Date.now() % 2 ** 31), maxSteps: flag('max-steps', 30), concurrency: flag('concurrency', 16) };
+const opts: CampaignOptions = { runs: flag('runs', 100), seed: flag('seed', Date.now() % 2 ** 31), maxSteps: flag('max-steps', 30), concurrency: flag('concurrency', 4) };
 const maxSeconds = flag('max-seconds', 0);
 if (maxSeconds > 0) opts.deadlineMs = Date.now() + maxSeconds * 1000;
 const workers = Math.max(1, flag('workers', 1));
 // With --no-shrink a campaign lists its failing runs and leaves shrinking to a later replay.
 const noShrink = process.argv.includes('--no-shrink');
-const config = await parseControllerFlags(['--leader-elect=false', '--secure-port=0'], {});
+const config = await parseControllerFlags([...FUZZ_FLAGS], {});
 console.log(`fuzz: ${opts.runs} runs, seed ${opts.seed}, at most ${opts.maxSteps} steps each, ${workers} worker(s) × ${opts.concurrency} in flight`);
 let r: CampaignResult;
 if (workers === 1) {

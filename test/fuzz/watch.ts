@@ -14,6 +14,8 @@ import type { ControllerSources, SourceHandlers } from '../../src/controllers/co
 import type { InMemoryCluster } from '../../src/inmemory/cluster.js';
 import type { Clock } from '../../src/util/clock.js';
 import { clusterSources } from '../../src/whatif/sources.js';
+import type { PodRule } from '../../src/nodeaffinity/rule.js';
+import type { Pod } from '../../src/kube/objects.js';
 
 /** The caches a watch drop can hit. */
 export type WatchedResource = 'nodes' | 'pods' | 'leases' | 'volumeAttachments';
@@ -30,6 +32,12 @@ interface Drop {
 
 type AnyHandlers = SourceHandlers<unknown>;
 
+/** The cache key of an object of `resource`: `namespace/name` for pods and Leases, else the name. */
+export function keyOf(resource: WatchedResource, o: unknown): string {
+  const { namespace, name } = o as { namespace?: string; name: string };
+  return resource === 'pods' || resource === 'leases' ? `${namespace ?? ''}/${name}` : name;
+}
+
 /** The caches of one process (see the file header). */
 export class ProcessCaches {
   readonly sources: ControllerSources;
@@ -38,12 +46,23 @@ export class ProcessCaches {
   readonly #cluster: InMemoryCluster;
   readonly #clock: Clock;
   #live = true;
+  /**
+   * Objects the API holds malformed (`resource:key`): the informer's converter rejects them, so the
+   * cache treats each as absent (src/kube/informercache.ts `applyEvent`: a delete when it turns
+   * malformed, nothing while it stays so, an add when a readable version comes).
+   */
+  readonly #malformed: Set<string>;
 
-  /** @param clock the true clock (the API's), epoch ms. */
-  constructor(cluster: InMemoryCluster, clock: Clock) {
+  /**
+   * @param clock the true clock (the API's), epoch ms.
+   * @param malformed `resource:key` of the objects that are malformed when this process starts.
+   * @param ruleOf each pod's node affinity rule, for node-affinity-enforcer's pod source.
+   */
+  constructor(cluster: InMemoryCluster, clock: Clock, malformed: Iterable<string> = [], ruleOf?: (p: Pod) => PodRule) {
     this.#cluster = cluster;
     this.#clock = clock;
-    const base = clusterSources(cluster) as unknown as Record<string, Record<string, unknown>>;
+    this.#malformed = new Set(malformed);
+    const base = clusterSources(cluster, ruleOf) as unknown as Record<string, Record<string, unknown>>;
     const out: Record<string, unknown> = { ...base };
     for (const [name, source] of Object.entries(base)) {
       if (typeof source.subscribe !== 'function') continue;
@@ -56,6 +75,32 @@ export class ProcessCaches {
   /** The process stopped: its handlers hear nothing more. */
   stop(): void {
     this.#live = false;
+  }
+
+  /** The object `key` of `resource` turns malformed: the cache drops it (a no-op while its watch is down). @returns whether it applied. */
+  malform(resource: WatchedResource, key: string): boolean {
+    if (!this.#live || this.#drops.has(resource) || this.#malformed.has(`${resource}:${key}`)) return false;
+    const cur = this.#store(resource).get(key);
+    this.#malformed.add(`${resource}:${key}`);
+    if (cur !== undefined) for (const h of this.#handlers.get(resource) ?? []) h.delete?.(cur);
+    return true;
+  }
+
+  /** A readable version of `key` arrives: the cache has it again (an add, or, while the watch is down, on its return). */
+  unmalform(resource: WatchedResource, key: string): void {
+    if (!this.#malformed.delete(`${resource}:${key}`) || !this.#live) return;
+    const cur = this.#store(resource).get(key);
+    const d = this.#drops.get(resource);
+    if (d) {
+      d.held.delete(key);
+      if (cur !== undefined) d.missed.push({ old: undefined, cur });
+      return;
+    }
+    if (cur !== undefined) for (const h of this.#handlers.get(resource) ?? []) h.add?.(cur);
+  }
+
+  #isMalformed(resource: WatchedResource | undefined, o: unknown): boolean {
+    return resource !== undefined && this.#malformed.size > 0 && o !== undefined && this.#malformed.has(`${resource}:${keyOf(resource, o)}`);
   }
 
   /** Whether `resource`'s cache has no watch stream now. */
@@ -78,6 +123,7 @@ export class ProcessCaches {
     d.catchingUp = true;
     const hs = this.#live ? (this.#handlers.get(resource) ?? []) : [];
     const deliver = (old: unknown, cur: unknown): void => {
+      if (this.#isMalformed(resource, cur ?? old)) return; // absent from the cache, as it was when it turned malformed
       for (const h of hs) {
         if (old === undefined && cur !== undefined) h.add?.(cur);
         else if (old !== undefined && cur !== undefined) h.update?.(old, cur);
@@ -113,6 +159,8 @@ export class ProcessCaches {
           (kind: 'add' | 'update' | 'delete') =>
           (...args: unknown[]): void => {
             if (!this.#live) return;
+            // A malformed object is absent from the cache: its changes are not delivered.
+            if (this.#isMalformed(resource, kind === 'update' ? args[1] : args[0])) return;
             const d = resource && this.#drops.get(resource);
             if (d) {
               if (!d.catchingUp) d.missed.push(kind === 'add' ? { old: undefined, cur: args[0] } : kind === 'update' ? { old: args[0], cur: args[1] } : { old: args[0], cur: undefined });
@@ -135,10 +183,15 @@ export class ProcessCaches {
     };
     const get = source.get as (k: string) => unknown;
     const list = source.list as () => readonly unknown[];
-    out.get = (k: string) => stale()?.held.get(k) ?? (stale() ? undefined : get(k));
+    const readable = (o: unknown): boolean => !this.#isMalformed(resource, o);
+    out.get = (k: string) => {
+      const o = stale()?.held.get(k) ?? (stale() ? undefined : get(k));
+      return readable(o) ? o : undefined;
+    };
     out.list = () => {
       const d = stale();
-      return d ? [...d.held.values()] : list();
+      const all = d ? [...d.held.values()] : list();
+      return this.#malformed.size > 0 ? all.filter(readable) : all;
     };
     out.isWatching = () => !this.#drops.has(resource);
     out.blindForMs = () => {
@@ -149,7 +202,8 @@ export class ProcessCaches {
       const onNode = source.onNode as (n: string) => unknown[];
       out.onNode = (n: string) => {
         const d = stale();
-        return d ? [...d.held.values()].filter((o) => (o as { nodeName?: string }).nodeName === n) : onNode(n);
+        const all = d ? [...d.held.values()].filter((o) => (o as { nodeName?: string }).nodeName === n) : onNode(n);
+        return this.#malformed.size > 0 ? all.filter(readable) : all;
       };
     }
     if (typeof source.resourceVersion === 'function') {

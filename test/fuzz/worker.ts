@@ -4,7 +4,7 @@
  * progress message every 500 runs. Argument: the JSON of {@link WorkerArgs}.
  */
 import { parseControllerFlags } from '../../src/cli/flags.js';
-import { runShare, type CampaignFigures, type CampaignOptions } from './campaign.js';
+import { FUZZ_FLAGS, runShare, type CampaignFigures, type CampaignOptions } from './campaign.js';
 
 /** What the parent passes: the campaign, and which share of it is this worker's. */
 export interface WorkerArgs extends CampaignOptions {
@@ -16,7 +16,7 @@ export interface WorkerArgs extends CampaignOptions {
 export type WorkerMessage = { kind: 'progress'; runs: number; failed: number } | { kind: 'done'; figures: CampaignFigures };
 
 const args = JSON.parse(process.argv[2] ?? '{}') as WorkerArgs;
-const config = await parseControllerFlags(['--leader-elect=false', '--secure-port=0'], {});
+const config = await parseControllerFlags([...FUZZ_FLAGS], {});
 function* share(): Generator<number> {
   for (let i = args.worker; i < args.runs; i += args.workers) yield i;
 }

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseControllerFlags } from '../../src/cli/flags.js';
-import { campaignText, runCampaign } from '../fuzz/campaign.js';
+import { FUZZ_FLAGS, campaignText, runCampaign } from '../fuzz/campaign.js';
 import { runSequence } from '../fuzz/harness.js';
 import { VOCABULARY } from '../fuzz/events.js';
 
@@ -18,8 +18,8 @@ const RUNS = 120;
 
 describe('invariant fuzzing (fixed seed, small budget)', () => {
   test(`${RUNS} random sequences from seed ${SEED}: no invariant violated`, async () => {
-    const config = await parseControllerFlags(['--leader-elect=false', '--secure-port=0'], {});
-    const r = await runCampaign(config, { runs: RUNS, seed: SEED, concurrency: 8 });
+    const config = await parseControllerFlags([...FUZZ_FLAGS], {});
+    const r = await runCampaign(config, { runs: RUNS, seed: SEED, concurrency: 4 });
     assert.equal(r.failure, undefined, campaignText(r));
     assert.equal(r.runs, RUNS);
     assert.ok(r.events > RUNS * 5, `events applied: ${r.events}`);

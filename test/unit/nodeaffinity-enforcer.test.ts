@@ -198,6 +198,23 @@ describe('NodeAffinityEnforcer (shell, FakeClock)', () => {
     await h.c.stop();
   });
 
+  test('a +900 ms NTP step of the wall clock does not shorten the grace (it counts elapsed time, src/util/clock.ts steadyClock)', async () => {
+    const h = harness();
+    h.setNode(mkNode('n1', { pool: 'gold' }));
+    h.setPod(mkPod('a'));
+    h.c.start();
+    h.setNode(mkNode('n1', { pool: 'silver' }, true, '2'));
+    await h.settle(10_000);
+    h.clock.step(900);
+    await h.settle(GRACE - 10_000 - 500);
+    h.setNode(mkNode('n1', { pool: 'silver', other: 'x' }, true, '3')); // decided again, 0.5 s before the grace has elapsed
+    await h.settle(400);
+    assert.equal(h.evictions.length, 0, 'not before the grace has elapsed, though the wall clock says it has');
+    await h.settle(200);
+    assert.equal(h.evictions.length, 1);
+    await h.c.stop();
+  });
+
   test('a two-step relabel within the grace never evicts', async () => {
     const h = harness();
     h.setNode(mkNode('n1', { pool: 'gold' }));

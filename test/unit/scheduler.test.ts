@@ -159,6 +159,7 @@ describe('DeadlineScheduler', () => {
     const delays: number[] = [];
     const spy: Clock = {
       now: () => fake.now(),
+      monotonic: () => fake.monotonic(),
       setTimeout: (fn, delayMs) => {
         delays.push(delayMs);
         return fake.setTimeout(fn, delayMs);

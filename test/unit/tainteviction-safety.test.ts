@@ -137,3 +137,36 @@ describe('no retry holds a deletion slot (failed deletions go back to a rate-lim
     assert.equal(w.deletedPods().length, 5);
   });
 });
+
+describe('a pod whose spec had changed before this process first saw it (generation > 1) counts from that first sight', () => {
+  // Its tolerations may have been edited after the taint, at a time no object records: counting
+  // from the taint's timeAdded would delete such a pod at once after a restart, sooner than upstream
+  // (which counts from the edit, or from its own restart). Fuzz runs 469 and 1930 of seed 20261128.
+  test('tainted an hour before the start, tolerating 300 s: generation 1 is deleted at once (restart-safe), generation 2 300 s after the first sight', async (t) => {
+    const { w } = started(t, {}, (w) => {
+      w.putNode('node1', [taint(1, START - 3_600_000)]);
+      w.putPod('original', 'node1', [tol(1, 300)], undefined, { generation: 1 });
+      w.putPod('edited', 'node1', [tol(1, 300)], undefined, { generation: 2 });
+    });
+    await w.settle();
+    assert.deepEqual(w.deletedPods(), [`${NS}/original`], 'generation 1: created with these tolerations, due since timeAdded + 300 s');
+    await w.settle(299_999);
+    assert.deepEqual(w.deletedPods(), [`${NS}/original`], 'generation 2: not before its first sight + 300 s');
+    await w.settle(1);
+    assert.deepEqual(w.deletionTimes('edited'), [300_000]);
+  });
+
+  test('a generation-2 pod added after the start counts from its add; one with no generation (before 1.33) keeps the restart-safe anchor', async (t) => {
+    const { w } = started(t);
+    w.putNode('node1', [taint(1, START - 3_600_000)]);
+    await w.settle(10_000);
+    w.putPod('edited', 'node1', [tol(1, 300)], undefined, { generation: 2 });
+    w.putPod('unknown', 'node1', [tol(1, 300)]);
+    await w.settle();
+    assert.deepEqual(w.deletedPods(), [`${NS}/unknown`]);
+    await w.settle(299_999);
+    assert.deepEqual(w.deletedPods(), [`${NS}/unknown`]);
+    await w.settle(1);
+    assert.deepEqual(w.deletionTimes('edited'), [310_000]);
+  });
+});

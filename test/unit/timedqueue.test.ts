@@ -19,6 +19,9 @@ class ScriptedClock implements Clock {
   now(): number {
     return this.next();
   }
+  monotonic(): number {
+    throw new Error('not used');
+  }
   setTimeout(): TimerHandle {
     throw new Error('not used');
   }
