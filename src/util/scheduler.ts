@@ -45,6 +45,15 @@ interface Slot<P> {
   entry: ScheduledEviction<P>;
   /** Tie-breaker: equal deadlines fire in scheduling order. */
   seq: number;
+  /**
+   * The (deadline, seq) the heap orders this slot by: `entry.atMs` and `seq` when it was pushed.
+   * A later deadline for the same key only updates `entry` and `seq` and leaves these behind, so
+   * they are never later than the slot's true order; the slot is re-pushed when it surfaces.
+   */
+  heapAtMs: number;
+  heapSeq: number;
+  /** Whether this slot is in the heap; false once popped for delivery (a reschedule then needs a new slot). */
+  queued: boolean;
 }
 
 /**
@@ -67,14 +76,17 @@ interface Slot<P> {
  * - The key ignores the uid, as upstream's does; the uid travels with the entry so the caller can
  *   tell a recreated pod from the one the deletion was decided for.
  *
- * Cost: schedule O(log n); cancel O(1) (lazy: the heap node is dropped when it surfaces, and the
- * heap is rebuilt when stale nodes outnumber live ones); due delivery O(log n) per entry.
+ * Cost: schedule O(log n), and O(1) when it moves a pending deadline later (the common case: a
+ * node's probe deadline moves with every heartbeat; the slot keeps its place in the heap under its
+ * earlier deadline and is re-pushed under the true one only if it surfaces first); cancel O(1)
+ * (lazy: the heap node is dropped when it surfaces, and the heap is rebuilt when stale nodes
+ * outnumber live ones); due delivery O(log n) per entry.
  */
 export class DeadlineScheduler<P> {
   readonly #clock: Clock;
   readonly #onError: DeadlineSchedulerOptions<P>['onError'];
   readonly #slots = new Map<string, Slot<P>>();
-  readonly #heap = new MinHeap<Slot<P>>((a, b) => a.entry.atMs < b.entry.atMs || (a.entry.atMs === b.entry.atMs && a.seq < b.seq));
+  readonly #heap = new MinHeap<Slot<P>>((a, b) => a.heapAtMs < b.heapAtMs || (a.heapAtMs === b.heapAtMs && a.heapSeq < b.heapSeq));
   readonly #listeners = new Set<DueCallback<P>>();
   #seq = 0;
   #timer: TimerHandle | undefined;
@@ -115,15 +127,22 @@ export class DeadlineScheduler<P> {
    */
   schedule(key: string, uid: string, atMs: number, payload: P): ScheduledEviction<P> {
     if (!Number.isFinite(atMs)) throw new RangeError(`DeadlineScheduler.schedule(${key}): deadline ${atMs} is not finite`);
-    const slot: Slot<P> = {
-      entry: { key, uid, atMs, scheduledAtMs: this.#clock.now(), payload },
-      seq: this.#seq++,
-    };
+    const entry: ScheduledEviction<P> = { key, uid, atMs, scheduledAtMs: this.#clock.now(), payload };
+    const seq = this.#seq++;
+    const pending = this.#slots.get(key);
+    if (pending !== undefined && pending.queued && pending.heapAtMs <= atMs) {
+      // Later (or equal) deadline: the slot's heap position stays valid as a lower bound, and the
+      // armed timer wakes no later than needed. #peekLive re-pushes it if it surfaces early.
+      pending.entry = entry;
+      pending.seq = seq;
+      return entry;
+    }
+    const slot: Slot<P> = { entry, seq, heapAtMs: atMs, heapSeq: seq, queued: true };
     this.#slots.set(key, slot);
     this.#heap.push(slot);
     this.#compactIfStale();
     this.#arm();
-    return slot.entry;
+    return entry;
   }
 
   /**
@@ -188,17 +207,37 @@ export class DeadlineScheduler<P> {
     return () => void this.#listeners.delete(callback);
   }
 
-  /** The heap head if it is still the live entry of its key, discarding stale heads. */
+  /**
+   * The heap head if it is still the live entry of its key under its true (deadline, seq),
+   * discarding cancelled or replaced heads and re-pushing heads whose deadline moved later. Every
+   * slot's heap order is no later than its true order, so the first head that is in its true order
+   * is the earliest pending entry.
+   */
   #peekLive(): Slot<P> | undefined {
     for (;;) {
       const top = this.#heap.peek();
-      if (top === undefined || this.#slots.get(top.entry.key) === top) return top;
+      if (top === undefined) return undefined;
+      if (this.#slots.get(top.entry.key) !== top) {
+        this.#heap.pop();
+        continue;
+      }
+      if (top.heapAtMs === top.entry.atMs && top.heapSeq === top.seq) return top;
       this.#heap.pop();
+      top.heapAtMs = top.entry.atMs;
+      top.heapSeq = top.seq;
+      this.#heap.push(top);
     }
   }
 
   #compactIfStale(): void {
-    if (this.#heap.size > 2 * this.#slots.size + 1024) this.#heap.rebuild([...this.#slots.values()]);
+    if (this.#heap.size <= 2 * this.#slots.size + 1024) return;
+    const live = [...this.#slots.values()];
+    for (const slot of live) {
+      slot.heapAtMs = slot.entry.atMs;
+      slot.heapSeq = slot.seq;
+      slot.queued = true;
+    }
+    this.#heap.rebuild(live);
   }
 
   #disarm(): void {
@@ -229,6 +268,7 @@ export class DeadlineScheduler<P> {
     const due: Slot<P>[] = [];
     for (let head = this.#peekLive(); head !== undefined && head.entry.atMs <= now; head = this.#peekLive()) {
       this.#heap.pop();
+      head.queued = false;
       due.push(head);
     }
     const errors: unknown[] = [];
