@@ -9,6 +9,7 @@
  * controller goes through one of the `to*` converters here. A converter returns `undefined` for a
  * malformed object, so the informer can log and skip it instead of crashing.
  */
+import { CACHED_POD_CONDITION_TYPES } from './podconditions.js';
 
 /** Condition status values as the API spells them. */
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
@@ -99,6 +100,7 @@ export interface Pod {
   deletionTimestamp?: number;
   /** seconds */
   deletionGracePeriodSeconds?: number;
+  /** Only the types in `CACHED_POD_CONDITION_TYPES` (./podconditions.ts), in wire order. */
   conditions: readonly PodCondition[];
   tolerations: readonly Toleration[];
   ownerReferences: readonly OwnerRef[];
@@ -341,22 +343,31 @@ export function taintToWire(t: Taint): Json {
   return out;
 }
 
-function toNodeCondition(v: unknown): NodeCondition | undefined {
+/**
+ * A Node or Pod condition from the wire: type, status, reason, message, then its two time fields
+ * `t1` and `t2` as epoch ms (one shape per kind). `undefined` when malformed, or when `keep` is
+ * given and lacks its type.
+ */
+function toCondition<C extends NodeCondition | PodCondition>(v: unknown, t1: string, t2: string, keep?: ReadonlySet<string>): C | undefined {
   const c = obj(v);
   const type = istr(c?.['type']);
   const status = istr(c?.['status']);
-  if (!c || type === undefined || status === undefined) return undefined;
-  const out: NodeCondition = { type, status };
+  if (!c || type === undefined || status === undefined || (keep !== undefined && !keep.has(type))) return undefined;
+  const out: Json = { type, status };
   const reason = istr(c['reason']);
-  if (reason !== undefined) out.reason = reason;
+  if (reason !== undefined) out['reason'] = reason;
   const message = istr(c['message']);
-  if (message !== undefined) out.message = message;
-  const hb = toMillis(c['lastHeartbeatTime']);
-  if (hb !== undefined) out.lastHeartbeatTime = hb;
-  const tr = toMillis(c['lastTransitionTime']);
-  if (tr !== undefined) out.lastTransitionTime = tr;
-  return out;
+  if (message !== undefined) out['message'] = message;
+  const a = toMillis(c[t1]);
+  if (a !== undefined) out[t1] = a;
+  const b = toMillis(c[t2]);
+  if (b !== undefined) out[t2] = b;
+  return out as C;
 }
+
+const toNodeCondition = (v: unknown): NodeCondition | undefined => toCondition(v, 'lastHeartbeatTime', 'lastTransitionTime');
+// Conditions no decision reads are not cached (see ./podconditions.ts).
+const toPodCondition = (v: unknown): PodCondition | undefined => toCondition(v, 'lastTransitionTime', 'lastProbeTime', CACHED_POD_CONDITION_TYPES);
 
 /** Serialises a slim node condition back to its wire form. */
 export function nodeConditionToWire(c: NodeCondition): Json {
@@ -392,23 +403,6 @@ export function toNode(raw: unknown): Node | undefined {
     taints: toTaints(spec['taints']),
     conditions: listOf(status['conditions'], toNodeCondition),
   };
-}
-
-function toPodCondition(v: unknown): PodCondition | undefined {
-  const c = obj(v);
-  const type = istr(c?.['type']);
-  const status = istr(c?.['status']);
-  if (!c || type === undefined || status === undefined) return undefined;
-  const out: PodCondition = { type, status };
-  const reason = istr(c['reason']);
-  if (reason !== undefined) out.reason = reason;
-  const message = istr(c['message']);
-  if (message !== undefined) out.message = message;
-  const tr = toMillis(c['lastTransitionTime']);
-  if (tr !== undefined) out.lastTransitionTime = tr;
-  const pr = toMillis(c['lastProbeTime']);
-  if (pr !== undefined) out.lastProbeTime = pr;
-  return out;
 }
 
 function toToleration(v: unknown): Toleration | undefined {

@@ -47,6 +47,16 @@ interface Slot<P> {
   seq: number;
   /** The deadline on the monotonic clock ({@link Clock.monotonic}), fixed when scheduled. */
   atMono: number;
+  /**
+   * The (monotonic deadline, seq) the heap orders this slot by: `atMono` and `seq` when it was
+   * pushed. A later deadline for the same key only updates `entry`, `atMono` and `seq` and leaves
+   * these behind, so they are never later than the slot's true order; the slot is re-pushed when it
+   * surfaces.
+   */
+  heapAtMono: number;
+  heapSeq: number;
+  /** Whether this slot is in the heap; false once popped for delivery (a reschedule then needs a new slot). */
+  queued: boolean;
 }
 
 /**
@@ -74,14 +84,17 @@ interface Slot<P> {
  * - The key ignores the uid, as upstream's does; the uid travels with the entry so the caller can
  *   tell a recreated pod from the one the deletion was decided for.
  *
- * Cost: schedule O(log n); cancel O(1) (lazy: the heap node is dropped when it surfaces, and the
- * heap is rebuilt when stale nodes outnumber live ones); due delivery O(log n) per entry.
+ * Cost: schedule O(log n), and O(1) when it moves a pending deadline later (the common case: a
+ * node's probe deadline moves with every heartbeat; the slot keeps its place in the heap under its
+ * earlier deadline and is re-pushed under the true one only if it surfaces first); cancel O(1)
+ * (lazy: the heap node is dropped when it surfaces, and the heap is rebuilt when stale nodes
+ * outnumber live ones); due delivery O(log n) per entry.
  */
 export class DeadlineScheduler<P> {
   readonly #clock: Clock;
   readonly #onError: DeadlineSchedulerOptions<P>['onError'];
   readonly #slots = new Map<string, Slot<P>>();
-  readonly #heap = new MinHeap<Slot<P>>((a, b) => a.atMono < b.atMono || (a.atMono === b.atMono && a.seq < b.seq));
+  readonly #heap = new MinHeap<Slot<P>>((a, b) => a.heapAtMono < b.heapAtMono || (a.heapAtMono === b.heapAtMono && a.heapSeq < b.heapSeq));
   readonly #listeners = new Set<DueCallback<P>>();
   #seq = 0;
   #timer: TimerHandle | undefined;
@@ -123,16 +136,24 @@ export class DeadlineScheduler<P> {
   schedule(key: string, uid: string, atMs: number, payload: P): ScheduledEviction<P> {
     if (!Number.isFinite(atMs)) throw new RangeError(`DeadlineScheduler.schedule(${key}): deadline ${atMs} is not finite`);
     const now = this.#clock.now();
-    const slot: Slot<P> = {
-      entry: { key, uid, atMs, scheduledAtMs: now, payload },
-      seq: this.#seq++,
-      atMono: this.#clock.monotonic() + (atMs - now),
-    };
+    const entry: ScheduledEviction<P> = { key, uid, atMs, scheduledAtMs: now, payload };
+    const seq = this.#seq++;
+    const atMono = this.#clock.monotonic() + (atMs - now);
+    const pending = this.#slots.get(key);
+    if (pending !== undefined && pending.queued && pending.heapAtMono <= atMono) {
+      // Later (or equal) deadline: the slot's heap position stays valid as a lower bound, and the
+      // armed timer wakes no later than needed. #peekLive re-pushes it if it surfaces early.
+      pending.entry = entry;
+      pending.seq = seq;
+      pending.atMono = atMono;
+      return entry;
+    }
+    const slot: Slot<P> = { entry, seq, atMono, heapAtMono: atMono, heapSeq: seq, queued: true };
     this.#slots.set(key, slot);
     this.#heap.push(slot);
     this.#compactIfStale();
     this.#arm();
-    return slot.entry;
+    return entry;
   }
 
   /**
@@ -197,17 +218,37 @@ export class DeadlineScheduler<P> {
     return () => void this.#listeners.delete(callback);
   }
 
-  /** The heap head if it is still the live entry of its key, discarding stale heads. */
+  /**
+   * The heap head if it is still the live entry of its key under its true (deadline, seq),
+   * discarding cancelled or replaced heads and re-pushing heads whose deadline moved later. Every
+   * slot's heap order is no later than its true order, so the first head that is in its true order
+   * is the earliest pending entry.
+   */
   #peekLive(): Slot<P> | undefined {
     for (;;) {
       const top = this.#heap.peek();
-      if (top === undefined || this.#slots.get(top.entry.key) === top) return top;
+      if (top === undefined) return undefined;
+      if (this.#slots.get(top.entry.key) !== top) {
+        this.#heap.pop();
+        continue;
+      }
+      if (top.heapAtMono === top.atMono && top.heapSeq === top.seq) return top;
       this.#heap.pop();
+      top.heapAtMono = top.atMono;
+      top.heapSeq = top.seq;
+      this.#heap.push(top);
     }
   }
 
   #compactIfStale(): void {
-    if (this.#heap.size > 2 * this.#slots.size + 1024) this.#heap.rebuild([...this.#slots.values()]);
+    if (this.#heap.size <= 2 * this.#slots.size + 1024) return;
+    const live = [...this.#slots.values()];
+    for (const slot of live) {
+      slot.heapAtMono = slot.atMono;
+      slot.heapSeq = slot.seq;
+      slot.queued = true;
+    }
+    this.#heap.rebuild(live);
   }
 
   #disarm(): void {
@@ -241,6 +282,7 @@ export class DeadlineScheduler<P> {
     const due: Slot<P>[] = [];
     for (let head = this.#peekLive(); head !== undefined && head.atMono <= mono && head.entry.atMs <= now; head = this.#peekLive()) {
       this.#heap.pop();
+      head.queued = false;
       due.push(head);
     }
     const errors: unknown[] = [];

@@ -4,7 +4,8 @@
  * - Round trip: Nodes, Pods and Leases with rich fields (taints with times, conditions with
  *   heartbeats, tolerations with `tolerationSeconds: 0`, owner references, finalizers, every kind
  *   of volume the converters sort, container states, a pod deleted with grace 0 and held by a
- *   finalizer, a Lease with an empty holder and MicroTimes) are read one by one and as lists, once
+ *   finalizer, a Lease with an empty holder and MicroTimes; a pod condition no controller reads, which
+ *   neither keeps) are read one by one and as lists, once
  *   with `Accept: application/json` and once with `Accept: application/vnd.kubernetes.protobuf`;
  *   both are slimmed by the same converters and must be deepEqual.
  * - The factory informers (nodes, pods, leases), watch-list and list+watch, in both encodings, see
@@ -123,6 +124,8 @@ describe('protobuf and JSON give the same slim objects', () => {
               { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [c]', lastTransitionTime: t },
               { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager', lastTransitionTime: t },
               { type: 'PodScheduled', status: 'True', lastTransitionTime: t },
+              // Read by no controller: neither encoding caches it (src/kube/podconditions.ts).
+              { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', lastTransitionTime: t },
             ],
             initContainerStatuses: [{ name: 'i', image: 'pause', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, startedAt: t, finishedAt: t } } }],
             containerStatuses: [{ name: 'c', image: 'pause', imageID: '', ready: false, restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } } }],
@@ -193,6 +196,14 @@ describe('protobuf and JSON give the same slim objects', () => {
     assert.deepEqual(p.inlineVolumeDrivers, ['ebs.csi.aws.com', '*']);
     assert.equal(p.containersNotRunning, true);
     assert.equal(p.ownerReferences[0]?.controller, true);
+    assert.deepEqual(
+      p.conditions.map((c) => [c.type, c.status, c.reason]),
+      [
+        ['Ready', 'False', 'ContainersNotReady'],
+        ['DisruptionTarget', 'True', 'DeletionByTaintManager'],
+        ['PodScheduled', 'True', undefined],
+      ],
+    );
     const doomed = toPod(decodeObject('Pod', await readProtobuf(`/api/v1/namespaces/${namespace}/pods/doomed`)));
     assert.equal(doomed?.deletionGracePeriodSeconds, 0);
     assert.ok(doomed?.deletionTimestamp !== undefined);

@@ -5,6 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { intern, toNode, toPod } from '../../src/kube/objects.js';
+import { CACHED_POD_CONDITION_TYPES } from '../../src/kube/podconditions.js';
+import { DISRUPTION_TARGET_CONDITION_TYPE } from '../../src/tainteviction/events.js';
+import { DISRUPTION_TARGET } from '../../src/podgc/decision.js';
 
 function wirePod(name: string, extra: Record<string, unknown> = {}): unknown {
   return JSON.parse(
@@ -52,4 +55,36 @@ test('intern returns an equal string, also after the table was dropped for size'
   for (const n of names) assert.equal(intern(n), n);
   assert.equal(intern(`node-1-${'x'.repeat(20)}`), names[1]);
   assert.equal(intern(''), '');
+});
+
+test('a pod caches only the condition types a decision reads (Ready, DisruptionTarget, PodScheduled), each whole, in wire order', () => {
+  const t = '2026-11-24T07:00:01Z';
+  const ms = Date.parse(t);
+  const kubelet = ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: t }));
+  const dt = { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager', message: 'Taint manager: deleting due to NoExecute taint', lastTransitionTime: t };
+  const ready = { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [c]', lastProbeTime: t, lastTransitionTime: t };
+  const pod = toPod(wirePod('kubelet', { status: { phase: 'Running', conditions: [...kubelet.filter((c) => c.type !== 'Ready'), ready, dt] } }));
+  assert.ok(pod);
+  assert.deepEqual(pod.conditions, [
+    { type: 'PodScheduled', status: 'True', lastTransitionTime: ms },
+    { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [c]', lastTransitionTime: ms, lastProbeTime: ms },
+    { type: 'DisruptionTarget', status: 'True', reason: dt.reason, message: dt.message, lastTransitionTime: ms },
+  ]);
+  // Only dropped types: the shared empty list.
+  const none = toPod(wirePod('none', { status: { phase: 'Pending', conditions: [{ type: 'Initialized', status: 'True' }] } }));
+  assert.equal(none?.conditions, toPod(wirePod('none2', { status: { phase: 'Pending' } }))?.conditions);
+  assert.deepEqual(none?.conditions, []);
+  // Node conditions are all kept (pressure conditions drive taints and explain).
+  const node = toNode({
+    metadata: { name: 'n', uid: 'u', resourceVersion: '1', creationTimestamp: t },
+    status: { conditions: ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable', 'SomethingNew'].map((type) => ({ type, status: 'False', lastHeartbeatTime: t })) },
+  });
+  assert.deepEqual(
+    node?.conditions.map((c) => [c.type, c.lastHeartbeatTime]),
+    ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable', 'SomethingNew'].map((type) => [type, ms]),
+  );
+});
+
+test('every pod condition type a controller reads by constant is cached', () => {
+  for (const type of [DISRUPTION_TARGET_CONDITION_TYPE, DISRUPTION_TARGET, 'Ready', 'PodScheduled']) assert.ok(CACHED_POD_CONDITION_TYPES.has(type), type);
 });

@@ -305,6 +305,94 @@ describe('DeadlineScheduler', () => {
     );
   });
 
+  test('a deadline moved later in place keeps exact order, ties in the latest scheduling order, and one timer', () => {
+    const { clock, s, fired } = setup();
+    const t0 = clock.now();
+    s.schedule('ns/a', 'u', t0 + 100, '');
+    s.schedule('ns/c', 'u', t0 + 100, '');
+    s.schedule('ns/b', 'u', t0 + 150, '');
+    // a moves to its own deadline again: it was scheduled after c now, so c comes first.
+    s.schedule('ns/a', 'u', t0 + 100, '');
+    clock.advance(100);
+    assert.deepEqual(
+      fired.map((f) => f.key),
+      ['ns/c', 'ns/a'],
+    );
+    // A heartbeat-like deadline that keeps moving later fires once, at its last deadline.
+    for (let i = 1; i <= 1_000; i++) s.schedule('ns/d', 'u', t0 + 100 + i * 10, '');
+    assert.equal(s.nextDeadlineMs(), t0 + 150);
+    clock.advance(50);
+    assert.deepEqual(fired.at(-1), { key: 'ns/b', atMs: t0 + 150, firedAtMs: t0 + 150 });
+    assert.equal(s.nextDeadlineMs(), t0 + 10_100);
+    assert.equal(clock.pendingTimers, 1);
+    clock.advance(9_949);
+    assert.equal(fired.length, 3, 'not a millisecond early');
+    clock.advance(1);
+    assert.deepEqual(fired.at(-1), { key: 'ns/d', atMs: t0 + 10_100, firedAtMs: t0 + 10_100 });
+    assert.equal(fired.length, 4);
+    // Moved later, then earlier than where it sits in the heap: the earlier deadline wins.
+    s.schedule('ns/e', 'u', t0 + 20_000, '');
+    s.schedule('ns/e', 'u', t0 + 30_000, '');
+    s.schedule('ns/e', 'u', t0 + 15_000, '');
+    assert.equal(s.nextDeadlineMs(), t0 + 15_000);
+    clock.advance(4_900);
+    assert.deepEqual(fired.at(-1), { key: 'ns/e', atMs: t0 + 15_000, firedAtMs: t0 + 15_000 });
+    assert.equal(s.size, 0);
+  });
+
+  test('heartbeat-like reschedules (mostly later, some from callbacks) match a reference model exactly', () => {
+    type Op = { op: 'later'; key: number; by: number } | { op: 'schedule'; key: number; delay: number } | { op: 'cancel'; key: number } | { op: 'advance'; ms: number };
+    const opArb: fc.Arbitrary<Op> = fc.oneof(
+      { weight: 4, arbitrary: fc.record({ op: fc.constant('later' as const), key: fc.integer({ min: 0, max: 7 }), by: fc.integer({ min: 0, max: 200 }) }) },
+      { weight: 1, arbitrary: fc.record({ op: fc.constant('schedule' as const), key: fc.integer({ min: 0, max: 7 }), delay: fc.integer({ min: -20, max: 400 }) }) },
+      { weight: 1, arbitrary: fc.record({ op: fc.constant('cancel' as const), key: fc.integer({ min: 0, max: 7 }) }) },
+      { weight: 2, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 150 }) }) },
+    );
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 80 }), fc.integer({ min: 0, max: 7 }), (ops, rearmKey) => {
+        const clock = new FakeClock();
+        const s = new DeadlineScheduler<number>(clock);
+        const model = new Map<string, [number, number]>();
+        let seq = 0;
+        const fired: Array<[string, number, number, number]> = [];
+        const put = (key: string, at: number): void => {
+          s.schedule(key, 'u', at, 0);
+          model.set(key, [at, seq++]);
+        };
+        // One key re-arms itself 50 ms later from its own callback, as a node's probe deadline does.
+        s.onDue((e) => {
+          fired.push([e.key, e.atMs, clock.now(), e.scheduledAtMs]);
+          assert.deepEqual(model.get(e.key)?.[0], e.atMs, 'delivered the deadline the model holds');
+          model.delete(e.key);
+          if (e.key === `ns/p${rearmKey}` && fired.length < 200) put(e.key, clock.now() + 50);
+        });
+        const earliest = (): number | undefined => {
+          const sorted = [...model.values()].sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+          return sorted[0]?.[0];
+        };
+        for (const o of ops) {
+          const key = `ns/p${o.op === 'advance' ? 0 : o.key}`;
+          if (o.op === 'later') put(key, (model.get(key)?.[0] ?? clock.now()) + o.by);
+          else if (o.op === 'schedule') put(key, clock.now() + o.delay);
+          else if (o.op === 'cancel') assert.equal(s.cancel(key), model.delete(key));
+          else {
+            // Step 1 ms at a time so that every delivery's time is checked against its deadline.
+            for (let i = 0; i < o.ms; i++) clock.advance(1);
+            clock.advance(0);
+          }
+          assert.equal(s.size, model.size);
+          assert.equal(s.nextDeadlineMs(), earliest());
+        }
+        // Nothing delivered before its deadline; a future deadline is delivered exactly at it.
+        for (const [key, at, firedAt, scheduledAt] of fired) assert.ok(at > scheduledAt ? firedAt === at : firedAt >= at, `${key} due ${at}, delivered ${firedAt}`);
+        assert.deepEqual(
+          s.entries().map((e: ScheduledEviction<number>) => [e.key, e.atMs]),
+          [...model].sort((x, y) => x[1][0] - y[1][0] || x[1][1] - y[1][1]).map(([k, [at]]) => [k, at]),
+        );
+      }),
+    );
+  });
+
   test('100,000 pending entries: schedule, reschedule and cancel stay correct', () => {
     const { clock, s, fired } = setup();
     const t0 = clock.now();
