@@ -68,6 +68,8 @@ export interface InformerOptions<T> {
   fieldSelector?: string;
   /** Named index functions; `byIndex(name, value)` returns the objects whose function yields `value`. */
   indexers?: Record<string, (obj: T) => readonly string[]>;
+  /** See {@link InformerCacheOptions.keepLastReadable}. */
+  keepLastReadable?: boolean;
   log: Logger;
   clock: Clock;
   /** Used to build client-node's `Watch` when `watch` is not given. */
@@ -482,10 +484,7 @@ export class Informer<T> {
       if (!this.#alive(epoch)) return;
       this.#touch();
       rv ??= page.metadata?.resourceVersion ?? '';
-      for (const raw of page.items) {
-        const obj = this.#cache.convert(raw);
-        if (obj !== undefined) fresh.set(this.#cache.keyOf(obj), { obj, rv: rawResourceVersion(raw) });
-      }
+      for (const raw of page.items) this.#cache.collectListItem(fresh, raw, rawResourceVersion(raw));
       cont = page.metadata?._continue || page.metadata?.continue || undefined;
       if (!cont) break;
     }

@@ -50,6 +50,16 @@ export interface InformerCacheOptions<T> {
   /** Named index functions; `byIndex(name, value)` returns the objects whose function yields `value`. */
   indexers?: Record<string, (obj: T) => readonly string[]>;
   log: Logger;
+  /**
+   * Keep the last readable version of an object whose newer version is malformed (still logged and
+   * counted), instead of treating it as absent. For kinds whose absence would make a controller act
+   * more: a Node left out of its zone can turn a PartialDisruption zone Normal (a NoExecute taint
+   * upstream would not add), a Lease left out sends the health check back to NodeStatus alone.
+   * Upstream's store stays stale the same way: client-go's reflector fails the watch and the list
+   * that carry an undecodable object, so its store never hears of it. Default false: a malformed
+   * Pod or VolumeAttachment is absent, which only withholds actions on it.
+   */
+  keepLastReadable?: boolean;
 }
 
 /**
@@ -63,6 +73,7 @@ export class InformerCache<T> {
   readonly #convertFn: (raw: unknown) => T | undefined;
   readonly #indexers: Record<string, (obj: T) => readonly string[]> | undefined;
   readonly #log: Logger;
+  readonly #keepLastReadable: boolean;
   readonly #handlers: Handlers<T> = { add: new Set(), update: new Set(), delete: new Set(), resync: new Set(), watching: new Set() };
   readonly #store = new Map<string, Entry<T>>();
   readonly #indices = new Map<string, Map<string, Set<string>>>();
@@ -74,6 +85,7 @@ export class InformerCache<T> {
   constructor(opts: InformerCacheOptions<T>) {
     this.#name = opts.name;
     this.#convertFn = opts.convert;
+    this.#keepLastReadable = opts.keepLastReadable ?? false;
     this.keyOf = opts.keyOf;
     this.#indexers = opts.indexers;
     this.#log = opts.log;
@@ -189,8 +201,8 @@ export class InformerCache<T> {
 
   /**
    * Applies one ADDED, MODIFIED or DELETED watch event of the raw object `raw` (resourceVersion
-   * `rv`) to the store and tells the handlers. A malformed object is treated as absent, exactly as a
-   * relist would treat it.
+   * `rv`) to the store and tells the handlers. A malformed object is treated as absent (a delete),
+   * exactly as a relist would treat it, or with `keepLastReadable` leaves the last readable version.
    */
   applyEvent(phase: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown, rv: string): void {
     const obj = this.convert(raw);
@@ -212,7 +224,7 @@ export class InformerCache<T> {
         this.#put(key, next, old);
         this.emit('update', old.obj, obj);
       }
-    } else {
+    } else if (!this.#keepLastReadable) {
       const key = rawKey(raw);
       const old = key !== undefined ? this.#store.get(key) : undefined;
       if (key !== undefined && old) {
@@ -223,16 +235,37 @@ export class InformerCache<T> {
   }
 
   /**
+   * Records one item of a paginated list in `fresh` (a snapshot being collected for
+   * {@link replace}). A malformed item is left out (absent), or, with `keepLastReadable`, keeps the
+   * store's current copy of its key when there is one.
+   */
+  collectListItem(fresh: Map<string, Entry<T>>, raw: unknown, rv: string): void {
+    const obj = this.convert(raw);
+    if (obj !== undefined) fresh.set(this.keyOf(obj), { obj, rv });
+    else this.#keepLast(fresh, rawKey(raw));
+  }
+
+  #keepLast(fresh: Map<string, Entry<T>>, key: string | undefined): void {
+    if (!this.#keepLastReadable || key === undefined) return;
+    const cur = this.#store.get(key);
+    if (cur) fresh.set(key, cur);
+  }
+
+  /**
    * Records one event of a watch-list's initial phase in `fresh` (a snapshot being collected for
-   * {@link replace}); nothing reaches the store or the handlers. A malformed object counts as
-   * absent, as in a paginated list.
+   * {@link replace}); nothing reaches the store or the handlers. A malformed object counts as in a
+   * paginated list ({@link collectListItem}).
    */
   collectEvent(fresh: Map<string, Entry<T>>, phase: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown, rv: string): void {
     const obj = this.convert(raw);
     const key = obj !== undefined ? this.keyOf(obj) : rawKey(raw);
     if (key === undefined) return;
-    if (phase === 'DELETED' || obj === undefined) fresh.delete(key);
-    else fresh.set(key, { obj, rv });
+    if (phase === 'DELETED') fresh.delete(key);
+    else if (obj !== undefined) fresh.set(key, { obj, rv });
+    else {
+      fresh.delete(key);
+      this.#keepLast(fresh, key);
+    }
   }
 
   #indexValues(index: string, obj: T): readonly string[] {

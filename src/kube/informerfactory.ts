@@ -115,7 +115,7 @@ function rawPaged(clients: KubeClients, path: string): ListPageFn {
 function make<T>(
   clients: KubeClients,
   opts: InformerFactoryOptions,
-  spec: Pick<InformerOptions<T>, 'name' | 'path' | 'convert' | 'keyOf' | 'indexers'> & { list?: ListPageFn; protobufKind?: ProtobufKind },
+  spec: Pick<InformerOptions<T>, 'name' | 'path' | 'convert' | 'keyOf' | 'indexers' | 'keepLastReadable'> & { list?: ListPageFn; protobufKind?: ProtobufKind },
 ): Informer<T> {
   const { protobufKind, ...informerSpec } = spec;
   const jsonList = spec.list ?? rawPaged(clients, spec.path);
@@ -145,7 +145,8 @@ function make<T>(
 
 /** Informer over all Nodes, keyed by name. */
 export function nodeInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<Node> {
-  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', convert: toNode, keyOf: nameKey, protobufKind: 'Node' });
+  // A node must not vanish from its zone because one version could not be read (see keepLastReadable).
+  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', convert: toNode, keyOf: nameKey, protobufKind: 'Node', keepLastReadable: true });
 }
 
 /**
@@ -160,6 +161,8 @@ export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions
     convert: toLease,
     keyOf: (l) => leaseKey(l.name, l.namespace),
     protobufKind: 'Lease',
+    // A Lease must not vanish because one renewal could not be read (see keepLastReadable).
+    keepLastReadable: true,
   });
 }
 

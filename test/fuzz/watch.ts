@@ -20,6 +20,8 @@ import type { Pod } from '../../src/kube/objects.js';
 /** The caches a watch drop can hit. */
 export type WatchedResource = 'nodes' | 'pods' | 'leases' | 'volumeAttachments';
 export const WATCHED: readonly WatchedResource[] = ['nodes', 'pods', 'leases', 'volumeAttachments'];
+/** The kinds whose informer keeps an object's last readable version (src/kube/informerfactory.ts `keepLastReadable`). */
+const KEEP_LAST_READABLE: ReadonlySet<WatchedResource> = new Set(['nodes', 'leases']);
 
 interface Drop {
   since: number;
@@ -49,9 +51,15 @@ export class ProcessCaches {
   /**
    * Objects the API holds malformed (`resource:key`): the informer's converter rejects them, so the
    * cache treats each as absent (src/kube/informercache.ts `applyEvent`: a delete when it turns
-   * malformed, nothing while it stays so, an add when a readable version comes).
+   * malformed, nothing while it stays so, an add when a readable version comes), or, for Nodes and
+   * Leases, keeps its last readable version (an update when a readable version comes).
    */
   readonly #malformed: Set<string>;
+  /**
+   * For Nodes and Leases (src/kube/informerfactory.ts `keepLastReadable`): the last readable version
+   * of each malformed object, which the cache keeps instead of dropping it (`resource:key` → object).
+   */
+  readonly #lastReadable = new Map<string, unknown>();
 
   /**
    * @param clock the true clock (the API's), epoch ms.
@@ -82,6 +90,10 @@ export class ProcessCaches {
     if (!this.#live || this.#drops.has(resource) || this.#malformed.has(`${resource}:${key}`)) return false;
     const cur = this.#store(resource).get(key);
     this.#malformed.add(`${resource}:${key}`);
+    if (KEEP_LAST_READABLE.has(resource)) {
+      if (cur !== undefined) this.#lastReadable.set(`${resource}:${key}`, cur);
+      return true;
+    }
     if (cur !== undefined) for (const h of this.#handlers.get(resource) ?? []) h.delete?.(cur);
     return true;
   }
@@ -89,14 +101,20 @@ export class ProcessCaches {
   /** A readable version of `key` arrives: the cache has it again (an add, or, while the watch is down, on its return). */
   unmalform(resource: WatchedResource, key: string): void {
     if (!this.#malformed.delete(`${resource}:${key}`) || !this.#live) return;
+    const last = this.#lastReadable.get(`${resource}:${key}`);
+    this.#lastReadable.delete(`${resource}:${key}`);
     const cur = this.#store(resource).get(key);
     const d = this.#drops.get(resource);
     if (d) {
-      d.held.delete(key);
-      if (cur !== undefined) d.missed.push({ old: undefined, cur });
+      if (last === undefined) d.held.delete(key);
+      if (cur !== undefined) d.missed.push({ old: last, cur });
       return;
     }
-    if (cur !== undefined) for (const h of this.#handlers.get(resource) ?? []) h.add?.(cur);
+    if (cur === undefined) return;
+    for (const h of this.#handlers.get(resource) ?? []) {
+      if (last !== undefined) h.update?.(last, cur);
+      else h.add?.(cur);
+    }
   }
 
   #isMalformed(resource: WatchedResource | undefined, o: unknown): boolean {
@@ -184,14 +202,16 @@ export class ProcessCaches {
     const get = source.get as (k: string) => unknown;
     const list = source.list as () => readonly unknown[];
     const readable = (o: unknown): boolean => !this.#isMalformed(resource, o);
+    // A malformed Node or Lease reads as its last readable version; any other kind as absent.
+    const asCached = (o: unknown): unknown => (readable(o) ? o : this.#lastReadable.get(`${resource}:${keyOf(resource, o)}`));
     out.get = (k: string) => {
       const o = stale()?.held.get(k) ?? (stale() ? undefined : get(k));
-      return readable(o) ? o : undefined;
+      return o === undefined ? undefined : asCached(o);
     };
     out.list = () => {
       const d = stale();
       const all = d ? [...d.held.values()] : list();
-      return this.#malformed.size > 0 ? all.filter(readable) : all;
+      return this.#malformed.size > 0 ? all.map(asCached).filter((o) => o !== undefined) : all;
     };
     out.isWatching = () => !this.#drops.has(resource);
     out.blindForMs = () => {

@@ -120,7 +120,7 @@ async function flush(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
-function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?: number; watchList?: boolean | (() => boolean) } = {}) {
+function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?: number; watchList?: boolean | (() => boolean); keepLastReadable?: boolean } = {}) {
   const clock = new FakeClock();
   const server = new FakeServer();
   const watch = new FakeWatch();
@@ -142,6 +142,7 @@ function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?
     // The list+watch tests below predate the watch-list; 'Informer: watch-list' covers it.
     watchList: opts.watchList ?? false,
     random: () => 0.5,
+    ...(opts.keepLastReadable !== undefined ? { keepLastReadable: opts.keepLastReadable } : {}),
   });
   informer.on('add', (l) => events.push(`add ${l.name}@${l.resourceVersion}`));
   informer.on('update', (o, n) => events.push(`update ${n.name} ${o.resourceVersion}->${n.resourceVersion}`));
@@ -232,6 +233,46 @@ describe('Informer: initial list', () => {
     assert.equal(informer.list().length, 1);
     informer.stop();
   });
+
+  for (const keepLastReadable of [false, true]) {
+    test(`a known object whose update is malformed: ${keepLastReadable ? 'keeps its last readable version (Nodes, Leases)' : 'is absent (the default)'}, through a watch event and a relist`, async () => {
+      const { server, watch, informer, events } = setup({ keepLastReadable });
+      server.set('a', 'kubelet-a');
+      server.set('b');
+      await informer.start();
+      await informer.waitForSync();
+      await flush();
+      events.length = 0;
+      // `a` turns malformed on the watch (no resourceVersion, so toLease rejects it).
+      watch.last.emit('MODIFIED', { metadata: { name: 'a', namespace: NS }, spec: { holderIdentity: 'unreadable' } });
+      assert.equal(informer.stats().malformed, 1, 'logged and counted either way');
+      if (keepLastReadable) {
+        assert.equal(informer.get(`${NS}/a`)?.holderIdentity, 'kubelet-a');
+        assert.deepEqual(events, []);
+      } else {
+        assert.equal(informer.get(`${NS}/a`), undefined);
+        assert.deepEqual(events, ['delete a']);
+      }
+      // A relist that still carries the malformed `a` (and a new malformed `c`, which nothing can keep).
+      server.objects.set('a', { metadata: { name: 'a', namespace: NS }, spec: {} });
+      server.objects.set('c', { metadata: { name: 'c', namespace: NS } });
+      events.length = 0;
+      watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+      watch.last.end();
+      await flush();
+      assert.equal(server.listCalls.length, 2, 'relisted');
+      assert.deepEqual(informer.keys().sort(), keepLastReadable ? [`${NS}/a`, `${NS}/b`] : [`${NS}/b`]);
+      assert.deepEqual(events, [], 'the kept copy is unchanged, so the relist tells nobody');
+      assert.equal(informer.stats().malformed, 3);
+      // A readable version comes back: an update from the kept copy, or an add.
+      server.set('a', 'kubelet-a2');
+      watch.last.emit('MODIFIED', server.objects.get('a'));
+      assert.equal(informer.get(`${NS}/a`)?.holderIdentity, 'kubelet-a2');
+      assert.equal(events.length, 1);
+      assert.match(String(events[0]), keepLastReadable ? /^update a / : /^add a@/);
+      informer.stop();
+    });
+  }
 
   test('stop before sync rejects waitForSync; an aborted signal rejects it too', async () => {
     const { server, informer } = setup();
