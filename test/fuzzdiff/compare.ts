@@ -22,15 +22,35 @@ export interface CompareContext {
   graceMs: number;
   /** Longest `tolerationSeconds` a pod had at any time, ms (bounds how long a restart can shift a deletion). */
   maxTolerationMs: number;
-  /** kube-controller-manager and the shadow both down, then started again. */
-  controllerRestarts: { fromMs: number; toMs: number }[];
+  /**
+   * kube-controller-manager and the shadow both down, then started again: `fromMs` the stop,
+   * `startedMs` when the restarted controllers began starting (their first decisions may come before
+   * `toMs`, when the runner has seen both up), `toMs` the end of the restart.
+   */
+  controllerRestarts: { fromMs: number; startedMs?: number; toMs: number }[];
   /** kube-apiserver down, then started again. */
   apiserverRestarts: { fromMs: number; toMs: number }[];
   /** Toleration edits: pod key and when the edit was written. */
   tolerationEdits: { pod: string; atMs: number }[];
   /** End of recording: decisions this close to it may still get their counterpart after it. */
   endMs: number;
+  /** The operator's out-of-service taint on a node, from its addition to its removal (`toMs` Infinity: never removed). */
+  outOfService?: { node: string; fromMs: number; toMs: number }[];
+  /**
+   * Intervals in which the shadow's Node or Lease cache trailed the API server by more than
+   * {@link SHADOW_LAG_MS} (test/fuzzdiff/shadow.ts samples it once a second); `maxLagMs` the largest lag sampled.
+   */
+  shadowLag?: { fromMs: number; toMs: number; maxLagMs: number }[];
 }
+
+/** A sampled cache lag above this (ms) makes the shadow's timing of that interval unreliable. */
+export const SHADOW_LAG_MS = 2000;
+
+/**
+ * Upstream pod GC's period, ms: `gcCheckPeriod` (20 s) of `pkg/controller/podgc/gc_controller.go`,
+ * on which `gcTerminating` force-deletes the terminating pods of out-of-service nodes.
+ */
+const POD_GC_PERIOD_MS = 20_000;
 
 /** What the rules may also look at: the context plus ours' decisions of the scenario. */
 interface RuleInput extends CompareContext {
@@ -115,14 +135,16 @@ export const DIFFERENCES: readonly Difference[] = [
   },
   {
     name: 'taint-eviction.md #1/#12: restart-safe deadlines (upstream restarts each toleration clock at its restart), after the start hold',
-    explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'ours earlier' && c.controllerRestarts.some((w) => w.fromMs <= (r.kcmAtMs ?? 0) && (r.oursAtMs ?? 0) >= w.toMs),
+    // Ours' deletion is the restarted shadow's (after `startedMs`: it may decide before the runner
+    // has seen both controllers up, campaign scenario 300/26).
+    explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'ours earlier' && c.controllerRestarts.some((w) => w.fromMs <= (r.kcmAtMs ?? 0) && (r.oursAtMs ?? 0) >= (w.startedMs ?? w.toMs)),
   },
   {
     name: "taint-eviction.md #1/#12: restart-safe deadline kept while upstream re-stamped the node's NoExecute taint at its restart, so upstream's postponed deadline fell after the node recovered",
     explains: (r, c) =>
       r.action === 'delete-pod' &&
       r.outcome === 'ours only' &&
-      c.controllerRestarts.some((w) => (r.oursAtMs ?? 0) >= w.toMs && c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs)),
+      c.controllerRestarts.some((w) => (r.oursAtMs ?? 0) >= (w.startedMs ?? w.toMs) && c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs)),
   },
   {
     name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces)',
@@ -133,7 +155,9 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) =>
       r.action === 'delete-pod' &&
       r.outcome === 'ours only' &&
-      c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && c.apiserverRestarts.some((w) => k.atMs <= w.fromMs && w.fromMs <= (r.oursAtMs ?? 0))),
+      // KCM's time is an upper bound (a whole-second stamp + 999 ms, or the poll that saw it): a taint
+      // recorded up to 1 s after the stop began may have been written before it (campaign scenario 500/10).
+      c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && c.apiserverRestarts.some((w) => k.atMs - 1000 <= w.fromMs && w.fromMs <= (r.oursAtMs ?? 0))),
   },
   {
     name: 'taint-eviction.md #12: start hold (no deletion before the restarted controller confirms the node not Ready; delays)',
@@ -154,6 +178,26 @@ export const DIFFERENCES: readonly Difference[] = [
   {
     name: 'out-of-service.md #10: pod GC reacts to the out-of-service taint at once, upstream on its 20 s pass (never before upstream can act)',
     explains: (r, c) => r.action === 'force-delete' && r.outcome === 'ours earlier' && (r.diffMs ?? 0) >= -(20_000 + c.toleranceMs),
+  },
+  {
+    // Upstream's gcTerminating checks the taint at its pass (`taints.TaintKeyExists(node.Spec.Taints,
+    // v1.TaintNodeOutOfService)`), and its attach/detach controller force-detaches only once those
+    // pods are gone: a taint removed before upstream's next pass leaves upstream nothing to do.
+    name: "out-of-service.md #10, cut short: ours reacted to the out-of-service taint at once, and the operator removed it before upstream's 20 s pod GC pass could come",
+    explains: (r, c) =>
+      (r.action === 'detach' || r.action === 'force-delete') &&
+      r.outcome === 'ours only' &&
+      (c.outOfService ?? []).some((w) => w.node === r.node && inWindow(r.oursAtMs, w.fromMs, w.toMs) && w.toMs < (r.oursAtMs ?? 0) + POD_GC_PERIOD_MS + c.toleranceMs),
+  },
+  {
+    // Not a controller difference: a shadow whose caches trail the API server judges late (its
+    // probe timestamps are the times it observed a renewal, as upstream's `nc.now()` in
+    // tryUpdateNodeHealth), and a node that recovers first is never judged. Only KCM-only rows: a
+    // lag can never make ours earlier.
+    name: "harness: the shadow's Node or Lease cache trailed the API server by more than 2 s (sampled by test/fuzzdiff/shadow.ts); ours judges on what it has observed, as upstream does, so it decided late or not at all",
+    explains: (r, c) =>
+      r.outcome === 'KCM only' &&
+      (c.shadowLag ?? []).some((w) => w.toMs >= (r.kcmAtMs ?? 0) - c.graceMs - c.maxTolerationMs - c.toleranceMs && w.fromMs <= (r.kcmAtMs ?? 0) + c.toleranceMs),
   },
 ];
 

@@ -214,3 +214,52 @@ describe('comparison: restart-safe deadlines', () => {
     assert.equal(by.get('ns/p-n2')?.violation, true);
   });
 });
+
+describe('comparison: the open rows of the first campaigns (test/fuzzdiff/regressions/README.md)', () => {
+  test('300/26: a deletion by the restarted shadow before the runner saw both controllers up is taint-eviction.md #1/#12; one before the restart began starting is a violation', () => {
+    const restart = { controllerRestarts: [{ fromMs: T + 19_000, startedMs: T + 23_000, toMs: T + 24_000 }] };
+    const rows = compareDecisions([d(33, 'delete-pod', 'ns/p1'), d(33, 'delete-pod', 'ns/p2')], [d(23.5, 'delete-pod', 'ns/p1'), d(22, 'delete-pod', 'ns/p2')], ctx(restart));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/p1')?.difference ?? '', /taint-eviction\.md #1\/#12: restart-safe deadlines/);
+    assert.equal(by.get('ns/p2')?.violation, true);
+  });
+
+  test("300/18: a detach ours alone made on an out-of-service node is explained only when the taint went before upstream's 20 s pod GC pass could come", () => {
+    const det = (atS: number, va: string, node: string): Decision => ({ ...d(atS, 'detach', va), node });
+    const outOfService = [
+      { node: 'n1', fromMs: T + 20_000, toMs: T + 28_000 },
+      { node: 'n2', fromMs: T + 20_000, toMs: T + 60_000 },
+    ];
+    const rows = compareDecisions([], [det(21, 'csi-short', 'n1'), det(21, 'csi-long', 'n2'), det(30, 'csi-after', 'n1'), det(21, 'csi-none', 'n3')], ctx({ outOfService }));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('csi-short')?.difference ?? '', /out-of-service\.md #10, cut short/);
+    // The taint stayed 39 s after ours' detach: upstream's pass came within it and did not detach.
+    assert.equal(by.get('csi-long')?.violation, true);
+    // After the taint was removed, and on a node that never had it: nothing explains a detach.
+    assert.equal(by.get('csi-after')?.violation, true);
+    assert.equal(by.get('csi-none')?.violation, true);
+  });
+
+  test("500/10: upstream's NoExecute taint recorded up to 1 s after the API server stop began (a whole-second stamp) still counts as before the outage; 1.5 s after does not", () => {
+    const api = { apiserverRestarts: [{ fromMs: T + 28_000, toMs: T + 60_000 }] };
+    const taint = (atS: number, node: string): Decision => ({ ...d(atS, 'taint', node, 'node.kubernetes.io/unreachable:NoExecute'), node });
+    const del = (node: string): Decision => ({ ...d(30, 'delete-pod', `ns/p-${node}`), node });
+    const rows = compareDecisions([taint(28.3, 'n1'), taint(29.5, 'n2')], [del('n1'), del('n2')], ctx(api));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/p-n1')?.difference ?? '', /taint-eviction\.md #3/);
+    assert.equal(by.get('ns/p-n2')?.violation, true);
+  });
+
+  test("300/20: a KCM-only decision while the shadow's caches trailed the API server is named as the harness's; without a measured lag it stays a lost eviction; a lag never excuses ours earlier", () => {
+    const shadowLag = [{ fromMs: T + 30_000, toMs: T + 45_000, maxLagMs: 9000 }];
+    const unknown = (atS: number, node: string): Decision => ({ ...d(atS, 'mark-unknown', node), node });
+    const lagged = compareDecisions([unknown(42, 'n1')], [], ctx({ shadowLag }));
+    assert.match(lagged[0]?.difference ?? '', /^harness: the shadow's Node or Lease cache trailed/);
+    assert.equal(lagged[0]?.violation, false);
+    assert.equal(compareDecisions([unknown(42, 'n1')], [], ctx())[0]?.violation, true);
+    // Long after the lag ended (beyond grace + longest toleration + tolerance), it explains nothing.
+    assert.equal(compareDecisions([unknown(80, 'n1')], [], ctx({ shadowLag }))[0]?.violation, true);
+    const earlier = compareDecisions([{ ...d(60, 'delete-pod', 'ns/p'), node: 'n1' }], [{ ...d(40, 'delete-pod', 'ns/p'), node: 'n1' }], ctx({ shadowLag }));
+    assert.equal(earlier[0]?.violation, true);
+  });
+});
