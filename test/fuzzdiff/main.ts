@@ -88,8 +88,6 @@ async function main(): Promise<number> {
   const out = resolve(values.out ?? join('/tmp', `fuzzdiff-${Date.now().toString(36)}`));
   mkdirSync(join(out, 'scenarios'), { recursive: true });
   mkdirSync(join(out, 'logs'), { recursive: true });
-  // The shadow's own log (debug level, one file per scenario prefix) goes beside kube-controller-manager's.
-  process.env['NLC_TEST_LOG_DIR'] ??= join(out, 'logs');
   if (values.recompare?.length) return recompare(values.recompare, out);
   const todo: { scenario: Scenario; file: string }[] = [];
   if (values.replay?.length) {
