@@ -41,6 +41,8 @@ export interface CompareContext {
    * {@link SHADOW_LAG_MS} (test/fuzzdiff/shadow.ts samples it once a second); `maxLagMs` the largest lag sampled.
    */
   shadowLag?: { fromMs: number; toMs: number; maxLagMs: number }[];
+  /** Each node's zone (the fleet's naming), for the comparison of a zone's NoExecute taints in order. */
+  nodeZones?: Record<string, string>;
 }
 
 /** A sampled cache lag above this (ms) makes the shadow's timing of that interval unreliable. */
@@ -58,6 +60,16 @@ interface RuleInput extends CompareContext {
   oursDeleted: Map<string, number>;
   /** kube-controller-manager's decisions of the scenario. */
   kcm: readonly Decision[];
+  /** Ours' decisions of the scenario. */
+  ours: readonly Decision[];
+}
+
+/** Times (epoch ms, ascending) of the NoExecute taints `ds` added to nodes of `zone`. */
+function zoneNoExecuteTimes(ds: readonly Decision[], zone: string, zones: Record<string, string>): number[] {
+  return ds
+    .filter((d) => d.action === 'taint' && d.detail.endsWith(':NoExecute') && zones[d.object] === zone)
+    .map((d) => d.atMs)
+    .sort((a, b) => a - b);
 }
 
 /** Upstream's own detection window beyond ours (node-lifecycle.md #1, #2), ms: see DIFFERENCES. */
@@ -120,6 +132,22 @@ export const DIFFERENCES: readonly Difference[] = [
       ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) &&
       r.outcome === 'ours only' &&
       [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs)),
+  },
+  {
+    // Upstream's monitor pass lists nodes from the informer's map (`nc.nodeLister.List`, Go map
+    // order) and handles them on 8 parallel workers (`workqueue.ParallelizeUntil`), each queueing
+    // its node in the zone's token-bucket queue (`markNodeForTainting` →
+    // `zoneNoExecuteTainter[zone].Add`): which node of a zone gets the first token is chance, the
+    // pace is not. So ours' k-th NoExecute taint of a zone is compared with upstream's k-th
+    // (campaign replay of 500/10: the same three taints 2 s apart, in another node order).
+    name: "node-lifecycle.md #1/#2, zone order: a zone's NoExecute taints compared in sequence (upstream's order among a zone's nodes is its parallel pass's); ours' k-th is no earlier than upstream's k-th beyond upstream's own window",
+    explains: (r, c) => {
+      const zone = c.nodeZones?.[r.object];
+      if (r.action !== 'taint' || !isNoExecute(r) || r.outcome !== 'ours earlier' || zone === undefined || !c.nodeZones) return false;
+      const k = zoneNoExecuteTimes(c.ours, zone, c.nodeZones).filter((t) => t <= (r.oursAtMs ?? 0)).length - 1;
+      const theirs = zoneNoExecuteTimes(c.kcm, zone, c.nodeZones)[k];
+      return theirs !== undefined && (r.oursAtMs ?? 0) >= theirs - upstreamWindowMs(c);
+    },
   },
   {
     name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',
@@ -275,7 +303,7 @@ export function compareDecisions(kcm: readonly Decision[], ours: readonly Decisi
       rows.push({ action: k.action, object: k.object, ...(k.node !== undefined ? { node: k.node } : {}), detail: k.detail, kcmAtMs: k.atMs, outcome, violation: false });
     }
   }
-  const input: RuleInput = { ...ctx, oursDeleted: new Map(ours.filter((o) => o.action === 'delete-pod').map((o) => [o.object, o.atMs])), kcm };
+  const input: RuleInput = { ...ctx, oursDeleted: new Map(ours.filter((o) => o.action === 'delete-pod').map((o) => [o.object, o.atMs])), kcm, ours };
   for (const r of rows) {
     if (r.outcome !== 'ours earlier' && r.outcome !== 'ours only' && r.outcome !== 'KCM only') continue;
     const d = DIFFERENCES.find((x) => x.explains(r, input));

@@ -282,6 +282,8 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
   try {
     await fleet.start();
     const names = fleet.nodeNames();
+    // The fleet names nodes `<prefix>-<zone>-<i>` (packages/sim/src/fleet.ts).
+    ctx.nodeZones = Object.fromEntries(names.map((n) => [n, n.slice(prefix.length + 1).replace(/-\d+$/, '')]));
     await registerCsi(clients, names);
     recorder = new DecisionRecorder(clients, `nlc.sim/fleet=${prefix}`, prefix, (n) => !names.includes(n) || fleet.isAlive(n));
     await recorder.start();

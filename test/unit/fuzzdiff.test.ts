@@ -263,3 +263,21 @@ describe('comparison: the open rows of the first campaigns (test/fuzzdiff/regres
     assert.equal(earlier[0]?.violation, true);
   });
 });
+
+describe('comparison: a zone NoExecute taints in sequence', () => {
+  test("500/10: the same three taints of a zone 2 s apart in another node order are explained; a zone tainted faster than upstream's is not", () => {
+    const nodeZones = { a0: 'zone-a', a1: 'zone-a', a2: 'zone-a' };
+    const ne = (atS: number, node: string): Decision => ({ ...d(atS, 'taint', node, 'node.kubernetes.io/unreachable:NoExecute'), node });
+    // Upstream's order a1, a2, a0; ours' a0, a1, a2: each k-th taint at the same pace.
+    const same = compareDecisions([ne(50, 'a1'), ne(52, 'a2'), ne(54.7, 'a0')], [ne(50, 'a0'), ne(52, 'a1'), ne(54, 'a2')], ctx({ nodeZones }));
+    const a0 = same.find((r) => r.object === 'a0');
+    assert.equal(a0?.outcome, 'ours earlier');
+    assert.match(a0?.difference ?? '', /zone order/);
+    assert.ok(same.every((r) => !r.violation));
+    // Ours taints the whole zone at once where upstream's bucket spaced them 10 s apart: the third is far too early.
+    const fast = compareDecisions([ne(50, 'a1'), ne(60, 'a2'), ne(70, 'a0')], [ne(50, 'a0'), ne(50.5, 'a1'), ne(51, 'a2')], ctx({ nodeZones }));
+    assert.ok(fast.some((r) => r.violation), JSON.stringify(fast));
+    // Without the zones the rule cannot apply.
+    assert.equal(compareDecisions([ne(50, 'a1'), ne(52, 'a2'), ne(54.7, 'a0')], [ne(50, 'a0'), ne(52, 'a1'), ne(54, 'a2')], ctx()).find((r) => r.object === 'a0')?.violation, true);
+  });
+});
