@@ -38,6 +38,7 @@ function kubeControllerManagerBinary(): string {
 /** The part of report.json `--recompare` reads. */
 interface StoredScenario {
   id: string;
+  prefix?: string;
   file: string;
   wallMs: number;
   notes: string[];
@@ -53,7 +54,10 @@ function recompare(files: readonly string[], out: string): number {
     for (const x of doc.scenarios) {
       // JSON has no Infinity: a restart window still open at the end was written as null.
       const open = <W extends { toMs: number | null }>(ws: readonly W[] | undefined): (W & { toMs: number })[] => (ws ?? []).map((w) => ({ ...w, toMs: w.toMs ?? Number.POSITIVE_INFINITY }));
-      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts), outOfService: open(x.ctx.outOfService) };
+      // Reports written before the runner recorded the zones: the fleet names nodes `<prefix>-<zone>-<i>`.
+      const nodes = [...x.kcm, ...x.ours].filter((d) => x.prefix !== undefined && !d.object.includes('/') && d.object.startsWith(`${x.prefix}-`)).map((d) => d.object);
+      const nodeZones = x.ctx.nodeZones ?? Object.fromEntries(nodes.map((n) => [n, n.slice((x.prefix ?? '').length + 1).replace(/-\d+$/, '')]));
+      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts), outOfService: open(x.ctx.outOfService), nodeZones };
       const scenario = parseScenario(readFileSync(x.file, 'utf8'));
       results.push({ scenario, file: x.file, wallMs: x.wallMs, kcm: x.kcm, ours: x.ours, rows: compareDecisions(x.kcm, x.ours, ctx), notes: x.notes });
     }
