@@ -218,8 +218,11 @@ export class CacheLagSampler {
         const h = this.#history[informer];
         if (live[informer] !== '' && h.at(-1)?.rv !== live[informer]) h.push({ atMs, rv: live[informer] });
         const cache = state.informers?.find((x) => (informer === 'leases' ? x.name.startsWith('leases') : x.name === 'nodes'))?.resourceVersion ?? '';
+        // `""`: the informer is relisting (after an outage): the shadow is blind, which its own sight
+        // check and the comparison's outage rules account for; no lag can be told.
+        if (cache === '') continue;
         // The oldest write on record the cache has not reached: the lag is counted from when it was first seen.
-        const missed = h.find((x) => cache === '' || compareResourceVersion(x.rv, cache) === 1);
+        const missed = h.find((x) => compareResourceVersion(x.rv, cache) === 1);
         this.samples.push({ atMs, informer, cacheResourceVersion: cache, liveResourceVersion: live[informer], lagMs: missed ? atMs - missed.atMs : 0 });
       }
     } catch {
