@@ -281,3 +281,16 @@ describe('comparison: a zone NoExecute taints in sequence', () => {
     assert.equal(compareDecisions([ne(50, 'a1'), ne(52, 'a2'), ne(54.7, 'a0')], [ne(50, 'a0'), ne(52, 'a1'), ne(54, 'a2')], ctx()).find((r) => r.object === 'a0')?.violation, true);
   });
 });
+
+describe('comparison: start skew after a controller restart', () => {
+  test('300/19: a KCM-only Unknown mark within grace + tolerance after the restart ended is the start skew; one later is a violation; ours earlier is never excused by it', () => {
+    const restart = { controllerRestarts: [{ fromMs: T + 10_000, startedMs: T + 12_000, toMs: T + 22_000 }] };
+    const mark = (atS: number, node: string): Decision => ({ ...d(atS, 'mark-unknown', node), node });
+    const rows = compareDecisions([mark(21, 'n1'), mark(40, 'n2')], [], ctx(restart));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('n1')?.difference ?? '', /^harness: start skew/);
+    assert.equal(by.get('n2')?.violation, true);
+    const earlier = compareDecisions([mark(30, 'n1')], [mark(20, 'n1')], ctx(restart));
+    assert.equal(earlier[0]?.violation, true);
+  });
+});
