@@ -127,6 +127,16 @@ export const DIFFERENCES: readonly Difference[] = [
       c.kcm.some((k) => k.action === 'untaint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= (r.oursAtMs ?? 0) && k.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
   },
   {
+    // Upstream notices an expiry only at its next pass (up to three monitor periods after ours);
+    // a node that is Ready again before then is never marked by upstream. Ours' own untaint of the
+    // node within that window shows the recovery (replay of 300/5: revived 2.1 s after ours' mark).
+    name: "node-lifecycle.md #1/#2, cut short by recovery: ours marked or tainted at the expiry, and the node was Ready again (ours removed its taint) within upstream's own window, before upstream's pass",
+    explains: (r, c) =>
+      (r.action === 'mark-unknown' || r.action === 'taint') &&
+      r.outcome === 'ours only' &&
+      c.ours.some((o) => o.action === 'untaint' && o.object === r.object && o.atMs >= (r.oursAtMs ?? 0) && o.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
+  },
+  {
     name: "node-lifecycle.md #1/#2, cut short: ours decided within upstream's own window before an API server or controller restart, which took upstream's pass away",
     explains: (r, c) =>
       ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) &&

@@ -294,3 +294,15 @@ describe('comparison: start skew after a controller restart', () => {
     assert.equal(earlier[0]?.violation, true);
   });
 });
+
+describe('comparison: recovery within upstream window', () => {
+  test("300/5: ours' Unknown mark and taints of a node that was Ready again within upstream's window are explained; a recovery after that window is not", () => {
+    const n = (atS: number, action: Decision['action'], detail = ''): Decision => ({ ...d(atS, action, 'n1', detail), node: 'n1' });
+    const ns = 'node.kubernetes.io/unreachable:NoSchedule';
+    // Window: 3 monitor periods + 1 s = 4 s with the test's 2 s tolerance.
+    const quick = compareDecisions([], [n(10, 'mark-unknown'), n(10, 'taint', ns), n(12, 'untaint', ns)], ctx());
+    assert.ok(quick.filter((r) => r.outcome === 'ours only').every((r) => /cut short by recovery/.test(r.difference ?? '')), JSON.stringify(quick));
+    const slow = compareDecisions([], [n(10, 'mark-unknown'), n(10, 'taint', ns), n(20, 'untaint', ns)], ctx());
+    assert.ok(slow.filter((r) => r.outcome === 'ours only').every((r) => r.violation));
+  });
+});
