@@ -138,10 +138,12 @@ export const DIFFERENCES: readonly Difference[] = [
   },
   {
     name: "node-lifecycle.md #1/#2, cut short: ours decided within upstream's own window before an API server or controller restart, which took upstream's pass away",
+    // Also when upstream made the same decision only after the restart began (its pass was taken
+    // away; what it decided after the restart came from its own post-restart view: replay of ci 2/0).
     explains: (r, c) =>
       ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) &&
-      r.outcome === 'ours only' &&
-      [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs)),
+      (r.outcome === 'ours only' || r.outcome === 'ours earlier') &&
+      [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs) && (r.outcome === 'ours only' || (r.kcmAtMs ?? 0) >= w.fromMs)),
   },
   {
     // Upstream's monitor pass lists nodes from the informer's map (`nc.nodeLister.List`, Go map

@@ -306,3 +306,15 @@ describe('comparison: recovery within upstream window', () => {
     assert.ok(slow.filter((r) => r.outcome === 'ours only').every((r) => r.violation));
   });
 });
+
+describe('comparison: a pass taken away by an outage, upstream deciding after it', () => {
+  test("ci 2/0: ours' mark 0.2 s before the API server stop, upstream's only after the stop began, is cut short; a mark of ours long before the stop is not", () => {
+    const api = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 30_000 }] };
+    const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
+    const after = compareDecisions([mark(29.5)], [mark(19.8)], ctx(api));
+    assert.match(after[0]?.difference ?? '', /cut short: ours decided within upstream's own window before/);
+    // 10 s before the stop: beyond upstream's window (4 s here), upstream's pass could have come before it.
+    const long = compareDecisions([mark(29.5)], [mark(10)], ctx(api));
+    assert.equal(long[0]?.violation, true);
+  });
+});
