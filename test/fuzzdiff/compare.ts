@@ -22,15 +22,37 @@ export interface CompareContext {
   graceMs: number;
   /** Longest `tolerationSeconds` a pod had at any time, ms (bounds how long a restart can shift a deletion). */
   maxTolerationMs: number;
-  /** kube-controller-manager and the shadow both down, then started again. */
-  controllerRestarts: { fromMs: number; toMs: number }[];
+  /**
+   * kube-controller-manager and the shadow both down, then started again: `fromMs` the stop,
+   * `startedMs` when the restarted controllers began starting (their first decisions may come before
+   * `toMs`, when the runner has seen both up), `toMs` the end of the restart.
+   */
+  controllerRestarts: { fromMs: number; startedMs?: number; toMs: number }[];
   /** kube-apiserver down, then started again. */
   apiserverRestarts: { fromMs: number; toMs: number }[];
   /** Toleration edits: pod key and when the edit was written. */
   tolerationEdits: { pod: string; atMs: number }[];
   /** End of recording: decisions this close to it may still get their counterpart after it. */
   endMs: number;
+  /** The operator's out-of-service taint on a node, from its addition to its removal (`toMs` Infinity: never removed). */
+  outOfService?: { node: string; fromMs: number; toMs: number }[];
+  /**
+   * Intervals in which the shadow's Node or Lease cache trailed the API server by more than
+   * {@link SHADOW_LAG_MS} (test/fuzzdiff/shadow.ts samples it once a second); `maxLagMs` the largest lag sampled.
+   */
+  shadowLag?: { fromMs: number; toMs: number; maxLagMs: number }[];
+  /** Each node's zone (the fleet's naming), for the comparison of a zone's NoExecute taints in order. */
+  nodeZones?: Record<string, string>;
 }
+
+/** A sampled cache lag above this (ms) makes the shadow's timing of that interval unreliable. */
+export const SHADOW_LAG_MS = 2000;
+
+/**
+ * Upstream pod GC's period, ms: `gcCheckPeriod` (20 s) of `pkg/controller/podgc/gc_controller.go`,
+ * on which `gcTerminating` force-deletes the terminating pods of out-of-service nodes.
+ */
+const POD_GC_PERIOD_MS = 20_000;
 
 /** What the rules may also look at: the context plus ours' decisions of the scenario. */
 interface RuleInput extends CompareContext {
@@ -38,6 +60,16 @@ interface RuleInput extends CompareContext {
   oursDeleted: Map<string, number>;
   /** kube-controller-manager's decisions of the scenario. */
   kcm: readonly Decision[];
+  /** Ours' decisions of the scenario. */
+  ours: readonly Decision[];
+}
+
+/** Times (epoch ms, ascending) of the NoExecute taints `ds` added to nodes of `zone`. */
+function zoneNoExecuteTimes(ds: readonly Decision[], zone: string, zones: Record<string, string>): number[] {
+  return ds
+    .filter((d) => d.action === 'taint' && d.detail.endsWith(':NoExecute') && zones[d.object] === zone)
+    .map((d) => d.atMs)
+    .sort((a, b) => a - b);
 }
 
 /** Upstream's own detection window beyond ours (node-lifecycle.md #1, #2), ms: see DIFFERENCES. */
@@ -95,11 +127,39 @@ export const DIFFERENCES: readonly Difference[] = [
       c.kcm.some((k) => k.action === 'untaint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= (r.oursAtMs ?? 0) && k.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
   },
   {
+    // Upstream notices an expiry only at its next pass (up to three monitor periods after ours);
+    // a node that is Ready again before then is never marked by upstream. Ours' own untaint of the
+    // node within that window shows the recovery (replay of 300/5: revived 2.1 s after ours' mark).
+    name: "node-lifecycle.md #1/#2, cut short by recovery: ours marked or tainted at the expiry, and the node was Ready again (ours removed its taint) within upstream's own window, before upstream's pass",
+    explains: (r, c) =>
+      (r.action === 'mark-unknown' || r.action === 'taint') &&
+      r.outcome === 'ours only' &&
+      c.ours.some((o) => o.action === 'untaint' && o.object === r.object && o.atMs >= (r.oursAtMs ?? 0) && o.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
+  },
+  {
     name: "node-lifecycle.md #1/#2, cut short: ours decided within upstream's own window before an API server or controller restart, which took upstream's pass away",
+    // Also when upstream made the same decision only after the restart began (its pass was taken
+    // away; what it decided after the restart came from its own post-restart view: replay of ci 2/0).
     explains: (r, c) =>
       ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) &&
-      r.outcome === 'ours only' &&
-      [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs)),
+      (r.outcome === 'ours only' || r.outcome === 'ours earlier') &&
+      [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs) && (r.outcome === 'ours only' || (r.kcmAtMs ?? 0) >= w.fromMs)),
+  },
+  {
+    // Upstream's monitor pass lists nodes from the informer's map (`nc.nodeLister.List`, Go map
+    // order) and handles them on 8 parallel workers (`workqueue.ParallelizeUntil`), each queueing
+    // its node in the zone's token-bucket queue (`markNodeForTainting` →
+    // `zoneNoExecuteTainter[zone].Add`): which node of a zone gets the first token is chance, the
+    // pace is not. So ours' k-th NoExecute taint of a zone is compared with upstream's k-th
+    // (campaign replay of 500/10: the same three taints 2 s apart, in another node order).
+    name: "node-lifecycle.md #1/#2, zone order: a zone's NoExecute taints compared in sequence (upstream's order among a zone's nodes is its parallel pass's); ours' k-th is no earlier than upstream's k-th beyond upstream's own window",
+    explains: (r, c) => {
+      const zone = c.nodeZones?.[r.object];
+      if (r.action !== 'taint' || !isNoExecute(r) || r.outcome !== 'ours earlier' || zone === undefined || !c.nodeZones) return false;
+      const k = zoneNoExecuteTimes(c.ours, zone, c.nodeZones).filter((t) => t <= (r.oursAtMs ?? 0)).length - 1;
+      const theirs = zoneNoExecuteTimes(c.kcm, zone, c.nodeZones)[k];
+      return theirs !== undefined && (r.oursAtMs ?? 0) >= theirs - upstreamWindowMs(c);
+    },
   },
   {
     name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',
@@ -115,14 +175,16 @@ export const DIFFERENCES: readonly Difference[] = [
   },
   {
     name: 'taint-eviction.md #1/#12: restart-safe deadlines (upstream restarts each toleration clock at its restart), after the start hold',
-    explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'ours earlier' && c.controllerRestarts.some((w) => w.fromMs <= (r.kcmAtMs ?? 0) && (r.oursAtMs ?? 0) >= w.toMs),
+    // Ours' deletion is the restarted shadow's (after `startedMs`: it may decide before the runner
+    // has seen both controllers up, campaign scenario 300/26).
+    explains: (r, c) => r.action === 'delete-pod' && r.outcome === 'ours earlier' && c.controllerRestarts.some((w) => w.fromMs <= (r.kcmAtMs ?? 0) && (r.oursAtMs ?? 0) >= (w.startedMs ?? w.toMs)),
   },
   {
     name: "taint-eviction.md #1/#12: restart-safe deadline kept while upstream re-stamped the node's NoExecute taint at its restart, so upstream's postponed deadline fell after the node recovered",
     explains: (r, c) =>
       r.action === 'delete-pod' &&
       r.outcome === 'ours only' &&
-      c.controllerRestarts.some((w) => (r.oursAtMs ?? 0) >= w.toMs && c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs)),
+      c.controllerRestarts.some((w) => (r.oursAtMs ?? 0) >= (w.startedMs ?? w.toMs) && c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs)),
   },
   {
     name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces)',
@@ -133,7 +195,18 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) =>
       r.action === 'delete-pod' &&
       r.outcome === 'ours only' &&
-      c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && c.apiserverRestarts.some((w) => k.atMs <= w.fromMs && w.fromMs <= (r.oursAtMs ?? 0))),
+      // KCM's time is an upper bound (a whole-second stamp + 999 ms, or the poll that saw it): a taint
+      // recorded up to 1 s after the stop began may have been written before it (campaign scenario 500/10).
+      c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && c.apiserverRestarts.some((w) => k.atMs - 1000 <= w.fromMs && w.fromMs <= (r.oursAtMs ?? 0))),
+  },
+  {
+    // Both controllers give every node a fresh grace period at their start (upstream
+    // tryUpdateNodeHealth: "Missing timestamp for Node. Assuming now as a timestamp"; ours the same),
+    // and the runner starts the shadow only once kube-controller-manager runs, so the shadow's
+    // expiries after a restart come later by its start-up (a process of its own: seconds on a loaded
+    // machine); a node that recovers in between is judged by upstream only (replay of 300/19).
+    name: "harness: start skew after a controller restart (both give every node a fresh grace at their start; the shadow starts after kube-controller-manager, so it judges later, and not at all a node that recovered meanwhile)",
+    explains: (r, c) => r.outcome === 'KCM only' && ['mark-unknown', 'taint', 'mark-pod-not-ready'].includes(r.action) && after(c.controllerRestarts, r.kcmAtMs, c.graceMs + c.toleranceMs),
   },
   {
     name: 'taint-eviction.md #12: start hold (no deletion before the restarted controller confirms the node not Ready; delays)',
@@ -154,6 +227,26 @@ export const DIFFERENCES: readonly Difference[] = [
   {
     name: 'out-of-service.md #10: pod GC reacts to the out-of-service taint at once, upstream on its 20 s pass (never before upstream can act)',
     explains: (r, c) => r.action === 'force-delete' && r.outcome === 'ours earlier' && (r.diffMs ?? 0) >= -(20_000 + c.toleranceMs),
+  },
+  {
+    // Upstream's gcTerminating checks the taint at its pass (`taints.TaintKeyExists(node.Spec.Taints,
+    // v1.TaintNodeOutOfService)`), and its attach/detach controller force-detaches only once those
+    // pods are gone: a taint removed before upstream's next pass leaves upstream nothing to do.
+    name: "out-of-service.md #10, cut short: ours reacted to the out-of-service taint at once, and the operator removed it before upstream's 20 s pod GC pass could come",
+    explains: (r, c) =>
+      (r.action === 'detach' || r.action === 'force-delete') &&
+      r.outcome === 'ours only' &&
+      (c.outOfService ?? []).some((w) => w.node === r.node && inWindow(r.oursAtMs, w.fromMs, w.toMs) && w.toMs < (r.oursAtMs ?? 0) + POD_GC_PERIOD_MS + c.toleranceMs),
+  },
+  {
+    // Not a controller difference: a shadow whose caches trail the API server judges late (its
+    // probe timestamps are the times it observed a renewal, as upstream's `nc.now()` in
+    // tryUpdateNodeHealth), and a node that recovers first is never judged. Only KCM-only rows: a
+    // lag can never make ours earlier.
+    name: "harness: the shadow's Node or Lease cache trailed the API server by more than 2 s (sampled by test/fuzzdiff/shadow.ts); ours judges on what it has observed, as upstream does, so it decided late or not at all",
+    explains: (r, c) =>
+      r.outcome === 'KCM only' &&
+      (c.shadowLag ?? []).some((w) => w.toMs >= (r.kcmAtMs ?? 0) - c.graceMs - c.maxTolerationMs - c.toleranceMs && w.fromMs <= (r.kcmAtMs ?? 0) + c.toleranceMs),
   },
 ];
 
@@ -231,7 +324,7 @@ export function compareDecisions(kcm: readonly Decision[], ours: readonly Decisi
       rows.push({ action: k.action, object: k.object, ...(k.node !== undefined ? { node: k.node } : {}), detail: k.detail, kcmAtMs: k.atMs, outcome, violation: false });
     }
   }
-  const input: RuleInput = { ...ctx, oursDeleted: new Map(ours.filter((o) => o.action === 'delete-pod').map((o) => [o.object, o.atMs])), kcm };
+  const input: RuleInput = { ...ctx, oursDeleted: new Map(ours.filter((o) => o.action === 'delete-pod').map((o) => [o.object, o.atMs])), kcm, ours };
   for (const r of rows) {
     if (r.outcome !== 'ours earlier' && r.outcome !== 'ours only' && r.outcome !== 'KCM only') continue;
     const d = DIFFERENCES.find((x) => x.explains(r, input));

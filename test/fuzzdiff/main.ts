@@ -38,6 +38,7 @@ function kubeControllerManagerBinary(): string {
 /** The part of report.json `--recompare` reads. */
 interface StoredScenario {
   id: string;
+  prefix?: string;
   file: string;
   wallMs: number;
   notes: string[];
@@ -52,8 +53,11 @@ function recompare(files: readonly string[], out: string): number {
     const doc = JSON.parse(readFileSync(f, 'utf8')) as { scenarios: StoredScenario[] };
     for (const x of doc.scenarios) {
       // JSON has no Infinity: a restart window still open at the end was written as null.
-      const open = (ws: { fromMs: number; toMs: number | null }[]): { fromMs: number; toMs: number }[] => ws.map((w) => ({ fromMs: w.fromMs, toMs: w.toMs ?? Number.POSITIVE_INFINITY }));
-      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts) };
+      const open = <W extends { toMs: number | null }>(ws: readonly W[] | undefined): (W & { toMs: number })[] => (ws ?? []).map((w) => ({ ...w, toMs: w.toMs ?? Number.POSITIVE_INFINITY }));
+      // Reports written before the runner recorded the zones: the fleet names nodes `<prefix>-<zone>-<i>`.
+      const nodes = [...x.kcm, ...x.ours].filter((d) => x.prefix !== undefined && !d.object.includes('/') && d.object.startsWith(`${x.prefix}-`)).map((d) => d.object);
+      const nodeZones = x.ctx.nodeZones ?? Object.fromEntries(nodes.map((n) => [n, n.slice((x.prefix ?? '').length + 1).replace(/-\d+$/, '')]));
+      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts), outOfService: open(x.ctx.outOfService), nodeZones };
       const scenario = parseScenario(readFileSync(x.file, 'utf8'));
       results.push({ scenario, file: x.file, wallMs: x.wallMs, kcm: x.kcm, ours: x.ours, rows: compareDecisions(x.kcm, x.ours, ctx), notes: x.notes });
     }
@@ -88,8 +92,6 @@ async function main(): Promise<number> {
   const out = resolve(values.out ?? join('/tmp', `fuzzdiff-${Date.now().toString(36)}`));
   mkdirSync(join(out, 'scenarios'), { recursive: true });
   mkdirSync(join(out, 'logs'), { recursive: true });
-  // The shadow's own log (debug level, one file per scenario prefix) goes beside kube-controller-manager's.
-  process.env['NLC_TEST_LOG_DIR'] ??= join(out, 'logs');
   if (values.recompare?.length) return recompare(values.recompare, out);
   const todo: { scenario: Scenario; file: string }[] = [];
   if (values.replay?.length) {
@@ -104,7 +106,7 @@ async function main(): Promise<number> {
   const budgetMs = values['budget-minutes'] ? Number(values['budget-minutes']) * 60_000 : Number.POSITIVE_INFINITY;
   const startedMs = Date.now();
   const cp = await PrivateControlPlane.create();
-  const results: (ScenarioSummaryInput & { prefix: string; failedPolls: number; t0Ms: number; applied: unknown[]; ctx: unknown })[] = [];
+  const results: (ScenarioSummaryInput & { prefix: string; failedPolls: number; t0Ms: number; applied: unknown[]; ctx: unknown; cacheLag: unknown[] })[] = [];
   // Stopped early (Ctrl-C, a CI timeout): take the private control plane down, keep the reports written so far.
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
@@ -123,7 +125,7 @@ async function main(): Promise<number> {
       const report = buildCampaignReport(results);
       const bad = r.rows.filter((x) => x.violation).length;
       process.stdout.write(`${scenario.id} (${basename(file)}): ${r.rows.length} rows, ${bad} violation(s), ${(r.wallMs / 1000).toFixed(0)} s\n`);
-      writeFileSync(join(out, 'report.json'), `${JSON.stringify({ report, scenarios: results.map((x) => ({ id: x.scenario.id, file: x.file, prefix: x.prefix, t0Ms: x.t0Ms, applied: x.applied, wallMs: x.wallMs, failedPolls: x.failedPolls, notes: x.notes, ctx: x.ctx, kcm: x.kcm, ours: x.ours, rows: x.rows })) }, null, 2)}\n`);
+      writeFileSync(join(out, 'report.json'), `${JSON.stringify({ report, scenarios: results.map((x) => ({ id: x.scenario.id, file: x.file, prefix: x.prefix, t0Ms: x.t0Ms, applied: x.applied, wallMs: x.wallMs, failedPolls: x.failedPolls, cacheLag: x.cacheLag, notes: x.notes, ctx: x.ctx, kcm: x.kcm, ours: x.ours, rows: x.rows })) }, null, 2)}\n`);
       writeFileSync(join(out, 'report.md'), renderMarkdown(report));
     }
   } finally {

@@ -128,7 +128,7 @@ export function renderMarkdown(r: CampaignReport): string {
     }
   }
   if (r.notes.length > 0) {
-    lines.push('', 'Steps not applied:');
+    lines.push('', 'Notes (steps not applied, the shadow cache lag, other remarks):');
     for (const n of r.notes.slice(0, 30)) lines.push(`- ${n.scenario}: ${n.note}`);
   }
   return `${lines.join('\n')}\n`;

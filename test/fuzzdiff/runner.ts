@@ -20,16 +20,14 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 // Relative, not the workspace package name: a worktree's node_modules may point at another checkout's packages/sim.
 import { Fleet } from '../../packages/sim/src/fleet.js';
 import { ControllerProcess, UPSTREAM_CONTROLLERS, type SharedControllerFlags } from '../../bench/lib/procs.js';
-import type { RunningController } from '../../src/cli/run.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { toNode, toPod, type Taint, type Toleration } from '../../src/kube/objects.js';
-import type { ShadowState } from '../../src/shadow/decisions.js';
 import { createTestNamespace, waitFor } from '../support/cluster.js';
-import { startTestController } from '../support/controller.js';
 import type { PrivateControlPlane } from '../support/private-cluster.js';
-import { compareDecisions, fromShadow, type CompareContext, type CompareRow } from './compare.js';
+import { compareDecisions, fromShadow, SHADOW_LAG_MS, type CompareContext, type CompareRow } from './compare.js';
 import { DecisionRecorder, type Decision } from './recorder.js';
 import type { Scenario, Step } from './scenario.js';
+import { CacheLagSampler, ShadowProcess, type LagSample } from './shadow.js';
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
@@ -75,11 +73,13 @@ export interface ScenarioResult {
   /** Steps that could not be applied (e.g. a pod already gone), and other remarks. */
   notes: string[];
   failedPolls: number;
+  /** How far the shadow's Node and Lease caches were behind the API server, once a second (test/fuzzdiff/shadow.ts). */
+  cacheLag: LagSample[];
 }
 
 interface Controllers {
   kcm: ControllerProcess;
-  ours: RunningController;
+  ours: ShadowProcess;
 }
 
 function flagsOf(s: Scenario): SharedControllerFlags {
@@ -119,9 +119,13 @@ async function startControllers(env: RunEnv, s: Scenario, prefix: string, nodes:
   // grace period at its start, so a shadow up before it would judge seconds sooner (after a restart,
   // campaign scenario 300/12: 3.4 s), an artefact of the harness and not a difference.
   const kcm = await startKcm(env, s, prefix, generation);
-  const ours = await startTestController(
+  // Ours in a process of its own, as kube-controller-manager (test/fuzzdiff/shadow.ts says why).
+  const ours = new ShadowProcess({
+    root: env.root,
+    kubeconfig: env.cp.kubeconfig,
     prefix,
-    [
+    logFile: join(env.logDir, `${prefix}.log`),
+    flags: [
       '--dry-run',
       `--controllers=${KCM_CONTROLLERS}`,
       `--node-monitor-grace-period=${f.nodeMonitorGracePeriod}`,
@@ -132,9 +136,14 @@ async function startControllers(env: RunEnv, s: Scenario, prefix: string, nodes:
       `--kube-api-qps=${f.kubeApiQps}`,
       `--kube-api-burst=${f.kubeApiBurst}`,
     ],
-    { kubeconfig: env.cp.kubeconfig },
-  );
-  await waitFor('the shadow sees the fleet', () => ours.nodeLifecycle?.view().nodes.length === nodes, 60_000);
+  });
+  try {
+    await ours.port(120_000);
+    await waitFor('the shadow sees the fleet', async () => (await ours.state().catch(() => undefined))?.nodeLifecycle?.nodes?.length === nodes, 60_000, 250);
+  } catch (err) {
+    await Promise.all([ours.stop(), kcm.stop()]);
+    throw err;
+  }
   return { kcm, ours };
 }
 
@@ -158,14 +167,14 @@ function newKcm(env: RunEnv, s: Scenario, prefix: string, generation: string): C
   );
 }
 
-async function shadowDecisions(c: RunningController): Promise<Decision[]> {
-  const res = await fetch(`http://127.0.0.1:${c.port}/debug/state`);
-  const body = (await res.json()) as { shadow?: ShadowState };
+async function shadowDecisions(c: ShadowProcess): Promise<Decision[]> {
+  const body = await c.state();
   return (body.shadow?.decisions ?? []).map(fromShadow).filter((d): d is Decision => d !== undefined);
 }
 
-async function stopControllers(c: Controllers, into: Decision[]): Promise<void> {
-  into.push(...(await shadowDecisions(c.ours).catch(() => [])));
+async function stopControllers(c: Controllers, into: Decision[], notes: string[]): Promise<void> {
+  // A failed read would look like a shadow that decided nothing: say so.
+  into.push(...(await shadowDecisions(c.ours).catch((err: unknown) => (notes.push(`the shadow's decisions could not be read: ${err instanceof Error ? err.message : String(err)}`), []))));
   await Promise.all([c.ours.stop(), c.kcm.stop()]);
 }
 
@@ -257,6 +266,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
   });
   const ours: Decision[] = [];
   let recorder: DecisionRecorder | undefined;
+  let sampler: CacheLagSampler | undefined;
   let controllers: Controllers | undefined;
   const background: Promise<void>[] = [];
   const ctx: CompareContext = {
@@ -267,10 +277,13 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     apiserverRestarts: [],
     tolerationEdits: [],
     endMs: 0,
+    outOfService: [],
   };
   try {
     await fleet.start();
     const names = fleet.nodeNames();
+    // The fleet names nodes `<prefix>-<zone>-<i>` (packages/sim/src/fleet.ts).
+    ctx.nodeZones = Object.fromEntries(names.map((n) => [n, n.slice(prefix.length + 1).replace(/-\d+$/, '')]));
     await registerCsi(clients, names);
     recorder = new DecisionRecorder(clients, `nlc.sim/fleet=${prefix}`, prefix, (n) => !names.includes(n) || fleet.isAlive(n));
     await recorder.start();
@@ -278,6 +291,8 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     controllers = await startControllers(env, s, prefix, names.length, generation++);
     // Let start-up settle (both remove the kubelets' registration taints).
     await sleep(3000);
+    sampler = new CacheLagSampler(clients, prefix, () => controllers?.ours);
+    sampler.start();
     const t0 = Date.now();
     const nodeName = (i: number): string => names[i] as string;
     // A background step that fails is a note (and, for a controller restart, a scenario without them).
@@ -311,10 +326,20 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
           ctx.tolerationEdits.push({ pod: `${prefix}/${pod}`, atMs: Date.now() });
           return;
         }
-        case 'add-out-of-service':
-          return editTaints(clients, nodeName(st.node), (t) => [...t.filter((x) => x.key !== OUT_OF_SERVICE), { key: OUT_OF_SERVICE, value: 'nodeshutdown', effect: 'NoExecute' }]);
-        case 'remove-out-of-service':
+        case 'add-out-of-service': {
+          // From when the addition was sent: no controller can react before it.
+          const fromMs = Date.now();
+          await editTaints(clients, nodeName(st.node), (t) => [...t.filter((x) => x.key !== OUT_OF_SERVICE), { key: OUT_OF_SERVICE, value: 'nodeshutdown', effect: 'NoExecute' }]);
+          ctx.outOfService?.push({ node: nodeName(st.node), fromMs, toMs: Number.POSITIVE_INFINITY });
+          return;
+        }
+        case 'remove-out-of-service': {
+          // The window ends when the removal was sent (it may be seen a little later: a longer window
+          // only narrows what it explains).
+          const open = ctx.outOfService?.find((w) => w.node === nodeName(st.node) && w.toMs === Number.POSITIVE_INFINITY);
+          if (open) open.toMs = Date.now();
           return editTaints(clients, nodeName(st.node), (t) => t.filter((x) => x.key !== OUT_OF_SERVICE));
+        }
         case 'restart-apiserver': {
           const w = { fromMs: Date.now(), toMs: Number.POSITIVE_INFINITY };
           ctx.apiserverRestarts.push(w);
@@ -329,14 +354,15 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
           return;
         }
         case 'restart-controllers': {
-          const w = { fromMs: Date.now(), toMs: Number.POSITIVE_INFINITY };
+          const w: CompareContext['controllerRestarts'][number] = { fromMs: Date.now(), toMs: Number.POSITIVE_INFINITY };
           ctx.controllerRestarts.push(w);
           const old = controllers;
           controllers = undefined;
           background.push(
             noted(async () => {
-              if (old) await stopControllers(old, ours);
+              if (old) await stopControllers(old, ours, notes);
               await sleep(st.downS * 1000);
+              w.startedMs = Date.now();
               controllers = await startControllers(env, s, prefix, names.length, generation++);
               w.toMs = Date.now();
             }, 'restart-controllers'),
@@ -356,15 +382,22 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     if (endAt > Date.now()) await sleep(endAt - Date.now());
     await Promise.all(background);
     ctx.endMs = Date.now();
+    sampler.stop();
+    const lag = sampler.maxLagMs();
+    // A shadow whose caches trail the API server decides late or not at all: its rows then say
+    // nothing about the controller (campaign scenarios 300/14, 300/20).
+    ctx.shadowLag = sampler.lagIntervals(SHADOW_LAG_MS);
+    if (Math.max(lag.leases, lag.nodes) > SHADOW_LAG_MS) notes.push(`the shadow's caches trailed the API server: Leases up to ${(lag.leases / 1000).toFixed(1)} s, Nodes up to ${(lag.nodes / 1000).toFixed(1)} s`);
     await recorder.stop();
-    if (controllers) await stopControllers(controllers, ours);
+    if (controllers) await stopControllers(controllers, ours, notes);
     controllers = undefined;
     const kcm = recorder.decisions.filter((d) => d.atMs >= t0);
     const oursInPlay = ours.filter((d) => d.atMs >= t0);
-    return { id: s.id, ...(file !== undefined ? { file } : {}), prefix, t0Ms: t0, applied, wallMs: Date.now() - started, kcm, ours: oursInPlay, rows: compareDecisions(kcm, oursInPlay, ctx), ctx, notes, failedPolls: recorder.failedPolls };
+    return { id: s.id, ...(file !== undefined ? { file } : {}), prefix, t0Ms: t0, applied, wallMs: Date.now() - started, kcm, ours: oursInPlay, rows: compareDecisions(kcm, oursInPlay, ctx), ctx, notes, failedPolls: recorder.failedPolls, cacheLag: sampler.samples };
   } finally {
+    sampler?.stop();
     await Promise.allSettled(background);
-    if (controllers) await stopControllers(controllers, ours).catch(() => undefined);
+    if (controllers) await stopControllers(controllers, ours, notes).catch(() => undefined);
     await recorder?.stop();
     // Removes the nodes too (kube-controller-manager of the next scenario must see only its fleet);
     // the namespace stays, as the fleet's cleanup leaves it (no namespace controller runs here).

@@ -214,3 +214,107 @@ describe('comparison: restart-safe deadlines', () => {
     assert.equal(by.get('ns/p-n2')?.violation, true);
   });
 });
+
+describe('comparison: the open rows of the first campaigns (test/fuzzdiff/regressions/README.md)', () => {
+  test('300/26: a deletion by the restarted shadow before the runner saw both controllers up is taint-eviction.md #1/#12; one before the restart began starting is a violation', () => {
+    const restart = { controllerRestarts: [{ fromMs: T + 19_000, startedMs: T + 23_000, toMs: T + 24_000 }] };
+    const rows = compareDecisions([d(33, 'delete-pod', 'ns/p1'), d(33, 'delete-pod', 'ns/p2')], [d(23.5, 'delete-pod', 'ns/p1'), d(22, 'delete-pod', 'ns/p2')], ctx(restart));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/p1')?.difference ?? '', /taint-eviction\.md #1\/#12: restart-safe deadlines/);
+    assert.equal(by.get('ns/p2')?.violation, true);
+  });
+
+  test("300/18: a detach ours alone made on an out-of-service node is explained only when the taint went before upstream's 20 s pod GC pass could come", () => {
+    const det = (atS: number, va: string, node: string): Decision => ({ ...d(atS, 'detach', va), node });
+    const outOfService = [
+      { node: 'n1', fromMs: T + 20_000, toMs: T + 28_000 },
+      { node: 'n2', fromMs: T + 20_000, toMs: T + 60_000 },
+    ];
+    const rows = compareDecisions([], [det(21, 'csi-short', 'n1'), det(21, 'csi-long', 'n2'), det(30, 'csi-after', 'n1'), det(21, 'csi-none', 'n3')], ctx({ outOfService }));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('csi-short')?.difference ?? '', /out-of-service\.md #10, cut short/);
+    // The taint stayed 39 s after ours' detach: upstream's pass came within it and did not detach.
+    assert.equal(by.get('csi-long')?.violation, true);
+    // After the taint was removed, and on a node that never had it: nothing explains a detach.
+    assert.equal(by.get('csi-after')?.violation, true);
+    assert.equal(by.get('csi-none')?.violation, true);
+  });
+
+  test("500/10: upstream's NoExecute taint recorded up to 1 s after the API server stop began (a whole-second stamp) still counts as before the outage; 1.5 s after does not", () => {
+    const api = { apiserverRestarts: [{ fromMs: T + 28_000, toMs: T + 60_000 }] };
+    const taint = (atS: number, node: string): Decision => ({ ...d(atS, 'taint', node, 'node.kubernetes.io/unreachable:NoExecute'), node });
+    const del = (node: string): Decision => ({ ...d(30, 'delete-pod', `ns/p-${node}`), node });
+    const rows = compareDecisions([taint(28.3, 'n1'), taint(29.5, 'n2')], [del('n1'), del('n2')], ctx(api));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/p-n1')?.difference ?? '', /taint-eviction\.md #3/);
+    assert.equal(by.get('ns/p-n2')?.violation, true);
+  });
+
+  test("300/20: a KCM-only decision while the shadow's caches trailed the API server is named as the harness's; without a measured lag it stays a lost eviction; a lag never excuses ours earlier", () => {
+    const shadowLag = [{ fromMs: T + 30_000, toMs: T + 45_000, maxLagMs: 9000 }];
+    const unknown = (atS: number, node: string): Decision => ({ ...d(atS, 'mark-unknown', node), node });
+    const lagged = compareDecisions([unknown(42, 'n1')], [], ctx({ shadowLag }));
+    assert.match(lagged[0]?.difference ?? '', /^harness: the shadow's Node or Lease cache trailed/);
+    assert.equal(lagged[0]?.violation, false);
+    assert.equal(compareDecisions([unknown(42, 'n1')], [], ctx())[0]?.violation, true);
+    // Long after the lag ended (beyond grace + longest toleration + tolerance), it explains nothing.
+    assert.equal(compareDecisions([unknown(80, 'n1')], [], ctx({ shadowLag }))[0]?.violation, true);
+    const earlier = compareDecisions([{ ...d(60, 'delete-pod', 'ns/p'), node: 'n1' }], [{ ...d(40, 'delete-pod', 'ns/p'), node: 'n1' }], ctx({ shadowLag }));
+    assert.equal(earlier[0]?.violation, true);
+  });
+});
+
+describe('comparison: a zone NoExecute taints in sequence', () => {
+  test("500/10: the same three taints of a zone 2 s apart in another node order are explained; a zone tainted faster than upstream's is not", () => {
+    const nodeZones = { a0: 'zone-a', a1: 'zone-a', a2: 'zone-a' };
+    const ne = (atS: number, node: string): Decision => ({ ...d(atS, 'taint', node, 'node.kubernetes.io/unreachable:NoExecute'), node });
+    // Upstream's order a1, a2, a0; ours' a0, a1, a2: each k-th taint at the same pace.
+    const same = compareDecisions([ne(50, 'a1'), ne(52, 'a2'), ne(54.7, 'a0')], [ne(50, 'a0'), ne(52, 'a1'), ne(54, 'a2')], ctx({ nodeZones }));
+    const a0 = same.find((r) => r.object === 'a0');
+    assert.equal(a0?.outcome, 'ours earlier');
+    assert.match(a0?.difference ?? '', /zone order/);
+    assert.ok(same.every((r) => !r.violation));
+    // Ours taints the whole zone at once where upstream's bucket spaced them 10 s apart: the third is far too early.
+    const fast = compareDecisions([ne(50, 'a1'), ne(60, 'a2'), ne(70, 'a0')], [ne(50, 'a0'), ne(50.5, 'a1'), ne(51, 'a2')], ctx({ nodeZones }));
+    assert.ok(fast.some((r) => r.violation), JSON.stringify(fast));
+    // Without the zones the rule cannot apply.
+    assert.equal(compareDecisions([ne(50, 'a1'), ne(52, 'a2'), ne(54.7, 'a0')], [ne(50, 'a0'), ne(52, 'a1'), ne(54, 'a2')], ctx()).find((r) => r.object === 'a0')?.violation, true);
+  });
+});
+
+describe('comparison: start skew after a controller restart', () => {
+  test('300/19: a KCM-only Unknown mark within grace + tolerance after the restart ended is the start skew; one later is a violation; ours earlier is never excused by it', () => {
+    const restart = { controllerRestarts: [{ fromMs: T + 10_000, startedMs: T + 12_000, toMs: T + 22_000 }] };
+    const mark = (atS: number, node: string): Decision => ({ ...d(atS, 'mark-unknown', node), node });
+    const rows = compareDecisions([mark(21, 'n1'), mark(40, 'n2')], [], ctx(restart));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('n1')?.difference ?? '', /^harness: start skew/);
+    assert.equal(by.get('n2')?.violation, true);
+    const earlier = compareDecisions([mark(30, 'n1')], [mark(20, 'n1')], ctx(restart));
+    assert.equal(earlier[0]?.violation, true);
+  });
+});
+
+describe('comparison: recovery within upstream window', () => {
+  test("300/5: ours' Unknown mark and taints of a node that was Ready again within upstream's window are explained; a recovery after that window is not", () => {
+    const n = (atS: number, action: Decision['action'], detail = ''): Decision => ({ ...d(atS, action, 'n1', detail), node: 'n1' });
+    const ns = 'node.kubernetes.io/unreachable:NoSchedule';
+    // Window: 3 monitor periods + 1 s = 4 s with the test's 2 s tolerance.
+    const quick = compareDecisions([], [n(10, 'mark-unknown'), n(10, 'taint', ns), n(12, 'untaint', ns)], ctx());
+    assert.ok(quick.filter((r) => r.outcome === 'ours only').every((r) => /cut short by recovery/.test(r.difference ?? '')), JSON.stringify(quick));
+    const slow = compareDecisions([], [n(10, 'mark-unknown'), n(10, 'taint', ns), n(20, 'untaint', ns)], ctx());
+    assert.ok(slow.filter((r) => r.outcome === 'ours only').every((r) => r.violation));
+  });
+});
+
+describe('comparison: a pass taken away by an outage, upstream deciding after it', () => {
+  test("ci 2/0: ours' mark 0.2 s before the API server stop, upstream's only after the stop began, is cut short; a mark of ours long before the stop is not", () => {
+    const api = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 30_000 }] };
+    const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
+    const after = compareDecisions([mark(29.5)], [mark(19.8)], ctx(api));
+    assert.match(after[0]?.difference ?? '', /cut short: ours decided within upstream's own window before/);
+    // 10 s before the stop: beyond upstream's window (4 s here), upstream's pass could have come before it.
+    const long = compareDecisions([mark(29.5)], [mark(10)], ctx(api));
+    assert.equal(long[0]?.violation, true);
+  });
+});
