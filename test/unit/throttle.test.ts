@@ -290,8 +290,19 @@ describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retr
     };
   }
 
-  /** Lets bottleneck (real timers) and the promise chain run without moving the fake clock. */
-  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
+  /**
+   * Lets bottleneck (real timers) and the promise chain run, without moving the fake clock, until the
+   * write waits on the fake clock (its Retry-After timer) or `done` holds. A fixed 20 ms was too short
+   * on a loaded machine: the wait was then armed after the clock had moved, and the test hung.
+   * @throws {Error} after 10 s of real time.
+   */
+  const settle = async (clock: FakeClock, done: () => boolean = () => false): Promise<void> => {
+    const until = Date.now() + 10_000;
+    while (clock.pendingTimers === 0 && !done()) {
+      if (Date.now() > until) throw new Error('settle: the write never waited on the clock');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
 
   for (const code of [429, 503]) {
     test(`${code} with Retry-After: 2 is sent again after 2 s (not before), and the second answer is returned`, async () => {
@@ -300,10 +311,10 @@ describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retr
       const w = scripted(answer(code, '2'));
       let result: string | undefined;
       const p = t.schedule(w.fn).then((v) => (result = v));
-      await settle();
+      await settle(clock);
       assert.equal(w.calls(), 1);
       await clock.advanceAsync(1999);
-      await settle();
+      await settle(clock);
       assert.equal(w.calls(), 1, 'not sent again before Retry-After has passed');
       await clock.advanceAsync(1);
       await p;
@@ -319,9 +330,9 @@ describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retr
     const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock });
     const w = scripted(answer(429, '0'), answer(500, '1'));
     const p = t.schedule(w.fn);
-    await settle();
+    await settle(clock);
     await clock.advanceAsync(0);
-    await settle();
+    await settle(clock);
     assert.equal(w.calls(), 2);
     await clock.advanceAsync(1000);
     assert.equal(await p, 'ok');
@@ -347,7 +358,8 @@ describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retr
     let outcome: unknown;
     const p = t.schedule(w.fn).catch((e: unknown) => (outcome = e));
     for (let i = 0; i < 12 && outcome === undefined; i++) {
-      await settle();
+      await settle(clock, () => outcome !== undefined);
+      if (outcome !== undefined) break;
       await clock.advanceAsync(1000);
     }
     await p;
@@ -362,7 +374,7 @@ describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retr
     const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock, canWrite: () => leader });
     const w = scripted(answer(429, '1'));
     const p = t.schedule(w.fn);
-    await settle();
+    await settle(clock);
     leader = false;
     await clock.advanceAsync(1000);
     await assert.rejects(p, FencedError);
@@ -376,7 +388,7 @@ describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retr
     const first = scripted(answer(503, '30'));
     const second = scripted();
     const p1 = t.schedule(first.fn);
-    await settle();
+    await settle(clock);
     assert.equal(await t.schedule(second.fn), 'ok', 'the second write ran during the first one\'s Retry-After wait');
     assert.equal(first.calls(), 1);
     await clock.advanceAsync(30_000);
@@ -385,11 +397,12 @@ describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retr
   });
 
   test('stop() ends a Retry-After wait: the write rejects with its last answer', async () => {
-    const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock: new FakeClock() });
+    const clock = new FakeClock();
+    const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock });
     const err = answer(429, '60');
     const w = scripted(err);
     const p = t.schedule(w.fn);
-    await settle();
+    await settle(clock);
     await t.stop();
     await assert.rejects(p, (e: unknown) => e === err);
     assert.equal(w.calls(), 1);
