@@ -49,7 +49,19 @@ export const nodeLifecycleDescriptor = {
       canSeeCluster: ctx.canSeeCluster,
       judgements: ctx.judgements,
       ...(config.featureGates.NodeControllerLeaseCircuitBreaker
-        ? { leaseCircuitBreaker: { readLease: (n: string) => io.readNodeLease(n), cacheResourceVersion: () => leases.resourceVersion() } }
+        ? {
+            leaseCircuitBreaker: {
+              // The live Lease is proof of how far the Lease watch should have got: one still behind it
+              // a few seconds later is stalled and restarted (src/kube/informer.ts expectResourceVersion),
+              // so a stuck stream holds the breaker for seconds rather than until its 30 s inactivity timeout.
+              readLease: async (n: string) => {
+                const live = await io.readNodeLease(n);
+                if (live) leases.expectResourceVersion?.(live.resourceVersion);
+                return live;
+              },
+              cacheResourceVersion: () => leases.resourceVersion(),
+            },
+          }
         : {}),
     });
   },

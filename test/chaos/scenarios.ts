@@ -1,0 +1,512 @@
+/**
+ * The chaos scenarios (issue 30's numbering), each a function over a {@link ChaosWorld} that injects
+ * one real fault, checks the expected outcome under the safety rule and returns what it measured.
+ * test/integration/chaos.test.ts runs 2, 3 and 5 at CI size; test/chaos/main.ts (`npm run chaos`)
+ * runs any of them. Sizes and durations are parameters so CI can run them small; every result says
+ * the size it ran at.
+ *
+ * Measured in every scenario:
+ * - wrongful actions: a write the scenario forbids (a live node marked Unknown or tainted, a pod on
+ *   a live node deleted, a write of a deposed leader that landed);
+ * - lost actions: an action the faults must not prevent, missing at the end (a dead node not marked
+ *   or tainted, a pod of a dead node not deleted);
+ * - time to regain sight after the fault, ms;
+ * - requests/s of the controller (its `rest_client_requests_total`) in steady state, during the
+ *   fault and after it;
+ * - RSS of the controller process after the fault.
+ */
+import { Fleet } from '@node-lifecycle-controller/sim/fleet';
+import { holdsFor, waitFor } from '../support/cluster.js';
+import { NodeObserver } from '../support/observe.js';
+import { landedWrite, RequestMeter, rssBytes, type AuditEvent, type ChaosWorld, type Replica } from './harness.js';
+
+/** What one scenario measured. Durations ms, rates requests/s, memory MiB. */
+export interface ScenarioResult {
+  scenario: number;
+  title: string;
+  /** The size and durations it ran at (CI runs reduced ones). */
+  size: string;
+  wrongful: number;
+  lost: number;
+  regainSightMs: number | undefined;
+  rate: { steady: number; during: number; after: number };
+  rssMiB: number | undefined;
+  /** Scenario-specific figures (named, with units in the name). */
+  figures: Record<string, number | string>;
+  /** What went wrong, one line each (empty when the scenario passed). */
+  failures: string[];
+}
+
+/** Node lifecycle timings shared by the scenarios: grace 10 s, monitor period 1 s, leases renewed every 2 s. */
+export const GRACE_S = 10;
+const LEASE_RENEW_MS = 2000;
+const CONTROLLER_FLAGS = [`--node-monitor-grace-period=${GRACE_S}s`, '--node-monitor-period=1s', '--node-eviction-rate=10', '--secondary-node-eviction-rate=10'];
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const mib = (b: number | undefined): number | undefined => (b === undefined ? undefined : Math.round((b / 1048576) * 10) / 10);
+const round = (n: number): number => Math.round(n * 10) / 10;
+
+interface Stage {
+  fleet: Fleet;
+  observer: NodeObserver;
+  prefix: string;
+  stop: () => Promise<void>;
+}
+
+/** A fleet of `zones × perZone` nodes (1 pod each, `tolerationSeconds: 2`) and an observer of its nodes. */
+async function stage(world: ChaosWorld, prefix: string, zones: number, perZone: number): Promise<Stage> {
+  await world.admin.core.createNamespace({ body: { metadata: { name: prefix } } }).catch(() => undefined);
+  await world.admin.core.createNamespacedServiceAccount({ namespace: prefix, body: { metadata: { name: 'default' } } }).catch(() => undefined);
+  const fleet = new Fleet({
+    clients: world.admin,
+    prefix,
+    namespace: prefix,
+    zones,
+    nodesPerZone: perZone,
+    podsPerNode: 1,
+    podMix: { tolerationSeconds: 1 },
+    tolerationSeconds: 2,
+    leaseRenewIntervalMs: LEASE_RENEW_MS,
+    nodeStatusUpdateFrequencyMs: 60_000,
+  });
+  await fleet.start();
+  const observer = new NodeObserver(world.admin, `nlc.sim/fleet=${prefix}`, 250);
+  await observer.start();
+  return {
+    fleet,
+    observer,
+    prefix,
+    stop: async () => {
+      observer.stop();
+      await fleet.stop();
+    },
+  };
+}
+
+/** Nodes of the fleet other than `dead` that were ever seen not Ready or with a NoExecute taint. */
+function wronglyJudged(s: Stage, dead: ReadonlySet<string>): string[] {
+  const out = new Set<string>();
+  for (const c of s.observer.changes) if (!dead.has(c.node) && (c.ready !== 'True' || c.noExecute.length > 0)) out.add(c.node);
+  return [...out];
+}
+
+/** Pods of the fleet's namespace still present, by name. */
+async function podNames(world: ChaosWorld, ns: string): Promise<Set<string>> {
+  const list = await world.admin.core.listNamespacedPod({ namespace: ns });
+  return new Set(list.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? ''));
+}
+
+/**
+ * Kills `dead` and waits (up to `timeoutMs`) until each is Unknown, tainted unreachable and its pods
+ * are gone. @returns the dead nodes (or their pods) still not acted on at the end: the lost actions.
+ */
+async function awaitWave(world: ChaosWorld, s: Stage, dead: readonly string[], pods: ReadonlyMap<string, string[]>, timeoutMs: number): Promise<string[]> {
+  const missing = async (): Promise<string[]> => {
+    const left = await podNames(world, s.prefix);
+    const out: string[] = [];
+    for (const n of dead) {
+      if (s.observer.firstAt(n, (c) => c.ready === 'Unknown') === undefined) out.push(`${n}: not marked Unknown`);
+      if (!s.observer.taintedWith('node.kubernetes.io/unreachable').has(n)) out.push(`${n}: not tainted unreachable`);
+      for (const p of pods.get(n) ?? []) if (left.has(p)) out.push(`${n}: pod ${p} not deleted`);
+    }
+    return out;
+  };
+  let last: string[] = [];
+  await waitFor('the wave is acted on', async () => (last = await missing()).length === 0, timeoutMs, 500).catch(() => undefined);
+  return last;
+}
+
+/** Options of {@link scenarioStalledLeaseWatch}. Durations ms. */
+export interface StallOptions {
+  zones: number;
+  perZone: number;
+  /** How long the server-side stall (phase 2) lasts; longer than the grace period. */
+  stallMs: number;
+}
+
+/** The bound within which a stuck Lease watch must be replaced, ms (see {@link scenarioStalledLeaseWatch}). */
+export const STALL_DETECTION_BOUND_MS = GRACE_S * 1000 + 5000 + 5000;
+
+const LEASE_WATCH = /\/apis\/coordination\.k8s\.io\/v1\/namespaces\/kube-node-lease\/leases\?.*watch=/;
+
+interface LeaseInformerState {
+  name: string;
+  lastEventMs?: number;
+  watching?: boolean;
+  stalls?: number;
+  restarts?: number;
+}
+
+async function leaseInformer(r: Replica): Promise<LeaseInformerState | undefined> {
+  const st = (await r.proc.debugState()) as unknown as { informers?: LeaseInformerState[] };
+  return st.informers?.find((i) => i.name.startsWith('leases'));
+}
+
+/**
+ * Scenario 2: the controller's Lease watch stalls (connection open, nothing arrives) while every
+ * other request, writes included, goes on and the simulated kubelets keep renewing.
+ * - Phase 1, a stuck stream: only the open Lease watch is held; a new one would pass. It must be
+ *   given up and replaced within {@link STALL_DETECTION_BOUND_MS}: the Lease circuit breaker's live
+ *   read of the first node whose cached Lease expired (a grace period after the stall began) proves
+ *   the cache is behind, and the informer restarts a watch still behind 5 s later
+ *   (`expectResourceVersion`); client-node's 30 s inactivity timeout is the fallback.
+ * - Phase 2, a server-side stall for `stallMs`: every Lease watch, new ones too, connects and hears
+ *   nothing. No node may be marked Unknown on the stale cache (the breaker holds), for the whole
+ *   stall and two grace periods after it.
+ * Then one real failure must still be acted on.
+ */
+export async function scenarioStalledLeaseWatch(world: ChaosWorld, o: StallOptions): Promise<ScenarioResult> {
+  const prefix = `chaos-s2-${Date.now().toString(36).slice(-4)}`;
+  const s = await stage(world, prefix, o.zones, o.perZone);
+  const failures: string[] = [];
+  const noneJudged = (): boolean => wronglyJudged(s, new Set()).length === 0;
+  let replica: Replica | undefined;
+  let meter: RequestMeter | undefined;
+  try {
+    replica = await world.startReplica('s2', prefix, `${prefix}-election`, CONTROLLER_FLAGS);
+    await replica.proc.waitReady(120_000);
+    meter = new RequestMeter(replica.proc);
+    await sleep(15_000);
+    const steadyEnd = Date.now();
+
+    // Phase 1: one stuck stream.
+    const stuckAt = Date.now();
+    world.relay.stall(LEASE_WATCH, { newStreams: false });
+    let replacedAfterMs: number | undefined;
+    await waitFor(
+      'a new Lease watch',
+      () => {
+        const next = world.relay.watchStarts.find((w) => w.atMs > stuckAt && LEASE_WATCH.test(w.path));
+        if (next) replacedAfterMs = next.atMs - stuckAt;
+        return next !== undefined && noneJudged();
+      },
+      60_000,
+      100,
+    ).catch((err: unknown) => failures.push(`phase 1: ${String(err)}`));
+    world.relay.unstall();
+    if (replacedAfterMs === undefined || replacedAfterMs > STALL_DETECTION_BOUND_MS) {
+      failures.push(`phase 1: the stuck Lease watch was replaced after ${replacedAfterMs ?? 'never'} ms (bound ${STALL_DETECTION_BOUND_MS} ms)`);
+    }
+    const stallsPhase1 = (await leaseInformer(replica))?.stalls ?? 0;
+    await waitFor('the Lease informer watching again', async () => (await leaseInformer(replica as Replica))?.watching === true, 30_000, 250).catch(() => undefined);
+    await sleep(2 * GRACE_S * 1000);
+
+    // Phase 2: a server-side stall longer than the grace period.
+    const stallAt = Date.now();
+    world.relay.stall(LEASE_WATCH, { newStreams: true });
+    await holdsFor('phase 2: no node judged on the stalled Lease watch', noneJudged, o.stallMs, 250).catch((err: unknown) => failures.push(String(err)));
+    const restarts = world.relay.watchStarts.filter((w) => w.atMs > stallAt && LEASE_WATCH.test(w.path)).length;
+    world.relay.unstall();
+    const unstallAt = Date.now();
+    // Sight is back when the Lease informer's watch delivers again: its lastEventMs moves past the end of the stall.
+    let regain: number | undefined;
+    await waitFor(
+      'the Lease informer hears events again',
+      async () => {
+        const l = await leaseInformer(replica as Replica);
+        if (l?.watching && (l.lastEventMs ?? 0) > unstallAt) regain = (l.lastEventMs ?? 0) - unstallAt;
+        return regain !== undefined;
+      },
+      60_000,
+      250,
+    ).catch((err: unknown) => failures.push(String(err)));
+    // Two more grace periods: a node judged on what the stall left behind would show here.
+    await holdsFor('no node judged after the stall', noneJudged, 2 * GRACE_S * 1000, 250).catch((err: unknown) => failures.push(String(err)));
+    const afterEnd = Date.now();
+
+    // It still acts: one real failure after the stall.
+    const victim = s.fleet.nodeNames()[0] ?? '';
+    const pods = new Map([[victim, s.fleet.podsOn(victim)]]);
+    s.fleet.killNode(victim);
+    const lost = await awaitWave(world, s, [victim], pods, GRACE_S * 1000 + 60_000);
+    failures.push(...lost);
+    const wrongful = wronglyJudged(s, new Set([victim]));
+    failures.push(...wrongful.map((n) => `${n}: a live node was judged`));
+    const rss = await rssBytes(replica.proc.child.pid);
+    return {
+      scenario: 2,
+      title: 'stalled Lease watch while writes succeed',
+      size: `${o.zones * o.perZone} nodes, stuck stream then a ${o.stallMs / 1000} s server-side stall, grace ${GRACE_S} s, leases renewed every ${LEASE_RENEW_MS / 1000} s`,
+      wrongful: wrongful.length,
+      lost: lost.length,
+      regainSightMs: regain,
+      rate: { steady: round(meter.rate(steadyEnd - 15_000, steadyEnd)), during: round(meter.rate(stallAt, unstallAt)), after: round(meter.rate(unstallAt, afterEnd)) },
+      rssMiB: mib(rss),
+      figures: {
+        stuckStreamReplacedAfterMs: replacedAfterMs ?? 'never',
+        stallRestartsPhase1: stallsPhase1,
+        leaseWatchesDuringServerStall: restarts,
+      },
+      failures,
+    };
+  } finally {
+    meter?.stop();
+    world.relay.unstall();
+    await replica?.proc.stop(3000);
+    await s.stop();
+  }
+}
+
+/** Options of {@link scenarioApf429} and {@link scenarioLeaderPartition}. Durations ms. */
+export interface WaveOptions {
+  zones: number;
+  perZone: number;
+  /** Nodes killed per zone (at most half a zone, so every zone stays Normal and tainting runs at the normal rate). */
+  deadPerZone: number;
+  /** How long the fault lasts. */
+  faultMs: number;
+}
+
+/** The dead nodes of a wave: the first `deadPerZone` of each zone. */
+function waveVictims(fleet: Fleet, deadPerZone: number): string[] {
+  return fleet.zones().flatMap((z) => fleet.nodesInZone(z).slice(0, deadPerZone));
+}
+
+/** APF objects: a FlowSchema for one replica's ServiceAccount, core API group only, into a level with no seats. */
+function apfObjects(serviceAccount: string, namespace: string): string {
+  const plc = {
+    apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+    kind: 'PriorityLevelConfiguration',
+    metadata: { name: 'nlc-chaos-jail' },
+    // Zero shares, nothing lent or borrowed: the "jail" the v1 API allows. Every matching request is
+    // rejected with 429 and a Retry-After the server computes from its recent rejections.
+    spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } },
+  };
+  const fs = {
+    apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+    kind: 'FlowSchema',
+    metadata: { name: 'nlc-chaos-controller' },
+    spec: {
+      priorityLevelConfiguration: { name: 'nlc-chaos-jail' },
+      matchingPrecedence: 100,
+      distinguisherMethod: { type: 'ByUser' },
+      // Nodes, pods and the rest of the core group; Leases (election, the live Lease read) and Events
+      // are left to the default schemas, as kube-controller-manager's leader election has its own.
+      rules: [
+        {
+          subjects: [{ kind: 'ServiceAccount', serviceAccount: { name: serviceAccount, namespace } }],
+          resourceRules: [{ verbs: ['*'], apiGroups: [''], resources: ['*'], clusterScope: true, namespaces: ['*'] }],
+        },
+      ],
+    },
+  };
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [plc, fs] });
+}
+
+/** For each 429 answer to a write, the wait until the same write was sent again, ms. */
+function retryGaps(events: readonly AuditEvent[]): number[] {
+  const key = (e: AuditEvent): string => [e.verb, e.resource, e.subresource ?? '', e.namespace ?? '', e.name ?? ''].join('/');
+  const gaps: number[] = [];
+  const sorted = [...events].sort((a, b) => a.receivedMs - b.receivedMs);
+  sorted.forEach((e, i) => {
+    if (e.code !== 429 || !MUTATING_VERBS.has(e.verb)) return;
+    const next = sorted.slice(i + 1).find((n) => key(n) === key(e));
+    if (next) gaps.push(next.receivedMs - e.completedMs);
+  });
+  return gaps;
+}
+
+const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete']);
+
+/**
+ * For each dead node, whether the controller's first landed write to the node (status or taint)
+ * came before its first landed write to one of the node's pods. @returns the nodes where a pod went first.
+ */
+function podsBeforeNode(events: readonly AuditEvent[], pods: ReadonlyMap<string, string[]>): string[] {
+  const landed = events.filter(landedWrite).sort((a, b) => a.receivedMs - b.receivedMs);
+  const out: string[] = [];
+  for (const [node, names] of pods) {
+    const nodeAt = landed.find((e) => e.resource === 'nodes' && e.name === node)?.receivedMs;
+    const podAt = landed.find((e) => e.resource === 'pods' && names.includes(e.name ?? ''))?.receivedMs;
+    if (podAt !== undefined && (nodeAt === undefined || podAt < nodeAt)) out.push(node);
+  }
+  return out;
+}
+
+/**
+ * Scenario 3: API Priority and Fairness rejects every core-group request of the controller (429 with
+ * Retry-After) for `faultMs`, starting as a failure wave begins. Expected: nothing lost (every dead
+ * node Unknown and tainted, its pods deleted, once the fault is over), no live node judged, writes
+ * retried no sooner than Retry-After allows (at least 1 s, the smallest value APF sends), and for
+ * each dead node its own writes land before its pods'.
+ */
+export async function scenarioApf429(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
+  const prefix = `chaos-s3-${Date.now().toString(36).slice(-4)}`;
+  const s = await stage(world, prefix, o.zones, o.perZone);
+  const failures: string[] = [];
+  let replica: Replica | undefined;
+  let meter: RequestMeter | undefined;
+  const apf = apfObjects('s3', 'nlc-chaos');
+  try {
+    replica = await world.startReplica('s3', prefix, `${prefix}-election`, CONTROLLER_FLAGS);
+    await replica.proc.waitReady(120_000);
+    meter = new RequestMeter(replica.proc);
+    await sleep(10_000);
+    const faultAt = Date.now();
+    await world.kubectl(['apply', '-f', '-'], apf);
+    const dead = waveVictims(s.fleet, o.deadPerZone);
+    const pods = new Map(dead.map((n) => [n, s.fleet.podsOn(n)]));
+    for (const n of dead) s.fleet.killNode(n);
+    await sleep(o.faultMs);
+    await world.kubectl(['delete', '--ignore-not-found', '-f', '-'], apf);
+    const recoveredAt = Date.now();
+    const lost = await awaitWave(world, s, dead, pods, 120_000);
+    const doneAt = Date.now();
+    failures.push(...lost);
+    const wrongful = wronglyJudged(s, new Set(dead));
+    failures.push(...wrongful.map((n) => `${n}: a live node was judged`));
+    const events = (await world.audit()).filter((e) => e.user === replica?.user);
+    const rejected = events.filter((e) => e.code === 429);
+    const gaps = retryGaps(events);
+    const early = gaps.filter((g) => g < 950);
+    if (rejected.length === 0) failures.push('APF rejected nothing: the fault did not happen');
+    if (early.length > 0) failures.push(`${early.length} writes sent again sooner than 1 s after a 429 (${early.slice(0, 5).join(', ')} ms)`);
+    const podsFirst = podsBeforeNode(events, pods);
+    failures.push(...podsFirst.map((n) => `${n}: a pod write landed before the node's`));
+    const lastNodeMarked = Math.max(...dead.map((n) => s.observer.firstAt(n, (c) => c.ready === 'Unknown') ?? Number.NaN));
+    const rss = await rssBytes(replica.proc.child.pid);
+    return {
+      scenario: 3,
+      title: 'APF 429s with Retry-After during a failure wave',
+      size: `${o.zones * o.perZone} nodes, ${dead.length} killed, every core request of the controller rejected for ${o.faultMs / 1000} s`,
+      wrongful: wrongful.length + podsFirst.length,
+      lost: lost.length,
+      regainSightMs: Number.isFinite(lastNodeMarked) ? Math.max(0, lastNodeMarked - recoveredAt) : undefined,
+      rate: { steady: round(meter.rate(faultAt - 10_000, faultAt)), during: round(meter.rate(faultAt, recoveredAt)), after: round(meter.rate(recoveredAt, doneAt)) },
+      rssMiB: mib(rss),
+      figures: {
+        rejected429: rejected.length,
+        writesRetriedAfter429: gaps.length,
+        minRetryGapMs: gaps.length ? Math.min(...gaps) : '-',
+        waveDoneAfterFaultMs: doneAt - recoveredAt,
+      },
+      failures,
+    };
+  } finally {
+    meter?.stop();
+    await world.kubectl(['delete', '--ignore-not-found', '-f', '-'], apf).catch(() => undefined);
+    await replica?.proc.stop(3000);
+    await s.stop();
+  }
+}
+
+/**
+ * Scenario 5: the leader's answers from the API server stop (Toxiproxy `timeout` toxic, timeout 0,
+ * on the downstream of its proxy: its requests still arrive and are carried out, it hears nothing
+ * back: the one-way partition in which a deposed leader's writes can still land), while the standby
+ * is not cut off; nodes die just before, so the leader has writes to make. Expected: the old leader
+ * stops acting (its renew deadline, 4 s, is shorter than the lease, 6 s), no write of the old
+ * leader lands after the standby's first write of the Lease (the takeover; counted from the audit
+ * log), and the new leader finishes the wave.
+ */
+export async function scenarioLeaderPartition(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
+  const prefix = `chaos-s5-${Date.now().toString(36).slice(-4)}`;
+  const s = await stage(world, prefix, o.zones, o.perZone);
+  const failures: string[] = [];
+  const lease = `${prefix}-election`;
+  const meters: RequestMeter[] = [];
+  const started: Replica[] = [];
+  try {
+    const a = await world.startReplica('a5', prefix, lease, CONTROLLER_FLAGS);
+    started.push(a);
+    await a.proc.waitReady(120_000);
+    await waitFor('replica a5 leads', async () => (await a.proc.masterStatus(lease)) === 1, 60_000, 250);
+    const b = await world.startReplica('b5', prefix, lease, CONTROLLER_FLAGS);
+    started.push(b);
+    await b.proc.waitReady(120_000);
+    meters.push(new RequestMeter(a.proc), new RequestMeter(b.proc));
+    const rate = (from: number, to: number): number => round(meters.reduce((sum, m) => sum + (Number.isNaN(m.rate(from, to)) ? 0 : m.rate(from, to)), 0));
+    await sleep(10_000);
+    const dead = waveVictims(s.fleet, o.deadPerZone);
+    const pods = new Map(dead.map((n) => [n, s.fleet.podsOn(n)]));
+    for (const n of dead) s.fleet.killNode(n);
+    // The leader would mark them Unknown about 2 s after the cut: it must not once deposed.
+    await sleep((GRACE_S - 2) * 1000);
+    const cutAt = Date.now();
+    await world.toxiproxy.addToxic(a.proxy, { name: 'partition', type: 'timeout', stream: 'downstream', attributes: { timeout: 0 } });
+    await waitFor('replica b5 leads', async () => (await b.proc.masterStatus(lease)) === 1, 60_000, 100).catch((err: unknown) => failures.push(String(err)));
+    const tookOverSeenAt = Date.now();
+    const lost = await awaitWave(world, s, dead, pods, 60_000);
+    failures.push(...lost);
+    await sleep(Math.max(0, o.faultMs - (Date.now() - cutAt)));
+    await world.toxiproxy.removeToxic(a.proxy, 'partition');
+    const healedAt = Date.now();
+    await sleep(5000);
+    const events = await world.audit();
+    const takeover = events
+      .filter((e) => e.user === b.user && e.resource === 'leases' && e.name === lease && landedWrite(e))
+      .sort((x, y) => x.receivedMs - y.receivedMs)[0];
+    if (!takeover) failures.push('no takeover write of the standby in the audit log');
+    const lateWrites = takeover ? events.filter((e) => e.user === a.user && landedWrite(e) && e.completedMs >= takeover.receivedMs) : [];
+    failures.push(...lateWrites.map((e) => `old leader's ${e.verb} ${e.resource}/${e.subresource ?? ''} ${e.name ?? ''} landed after the takeover`));
+    const aLast = events.filter((e) => e.user === a.user && landedWrite(e) && e.resource !== 'leases').sort((x, y) => y.completedMs - x.completedMs)[0];
+    const aExit = await Promise.race([a.proc.exited, sleep(1).then(() => undefined)]);
+    const wrongful = wronglyJudged(s, new Set(dead));
+    failures.push(...wrongful.map((n) => `${n}: a live node was judged`));
+    const rss = await rssBytes(b.proc.child.pid);
+    return {
+      scenario: 5,
+      title: 'leader cut off from the API server, standby not',
+      size: `${o.zones * o.perZone} nodes, ${dead.length} killed ${GRACE_S - 2} s before the cut, lease 6 s / renew deadline 4 s / retry 0.5 s, answers to the leader dropped for ${o.faultMs / 1000} s`,
+      wrongful: wrongful.length + lateWrites.length,
+      lost: lost.length,
+      regainSightMs: takeover ? takeover.completedMs - cutAt : undefined,
+      rate: { steady: rate(cutAt - 10_000, cutAt), during: rate(cutAt, healedAt), after: rate(healedAt, Date.now()) },
+      rssMiB: mib(rss),
+      figures: {
+        takeoverAfterCutMs: takeover ? takeover.completedMs - cutAt : 'never',
+        standbySawItselfLeadAfterMs: tookOverSeenAt - cutAt,
+        oldLeaderLastNonLeaseWriteBeforeTakeoverMs: aLast && takeover ? takeover.receivedMs - aLast.completedMs : '-',
+        oldLeaderExit: aExit ? `${aExit.code ?? aExit.signal} after ${aExit.atMs - cutAt} ms` : 'still running',
+        oldLeaderWritesAfterTakeover: lateWrites.length,
+      },
+      failures,
+    };
+  } finally {
+    for (const m of meters) m.stop();
+    await world.toxiproxy.reset().catch(() => undefined);
+    await Promise.all(started.map((r) => r.proc.stop(3000)));
+    await s.stop();
+  }
+}
+
+/** Sizes: `ci` is the CI subset's (small, short); `full` the issue's where it fits one machine. */
+export type ScenarioSize = 'ci' | 'full';
+
+/**
+ * Runs scenario `n` at `size`.
+ * @throws {Error} for a scenario number not implemented.
+ */
+export async function runScenario(world: ChaosWorld, n: number, size: ScenarioSize): Promise<ScenarioResult> {
+  switch (n) {
+    case 2:
+      return scenarioStalledLeaseWatch(world, size === 'ci' ? { zones: 2, perZone: 3, stallMs: 25_000 } : { zones: 3, perZone: 10, stallMs: 60_000 });
+    case 3:
+      return scenarioApf429(world, size === 'ci' ? { zones: 3, perZone: 4, deadPerZone: 2, faultMs: 30_000 } : { zones: 3, perZone: 20, deadPerZone: 10, faultMs: 120_000 });
+    case 5:
+      return scenarioLeaderPartition(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 20_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 60_000 });
+    default:
+      throw new Error(`scenario ${n} is not implemented (2, 3, 5 are)`);
+  }
+}
+
+/** The results as a Markdown table (the one docs/reliability.md shows). */
+export function formatTable(results: readonly ScenarioResult[]): string {
+  const rows = results.map((r) =>
+    [
+      r.scenario,
+      r.title,
+      r.size,
+      r.wrongful,
+      r.lost,
+      r.regainSightMs ?? '-',
+      `${r.rate.steady} / ${r.rate.during} / ${r.rate.after}`,
+      r.rssMiB ?? '-',
+      Object.entries(r.figures)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', '),
+      r.failures.length === 0 ? 'pass' : 'FAIL',
+    ].join(' | '),
+  );
+  return ['| # | scenario | size | wrongful | lost | regain sight ms | req/s steady / during / after | RSS MiB | figures | result |', '|---|---|---|---|---|---|---|---|---|---|', ...rows.map((r) => `| ${r} |`)].join('\n');
+}
