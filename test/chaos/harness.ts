@@ -15,7 +15,7 @@
  * it, replicas on the next ones).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -150,6 +150,21 @@ export class ChaosWorld {
     const listen = this.ports.dynamicProxies ? await freePort() : this.ports.proxyBase + this.#nextProxy++;
     const proxy = `replica-${name}`;
     await this.toxiproxy.createProxy(proxy, `127.0.0.1:${listen}`, `127.0.0.1:${this.ports.proxyBase}`);
+    const token = await this.serviceAccountToken(name);
+    const kubeconfig = join(this.stateDir, `kubeconfig-${name}`);
+    await writeFile(kubeconfig, kubeConfigOf(`https://127.0.0.1:${listen}`, token).exportConfig(), { mode: 0o600 });
+    const proc = await ControllerProcess.spawn({ name: `chaos-${name}`, kubeconfig, fleetPrefix, leaseName, leaseNamespace: CHAOS_NAMESPACE, flags });
+    const replica = { name, proc, proxy, user: `system:serviceaccount:${CHAOS_NAMESPACE}:${name}` };
+    this.replicas.push(replica);
+    return replica;
+  }
+
+  /**
+   * Creates the ServiceAccount `nlc-chaos/<name>` bound to cluster-admin (if missing) and returns a
+   * 2-hour token for it.
+   * @throws {Error} when the API refuses.
+   */
+  async serviceAccountToken(name: string): Promise<string> {
     await this.admin.core.createNamespacedServiceAccount({ namespace: CHAOS_NAMESPACE, body: { metadata: { name } } }).catch(ignoreConflict);
     await this.kubectl(['create', 'clusterrolebinding', `nlc-chaos-${name}`, '--clusterrole=cluster-admin', `--serviceaccount=${CHAOS_NAMESPACE}:${name}`]).catch((err: unknown) => {
       if (!String(err).includes('AlreadyExists')) throw err;
@@ -157,12 +172,7 @@ export class ChaosWorld {
     const tr = await this.admin.core.createNamespacedServiceAccountToken({ name, namespace: CHAOS_NAMESPACE, body: { spec: { audiences: [], expirationSeconds: 7200 } } });
     const token = tr.status?.token;
     if (!token) throw new Error(`TokenRequest for ${name} returned no token`);
-    const kubeconfig = join(this.stateDir, `kubeconfig-${name}`);
-    await writeFile(kubeconfig, kubeConfigOf(`https://127.0.0.1:${listen}`, token).exportConfig(), { mode: 0o600 });
-    const proc = await ControllerProcess.spawn({ name: `chaos-${name}`, kubeconfig, fleetPrefix, leaseName, leaseNamespace: CHAOS_NAMESPACE, flags });
-    const replica = { name, proc, proxy, user: `system:serviceaccount:${CHAOS_NAMESPACE}:${name}` };
-    this.replicas.push(replica);
-    return replica;
+    return token;
   }
 
   /**
@@ -194,6 +204,9 @@ export class ChaosWorld {
     await this.relay.stop().catch(() => undefined);
     await this.toxiproxy.stop();
     await run('bash', [CONTROL_PLANE, 'down'], { env: cpEnv(this.stateDir, this.ports, {}) }).catch(() => undefined);
+    // Kept with the test logs: the audit log is the record a failed scenario is read from.
+    const logDir = process.env['NLC_TEST_LOG_DIR'];
+    if (logDir) await cp(join(this.stateDir, 'logs'), join(logDir, `chaos-cp-${Date.now()}`), { recursive: true }).catch(() => undefined);
     await rm(this.stateDir, { recursive: true, force: true });
   }
 }

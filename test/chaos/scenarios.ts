@@ -15,6 +15,7 @@
  *   fault and after it;
  * - RSS of the controller process after the fault.
  */
+import { Agent as UndiciAgent, fetch } from 'undici';
 import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import { holdsFor, waitFor } from '../support/cluster.js';
 import { NodeObserver } from '../support/observe.js';
@@ -262,14 +263,18 @@ function waveVictims(fleet: Fleet, deadPerZone: number): string[] {
   return fleet.zones().flatMap((z) => fleet.nodesInZone(z).slice(0, deadPerZone));
 }
 
-/** APF objects: a FlowSchema for one replica's ServiceAccount, core API group only, into a level with no seats. */
-function apfObjects(serviceAccount: string, namespace: string): string {
+/**
+ * APF objects: a FlowSchema for the replica's ServiceAccount and a noisy neighbour's, core API group
+ * only, into a priority level of zero nominal shares (the smallest the API allows; the server still
+ * gives it one seat), so whatever the neighbour leaves is all the controller gets.
+ */
+export function apfObjects(serviceAccounts: readonly string[], namespace: string): string {
   const plc = {
     apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
     kind: 'PriorityLevelConfiguration',
     metadata: { name: 'nlc-chaos-jail' },
-    // Zero shares, nothing lent or borrowed: the "jail" the v1 API allows. Every matching request is
-    // rejected with 429 and a Retry-After the server computes from its recent rejections.
+    // Zero shares, nothing lent or borrowed: the "jail" the v1 API allows. A request that finds no
+    // free seat is rejected with 429 and a Retry-After the server computes from its recent rejections.
     spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } },
   };
   const fs = {
@@ -284,7 +289,7 @@ function apfObjects(serviceAccount: string, namespace: string): string {
       // are left to the default schemas, as kube-controller-manager's leader election has its own.
       rules: [
         {
-          subjects: [{ kind: 'ServiceAccount', serviceAccount: { name: serviceAccount, namespace } }],
+          subjects: serviceAccounts.map((name) => ({ kind: 'ServiceAccount', serviceAccount: { name, namespace } })),
           resourceRules: [{ verbs: ['*'], apiGroups: [''], resources: ['*'], clusterScope: true, namespaces: ['*'] }],
         },
       ],
@@ -293,15 +298,35 @@ function apfObjects(serviceAccount: string, namespace: string): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [plc, fs] });
 }
 
-/** For each 429 answer to a write, the wait until the same write was sent again, ms. */
-function retryGaps(events: readonly AuditEvent[]): number[] {
+/**
+ * A noisy neighbour in the controller's priority level: `loops` concurrent clients listing pods
+ * as fast as they are served (50 ms pause after a 429), until `signal` aborts. @returns requests sent.
+ */
+async function noisyNeighbour(apiserverPort: number, token: string, loops: number, signal: AbortSignal): Promise<number> {
+  let sent = 0;
+  const loop = async (): Promise<void> => {
+    while (!signal.aborted) {
+      sent++;
+      const res = await fetch(`https://127.0.0.1:${apiserverPort}/api/v1/pods?limit=500`, { headers: { authorization: `Bearer ${token}` }, signal, dispatcher: INSECURE }).catch(() => undefined);
+      await res?.arrayBuffer().catch(() => undefined);
+      if (res?.status !== 200) await sleep(50);
+    }
+  };
+  await Promise.all(Array.from({ length: loops }, loop));
+  return sent;
+}
+
+const INSECURE = new UndiciAgent({ connect: { rejectUnauthorized: false } });
+
+/** For each 429 answer to a write, the wait until the same write (verb and object) was sent again, ms. */
+function retryGaps(events: readonly AuditEvent[]): { key: string; gapMs: number }[] {
   const key = (e: AuditEvent): string => [e.verb, e.resource, e.subresource ?? '', e.namespace ?? '', e.name ?? ''].join('/');
-  const gaps: number[] = [];
+  const gaps: { key: string; gapMs: number }[] = [];
   const sorted = [...events].sort((a, b) => a.receivedMs - b.receivedMs);
   sorted.forEach((e, i) => {
     if (e.code !== 429 || !MUTATING_VERBS.has(e.verb)) return;
     const next = sorted.slice(i + 1).find((n) => key(n) === key(e));
-    if (next) gaps.push(next.receivedMs - e.completedMs);
+    if (next) gaps.push({ key: key(e), gapMs: next.receivedMs - e.completedMs });
   });
   return gaps;
 }
@@ -324,8 +349,9 @@ function podsBeforeNode(events: readonly AuditEvent[], pods: ReadonlyMap<string,
 }
 
 /**
- * Scenario 3: API Priority and Fairness rejects every core-group request of the controller (429 with
- * Retry-After) for `faultMs`, starting as a failure wave begins. Expected: nothing lost (every dead
+ * Scenario 3: API Priority and Fairness puts the controller's core-group requests in a one-seat
+ * priority level that a noisy neighbour keeps busy, so most are answered 429 with Retry-After, for
+ * `faultMs`, starting as a failure wave begins. Expected: nothing lost (every dead
  * node Unknown and tainted, its pods deleted, once the fault is over), no live node judged, writes
  * retried no sooner than Retry-After allows (at least 1 s, the smallest value APF sends), and for
  * each dead node its own writes land before its pods'.
@@ -336,7 +362,8 @@ export async function scenarioApf429(world: ChaosWorld, o: WaveOptions): Promise
   const failures: string[] = [];
   let replica: Replica | undefined;
   let meter: RequestMeter | undefined;
-  const apf = apfObjects('s3', 'nlc-chaos');
+  const apf = apfObjects(['s3', 'noisy'], 'nlc-chaos');
+  const noise = new AbortController();
   try {
     replica = await world.startReplica('s3', prefix, `${prefix}-election`, CONTROLLER_FLAGS);
     await replica.proc.waitReady(120_000);
@@ -344,10 +371,13 @@ export async function scenarioApf429(world: ChaosWorld, o: WaveOptions): Promise
     await sleep(10_000);
     const faultAt = Date.now();
     await world.kubectl(['apply', '-f', '-'], apf);
+    const noisy = noisyNeighbour(world.ports.apiserver, await world.serviceAccountToken('noisy'), 6, noise.signal);
     const dead = waveVictims(s.fleet, o.deadPerZone);
     const pods = new Map(dead.map((n) => [n, s.fleet.podsOn(n)]));
     for (const n of dead) s.fleet.killNode(n);
     await sleep(o.faultMs);
+    noise.abort();
+    const noisySent = await noisy;
     await world.kubectl(['delete', '--ignore-not-found', '-f', '-'], apf);
     const recoveredAt = Date.now();
     const lost = await awaitWave(world, s, dead, pods, 120_000);
@@ -358,32 +388,35 @@ export async function scenarioApf429(world: ChaosWorld, o: WaveOptions): Promise
     const events = (await world.audit()).filter((e) => e.user === replica?.user);
     const rejected = events.filter((e) => e.code === 429);
     const gaps = retryGaps(events);
-    const early = gaps.filter((g) => g < 950);
+    const early = gaps.filter((g) => g.gapMs < 950);
     if (rejected.length === 0) failures.push('APF rejected nothing: the fault did not happen');
-    if (early.length > 0) failures.push(`${early.length} writes sent again sooner than 1 s after a 429 (${early.slice(0, 5).join(', ')} ms)`);
+    if (early.length > 0) failures.push(`${early.length} writes sent again sooner than 1 s after a 429 (${early.slice(0, 5).map((g) => `${g.key} after ${g.gapMs} ms`).join(', ')})`);
     const podsFirst = podsBeforeNode(events, pods);
     failures.push(...podsFirst.map((n) => `${n}: a pod write landed before the node's`));
-    const lastNodeMarked = Math.max(...dead.map((n) => s.observer.firstAt(n, (c) => c.ready === 'Unknown') ?? Number.NaN));
     const rss = await rssBytes(replica.proc.child.pid);
     return {
       scenario: 3,
       title: 'APF 429s with Retry-After during a failure wave',
-      size: `${o.zones * o.perZone} nodes, ${dead.length} killed, every core request of the controller rejected for ${o.faultMs / 1000} s`,
+      size: `${o.zones * o.perZone} nodes, ${dead.length} killed, the controller's core requests in a one-seat APF level with a noisy neighbour (6 loops) for ${o.faultMs / 1000} s`,
       wrongful: wrongful.length + podsFirst.length,
       lost: lost.length,
-      regainSightMs: Number.isFinite(lastNodeMarked) ? Math.max(0, lastNodeMarked - recoveredAt) : undefined,
+      // Here: from the end of the fault until the whole wave was acted on (0 when it was during the fault).
+      regainSightMs: doneAt - recoveredAt,
       rate: { steady: round(meter.rate(faultAt - 10_000, faultAt)), during: round(meter.rate(faultAt, recoveredAt)), after: round(meter.rate(recoveredAt, doneAt)) },
       rssMiB: mib(rss),
       figures: {
         rejected429: rejected.length,
+        controllerRequestsDuringFault: events.filter((e) => e.receivedMs >= faultAt && e.receivedMs <= recoveredAt).length,
+        noisyNeighbourRequests: noisySent,
         writesRetriedAfter429: gaps.length,
-        minRetryGapMs: gaps.length ? Math.min(...gaps) : '-',
-        waveDoneAfterFaultMs: doneAt - recoveredAt,
+        minRetryGapMs: gaps.length ? Math.min(...gaps.map((g) => g.gapMs)) : '-',
+        lastNodeUnknownAfterKillMs: Math.max(...dead.map((n) => (s.observer.firstAt(n, (c) => c.ready === 'Unknown') ?? Number.NaN) - faultAt)),
       },
       failures,
     };
   } finally {
     meter?.stop();
+    noise.abort();
     await world.kubectl(['delete', '--ignore-not-found', '-f', '-'], apf).catch(() => undefined);
     await replica?.proc.stop(3000);
     await s.stop();
