@@ -16,106 +16,10 @@
  * - RSS of the controller process after the fault.
  */
 import { Agent as UndiciAgent, fetch } from 'undici';
-import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import { holdsFor, waitFor } from '../support/cluster.js';
-import { NodeObserver } from '../support/observe.js';
+import { awaitWave, CONTROLLER_FLAGS, GRACE_S, LEASE_RENEW_MS, mib, round, sleep, stage, waveVictims, wronglyJudged, type ScenarioResult, type WaveOptions } from './common.js';
+import { scenarioAdmissionDenial, scenarioLatency, scenarioResetPeer } from './scenarios-more.js';
 import { landedWrite, RequestMeter, rssBytes, type AuditEvent, type ChaosWorld, type Replica } from './harness.js';
-
-/** What one scenario measured. Durations ms, rates requests/s, memory MiB. */
-export interface ScenarioResult {
-  scenario: number;
-  title: string;
-  /** The size and durations it ran at (CI runs reduced ones). */
-  size: string;
-  wrongful: number;
-  lost: number;
-  regainSightMs: number | undefined;
-  rate: { steady: number; during: number; after: number };
-  rssMiB: number | undefined;
-  /** Scenario-specific figures (named, with units in the name). */
-  figures: Record<string, number | string>;
-  /** What went wrong, one line each (empty when the scenario passed). */
-  failures: string[];
-}
-
-/** Node lifecycle timings shared by the scenarios: grace 10 s, monitor period 1 s, leases renewed every 2 s. */
-export const GRACE_S = 10;
-const LEASE_RENEW_MS = 2000;
-const CONTROLLER_FLAGS = [`--node-monitor-grace-period=${GRACE_S}s`, '--node-monitor-period=1s', '--node-eviction-rate=10', '--secondary-node-eviction-rate=10'];
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const mib = (b: number | undefined): number | undefined => (b === undefined ? undefined : Math.round((b / 1048576) * 10) / 10);
-const round = (n: number): number => Math.round(n * 10) / 10;
-
-interface Stage {
-  fleet: Fleet;
-  observer: NodeObserver;
-  prefix: string;
-  stop: () => Promise<void>;
-}
-
-/** A fleet of `zones × perZone` nodes (1 pod each, `tolerationSeconds: 2`) and an observer of its nodes. */
-async function stage(world: ChaosWorld, prefix: string, zones: number, perZone: number): Promise<Stage> {
-  await world.admin.core.createNamespace({ body: { metadata: { name: prefix } } }).catch(() => undefined);
-  await world.admin.core.createNamespacedServiceAccount({ namespace: prefix, body: { metadata: { name: 'default' } } }).catch(() => undefined);
-  const fleet = new Fleet({
-    clients: world.admin,
-    prefix,
-    namespace: prefix,
-    zones,
-    nodesPerZone: perZone,
-    podsPerNode: 1,
-    podMix: { tolerationSeconds: 1 },
-    tolerationSeconds: 2,
-    leaseRenewIntervalMs: LEASE_RENEW_MS,
-    nodeStatusUpdateFrequencyMs: 60_000,
-  });
-  await fleet.start();
-  const observer = new NodeObserver(world.admin, `nlc.sim/fleet=${prefix}`, 250);
-  await observer.start();
-  return {
-    fleet,
-    observer,
-    prefix,
-    stop: async () => {
-      observer.stop();
-      await fleet.stop();
-    },
-  };
-}
-
-/** Nodes of the fleet other than `dead` that were ever seen not Ready or with a NoExecute taint. */
-function wronglyJudged(s: Stage, dead: ReadonlySet<string>): string[] {
-  const out = new Set<string>();
-  for (const c of s.observer.changes) if (!dead.has(c.node) && (c.ready !== 'True' || c.noExecute.length > 0)) out.add(c.node);
-  return [...out];
-}
-
-/** Pods of the fleet's namespace still present, by name. */
-async function podNames(world: ChaosWorld, ns: string): Promise<Set<string>> {
-  const list = await world.admin.core.listNamespacedPod({ namespace: ns });
-  return new Set(list.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? ''));
-}
-
-/**
- * Kills `dead` and waits (up to `timeoutMs`) until each is Unknown, tainted unreachable and its pods
- * are gone. @returns the dead nodes (or their pods) still not acted on at the end: the lost actions.
- */
-async function awaitWave(world: ChaosWorld, s: Stage, dead: readonly string[], pods: ReadonlyMap<string, string[]>, timeoutMs: number): Promise<string[]> {
-  const missing = async (): Promise<string[]> => {
-    const left = await podNames(world, s.prefix);
-    const out: string[] = [];
-    for (const n of dead) {
-      if (s.observer.firstAt(n, (c) => c.ready === 'Unknown') === undefined) out.push(`${n}: not marked Unknown`);
-      if (!s.observer.taintedWith('node.kubernetes.io/unreachable').has(n)) out.push(`${n}: not tainted unreachable`);
-      for (const p of pods.get(n) ?? []) if (left.has(p)) out.push(`${n}: pod ${p} not deleted`);
-    }
-    return out;
-  };
-  let last: string[] = [];
-  await waitFor('the wave is acted on', async () => (last = await missing()).length === 0, timeoutMs, 500).catch(() => undefined);
-  return last;
-}
 
 /** Options of {@link scenarioStalledLeaseWatch}. Durations ms. */
 export interface StallOptions {
@@ -124,6 +28,9 @@ export interface StallOptions {
   /** How long the server-side stall (phase 2) lasts; longer than the grace period. */
   stallMs: number;
 }
+
+/** Scenario 5's election timings (the test helper's): lease 6 s, renew deadline 4 s, retry 0.5 s. */
+const ELECTION_FLAGS = ['--leader-elect-lease-duration=6s', '--leader-elect-renew-deadline=4s', '--leader-elect-retry-period=0.5s'];
 
 /** The bound within which a stuck Lease watch must be replaced, ms (see {@link scenarioStalledLeaseWatch}). */
 export const STALL_DETECTION_BOUND_MS = GRACE_S * 1000 + 5000 + 5000;
@@ -248,20 +155,6 @@ export async function scenarioStalledLeaseWatch(world: ChaosWorld, o: StallOptio
   }
 }
 
-/** Options of {@link scenarioApf429} and {@link scenarioLeaderPartition}. Durations ms. */
-export interface WaveOptions {
-  zones: number;
-  perZone: number;
-  /** Nodes killed per zone (at most half a zone, so every zone stays Normal and tainting runs at the normal rate). */
-  deadPerZone: number;
-  /** How long the fault lasts. */
-  faultMs: number;
-}
-
-/** The dead nodes of a wave: the first `deadPerZone` of each zone. */
-function waveVictims(fleet: Fleet, deadPerZone: number): string[] {
-  return fleet.zones().flatMap((z) => fleet.nodesInZone(z).slice(0, deadPerZone));
-}
 
 /**
  * APF objects: a FlowSchema for the replica's ServiceAccount and a noisy neighbour's, core API group
@@ -318,13 +211,14 @@ async function noisyNeighbour(apiserverPort: number, token: string, loops: numbe
 
 const INSECURE = new UndiciAgent({ connect: { rejectUnauthorized: false } });
 
-/** For each 429 answer to a write, the wait until the same write (verb and object) was sent again, ms. */
+/** For each 429 answer to a write of a named object, the wait until the same write (verb and object) was sent again, ms. */
 function retryGaps(events: readonly AuditEvent[]): { key: string; gapMs: number }[] {
   const key = (e: AuditEvent): string => [e.verb, e.resource, e.subresource ?? '', e.namespace ?? '', e.name ?? ''].join('/');
   const gaps: { key: string; gapMs: number }[] = [];
   const sorted = [...events].sort((a, b) => a.receivedMs - b.receivedMs);
   sorted.forEach((e, i) => {
-    if (e.code !== 429 || !MUTATING_VERBS.has(e.verb)) return;
+    // A create without a name (an Event with generateName) cannot be told from the next one.
+    if (e.code !== 429 || !MUTATING_VERBS.has(e.verb) || !e.name) return;
     const next = sorted.slice(i + 1).find((n) => key(n) === key(e));
     if (next) gaps.push({ key: key(e), gapMs: next.receivedMs - e.completedMs });
   });
@@ -440,11 +334,11 @@ export async function scenarioLeaderPartition(world: ChaosWorld, o: WaveOptions)
   const meters: RequestMeter[] = [];
   const started: Replica[] = [];
   try {
-    const a = await world.startReplica('a5', prefix, lease, CONTROLLER_FLAGS);
+    const a = await world.startReplica('a5', prefix, lease, [...CONTROLLER_FLAGS, ...ELECTION_FLAGS]);
     started.push(a);
     await a.proc.waitReady(120_000);
     await waitFor('replica a5 leads', async () => (await a.proc.masterStatus(lease)) === 1, 60_000, 250);
-    const b = await world.startReplica('b5', prefix, lease, CONTROLLER_FLAGS);
+    const b = await world.startReplica('b5', prefix, lease, [...CONTROLLER_FLAGS, ...ELECTION_FLAGS]);
     started.push(b);
     await b.proc.waitReady(120_000);
     meters.push(new RequestMeter(a.proc), new RequestMeter(b.proc));
@@ -503,6 +397,8 @@ export async function scenarioLeaderPartition(world: ChaosWorld, o: WaveOptions)
   }
 }
 
+export type { ScenarioResult } from './common.js';
+
 /** Sizes: `ci` is the CI subset's (small, short); `full` the issue's where it fits one machine. */
 export type ScenarioSize = 'ci' | 'full';
 
@@ -518,8 +414,14 @@ export async function runScenario(world: ChaosWorld, n: number, size: ScenarioSi
       return scenarioApf429(world, size === 'ci' ? { zones: 3, perZone: 4, deadPerZone: 2, faultMs: 30_000 } : { zones: 3, perZone: 20, deadPerZone: 10, faultMs: 120_000 });
     case 5:
       return scenarioLeaderPartition(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 20_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 60_000 });
+    case 1:
+      return scenarioLatency(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 40_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 120_000 });
+    case 6:
+      return scenarioResetPeer(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 40_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 180_000 });
+    case 7:
+      return scenarioAdmissionDenial(world, size === 'ci' ? { zones: 2, perZone: 4, deadPerZone: 2, faultMs: 40_000 } : { zones: 3, perZone: 10, deadPerZone: 4, faultMs: 120_000 });
     default:
-      throw new Error(`scenario ${n} is not implemented (2, 3, 5 are)`);
+      throw new Error(`scenario ${n} is not implemented (1, 2, 3, 5, 6, 7 are; 4 is not yet)`);
   }
 }
 
