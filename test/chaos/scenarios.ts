@@ -321,7 +321,7 @@ export async function scenarioApf429(world: ChaosWorld, o: WaveOptions): Promise
  * Scenario 5: the leader's answers from the API server stop (Toxiproxy `timeout` toxic, timeout 0,
  * on the downstream of its proxy: its requests still arrive and are carried out, it hears nothing
  * back: the one-way partition in which a deposed leader's writes can still land), while the standby
- * is not cut off; nodes die just before, so the leader has writes to make. Expected: the old leader
+ * is not cut off; nodes die a grace period before, so the leader is writing as the cut begins. Expected: the old leader
  * stops acting (its renew deadline, 4 s, is shorter than the lease, 6 s), no write of the old
  * leader lands after the standby's first write of the Lease (the takeover; counted from the audit
  * log), and the new leader finishes the wave.
@@ -347,8 +347,9 @@ export async function scenarioLeaderPartition(world: ChaosWorld, o: WaveOptions)
     const dead = waveVictims(s.fleet, o.deadPerZone);
     const pods = new Map(dead.map((n) => [n, s.fleet.podsOn(n)]));
     for (const n of dead) s.fleet.killNode(n);
-    // The leader would mark them Unknown about 2 s after the cut: it must not once deposed.
-    await sleep((GRACE_S - 2) * 1000);
+    // The grace period runs out as the cut begins: the leader is busy marking, tainting and (2 s
+    // later) evicting when its answers stop, so its requests are in flight and may be retried.
+    await sleep(GRACE_S * 1000);
     const cutAt = Date.now();
     await world.toxiproxy.addToxic(a.proxy, { name: 'partition', type: 'timeout', stream: 'downstream', attributes: { timeout: 0 } });
     await waitFor('replica b5 leads', async () => (await b.proc.masterStatus(lease)) === 1, 60_000, 100).catch((err: unknown) => failures.push(String(err)));
@@ -366,6 +367,7 @@ export async function scenarioLeaderPartition(world: ChaosWorld, o: WaveOptions)
     if (!takeover) failures.push('no takeover write of the standby in the audit log');
     const lateWrites = takeover ? events.filter((e) => e.user === a.user && landedWrite(e) && e.completedMs >= takeover.receivedMs) : [];
     failures.push(...lateWrites.map((e) => `old leader's ${e.verb} ${e.resource}/${e.subresource ?? ''} ${e.name ?? ''} landed after the takeover`));
+    const aDuring = takeover ? events.filter((e) => e.user === a.user && landedWrite(e) && e.receivedMs >= cutAt && e.completedMs < takeover.receivedMs) : [];
     const aLast = events.filter((e) => e.user === a.user && landedWrite(e) && e.resource !== 'leases').sort((x, y) => y.completedMs - x.completedMs)[0];
     const aExit = await Promise.race([a.proc.exited, sleep(1).then(() => undefined)]);
     const wrongful = wronglyJudged(s, new Set(dead));
@@ -374,7 +376,7 @@ export async function scenarioLeaderPartition(world: ChaosWorld, o: WaveOptions)
     return {
       scenario: 5,
       title: 'leader cut off from the API server, standby not',
-      size: `${o.zones * o.perZone} nodes, ${dead.length} killed ${GRACE_S - 2} s before the cut, lease 6 s / renew deadline 4 s / retry 0.5 s, answers to the leader dropped for ${o.faultMs / 1000} s`,
+      size: `${o.zones * o.perZone} nodes, ${dead.length} killed ${GRACE_S} s before the cut, lease 6 s / renew deadline 4 s / retry 0.5 s, answers to the leader dropped for ${o.faultMs / 1000} s`,
       wrongful: wrongful.length + lateWrites.length,
       lost: lost.length,
       regainSightMs: takeover ? takeover.completedMs - cutAt : undefined,
@@ -385,6 +387,7 @@ export async function scenarioLeaderPartition(world: ChaosWorld, o: WaveOptions)
         standbySawItselfLeadAfterMs: tookOverSeenAt - cutAt,
         oldLeaderLastNonLeaseWriteBeforeTakeoverMs: aLast && takeover ? takeover.receivedMs - aLast.completedMs : '-',
         oldLeaderExit: aExit ? `${aExit.code ?? aExit.signal} after ${aExit.atMs - cutAt} ms` : 'still running',
+        oldLeaderWritesLandedDuringCutBeforeTakeover: aDuring.length,
         oldLeaderWritesAfterTakeover: lateWrites.length,
       },
       failures,
