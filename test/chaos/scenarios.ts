@@ -18,7 +18,7 @@
 import { Agent as UndiciAgent, fetch } from 'undici';
 import { holdsFor, waitFor } from '../support/cluster.js';
 import { awaitWave, CONTROLLER_FLAGS, GRACE_S, LEASE_RENEW_MS, mib, round, sleep, stage, waveVictims, wronglyJudged, type ScenarioResult, type WaveOptions } from './common.js';
-import { scenarioAdmissionDenial, scenarioLatency, scenarioResetPeer } from './scenarios-more.js';
+import { scenarioAdmissionDenial, scenarioCompaction, scenarioLatency, scenarioResetPeer } from './scenarios-more.js';
 import { landedWrite, RequestMeter, rssBytes, type AuditEvent, type ChaosWorld, type Replica } from './harness.js';
 
 /** Options of {@link scenarioStalledLeaseWatch}. Durations ms. */
@@ -419,12 +419,14 @@ export async function runScenario(world: ChaosWorld, n: number, size: ScenarioSi
       return scenarioLeaderPartition(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 20_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 60_000 });
     case 1:
       return scenarioLatency(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 40_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 120_000 });
+    case 4:
+      return scenarioCompaction(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 30_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 120_000 });
     case 6:
       return scenarioResetPeer(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 40_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 180_000 });
     case 7:
       return scenarioAdmissionDenial(world, size === 'ci' ? { zones: 2, perZone: 4, deadPerZone: 2, faultMs: 40_000 } : { zones: 3, perZone: 10, deadPerZone: 4, faultMs: 120_000 });
     default:
-      throw new Error(`scenario ${n} is not implemented (1, 2, 3, 5, 6, 7 are; 4 is not yet)`);
+      throw new Error(`no scenario ${n} (1 to 7)`);
   }
 }
 
