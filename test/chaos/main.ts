@@ -1,9 +1,9 @@
 /**
  * `npm run chaos -- --scenario N [--scenario M ...] [--json FILE]`: runs chaos scenarios on a
  * private control plane (test/chaos/harness.ts) and prints each one's figures as a table row.
- * Scenarios: 1 (2 s latency), 2 (stalled Lease watch), 3 (APF 429s during a failure wave), 5 (leader
- * partitioned), 6 (reset_peer every 10 s), 7 (admission policy denies pod deletions); 4 and the
- * soak are not written yet. Default: 2, 3 and 5.
+ * Scenarios: 1 (2 s latency), 2 (stalled Lease watch), 3 (APF 429s during a failure wave), 4 (etcd
+ * compaction), 5 (leader partitioned), 6 (reset_peer every 10 s), 7 (admission policy denies pod
+ * deletions); the soak is not written yet. Default: 2, 3 and 5.
  * `--size ci` runs the CI subset's sizes and durations instead of the fuller ones (each result says
  * the size it ran at).
  */
