@@ -212,7 +212,7 @@ async function noisyNeighbour(apiserverPort: number, token: string, loops: numbe
 const INSECURE = new UndiciAgent({ connect: { rejectUnauthorized: false } });
 
 /** For each 429 answer to a write of a named object, the wait until the same write (verb and object) was sent again, ms. */
-function retryGaps(events: readonly AuditEvent[]): { key: string; gapMs: number }[] {
+export function retryGaps(events: readonly AuditEvent[]): { key: string; gapMs: number }[] {
   const key = (e: AuditEvent): string => [e.verb, e.resource, e.subresource ?? '', e.namespace ?? '', e.name ?? ''].join('/');
   const gaps: { key: string; gapMs: number }[] = [];
   const sorted = [...events].sort((a, b) => a.receivedMs - b.receivedMs);
@@ -231,7 +231,7 @@ const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete']);
  * For each dead node, whether the controller's first landed write to the node (status or taint)
  * came before its first landed write to one of the node's pods. @returns the nodes where a pod went first.
  */
-function podsBeforeNode(events: readonly AuditEvent[], pods: ReadonlyMap<string, string[]>): string[] {
+export function podsBeforeNode(events: readonly AuditEvent[], pods: ReadonlyMap<string, string[]>): string[] {
   const landed = events.filter(landedWrite).sort((a, b) => a.receivedMs - b.receivedMs);
   const out: string[] = [];
   for (const [node, names] of pods) {
