@@ -20,6 +20,10 @@
 #   1.20            kube-apiserver / kube-controller-manager v1.20.2 from Debian bookworm's source
 #                   package (pinned), built with Debian's Go 1.19; Debian's etcd 3.4.
 #
+# NLC_AUDIT_POLICY_FILE (off by default): an audit policy file; when set, kube-apiserver writes the
+# audit log to <state dir>/logs/audit.log (JSON lines) under that policy. The chaos suite
+# (test/chaos/) counts the writes that landed from there; other tests run without an audit log.
+#
 # Every step is idempotent. A failure names the step and the log to read.
 set -euo pipefail
 
@@ -339,6 +343,13 @@ start_apiserver() {
   # Since 1.3x the lease endpoint reconciler refuses a loopback advertise address ("may not be in
   # the loopback range"). Nothing here uses the `kubernetes` Service's endpoints, so switch it off.
   if [ "$K8S_LANE" != 1.20 ]; then lane_flags+=(--endpoint-reconciler-type=none); fi
+  if [ -n "${NLC_AUDIT_POLICY_FILE:-}" ]; then
+    [ -f "$NLC_AUDIT_POLICY_FILE" ] || fail "find the audit policy NLC_AUDIT_POLICY_FILE=$NLC_AUDIT_POLICY_FILE" ""
+    # Blocking mode: an event is on disk before the response is sent, so a test that reads the log
+    # after a write's answer finds it there.
+    lane_flags+=(--audit-policy-file="$NLC_AUDIT_POLICY_FILE" --audit-log-path="$LOG_DIR/audit.log"
+      --audit-log-mode=blocking --audit-log-format=json --audit-log-maxsize=0)
+  fi
   # Supervised: kube-apiserver 1.20 built with Debian's Go 1.19 has been seen to die of a SIGSEGV in
   # the Go runtime's map iteration after hours under load. A crash becomes a short outage (clients
   # reconnect) instead of a dead cluster for the rest of a test run. `down` stops the whole group.

@@ -4,6 +4,8 @@
 #
 #   scripts/go-tool.sh actionlint [ARGS...]     github.com/rhysd/actionlint (checks .github/workflows)
 #   scripts/go-tool.sh kubeconform [ARGS...]    github.com/yannh/kubeconform (checks manifests against schemas)
+#   scripts/go-tool.sh toxiproxy-server [ARGS...]  github.com/Shopify/toxiproxy/v2 (the chaos suite's TCP
+#                                               fault injector, test/chaos/)
 #   scripts/go-tool.sh --print-path NAME        prints the binary's path (building it if needed)
 #
 # Binaries are cached in ~/.cache/node-lifecycle-controller/tools/<name>-<version>/ (NLC_CACHE_DIR
@@ -20,7 +22,10 @@ tool_module() {
   case "$1" in
     actionlint) echo "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12" ;;
     kubeconform) echo "github.com/yannh/kubeconform/cmd/kubeconform@v0.7.0" ;;
-    *) log "unknown tool $1 (actionlint, kubeconform)"; exit 2 ;;
+    # Not a lint tool: the chaos suite runs it between the controller and kube-apiserver. Built
+    # the same way so a fresh machine (CI) gets it from the Go module proxy on first use.
+    toxiproxy-server) echo "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0" ;;
+    *) log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server)"; exit 2 ;;
   esac
 }
 
@@ -46,14 +51,15 @@ build_tool() { # build_tool NAME
     tail -n 20 "$logfile" >&2
     exit 1
   fi
-  mv "$dir/.build/$name" "$bin"
+  # `go install` names the binary after the package's last path element (cmd/server -> server).
+  mv "$dir/.build/$(basename "${mod%@*}")" "$bin"
   rmdir "$dir/.build" 2>/dev/null || true
   log "built $bin in $((SECONDS - start)) s"
 }
 
 print=0
 if [ "${1:-}" = "--print-path" ]; then print=1; shift; fi
-name="${1:?usage: $0 [--print-path] actionlint|kubeconform [ARGS...]}"
+name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server [ARGS...]}"
 shift
 bin="$(tool_path "$name")"
 [ -x "$bin" ] || build_tool "$name"

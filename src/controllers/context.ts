@@ -53,8 +53,12 @@ export interface Source<T> extends ReadStore<T> {
 /** The caches by name, as descriptors declare them in {@link ControllerDescriptor.informers}. */
 export interface ControllerSources {
   nodes: Source<Node>;
-  /** Node heartbeat Leases (`kube-node-lease/<node>`); `resourceVersion`: the cache's last list/watch resourceVersion. */
-  leases: Source<Lease> & { resourceVersion(): string };
+  /**
+   * Node heartbeat Leases (`kube-node-lease/<node>`); `resourceVersion`: the cache's last list/watch
+   * resourceVersion; `expectResourceVersion`: a live read showed this resourceVersion, so a watch
+   * still behind it a few seconds later is stalled and restarted (src/kube/informer.ts; live caches only).
+   */
+  leases: Source<Lease> & { resourceVersion(): string; expectResourceVersion?(rv: string): void };
   /** The shared slim pods; `onNode`: the pods bound to one node. */
   pods: Source<Pod> & { onNode(nodeName: string): Pod[] };
   /** DaemonSets: `has` by `namespace/name`, `inNamespace` for 1.20's selector rule. */

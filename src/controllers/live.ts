@@ -120,7 +120,7 @@ export function liveSources(
   const informers = [realNodes, leases, realPods, daemonSets] as LiveInformer<unknown>[];
   const sources: ControllerSources = {
     nodes: informerSource(nodes),
-    leases: { ...informerSource(leases), resourceVersion: () => leases.stats().resourceVersion },
+    leases: { ...informerSource(leases), resourceVersion: () => leases.stats().resourceVersion, expectResourceVersion: (rv) => leases.expectResourceVersion(rv) },
     pods: { ...informerSource(pods), onNode: (n) => pods.byIndex(POD_NODE_NAME_INDEX, n) },
     daemonSets: { has: (k) => daemonSets.get(k) !== undefined, inNamespace: (ns) => daemonSets.byIndex(DAEMON_SET_NAMESPACE_INDEX, ns) },
   };

@@ -13,6 +13,7 @@
  * |---|---|
  * | any error other than 410/timeout fires `error` and **stops** the informer (#1496, #680) | every error restarts the loop with capped exponential backoff and full jitter (1 s → 30 s) |
  * | a watch can hang silently on a half-open connection (#596, #958, #2432) | `Watch`'s own 30 s inactivity timeout ends it, and a watchdog restarts the loop when nothing (event, bookmark, connect, list page) happened for `watchdogMs` |
+ * | a stream that stalls or lags while connected is only noticed by that 30 s timer, and not at all while it still trickles | `expectResourceVersion(rv)`: a reader that saw a newer object from the API server says so, and a connected watch that has not caught up `catchUpMs` later is restarted (counted in `stalls`) |
  * | reconnect storms (#1933; 2.x backs off only after clean closes) | a watch that ends with no event in under `backoffInitialMs` counts as a failure and backs off |
  * | no `hasSynced`; `start()` resolves even when the list failed | `hasSynced()` turns true only after a complete, successful initial list |
  * | `update` gets only the new object (cache already overwritten) | `update(oldObj, newObj)` |
@@ -35,11 +36,13 @@
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { sleepUnlessAborted, type Clock, type TimerHandle } from '../util/clock.js';
+import { CatchUpDeadline } from './catchup.js';
 import { apiStatusCode, describeError, instrumentWatch } from './client.js';
 import type { Logger } from '../log/logger.js';
 import { InformerCache, type AddHandler, type DeleteHandler, type Entry, type ResyncHandler, type UpdateHandler, type WatchingHandler } from './informercache.js';
 import {
   asObj,
+  compareResourceVersions,
   httpStatus,
   INITIAL_EVENTS_END_ANNOTATION,
   isTimeout,
@@ -88,6 +91,11 @@ export interface InformerOptions<T> {
   watchList?: boolean | (() => boolean);
   /** Restart when nothing was heard for this long (default 300 000 = 5 min). */
   watchdogMs?: number;
+  /**
+   * How long a connected watch may stay behind a resourceVersion given to
+   * {@link Informer.expectResourceVersion} before it counts as stalled and is restarted (default 5000).
+   */
+  catchUpMs?: number;
   /** Re-list the whole collection this often (default 0 = never). */
   relistIntervalMs?: number;
   /** First backoff after a failure (default 1000). */
@@ -107,6 +115,8 @@ export interface InformerStats {
   restarts: number;
   /** Completed full lists (initial one included). */
   relists: number;
+  /** Watch streams restarted because they stayed behind a resourceVersion the API server had shown ({@link Informer.expectResourceVersion}). */
+  stalls: number;
   /** Watch streams that connected (HTTP 200). */
   watchConnects: number;
   /** A watch stream is connected right now (see {@link Informer.isWatching}). */
@@ -145,6 +155,7 @@ export class Informer<T> {
   readonly #watchList: () => boolean;
   readonly #watchdogMs: number;
   readonly #relistIntervalMs: number;
+  readonly #catchUp: CatchUpDeadline;
   readonly #backoffInitialMs: number;
   readonly #backoffMaxMs: number;
   readonly #random: () => number;
@@ -165,6 +176,7 @@ export class Informer<T> {
   #lastRelistMs = 0;
   #restarts = 0;
   #relists = 0;
+  #stalls = 0;
   #watchConnects = 0;
   #watching = false;
   /** Clock time the watch stream was last lost (or the informer started); undefined while watching. */
@@ -184,6 +196,7 @@ export class Informer<T> {
     this.#watchList = typeof watchList === 'function' ? watchList : () => watchList;
     this.#watchdogMs = opts.watchdogMs ?? 300_000;
     this.#relistIntervalMs = opts.relistIntervalMs ?? 0;
+    this.#catchUp = new CatchUpDeadline(opts.clock, opts.catchUpMs ?? 5000);
     this.#backoffInitialMs = opts.backoffInitialMs ?? 1000;
     this.#backoffMaxMs = opts.backoffMaxMs ?? 30_000;
     this.#random = opts.random ?? Math.random;
@@ -213,6 +226,7 @@ export class Informer<T> {
     this.#epoch++;
     this.#ticker?.cancel();
     this.#ticker = undefined;
+    this.#catchUp.cancel();
     this.#interrupt();
     if (!this.#synced) {
       const err = new Error(`informer ${this.name} stopped before it synced`);
@@ -321,6 +335,26 @@ export class Informer<T> {
     return this.#cache.on(event, handler);
   }
 
+  /**
+   * The API server has shown an object of this collection at resourceVersion `rv` (a quorum read:
+   * the Lease circuit breaker's live read). A healthy watch passes `rv` within moments, as it
+   * delivers every change in order; one still connected and behind `catchUpMs` ms later has stalled
+   * (stuck, or lagging while it trickles and so escaping the 30 s inactivity timeout) and is restarted
+   * from the cache's resourceVersion, without a relist. Not in client-go, whose consistency store
+   * waits however long the watch takes; a restart changes no decision (the breaker still holds until
+   * the cache has caught up), it only ends a stall sooner. Never throws.
+   */
+  expectResourceVersion(rv: string): void {
+    if (!this.#running) return;
+    const epoch = this.#epoch;
+    this.#catchUp.expect(rv, this.#rv, (awaited) => {
+      // A restart since the call replaced the stream already; a stream not connected is being replaced.
+      if (!this.#alive(epoch) || !this.#watching || compareResourceVersions(awaited, this.#rv) !== 1) return;
+      this.#stalls++;
+      this.#restart((this.#lastError = `watch stalled: the API server showed resourceVersion ${awaited}, the cache is at ${this.#rv} after ${this.#catchUp.catchUpMs} ms`));
+    });
+  }
+
   /** Counters for metrics, logs and tests. */
   stats(): InformerStats {
     return {
@@ -329,6 +363,7 @@ export class Informer<T> {
       cacheSize: this.#cache.size,
       restarts: this.#restarts,
       relists: this.#relists,
+      stalls: this.#stalls,
       watchConnects: this.#watchConnects,
       watching: this.#watching,
       malformed: this.#cache.malformed,

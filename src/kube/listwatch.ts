@@ -118,6 +118,20 @@ export function refusesWatchList(w: WatchResult): boolean {
 }
 
 /**
+ * Compares two resourceVersions as apimachinery does: positive decimal integers without leading
+ * zeros; a shorter one is smaller, equal lengths compare lexically.
+ * @returns -1, 0 or 1 (a < b, a == b, a > b), or `undefined` when either is not well formed. Never throws.
+ * Mirrors `resourceversion.CompareResourceVersion` (k8s.io/apimachinery/pkg/util/resourceversion);
+ * src/nodelifecycle/leasecircuitbreaker.ts has the same for its own layer.
+ */
+export function compareResourceVersions(a: string, b: string): -1 | 0 | 1 | undefined {
+  const wellFormed = (s: string): boolean => /^[1-9][0-9]*$/.test(s);
+  if (!wellFormed(a) || !wellFormed(b)) return undefined;
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a === b ? 0 : a < b ? -1 : 1;
+}
+
+/**
  * The `namespace/name` or `name` cache key of a raw object (matches the keyOf of every factory),
  * for a deletion or a malformed object the converter rejected; `undefined` without a name.
  */

@@ -7,10 +7,35 @@
  * `NewNodeLifecycleController` registers (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`).
  */
 import type { Lease, Node, Pod } from '../kube/objects.js';
-import type { ControllerDescriptor } from '../controllers/context.js';
+import type { ControllerDescriptor, ControllerSources } from '../controllers/context.js';
 import { nodeLifecycleConfigFrom } from '../controllers/nodelifecycleconfig.js';
 import { NodeLifecycleController } from './controller.js';
 import { podSelectedByDaemonSet } from './daemonsets.js';
+import type { LeaseCircuitBreakerIO } from './parts.js';
+
+/**
+ * The Lease circuit breaker's I/O over the controller's live read and the Lease cache.
+ * `readLease` also hands each live resourceVersion to the cache's `expectResourceVersion` (live
+ * caches only): the live Lease proves how far the Lease watch should have got, and one still behind
+ * it a few seconds later is stalled and restarted (src/kube/informer.ts), so a stuck stream holds the
+ * breaker for seconds rather than until client-node's 30 s inactivity timeout. Not upstream; it
+ * changes no decision (the breaker's verdict and hold are as before), it only restarts a watch.
+ * @param readNodeLease the quorum GET (`ControllerIO.readNodeLease`): resourceVersion, `undefined` for 404; throws otherwise
+ * @returns the {@link LeaseCircuitBreakerIO} the health part uses. Never throws itself.
+ */
+export function leaseCircuitBreakerIO(
+  readNodeLease: (nodeName: string) => Promise<{ resourceVersion: string } | undefined>,
+  leases: ControllerSources['leases'],
+): LeaseCircuitBreakerIO {
+  return {
+    readLease: async (n) => {
+      const live = await readNodeLease(n);
+      if (live) leases.expectResourceVersion?.(live.resourceVersion);
+      return live;
+    },
+    cacheResourceVersion: () => leases.resourceVersion(),
+  };
+}
 
 /** `node-lifecycle-controller` (alias `nodelifecycle`, the pre-1.29 name). */
 export const nodeLifecycleDescriptor = {
@@ -49,7 +74,7 @@ export const nodeLifecycleDescriptor = {
       canSeeCluster: ctx.canSeeCluster,
       judgements: ctx.judgements,
       ...(config.featureGates.NodeControllerLeaseCircuitBreaker
-        ? { leaseCircuitBreaker: { readLease: (n: string) => io.readNodeLease(n), cacheResourceVersion: () => leases.resourceVersion() } }
+        ? { leaseCircuitBreaker: leaseCircuitBreakerIO((n) => io.readNodeLease(n), leases) }
         : {}),
     });
   },

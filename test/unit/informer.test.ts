@@ -468,6 +468,58 @@ describe('Informer: recovery', () => {
     informer.stop();
   });
 
+  test('a connected watch still behind a resourceVersion the API server showed is restarted after catchUpMs, without a relist', async () => {
+    const { clock, server, watch, informer, log } = setup();
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    const stuck = watch.last;
+    const cacheRv = String(server.rv);
+    // The kubelet renewed "a", but the stream delivers nothing: the live read shows the newer version.
+    server.set('a');
+    informer.expectResourceVersion(String(server.rv));
+    await clock.advanceAsync(4900);
+    await flush();
+    assert.equal(watch.streams.length, 1, 'not before catchUpMs (5 s)');
+    await clock.advanceAsync(200);
+    await flush();
+    assert.equal(stuck.aborted, true, 'the stalled stream was given up');
+    assert.equal(watch.streams.length, 2, 'and a new watch started');
+    assert.equal(watch.last.query['resourceVersion'], cacheRv, 'resuming from the cache, which missed the renewal');
+    assert.equal(server.listCalls.length, 1, 'no relist');
+    assert.equal(informer.stats().stalls, 1);
+    assert.match(informer.stats().lastError ?? '', /watch stalled/);
+    assert.ok(log.warns.some((w) => w.msg === 'informer restarting'));
+    informer.stop();
+  });
+
+  test('a watch that catches up in time, an older or unreadable resourceVersion, and a stopped informer restart nothing', async () => {
+    const { clock, server, watch, informer } = setup();
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    const renewed = server.set('a');
+    informer.expectResourceVersion(String(server.rv));
+    informer.expectResourceVersion('1'); // older than the cache: nothing awaited
+    informer.expectResourceVersion('not-a-number');
+    await clock.advanceAsync(1000);
+    watch.last.emit('MODIFIED', renewed);
+    await clock.advanceAsync(10_000);
+    await flush();
+    assert.equal(watch.streams.length, 1, 'caught up: the stream stays');
+    assert.equal(informer.stats().stalls, 0);
+    // Stopped with a deadline pending: the timer is dropped and nothing restarts.
+    server.set('a');
+    informer.expectResourceVersion(String(server.rv));
+    informer.stop();
+    await clock.advanceAsync(10_000);
+    await flush();
+    assert.equal(watch.streams.length, 1);
+    assert.equal(informer.stats().stalls, 0);
+  });
+
   test('relistIntervalMs re-reads the collection periodically and repairs the cache', async () => {
     const { clock, server, informer, events } = setup({ relistIntervalMs: 600_000, watchdogMs: 0 });
     server.set('a');

@@ -1,0 +1,326 @@
+/**
+ * Chaos scenarios 1 (2 s latency on every answer), 4 (etcd compaction), 6 (`reset_peer` on every
+ * connection every 10 s) and 7 (an admission policy denies the controller's pod deletions), each
+ * during a failure wave.
+ * Run with `npm run chaos -- --scenario N`; not in the CI subset. Same measurements as
+ * test/chaos/scenarios.ts.
+ */
+import { holdsFor, waitFor } from '../support/cluster.js';
+import { awaitWave, CONTROLLER_FLAGS, GRACE_S, mib, podNames, round, sleep, stage, waveVictims, wronglyJudged, type ScenarioResult, type Stage, type WaveOptions } from './common.js';
+import { RequestMeter, rssBytes, type ChaosWorld, type Replica } from './harness.js';
+
+/** What a fault does to the world: switched on as the wave starts, off `faultMs` later. */
+interface Fault {
+  on(replica: Replica, s: Stage, dead: readonly string[]): Promise<void>;
+  off(replica: Replica): Promise<void>;
+}
+
+/** What {@link waveUnderFault} hands back to the scenario for its own checks and figures. */
+interface WaveRun {
+  replica: Replica;
+  stage: Stage;
+  dead: string[];
+  pods: Map<string, string[]>;
+  faultAt: number;
+  healedAt: number;
+  doneAt: number;
+  lost: string[];
+  wrongful: string[];
+  result: Omit<ScenarioResult, 'scenario' | 'title' | 'size' | 'figures' | 'failures'>;
+}
+
+/** All informers of a replica watching, per its /debug/state. */
+async function allWatching(r: Replica): Promise<boolean> {
+  const st = (await r.proc.debugState()) as unknown as { informers?: { watching?: boolean }[] };
+  return (st.informers ?? []).length > 0 && (st.informers ?? []).every((i) => i.watching === true);
+}
+
+/**
+ * One replica, a fleet, 10 s of steady state, then the fault and a wave of dead nodes together;
+ * the fault ends after `o.faultMs`, and the wave must be fully acted on within 2 minutes of that.
+ * Sight is regained when every informer of the replica is watching again after the fault.
+ */
+async function waveUnderFault(world: ChaosWorld, tag: string, o: WaveOptions, fault: Fault, during?: (run: Omit<WaveRun, 'healedAt' | 'doneAt' | 'lost' | 'wrongful' | 'result'>) => Promise<void>): Promise<WaveRun> {
+  const prefix = `chaos-${tag}-${Date.now().toString(36).slice(-4)}`;
+  const s = await stage(world, prefix, o.zones, o.perZone);
+  let replica: Replica | undefined;
+  let meter: RequestMeter | undefined;
+  try {
+    replica = await world.startReplica(tag, prefix, `${prefix}-election`, CONTROLLER_FLAGS);
+    await replica.proc.waitReady(120_000);
+    meter = new RequestMeter(replica.proc);
+    await sleep(10_000);
+    const dead = waveVictims(s.fleet, o.deadPerZone);
+    const pods = new Map(dead.map((n) => [n, s.fleet.podsOn(n)]));
+    const faultAt = Date.now();
+    await fault.on(replica, s, dead);
+    for (const n of dead) s.fleet.killNode(n);
+    const duringWork = during?.({ replica, stage: s, dead, pods, faultAt }) ?? Promise.resolve();
+    await sleep(o.faultMs);
+    await fault.off(replica);
+    await duringWork;
+    const healedAt = Date.now();
+    let sightAt: number | undefined;
+    await waitFor('every informer watching again', async () => (await allWatching(replica as Replica)) && (sightAt = Date.now()), 120_000, 250).catch(() => undefined);
+    const lost = await awaitWave(world, s, dead, pods, 120_000);
+    const doneAt = Date.now();
+    // A grace period more: a live node judged on what the fault left behind would show here.
+    await holdsFor('no live node judged', () => wronglyJudged(s, new Set(dead)).length === 0, GRACE_S * 1000, 250).catch(() => undefined);
+    const wrongful = wronglyJudged(s, new Set(dead));
+    return {
+      replica,
+      stage: s,
+      dead,
+      pods,
+      faultAt,
+      healedAt,
+      doneAt,
+      lost,
+      wrongful,
+      result: {
+        wrongful: wrongful.length,
+        lost: lost.length,
+        regainSightMs: sightAt === undefined ? undefined : sightAt - healedAt,
+        rate: { steady: round(meter.rate(faultAt - 10_000, faultAt)), during: round(meter.rate(faultAt, healedAt)), after: round(meter.rate(healedAt, Date.now())) },
+        rssMiB: mib(await rssBytes(replica.proc.child.pid)),
+      },
+    };
+  } finally {
+    meter?.stop();
+    if (replica) await fault.off(replica).catch(() => undefined);
+    await replica?.proc.stop(3000);
+    await s.stop();
+  }
+}
+
+function failuresOf(run: WaveRun): string[] {
+  return [...run.lost, ...run.wrongful.map((n) => `${n}: a live node was judged`)];
+}
+
+/** The latest Unknown mark of the wave, ms after the fault began (the kill). */
+function lastUnknownAfterKill(run: WaveRun): number {
+  return Math.max(...run.dead.map((n) => (run.stage.observer.firstAt(n, (c) => c.ready === 'Unknown') ?? Number.NaN) - run.faultAt));
+}
+
+/**
+ * Scenario 1: Toxiproxy `latency` of 2 s on every answer to the controller (downstream of its
+ * proxy: responses and every watch event arrive 2 s late) for `faultMs`, during a wave. Detection
+ * and eviction must still be correct; the delay is reported (the kill→Unknown time against the grace
+ * period).
+ */
+export async function scenarioLatency(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
+  const run = await waveUnderFault(world, 's1', o, {
+    on: (r) => world.toxiproxy.addToxic(r.proxy, { name: 'latency', type: 'latency', stream: 'downstream', attributes: { latency: 2000, jitter: 0 } }),
+    off: (r) => world.toxiproxy.removeToxic(r.proxy, 'latency'),
+  });
+  return {
+    scenario: 1,
+    title: '2 s latency on every answer during a failure wave',
+    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, 2 s on every answer for ${o.faultMs / 1000} s (issue: 5 min)`,
+    ...run.result,
+    figures: { lastUnknownAfterKillMs: lastUnknownAfterKill(run), gracePeriodMs: GRACE_S * 1000 },
+    failures: failuresOf(run),
+  };
+}
+
+/**
+ * Scenario 6: Toxiproxy `reset_peer` on every connection of the controller every 10 s (the toxic
+ * is on for 1 s each time: every connection that carries a byte meanwhile, and every new one, is
+ * reset) for `faultMs`, during a wave. Informers must recover each time, no node may be judged on
+ * blind time, nothing may be lost, and no retry storm may follow.
+ */
+export async function scenarioResetPeer(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
+  let stop = false;
+  let resets = 0;
+  let loop: Promise<void> = Promise.resolve();
+  const run = await waveUnderFault(world, 's6', o, {
+    on: async (r) => {
+      stop = false;
+      loop = (async () => {
+        while (!stop) {
+          resets++;
+          await world.toxiproxy.addToxic(r.proxy, { name: 'reset', type: 'reset_peer', stream: 'downstream', attributes: { timeout: 0 } });
+          await sleep(1000);
+          await world.toxiproxy.removeToxic(r.proxy, 'reset').catch(() => undefined);
+          for (let i = 0; i < 90 && !stop; i++) await sleep(100);
+        }
+      })();
+    },
+    off: async () => {
+      stop = true;
+      await loop;
+    },
+  });
+  return {
+    scenario: 6,
+    title: 'reset_peer every 10 s during a failure wave',
+    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, connections reset every 10 s for ${o.faultMs / 1000} s (issue: 3 min)`,
+    ...run.result,
+    figures: { resetRounds: resets, lastUnknownAfterKillMs: lastUnknownAfterKill(run) },
+    failures: failuresOf(run),
+  };
+}
+
+/** A ValidatingAdmissionPolicy (GA since 1.30) and its binding denying `user`'s deletion of pods bound to `nodes`. */
+function denyPodDeletions(user: string, nodes: readonly string[]): string {
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: 'nlc-chaos-deny-pod-deletions' },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] }] },
+      validations: [
+        {
+          expression: `request.userInfo.username != '${user}' || !(oldObject.spec.nodeName in ${JSON.stringify(nodes)})`,
+          message: 'chaos: the controller may not delete pods of these nodes now',
+        },
+      ],
+    },
+  };
+  const binding = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: 'nlc-chaos-deny-pod-deletions' },
+    spec: { policyName: 'nlc-chaos-deny-pod-deletions', validationActions: ['Deny'] },
+  };
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] });
+}
+
+/**
+ * Scenario 7: a ValidatingAdmissionPolicy denies the controller's deletion of the pods of half the
+ * dead nodes for `faultMs`, then is removed. The pods of the other dead nodes must be deleted while
+ * the denial lasts (one stuck deletion stalls no other), and the denied ones after it (nothing lost).
+ */
+export async function scenarioAdmissionDenial(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
+  let policy = '';
+  let denied: string[] = [];
+  let othersDoneAfterKillMs: number | undefined;
+  const run = await waveUnderFault(
+    world,
+    's7',
+    o,
+    {
+      on: async (r, _s, dead) => {
+        denied = dead.slice(0, Math.ceil(dead.length / 2));
+        policy = denyPodDeletions(r.user, denied);
+        await world.kubectl(['apply', '-f', '-'], policy);
+        // Admission policies take effect once the API server's informer has them; a second is plenty here.
+        await sleep(2000);
+      },
+      off: async () => {
+        if (policy) await world.kubectl(['delete', '--ignore-not-found', '-f', '-'], policy);
+        policy = '';
+      },
+    },
+    async ({ stage: s, dead, pods, faultAt }) => {
+      const others = dead.filter((n) => !denied.includes(n)).flatMap((n) => pods.get(n) ?? []);
+      await waitFor(
+        'the other dead nodes’ pods deleted during the denial',
+        async () => {
+          const left = await podNames(world, s.prefix);
+          return others.every((p) => !left.has(p)) && (othersDoneAfterKillMs = Date.now() - faultAt);
+        },
+        o.faultMs - 3000,
+        500,
+      ).catch(() => undefined);
+    },
+  );
+  const audit = (await world.audit()).filter((e) => e.user === run.replica.user && e.resource === 'pods' && e.verb === 'delete');
+  const refused = audit.filter((e) => e.code >= 400);
+  const failures = failuresOf(run);
+  if (othersDoneAfterKillMs === undefined) failures.push('the pods of the nodes not covered by the policy were not all deleted while it denied the others');
+  if (refused.length === 0) failures.push('the policy refused no deletion: the fault did not happen');
+  return {
+    scenario: 7,
+    title: 'an admission policy denies pod deletions for a while',
+    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, deletions of ${denied.length} nodes' pods denied for ${o.faultMs / 1000} s (issue: 2 min)`,
+    ...run.result,
+    figures: {
+      deletionsRefused: refused.length,
+      refusedCodes: [...new Set(refused.map((e) => e.code))].join('/'),
+      otherPodsDeletedAfterKillMs: othersDoneAfterKillMs ?? 'not during the denial',
+      deniedPodsDeletedAfterPolicyRemovedMs: run.doneAt - run.healedAt,
+    },
+    failures,
+  };
+}
+
+/** Informer relists of a replica so far (summed over its informers, from /debug/state). */
+async function relists(r: Replica): Promise<number> {
+  const st = (await r.proc.debugState().catch(() => ({}))) as unknown as { informers?: { relists?: number }[] };
+  return (st.informers ?? []).reduce((sum, i) => sum + (i.relists ?? 0), 0);
+}
+
+/** etcd's v3 HTTP gateway (the control plane's build has no etcdctl): one JSON POST. @throws {Error} on a non-2xx answer. */
+async function etcd(port: number, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status} ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** Compacts etcd at its current revision (physical) and defragments it. @returns the revision compacted at. */
+async function compactEtcd(port: number): Promise<number> {
+  // key "\0" with range_end "\0": every key; count_only: only the header (its revision) is wanted.
+  const range = await etcd(port, '/v3/kv/range', { key: 'AA==', range_end: 'AA==', count_only: true });
+  const revision = Number((range['header'] as { revision?: string } | undefined)?.revision);
+  if (!Number.isFinite(revision)) throw new Error('etcd /v3/kv/range returned no revision');
+  await etcd(port, '/v3/kv/compaction', { revision, physical: true });
+  await etcd(port, '/v3/maintenance/defragment', {});
+  return revision;
+}
+
+/**
+ * Scenario 4: etcd is compacted at its current revision and defragmented every 5 s during a wave,
+ * and right after the first compaction every connection of the controller is reset, so each watch
+ * resumes from a resourceVersion older than the compaction. Expected: a 410 Gone is answered with a
+ * relist, no pod is deleted twice, nothing is missed. (kube-apiserver serves watches from its watch
+ * cache, which keeps recent events whatever etcd compacted, so a resume within the cache's window
+ * needs no relist: the figure says how many happened.)
+ */
+export async function scenarioCompaction(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
+  let stop = false;
+  let compactions = 0;
+  let loop: Promise<void> = Promise.resolve();
+  let relistsBefore = 0;
+  let relistsAfter: number | undefined;
+  const run = await waveUnderFault(world, 's4', o, {
+    on: async (r) => {
+      stop = false;
+      relistsBefore = await relists(r);
+      await compactEtcd(world.ports.etcd);
+      compactions++;
+      await world.toxiproxy.addToxic(r.proxy, { name: 'reset', type: 'reset_peer', stream: 'downstream', attributes: { timeout: 0 } });
+      await sleep(500);
+      await world.toxiproxy.removeToxic(r.proxy, 'reset');
+      loop = (async () => {
+        while (!stop) {
+          for (let i = 0; i < 50 && !stop; i++) await sleep(100);
+          if (stop) break;
+          await compactEtcd(world.ports.etcd).then(() => compactions++);
+        }
+      })();
+    },
+    off: async (r) => {
+      stop = true;
+      await loop;
+      // Read while the replica still runs (waveUnderFault stops it before returning).
+      relistsAfter ??= await relists(r);
+    },
+  });
+  const deletes = (await world.audit()).filter((e) => e.user === run.replica.user && e.resource === 'pods' && e.verb === 'delete' && e.code >= 200 && e.code < 300);
+  const perPod = new Map<string, number>();
+  for (const e of deletes) perPod.set(`${e.namespace ?? ''}/${e.name ?? ''}`, (perPod.get(`${e.namespace ?? ''}/${e.name ?? ''}`) ?? 0) + 1);
+  const twice = [...perPod].filter(([, n]) => n > 1).map(([p]) => p);
+  const failures = [...failuresOf(run), ...twice.map((p) => `pod ${p} deleted more than once`)];
+  return {
+    scenario: 4,
+    title: 'etcd compaction during a failure wave',
+    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, etcd compacted + defragmented every 5 s for ${o.faultMs / 1000} s, connections reset after the first`,
+    ...run.result,
+    wrongful: run.result.wrongful + twice.length,
+    figures: { compactions, informerRelistsDuringFault: relistsAfter === undefined ? '-' : relistsAfter - relistsBefore, podDeletesLanded: deletes.length, lastUnknownAfterKillMs: lastUnknownAfterKill(run) },
+    failures,
+  };
+}
