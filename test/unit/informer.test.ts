@@ -187,8 +187,8 @@ describe('Informer: initial list', () => {
     assert.equal(informer.hasSynced(), false);
     assert.equal(informer.stats().restarts, 1);
     assert.match(informer.stats().lastError ?? '', /500/);
-    // Full jitter with random() = 0.5: the first backoff is 500 ms.
-    await clock.advanceAsync(499);
+    // client-go's backoff with random() = 0.5: the first wait is 800 + 0.5 × 800 = 1200 ms.
+    await clock.advanceAsync(1199);
     assert.equal(server.listCalls.length, 1);
     await clock.advanceAsync(1);
     await flush();
@@ -346,7 +346,7 @@ describe('Informer: recovery', () => {
     assert.equal(informer.hasSynced(), true, 'still synced');
     assert.equal(watch.streams.length, 1, 'no reconnect before the backoff');
     assert.equal(informer.stats().restarts, 1);
-    await clock.advanceAsync(500);
+    await clock.advanceAsync(1200);
     await flush();
     assert.equal(watch.streams.length, 2);
     assert.equal(watch.last.query['resourceVersion'], rv);
@@ -410,7 +410,7 @@ describe('Informer: recovery', () => {
       while (watch.streams.length === before) await clock.advanceAsync(100);
       gaps.push(clock.now() - endedAt);
     }
-    assert.deepEqual(gaps, [500, 1000, 2000]);
+    assert.deepEqual(gaps, [1200, 2400, 4800]);
     informer.stop();
   });
 
@@ -428,7 +428,7 @@ describe('Informer: recovery', () => {
   });
 
   test('connect failures back off with growing, capped delays', async () => {
-    const { clock, watch, informer } = setup();
+    const { clock, watch, informer } = setup({ watchdogMs: 300_000 }); // the default: the waits reach 45 s
     await informer.start();
     await informer.waitForSync();
     await flush();
@@ -446,8 +446,8 @@ describe('Informer: recovery', () => {
       gaps.push(clock.now() - last);
       last = clock.now();
     }
-    // random() = 0.5 → half of min(30 s, 1 s × 2^(n-1)), rounded up to the 100 ms step.
-    assert.deepEqual(gaps, [500, 1000, 2000, 4000, 8000, 15000, 15000]);
+    // random() = 0.5 → 1.5 × min(30 s, 800 ms × 2^(n-1)) (client-go's [d, 2d]), on the 100 ms step.
+    assert.deepEqual(gaps, [1200, 2400, 4800, 9600, 19200, 38400, 45000]);
     informer.stop();
   });
 
@@ -664,7 +664,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     await informer.start();
     await flush();
     assert.equal(watch.streams.length, 1, 'waits for the backoff');
-    await clock.advanceAsync(500);
+    await clock.advanceAsync(1200);
     await flush();
     assert.equal(watch.streams.length, 2);
     streamInitialEvents(watch.last, server, false);
@@ -672,7 +672,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     await flush();
     assert.equal(informer.hasSynced(), false, 'events before the end bookmark are not applied');
     assert.equal(informer.list().length, 0);
-    await clock.advanceAsync(1000);
+    await clock.advanceAsync(2400);
     await flush();
     assert.equal(watch.streams.length, 3);
     assert.equal(watch.last.query['sendInitialEvents'], true);
@@ -737,7 +737,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     await flush();
     assert.equal(watch.streams[0]?.aborted, true, 'the broken stream is closed');
     assert.equal(informer.hasSynced(), false);
-    await clock.advanceAsync(500);
+    await clock.advanceAsync(1200);
     await flush();
     streamInitialEvents(watch.last, server);
     await informer.waitForSync();
