@@ -143,10 +143,17 @@ function make<T>(
   });
 }
 
+/**
+ * Which informers keep an object's last readable version when a newer one is malformed
+ * ({@link InformerOptions.keepLastReadable}): Nodes and Leases, whose absence would make the node
+ * lifecycle controller act more; Pods and VolumeAttachments are left out (absent), which only
+ * withholds actions on them. Test worlds that stand in for the informers read this table too.
+ */
+export const KEEPS_LAST_READABLE = { nodes: true, leases: true, pods: false, volumeAttachments: false } as const;
+
 /** Informer over all Nodes, keyed by name. */
 export function nodeInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<Node> {
-  // A node must not vanish from its zone because one version could not be read (see keepLastReadable).
-  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', convert: toNode, keyOf: nameKey, protobufKind: 'Node', keepLastReadable: true });
+  return make(clients, opts, { name: 'nodes', path: '/api/v1/nodes', convert: toNode, keyOf: nameKey, protobufKind: 'Node', keepLastReadable: KEEPS_LAST_READABLE.nodes });
 }
 
 /**
@@ -161,8 +168,7 @@ export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions
     convert: toLease,
     keyOf: (l) => leaseKey(l.name, l.namespace),
     protobufKind: 'Lease',
-    // A Lease must not vanish because one renewal could not be read (see keepLastReadable).
-    keepLastReadable: true,
+    keepLastReadable: KEEPS_LAST_READABLE.leases,
   });
 }
 
@@ -174,7 +180,7 @@ export function leaseInformer(clients: KubeClients, opts: InformerFactoryOptions
 export function podInformer(clients: KubeClients, opts: InformerFactoryOptions & { keepLabels?: boolean }): Informer<Pod> {
   const indexers = { [POD_NODE_NAME_INDEX]: (p: Pod) => (p.nodeName ? [p.nodeName] : []) };
   const convert = opts.keepLabels === true ? toPodWithLabels : toPod;
-  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', convert, keyOf: namespacedKey, indexers, protobufKind: 'Pod' });
+  return make(clients, opts, { name: 'pods', path: '/api/v1/pods', convert, keyOf: namespacedKey, indexers, protobufKind: 'Pod', keepLastReadable: KEEPS_LAST_READABLE.pods });
 }
 
 /** Name of the DaemonSet index by namespace (1.20's `GetPodDaemonSets` lists the pod's namespace). */
@@ -193,7 +199,7 @@ export function daemonSetInformer(clients: KubeClients, opts: InformerFactoryOpt
 export function volumeAttachmentInformer(clients: KubeClients, opts: InformerFactoryOptions): Informer<VolumeAttachment> {
   const indexers = { [VOLUME_ATTACHMENT_NODE_NAME_INDEX]: (v: VolumeAttachment) => [v.nodeName] };
   const path = '/apis/storage.k8s.io/v1/volumeattachments';
-  return make(clients, opts, { name: 'volumeattachments', path, convert: toVolumeAttachment, keyOf: nameKey, indexers });
+  return make(clients, opts, { name: 'volumeattachments', path, convert: toVolumeAttachment, keyOf: nameKey, indexers, keepLastReadable: KEEPS_LAST_READABLE.volumeAttachments });
 }
 
 /** Informer over the PersistentVolumeClaims of all namespaces, keyed `namespace/name`. */

@@ -14,14 +14,13 @@ import type { ControllerSources, SourceHandlers } from '../../src/controllers/co
 import type { InMemoryCluster } from '../../src/inmemory/cluster.js';
 import type { Clock } from '../../src/util/clock.js';
 import { clusterSources } from '../../src/whatif/sources.js';
+import { KEEPS_LAST_READABLE } from '../../src/kube/informerfactory.js';
 import type { PodRule } from '../../src/nodeaffinity/rule.js';
 import type { Pod } from '../../src/kube/objects.js';
 
 /** The caches a watch drop can hit. */
 export type WatchedResource = 'nodes' | 'pods' | 'leases' | 'volumeAttachments';
 export const WATCHED: readonly WatchedResource[] = ['nodes', 'pods', 'leases', 'volumeAttachments'];
-/** The kinds whose informer keeps an object's last readable version (src/kube/informerfactory.ts `keepLastReadable`). */
-const KEEP_LAST_READABLE: ReadonlySet<WatchedResource> = new Set(['nodes', 'leases']);
 
 interface Drop {
   since: number;
@@ -90,7 +89,7 @@ export class ProcessCaches {
     if (!this.#live || this.#drops.has(resource) || this.#malformed.has(`${resource}:${key}`)) return false;
     const cur = this.#store(resource).get(key);
     this.#malformed.add(`${resource}:${key}`);
-    if (KEEP_LAST_READABLE.has(resource)) {
+    if (KEEPS_LAST_READABLE[resource]) {
       if (cur !== undefined) this.#lastReadable.set(`${resource}:${key}`, cur);
       return true;
     }
