@@ -201,6 +201,17 @@ export interface LogLine {
 }
 
 /**
+ * A ready-made command line, for a controller process the launch table does not describe (the
+ * fuzz:diff runner's `--dry-run` shadow). `appendLog` appends to the log file instead of truncating it.
+ */
+export interface RawControllerLaunch {
+  kind: ControllerKind;
+  command: string;
+  args: readonly string[];
+  appendLog?: boolean;
+}
+
+/**
  * A running controller process: logs go to a file and to line listeners; usage comes from /proc.
  * Mirrors nothing upstream; it is the bench's process harness.
  */
@@ -219,8 +230,8 @@ export class ControllerProcess {
    * (`NLC_*`, `KUBECONFIG`) are removed.
    * @throws {Error} when the process cannot be spawned.
    */
-  constructor(launch: ControllerLaunch, logFile: string, cwd: string) {
-    const { command, args } = controllerCommand(launch, process.execPath);
+  constructor(launch: ControllerLaunch | RawControllerLaunch, logFile: string, cwd: string) {
+    const { command, args } = 'command' in launch ? launch : controllerCommand(launch, process.execPath);
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NLC_') && k !== 'KUBECONFIG') env[k] = v;
     this.kind = launch.kind;
@@ -228,7 +239,7 @@ export class ControllerProcess {
     this.#child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     if (this.#child.pid === undefined) throw new Error(`could not start ${command}`);
     this.pid = this.#child.pid;
-    const out = createWriteStream(logFile);
+    const out = createWriteStream(logFile, { flags: 'appendLog' in launch && launch.appendLog === true ? 'a' : 'w' });
     out.write(`# ${command} ${args.join(' ')}\n`);
     for (const stream of [this.#child.stdout, this.#child.stderr]) {
       if (!stream) continue;

@@ -18,10 +18,8 @@
  *
  * Not upstream: test tooling.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { ControllerProcess } from '../../bench/lib/procs.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import type { ShadowState } from '../../src/shadow/decisions.js';
 import { compareResourceVersion } from '../../src/nodelifecycle/leasecircuitbreaker.js';
@@ -33,19 +31,18 @@ interface DebugState {
   informers?: { name: string; resourceVersion: string; lastEventMs?: number; watching: boolean }[];
 }
 
-/** A running shadow process. */
+/** A running shadow process (bench/lib/procs.ts `ControllerProcess` with the shadow's command line). */
 export class ShadowProcess {
   readonly pid: number;
   readonly exited: Promise<number | null>;
-  readonly #child: ChildProcess;
+  readonly #proc: ControllerProcess;
   #port: number | undefined;
   readonly #portSeen: Promise<number>;
-  #exitCode: number | null | undefined;
 
   /**
    * Spawns `run --dry-run` with `flags` (ours' flag syntax), scoped to the fleet by
    * `--node-selector=nlc.sim/fleet=<prefix>`, serving `/debug/state` on a free loopback port.
-   * @param logFile the shadow's JSON log (debug level) goes there.
+   * @param logFile the shadow's JSON log (debug level) is appended there.
    * @throws {Error} when the process cannot be spawned.
    */
   constructor(opts: { root: string; kubeconfig: string; prefix: string; flags: readonly string[]; logFile: string }) {
@@ -63,34 +60,19 @@ export class ShadowProcess {
       '--log-format=json',
       ...opts.flags,
     ];
-    // Nothing from the runner's environment may configure the shadow behind the flags.
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NLC_') && k !== 'KUBECONFIG') env[k] = v;
-    this.#child = spawn(process.execPath, args, { cwd: opts.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (this.#child.pid === undefined) throw new Error('could not start the shadow');
-    this.pid = this.#child.pid;
-    const out = createWriteStream(opts.logFile, { flags: 'a' });
-    out.write(`# ${process.execPath} ${args.join(' ')}\n`);
+    // ControllerProcess keeps the runner's NLC_* and KUBECONFIG away from the shadow.
+    this.#proc = new ControllerProcess({ kind: 'ours', command: process.execPath, args, appendLog: true }, opts.logFile, opts.root);
+    this.pid = this.#proc.pid;
+    this.exited = this.#proc.exited;
     let portSeen: (port: number) => void = () => undefined;
     this.#portSeen = new Promise((resolve) => (portSeen = resolve));
-    for (const stream of [this.#child.stdout, this.#child.stderr]) {
-      if (!stream) continue;
-      createInterface({ input: stream }).on('line', (text) => {
-        out.write(`${text}\n`);
-        if (this.#port !== undefined || !text.includes('/debug/state')) return;
-        const m = /"port":(\d+)/.exec(text);
-        if (m) {
-          this.#port = Number(m[1]);
-          portSeen(this.#port);
-        }
-      });
-    }
-    this.exited = new Promise((resolve) => {
-      this.#child.on('exit', (code) => {
-        this.#exitCode = code;
-        resolve(code);
-        setTimeout(() => out.end(), 200);
-      });
+    const off = this.#proc.onLine(({ text }) => {
+      if (!text.includes('/debug/state')) return;
+      const m = /"port":(\d+)/.exec(text);
+      if (!m) return;
+      this.#port = Number(m[1]);
+      portSeen(this.#port);
+      off();
     });
   }
 
@@ -115,12 +97,8 @@ export class ShadowProcess {
   }
 
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once it exited. Never throws. */
-  async stop(graceMs = 10_000): Promise<void> {
-    if (this.#exitCode !== undefined) return;
-    this.#child.kill('SIGTERM');
-    const timer = setTimeout(() => this.#child.kill('SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(timer);
+  stop(graceMs = 10_000): Promise<void> {
+    return this.#proc.stop(graceMs);
   }
 }
 
