@@ -239,6 +239,18 @@ export const DIFFERENCES: readonly Difference[] = [
       (c.outOfService ?? []).some((w) => w.node === r.node && inWindow(r.oursAtMs, w.fromMs, w.toMs) && w.toMs < (r.oursAtMs ?? 0) + POD_GC_PERIOD_MS + c.toleranceMs),
   },
   {
+    // The same reaction seen from the other end: the scenario ended while the taint was still on,
+    // less than upstream's pod GC period after ours' action, so upstream's pass (and the detach its
+    // attach/detach controller makes once the pods are gone) may come after the recording stopped
+    // (campaign scenario 700/8: detach 14.8 s before the end).
+    name: "out-of-service.md #10, cut off by the end: ours reacted to the out-of-service taint at once, and the run ended before upstream's 20 s pod GC pass could come",
+    explains: (r, c) =>
+      (r.action === 'detach' || r.action === 'force-delete') &&
+      r.outcome === 'ours only' &&
+      c.endMs < (r.oursAtMs ?? 0) + POD_GC_PERIOD_MS + c.toleranceMs &&
+      (c.outOfService ?? []).some((w) => w.node === r.node && inWindow(r.oursAtMs, w.fromMs, w.toMs) && w.toMs >= c.endMs),
+  },
+  {
     // Not a controller difference: a shadow whose caches trail the API server judges late (its
     // probe timestamps are the times it observed a renewal, as upstream's `nc.now()` in
     // tryUpdateNodeHealth), and a node that recovers first is never judged. Only KCM-only rows: a

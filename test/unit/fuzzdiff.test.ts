@@ -240,6 +240,24 @@ describe('comparison: the open rows of the first campaigns (test/fuzzdiff/regres
     assert.equal(by.get('csi-none')?.violation, true);
   });
 
+  test("700/8: a detach ours alone made less than upstream's pod GC period before the end, the taint still on, is cut off by the end; one made earlier than that is a violation", () => {
+    const det = (atS: number, va: string, node: string): Decision => ({ ...d(atS, 'detach', va), node });
+    const outOfService = [
+      { node: 'n1', fromMs: T + 20_000, toMs: Number.POSITIVE_INFINITY },
+      { node: 'n2', fromMs: T + 20_000, toMs: T + 119_000 },
+    ];
+    // endMs is T + 120 s; the tolerance 2 s: upstream's pass may come up to 22 s after ours.
+    const rows = compareDecisions([], [det(105, 'csi-late', 'n1'), det(60, 'csi-early', 'n1'), det(105, 'csi-removed', 'n2'), det(105, 'csi-none', 'n3')], ctx({ outOfService }));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.equal(by.get('csi-late')?.violation, false);
+    assert.match(by.get('csi-late')?.difference ?? '', /out-of-service\.md #10, cut off by the end/);
+    // 60 s before the end: upstream's pass had time and did not detach.
+    assert.equal(by.get('csi-early')?.violation, true);
+    // The taint removed before the end: that is the cut-short rule's case (removed 14 s after ours, inside the window), not this one.
+    assert.doesNotMatch(by.get('csi-removed')?.difference ?? '', /cut off by the end/);
+    assert.equal(by.get('csi-none')?.violation, true);
+  });
+
   test("500/10: upstream's NoExecute taint recorded up to 1 s after the API server stop began (a whole-second stamp) still counts as before the outage; 1.5 s after does not", () => {
     const api = { apiserverRestarts: [{ fromMs: T + 28_000, toMs: T + 60_000 }] };
     const taint = (atS: number, node: string): Decision => ({ ...d(atS, 'taint', node, 'node.kubernetes.io/unreachable:NoExecute'), node });
