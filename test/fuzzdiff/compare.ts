@@ -79,6 +79,9 @@ function upstreamWindowMs(c: CompareContext): number {
   return 3 * (c.toleranceMs - 1000) + 1000;
 }
 
+/** The decisions whose timing follows the node's detection, which node-lifecycle.md #1/#2 lets ours make within upstream's window. */
+const DETECTION_ACTIONS: ReadonlySet<string> = new Set(['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod']);
+
 /** How a compared pair or a lone decision came out. */
 export type Outcome = 'agree' | 'ours later' | 'ours earlier' | 'ours only' | 'KCM only' | 'untaint' | 'cut off';
 
@@ -117,7 +120,7 @@ const isNoExecute = (row: CompareRow): boolean => row.detail.endsWith(':NoExecut
 export const DIFFERENCES: readonly Difference[] = [
   {
     name: "node-lifecycle.md #1/#2: detection when the heartbeat expires, not at upstream's next pass (sooner only within upstream's own window: up to 3 monitor periods + 1 s, carried into the deletion deadline)",
-    explains: (r, c) => ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) && r.outcome === 'ours earlier' && -(r.diffMs ?? 0) <= upstreamWindowMs(c),
+    explains: (r, c) => DETECTION_ACTIONS.has(r.action) && r.outcome === 'ours earlier' && -(r.diffMs ?? 0) <= upstreamWindowMs(c),
   },
   {
     name: "node-lifecycle.md #1/#2: the deadline came with the earlier detection, and the node recovered between ours and upstream's (upstream's untaint within its window after ours' deletion)",
@@ -141,7 +144,7 @@ export const DIFFERENCES: readonly Difference[] = [
     // Also when upstream made the same decision only after the restart began (its pass was taken
     // away; what it decided after the restart came from its own post-restart view: replay of ci 2/0).
     explains: (r, c) =>
-      ['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod'].includes(r.action) &&
+      DETECTION_ACTIONS.has(r.action) &&
       (r.outcome === 'ours only' || r.outcome === 'ours earlier') &&
       [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs) && (r.outcome === 'ours only' || (r.kcmAtMs ?? 0) >= w.fromMs)),
   },
@@ -319,7 +322,12 @@ export function compareDecisions(kcm: readonly Decision[], ours: readonly Decisi
     }
     const base = { action: o.action, object: o.object, ...(o.node !== undefined ? { node: o.node } : {}), detail: o.detail, oursAtMs: o.atMs };
     if (best < 0) {
-      const outcome: Outcome = o.action === 'untaint' ? 'untaint' : o.atMs > ctx.endMs - ctx.toleranceMs ? 'cut off' : 'ours only';
+      // A lone decision of ours is cut off by the end when upstream's counterpart may still come after
+      // it: within the tolerance, or, for the decisions node-lifecycle.md #1/#2 lets ours make earlier,
+      // within upstream's own detection window (campaign scenario 700/11: ours marked a node 3.7 s
+      // before the end, upstream's window is 3 monitor periods + 1 s).
+      const cutMs = DETECTION_ACTIONS.has(o.action) ? Math.max(ctx.toleranceMs, upstreamWindowMs(ctx)) : ctx.toleranceMs;
+      const outcome: Outcome = o.action === 'untaint' ? 'untaint' : o.atMs > ctx.endMs - cutMs ? 'cut off' : 'ours only';
       rows.push({ ...base, outcome, violation: false });
       continue;
     }

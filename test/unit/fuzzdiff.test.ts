@@ -136,6 +136,15 @@ describe('comparison', () => {
     assert.deepEqual(rows.map((r) => [r.outcome, r.violation]), [['untaint', false], ['cut off', false], ['cut off', false]]);
   });
 
+  test("700/11: a lone mark of ours within upstream's detection window (3 monitor periods + 1 s) before the end is cut off; one before that window is a violation; a lone detach gets only the tolerance", () => {
+    // toleranceMs 2000 → monitor period 1 s → upstream's window 3 × 1 s + 1 s = 4 s; endMs = T + 120 s.
+    const rows = compareDecisions([], [d(116.5, 'mark-unknown', 'n1'), d(115, 'mark-unknown', 'n2'), d(116.5, 'detach', 'csi-x')], ctx());
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.deepEqual([by.get('n1')?.outcome, by.get('n1')?.violation], ['cut off', false]);
+    assert.deepEqual([by.get('n2')?.outcome, by.get('n2')?.violation], ['ours only', true]);
+    assert.deepEqual([by.get('csi-x')?.outcome, by.get('csi-x')?.violation], ['ours only', true]);
+  });
+
   test('fromShadow keeps the compared actions in the recorder\'s form', () => {
     const base: Omit<ShadowDecision, 'action' | 'detail'> = { atMs: T, controller: 'x', object: { kind: 'Node', name: 'n1' }, reason: '' };
     assert.deepEqual(fromShadow({ ...base, action: 'taint', detail: 'node.kubernetes.io/unreachable:NoExecute' }), { atMs: T, object: 'n1', action: 'taint', detail: 'node.kubernetes.io/unreachable:NoExecute' });
