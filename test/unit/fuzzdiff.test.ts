@@ -145,6 +145,39 @@ describe('comparison', () => {
     assert.deepEqual([by.get('csi-x')?.outcome, by.get('csi-x')?.violation], ['ours only', true]);
   });
 
+  test("700/19: the all-zones stop race: ours' NoExecute taint its own stop removed at once, and upstream's taint just before its own stop, are explained; the same node's taint after the stop pairs with upstream's", () => {
+    // Campaign scenario 700/19 (2 zones × 2 nodes, all four killed, zone a revived at +23 s), times in s
+    // from play, monitor period 2 s (tolerance 3 s, upstream's window 7 s).
+    const NS = 'node.kubernetes.io/unreachable:NoSchedule';
+    const NE = 'node.kubernetes.io/unreachable:NoExecute';
+    const nodeZones = { a0: 'a', a1: 'a', b0: 'b', b1: 'b' };
+    const on = (side: Decision[]): Decision[] => side.map((x) => ({ ...x, node: x.object }));
+    const ours = on([
+      d(16.51, 'mark-unknown', 'a0'), d(16.62, 'taint', 'a0', NS), d(16.69, 'taint', 'a0', NE), d(16.8, 'mark-unknown', 'a1'), d(16.8, 'taint', 'a1', NS),
+      d(17.75, 'mark-unknown', 'b0'), d(17.86, 'taint', 'b0', NS), d(18.12, 'taint', 'b0', NE), d(18.25, 'mark-unknown', 'b1'),
+      d(18.29, 'untaint', 'a0', NE), d(18.29, 'untaint', 'b0', NE), d(18.36, 'taint', 'b1', NS),
+      d(23.12, 'untaint', 'a0', NS), d(23.34, 'untaint', 'a1', NS), d(25.11, 'taint', 'b1', NE), d(27.2, 'taint', 'b0', NE),
+    ]);
+    const kcm = on([
+      d(16.11, 'mark-unknown', 'a0'), d(16.11, 'taint', 'a0', NS), d(16.11, 'taint', 'a0', NE), d(18.5, 'mark-unknown', 'a1'), d(18.5, 'mark-unknown', 'b0'),
+      d(18.77, 'mark-unknown', 'b1'), d(18.83, 'taint', 'a1', NS), d(18.86, 'taint', 'b0', NS), d(18.94, 'taint', 'b1', NS), d(19.11, 'taint', 'a1', NE),
+      d(19.24, 'untaint', 'a0', NE), d(23.26, 'untaint', 'a0', NS), d(23.33, 'untaint', 'a1', NS), d(25.23, 'untaint', 'a1', NE),
+      d(25.27, 'taint', 'b0', NE), d(27.32, 'taint', 'b1', NE),
+    ]);
+    const c = ctx({ toleranceMs: 3000, nodeZones });
+    const rows = compareDecisions(kcm, ours, c);
+    assert.deepEqual(rows.filter((r) => r.violation), []);
+    const ne = rows.filter((r) => r.action === 'taint' && r.detail === NE);
+    const raced = ne.find((r) => r.object === 'b0' && r.oursAtMs === T + 18_120);
+    assert.equal(raced?.outcome, 'ours only');
+    assert.match(raced?.difference ?? '', /all-zones stop race: ours/);
+    assert.deepEqual([ne.find((r) => r.object === 'b0' && r.oursAtMs === T + 27_200)?.outcome, ne.find((r) => r.object === 'b1')?.outcome], ['agree', 'agree']);
+    assert.match(ne.find((r) => r.object === 'a1')?.difference ?? '', /all-zones stop race: upstream/);
+    // Without the stop (b1 never marked, so not every node is down), ours' quick taint is not explained.
+    const noStop = compareDecisions(kcm, ours.filter((x) => x.object !== 'b1'), c);
+    assert.ok(noStop.some((r) => r.violation && r.object === 'b0' && r.detail === NE), 'a taint removed without an all-zones stop stays a violation');
+  });
+
   test('fromShadow keeps the compared actions in the recorder\'s form', () => {
     const base: Omit<ShadowDecision, 'action' | 'detail'> = { atMs: T, controller: 'x', object: { kind: 'Node', name: 'n1' }, reason: '' };
     assert.deepEqual(fromShadow({ ...base, action: 'taint', detail: 'node.kubernetes.io/unreachable:NoExecute' }), { atMs: T, object: 'n1', action: 'taint', detail: 'node.kubernetes.io/unreachable:NoExecute' });
