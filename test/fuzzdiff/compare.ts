@@ -28,8 +28,11 @@ export interface CompareContext {
    * `toMs`, when the runner has seen both up), `toMs` the end of the restart.
    */
   controllerRestarts: { fromMs: number; startedMs?: number; toMs: number }[];
-  /** kube-apiserver down, then started again. */
-  apiserverRestarts: { fromMs: number; toMs: number }[];
+  /**
+   * kube-apiserver down, then started again: `fromMs` the stop, `toMs` when it answered `/readyz`,
+   * `servingMs` (when recorded) the recorder's first answered poll after the stop, up to `toMs`.
+   */
+  apiserverRestarts: { fromMs: number; toMs: number; servingMs?: number }[];
   /** Toleration edits: pod key and when the edit was written. */
   tolerationEdits: { pod: string; atMs: number }[];
   /** End of recording: decisions this close to it may still get their counterpart after it. */
@@ -119,8 +122,9 @@ const RECONNECT_ACTIONS: readonly DiffAction[] = ['mark-unknown', 'taint', 'dele
  * Explains ours earlier or ours only only for a decision made on what ours saw after the return,
  * while upstream's informers could still be backing off ({@link reconnectWindowMs}):
  * - the decision (for a deletion: ours' NoExecute taint that started its clock) came between the
- *   return and the end of that window (+ tolerance); none made before the return (that was judged on
- *   the pre-outage view) or after the window (upstream saw by then: a real difference);
+ *   return (the recorder's first answered poll after the stop, else `/readyz`) and the end of that
+ *   window (+ tolerance); none made before the return (that was judged on the pre-outage view) or
+ *   after the window (upstream saw by then: a real difference);
  * - ours earlier: upstream's counterpart no later than the window's end + one grace period +
  *   upstream's own detection window (+ pod GC's 20 s pass for a force delete or detach): a later one
  *   is not upstream's blindness;
@@ -139,11 +143,14 @@ function reconnectRace(r: CompareRow, c: RuleInput): boolean {
   if ((r.outcome !== 'ours earlier' && r.outcome !== 'ours only') || t === undefined || !RECONNECT_ACTIONS.includes(r.action)) return false;
   return c.apiserverRestarts.some((w) => {
     if (!Number.isFinite(w.toMs)) return false;
+    // From when the API server answered again (before its `/readyz`, when the runner recorded it);
+    // the outage counted to `/readyz` only widens the bound (a longer D, a later end).
+    const backMs = w.servingMs ?? w.toMs;
     const untilMs = w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.toleranceMs;
     if (r.action === 'delete-pod') {
       const node = r.node;
       const oursTaint = node === undefined ? undefined : lastNoExecute(c.ours, node, t);
-      if (node === undefined || oursTaint === undefined || !inWindow(oursTaint, w.toMs, untilMs)) return false;
+      if (node === undefined || oursTaint === undefined || !inWindow(oursTaint, backMs, untilMs)) return false;
       if (c.tolerationEdits.some((e) => e.pod === r.object && e.atMs >= oursTaint - c.toleranceMs)) return false;
       const clockMs = t - oursTaint;
       if (r.outcome === 'ours earlier') {
@@ -159,7 +166,7 @@ function reconnectRace(r: CompareRow, c: RuleInput): boolean {
             c.kcm.some((u) => u.action === 'untaint' && u.object === node && u.detail === k.detail && u.atMs >= k.atMs && u.atMs <= k.atMs + clockMs + c.toleranceMs)),
       );
     }
-    if (!inWindow(t, w.toMs, untilMs)) return false;
+    if (!inWindow(t, backMs, untilMs)) return false;
     // Upstream's force delete (and the detach after it) comes at its pod GC pass after its sight returns.
     const podGcMs = r.action === 'force-delete' || r.action === 'detach' ? POD_GC_PERIOD_MS : 0;
     if (r.outcome === 'ours earlier') return (r.kcmAtMs ?? 0) <= untilMs + podGcMs + c.graceMs + upstreamWindowMs(c);

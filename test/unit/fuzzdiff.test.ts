@@ -389,6 +389,14 @@ describe('comparison: the reconnect race after an API server outage', () => {
     assert.equal(far[0]?.violation, true);
   });
 
+  test("the return is the recorder's first answered poll when recorded (the API server serves before its /readyz); a decision before it is not explained", () => {
+    const served = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 30_000, servingMs: T + 26_000 }], endMs: T + 200_000 };
+    const taint = (atS: number): Decision => n(atS, 'taint', 'n1', NE);
+    assert.match(compareDecisions([taint(40)], [taint(27)], ctx(served))[0]?.difference ?? '', race);
+    assert.equal(compareDecisions([taint(40)], [taint(25)], ctx(served))[0]?.violation, true);
+    assert.equal(compareDecisions([taint(40)], [taint(27)], ctx(api))[0]?.violation, true);
+  });
+
   test('an ours-only taint after the return is explained only when the end, or the recovery ours saw, came within the window', () => {
     const taint = n(40, 'taint', 'n1', NE);
     assert.match(compareDecisions([], [taint], ctx({ ...api, endMs: T + 90_000 }))[0]?.difference ?? '', race);
