@@ -100,14 +100,14 @@ function upstreamWindowMs(c: CompareContext): number {
  * The reset only shortens (the manager resets to 800 ms when 2 min have passed since its last reset);
  * a fresh state at the outage holds in fuzz:diff (kube-controller-manager is started afresh for each
  * scenario, with at most one API server restart). Not bounded: 429s from a watch cache still
- * initialising after `/readyz` (each one more step).
+ * initialising after `/readyz` (each one more step). Never throws.
  */
 export function reconnectWindowMs(outageMs: number): number {
   const firstAttemptMs = Math.min(2 * outageMs + 1600, 60_000);
   return firstAttemptMs + Math.min(2 * firstAttemptMs, 60_000);
 }
 
-/** Ours' last NoExecute taint of `node` at or before `atMs` (epoch ms), if any. */
+/** When `ds` last NoExecute-tainted `node` at or before `atMs` (epoch ms), if they did. */
 function lastNoExecute(ds: readonly Decision[], node: string, atMs: number): number | undefined {
   return ds
     .filter((d) => d.action === 'taint' && d.object === node && d.detail.endsWith(':NoExecute') && d.atMs <= atMs)
