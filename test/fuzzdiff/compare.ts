@@ -28,8 +28,11 @@ export interface CompareContext {
    * `toMs`, when the runner has seen both up), `toMs` the end of the restart.
    */
   controllerRestarts: { fromMs: number; startedMs?: number; toMs: number }[];
-  /** kube-apiserver down, then started again. */
-  apiserverRestarts: { fromMs: number; toMs: number }[];
+  /**
+   * kube-apiserver down, then started again: `fromMs` the stop, `toMs` when it answered `/readyz`,
+   * `servingMs` (when recorded) the recorder's first answered poll after the stop, up to `toMs`.
+   */
+  apiserverRestarts: { fromMs: number; toMs: number; servingMs?: number }[];
   /** Toleration edits: pod key and when the edit was written. */
   tolerationEdits: { pod: string; atMs: number }[];
   /** End of recording: decisions this close to it may still get their counterpart after it. */
@@ -81,6 +84,100 @@ function upstreamWindowMs(c: CompareContext): number {
 
 /** The decisions whose timing follows the node's detection, which node-lifecycle.md #1/#2 lets ours make within upstream's window. */
 const DETECTION_ACTIONS: ReadonlySet<string> = new Set(['mark-unknown', 'taint', 'mark-pod-not-ready', 'delete-pod']);
+
+/**
+ * How long after kube-apiserver is back (the runner's `toMs`: it answered `/readyz`) upstream's
+ * informers may still show the pre-outage state, for an outage of `outageMs`; both in **ms**.
+ *
+ * From client-go v1.37.2 `tools/cache/reflector.go`: every failed list or watch waits
+ * `delayHandler()`, a `wait.Backoff{800ms, ×2, jitter 1.0, cap 30 s}` with `DelayWithReset(2 min)`
+ * (apimachinery `wait.delay`: the wait of step k is uniform in [b_k, 2·b_k), b_k = min(0.8·2^k, 30) s).
+ * - The first attempt after the return: the last failed attempt came at most D after the first
+ *   failure, and the bases before it sum to b − 0.8 s, so its base b < D + 0.8 s and the wait after it
+ *   ends before 2·b: within **min(2·D + 1.6 s, 60 s)** of the return.
+ * - That attempt is a watch from the pre-outage resourceVersion; the restarted API server's watch
+ *   cache starts at its own list (apiserver `watchCacheHistory.GetIntervalLocked`: older is
+ *   "too old resource version"), so the answer is 410, `watch` returns, `ListAndWatch` returns, and
+ *   the reflector's `Until` loop (sliding) waits `delayHandler()` once more before it relists: the next
+ *   base min(2·b, 30 s), a wait below **min(4·D + 3.2 s, 60 s)**.
+ * The reset only shortens (the manager resets to 800 ms when 2 min have passed since its last reset);
+ * a fresh state at the outage holds in fuzz:diff (kube-controller-manager is started afresh for each
+ * scenario, with at most one API server restart). Not bounded: 429s from a watch cache still
+ * initialising after `/readyz` (each one more step). Never throws.
+ */
+export function reconnectWindowMs(outageMs: number): number {
+  const firstAttemptMs = Math.min(2 * outageMs + 1600, 60_000);
+  return firstAttemptMs + Math.min(2 * firstAttemptMs, 60_000);
+}
+
+/** When `ds` last NoExecute-tainted `node` at or before `atMs` (epoch ms), if they did. */
+function lastNoExecute(ds: readonly Decision[], node: string, atMs: number): number | undefined {
+  return ds
+    .filter((d) => d.action === 'taint' && d.object === node && d.detail.endsWith(':NoExecute') && d.atMs <= atMs)
+    .reduce<number | undefined>((m, d) => (m === undefined || d.atMs > m ? d.atMs : m), undefined);
+}
+
+/** Actions the reconnect race may explain: each a reaction to what a controller sees when its sight returns. */
+const RECONNECT_ACTIONS: readonly DiffAction[] = ['mark-unknown', 'taint', 'delete-pod', 'force-delete', 'detach'];
+
+/**
+ * The reconnect race after an API server outage (docs/safety.md, "After an API server outage").
+ * Explains ours earlier or ours only only for a decision made on what ours saw after the return,
+ * while upstream's informers could still be backing off ({@link reconnectWindowMs}):
+ * - the decision (for a deletion: ours' NoExecute taint that started its clock) came between the
+ *   return (the recorder's first answered poll after the stop, else `/readyz`) and the end of that
+ *   window (+ tolerance); none made before the return (that was judged on the pre-outage view) or
+ *   after the window (upstream saw by then: a real difference);
+ * - ours earlier: upstream's counterpart no later than the window's end + one grace period +
+ *   upstream's own detection window (+ pod GC's 20 s pass for a force delete or detach): a later one
+ *   is not upstream's blindness;
+ * - a deletion: the pod's tolerations were not edited after ours' taint, upstream's clock also started
+ *   after the stop, and ours' clock (taint to deletion) is no shorter than upstream's: its deadline is
+ *   never earlier than upstream's would be on the same view; ours only, when upstream's clock from
+ *   its own taint (no earlier than ours' − tolerance) would have run out only after the end, or
+ *   upstream removed that taint first; with no taint of upstream's after the stop, only when the end
+ *   came within the window;
+ * - any other ours only: the end came within the window (+ pod GC's 20 s pass for a force delete or
+ *   detach), or ours itself removed a taint of the node within it (the state upstream would see on
+ *   its return was gone).
+ */
+function reconnectRace(r: CompareRow, c: RuleInput): boolean {
+  const t = r.oursAtMs;
+  if ((r.outcome !== 'ours earlier' && r.outcome !== 'ours only') || t === undefined || !RECONNECT_ACTIONS.includes(r.action)) return false;
+  return c.apiserverRestarts.some((w) => {
+    if (!Number.isFinite(w.toMs)) return false;
+    // From when the API server answered again (before its `/readyz`, when the runner recorded it);
+    // the outage counted to `/readyz` only widens the bound (a longer D, a later end).
+    const backMs = w.servingMs ?? w.toMs;
+    const untilMs = w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.toleranceMs;
+    if (r.action === 'delete-pod') {
+      const node = r.node;
+      const oursTaint = node === undefined ? undefined : lastNoExecute(c.ours, node, t);
+      if (node === undefined || oursTaint === undefined || !inWindow(oursTaint, backMs, untilMs)) return false;
+      if (c.tolerationEdits.some((e) => e.pod === r.object && e.atMs >= oursTaint - c.toleranceMs)) return false;
+      const clockMs = t - oursTaint;
+      if (r.outcome === 'ours earlier') {
+        const kcmTaint = lastNoExecute(c.kcm, node, r.kcmAtMs ?? 0);
+        return kcmTaint !== undefined && kcmTaint >= w.fromMs && clockMs >= (r.kcmAtMs ?? 0) - kcmTaint - c.toleranceMs;
+      }
+      const theirs = c.kcm.filter((k) => k.action === 'taint' && k.object === node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs);
+      if (theirs.length === 0) return c.endMs <= untilMs;
+      return theirs.some(
+        (k) =>
+          k.atMs >= oursTaint - c.toleranceMs &&
+          (k.atMs + clockMs > c.endMs - c.toleranceMs ||
+            c.kcm.some((u) => u.action === 'untaint' && u.object === node && u.detail === k.detail && u.atMs >= k.atMs && u.atMs <= k.atMs + clockMs + c.toleranceMs)),
+      );
+    }
+    if (!inWindow(t, backMs, untilMs)) return false;
+    // Upstream's force delete (and the detach after it) comes at its pod GC pass after its sight returns.
+    const podGcMs = r.action === 'force-delete' || r.action === 'detach' ? POD_GC_PERIOD_MS : 0;
+    if (r.outcome === 'ours earlier') return (r.kcmAtMs ?? 0) <= untilMs + podGcMs + c.graceMs + upstreamWindowMs(c);
+    if (c.endMs <= untilMs + podGcMs) return true;
+    const node = r.node ?? r.object;
+    return podGcMs === 0 && c.ours.some((o) => o.action === 'untaint' && o.object === node && o.atMs >= t && o.atMs <= untilMs);
+  });
+}
 
 /** How a compared pair or a lone decision came out. */
 export type Outcome = 'agree' | 'ours later' | 'ours earlier' | 'ours only' | 'KCM only' | 'untaint' | 'cut off';
@@ -325,6 +422,13 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) =>
       r.outcome === 'KCM only' &&
       (c.shadowLag ?? []).some((w) => w.toMs >= (r.kcmAtMs ?? 0) - c.graceMs - c.maxTolerationMs - c.toleranceMs && w.fromMs <= (r.kcmAtMs ?? 0) + c.toleranceMs),
+  },
+  {
+    // Not a difference of ours' controllers: both sides regain sight after an outage when their
+    // informers' jittered backoff lets them, so which one acts first on the state at reconnect is
+    // chance. Tried last: the named differences above claim their rows first.
+    name: "reconnect race after an API server outage: ours decided on what it saw once its sight returned, while kube-controller-manager's informers may still have been backing off (client-go reflector: first attempt within min(2·D + 1.6 s, 60 s) of the return, one more step before the relist its 410 forces)",
+    explains: reconnectRace,
   },
 ];
 

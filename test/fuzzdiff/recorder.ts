@@ -58,6 +58,12 @@ export class DecisionRecorder {
   readonly decisions: Decision[] = [];
   /** Polls that failed (API server down, timeouts). */
   failedPolls = 0;
+  /**
+   * When a poll succeeded again after failed ones, epoch **ms**: an upper bound (by one poll) of when
+   * kube-apiserver answered again after an outage, which its `/readyz` may follow by seconds.
+   */
+  readonly answeredAgainMs: number[] = [];
+  #failing = false;
   readonly #clients: KubeClients;
   readonly #selector: string;
   readonly #namespace: string;
@@ -103,7 +109,14 @@ export class DecisionRecorder {
     const tick = (): void => {
       if (this.#stopped) return;
       this.#running = this.#poll()
-        .catch(() => void this.failedPolls++)
+        .then(() => {
+          if (this.#failing) this.answeredAgainMs.push(Date.now());
+          this.#failing = false;
+        })
+        .catch(() => {
+          this.failedPolls++;
+          this.#failing = true;
+        })
         .finally(() => {
           if (!this.#stopped) this.#timer = setTimeout(tick, POLL_MS);
         });

@@ -389,6 +389,12 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     ctx.shadowLag = sampler.lagIntervals(SHADOW_LAG_MS);
     if (Math.max(lag.leases, lag.nodes) > SHADOW_LAG_MS) notes.push(`the shadow's caches trailed the API server: Leases up to ${(lag.leases / 1000).toFixed(1)} s, Nodes up to ${(lag.nodes / 1000).toFixed(1)} s`);
     await recorder.stop();
+    // The first poll answered after each stop: the API server was back by then (the comparison's
+    // reconnect race counts ours' decisions from there, not from the later `/readyz`).
+    for (const w of ctx.apiserverRestarts) {
+      const back = recorder.answeredAgainMs.find((t) => t > w.fromMs);
+      if (back !== undefined && back <= w.toMs) w.servingMs = back;
+    }
     if (controllers) await stopControllers(controllers, ours, notes);
     controllers = undefined;
     const kcm = recorder.decisions.filter((d) => d.atMs >= t0);

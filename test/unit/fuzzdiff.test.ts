@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ShadowDecision } from '../../src/shadow/decisions.js';
-import { compareDecisions, fromShadow, type CompareContext } from '../fuzzdiff/compare.js';
+import { compareDecisions, fromShadow, reconnectWindowMs, type CompareContext } from '../fuzzdiff/compare.js';
 import type { Decision } from '../fuzzdiff/recorder.js';
 import { buildCampaignReport, renderMarkdown } from '../fuzzdiff/report.js';
 import { generateScenarios, parseScenario, type Step } from '../fuzzdiff/scenario.js';
@@ -376,5 +376,124 @@ describe('comparison: a pass taken away by an outage, upstream deciding after it
     // 10 s before the stop: beyond upstream's window (4 s here), upstream's pass could have come before it.
     const long = compareDecisions([mark(29.5)], [mark(10)], ctx(api));
     assert.equal(long[0]?.violation, true);
+  });
+});
+
+describe('comparison: the reconnect race after an API server outage', () => {
+  // Outage 10 s (T+20 s to T+30 s): upstream's informers may be blind until reconnectWindowMs(10 s) =
+  // 21.6 + 43.2 = 64.8 s after the return (+ the 2 s tolerance): to T+96.8 s.
+  const api = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 30_000 }], endMs: T + 200_000 };
+  const n = (atS: number, action: Decision['action'], node: string, detail = ''): Decision => ({ ...d(atS, action, node, detail), node });
+  const pod = (atS: number, node: string, name = `ns/p-${node}`): Decision => ({ ...d(atS, 'delete-pod', name), node });
+  const NE = 'node.kubernetes.io/not-ready:NoExecute';
+  const race = /reconnect race after an API server outage/;
+
+  test('reconnectWindowMs: first attempt min(2·D + 1.6 s, 60 s) after the return, plus the relist step a 410 forces', () => {
+    assert.equal(reconnectWindowMs(10_000), 21_600 + 43_200);
+    assert.equal(reconnectWindowMs(18_500), 38_600 + 60_000);
+    assert.equal(reconnectWindowMs(40_000), 60_000 + 60_000);
+  });
+
+  test("reconnectWindowMs bounds client-go's reflector (800 ms × 2, jitter 1.0, cap 30 s) after any outage, tightly; 2·D + 1.6 s alone does not bound the relist", () => {
+    // apimachinery wait.delay: the wait of a step is uniform in [base, 2·base); the next base is min(2·base, 30 s).
+    // Jitter fractions in [0, 1): failures from the stop, the first attempt after the return (a 410), one more step, the relist.
+    const sight = (outageMs: number, jitter: (i: number) => number): number => {
+      let at = 0;
+      let base = 800;
+      let i = 0;
+      const step = (): void => {
+        at += base + jitter(i++) * base;
+        base = Math.min(2 * base, 30_000);
+      };
+      while (at < outageMs) step(); // each attempt before the return is refused
+      step(); // the attempt after the return got 410 Gone: ListAndWatch returns, Until waits once more
+      return at - outageMs;
+    };
+    let rnd = 42;
+    const random = (): number => ((rnd = (rnd * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    let tightest = 0;
+    let beyondFirstAttempt = 0;
+    for (let outageMs = 500; outageMs <= 90_000; outageMs += 250) {
+      const bound = reconnectWindowMs(outageMs);
+      for (let k = 0; k < 20; k++) assert.ok(sight(outageMs, random) < bound, `outage ${outageMs} ms`);
+      // The worst case: the shortest waits during the outage (the last refused attempt as late and its
+      // base as large as can be), then the longest ones: to the attempt after the return, and to the relist.
+      let at = 0;
+      let base = 800;
+      while (at + base < outageMs) {
+        at += base;
+        base = Math.min(2 * base, 30_000);
+      }
+      const longest = 0.999_999;
+      const worst = at + (1 + longest) * base + (1 + longest) * Math.min(2 * base, 30_000) - outageMs;
+      assert.ok(worst < bound);
+      tightest = Math.max(tightest, worst / bound);
+      if (worst > Math.min(2 * outageMs + 1600, 60_000)) beyondFirstAttempt++;
+    }
+    assert.ok(tightest > 0.99, `the bound is tight (worst/bound ${tightest})`);
+    assert.ok(beyondFirstAttempt > 0, 'the relist step goes beyond the first-attempt formula');
+  });
+
+  test("ours' Unknown mark and taints after the return, within upstream's window, are explained; before the return or after the window they are not", () => {
+    const mark = (atS: number): Decision => n(atS, 'mark-unknown', 'n1');
+    const within = compareDecisions([mark(60)], [mark(40)], ctx(api));
+    assert.match(within[0]?.difference ?? '', race);
+    // During the outage (before the runner saw /readyz): judged on the pre-outage view, not explained.
+    const during = compareDecisions([mark(60)], [mark(28)], ctx(api));
+    assert.equal(during[0]?.violation, true);
+    // After the window (upstream surely saw by T+96.8 s): a real difference.
+    const late = compareDecisions([mark(120)], [mark(100)], ctx(api));
+    assert.equal(late[0]?.violation, true);
+    // Upstream's counterpart long after its sight returned (window end + grace + 4 s): not its blindness.
+    const far = compareDecisions([mark(115)], [mark(40)], ctx(api));
+    assert.equal(far[0]?.violation, true);
+  });
+
+  test("the return is the recorder's first answered poll when recorded (the API server serves before its /readyz); a decision before it is not explained", () => {
+    const served = { apiserverRestarts: [{ fromMs: T + 20_000, toMs: T + 30_000, servingMs: T + 26_000 }], endMs: T + 200_000 };
+    const taint = (atS: number): Decision => n(atS, 'taint', 'n1', NE);
+    assert.match(compareDecisions([taint(40)], [taint(27)], ctx(served))[0]?.difference ?? '', race);
+    assert.equal(compareDecisions([taint(40)], [taint(25)], ctx(served))[0]?.violation, true);
+    assert.equal(compareDecisions([taint(40)], [taint(27)], ctx(api))[0]?.violation, true);
+  });
+
+  test('an ours-only taint after the return is explained only when the end, or the recovery ours saw, came within the window', () => {
+    const taint = n(40, 'taint', 'n1', NE);
+    assert.match(compareDecisions([], [taint], ctx({ ...api, endMs: T + 90_000 }))[0]?.difference ?? '', race);
+    const recovered = compareDecisions([], [taint, n(50, 'untaint', 'n1', NE)], ctx(api)).find((r) => r.outcome === 'ours only');
+    assert.match(recovered?.difference ?? '', race);
+    // The scenario went on long after upstream's sight had to return, and upstream never tainted: a violation.
+    assert.equal(compareDecisions([], [taint], ctx(api))[0]?.violation, true);
+  });
+
+  test("an earlier deletion is explained only when both clocks started after the outage and ours' is no shorter than upstream's", () => {
+    // Ours tainted at 35 s and deleted 17 s later; upstream tainted at 50 s and deleted 17 s later.
+    const same = compareDecisions([n(50, 'taint', 'n1', NE), pod(67, 'n1')], [n(35, 'taint', 'n1', NE), pod(52, 'n1')], ctx(api));
+    assert.match(same.find((r) => r.action === 'delete-pod')?.difference ?? '', race);
+    // Ours' clock 5 s where upstream's is 17 s: ours' deadline earlier than upstream's would be.
+    const short = compareDecisions([n(50, 'taint', 'n1', NE), pod(67, 'n1')], [n(35, 'taint', 'n1', NE), pod(40, 'n1')], ctx(api));
+    assert.equal(short.find((r) => r.action === 'delete-pod')?.violation, true);
+    // Ours' clock started before the outage: a timer, not the view at reconnect.
+    const before = compareDecisions([n(50, 'taint', 'n1', NE), pod(67, 'n1')], [n(15, 'taint', 'n1', NE), pod(45, 'n1')], ctx(api));
+    assert.equal(before.find((r) => r.action === 'delete-pod')?.violation, true);
+    // The pod's tolerations were edited after ours' taint: the clocks cannot be compared.
+    const edited = compareDecisions([n(50, 'taint', 'n1', NE), pod(67, 'n1')], [n(35, 'taint', 'n1', NE), pod(52, 'n1')], ctx({ ...api, tolerationEdits: [{ pod: 'ns/p-n1', atMs: T + 40_000 }] }));
+    assert.equal(edited.find((r) => r.action === 'delete-pod')?.violation, true);
+  });
+
+  test("an ours-only deletion is explained when upstream's own later clock would run out after the end or was cancelled; not when it had time", () => {
+    const ours = [n(35, 'taint', 'n1', NE), pod(52, 'n1')];
+    // Upstream tainted at 50 s; with ours' 17 s clock its deletion would come at 67 s, after the end at 60 s.
+    const cut = compareDecisions([n(50, 'taint', 'n1', NE)], ours, ctx({ ...api, endMs: T + 60_000 }));
+    assert.match(cut.find((r) => r.action === 'delete-pod')?.difference ?? '', race);
+    // Upstream removed its taint 10 s after adding it (the node recovered in its view): its clock never ran out.
+    const cancelled = compareDecisions([n(50, 'taint', 'n1', NE), n(60, 'untaint', 'n1', NE)], ours, ctx(api));
+    assert.match(cancelled.find((r) => r.action === 'delete-pod')?.difference ?? '', race);
+    // Upstream's clock had 130 s to run out and never did: ours deleted where upstream would not.
+    const kept = compareDecisions([n(50, 'taint', 'n1', NE)], ours, ctx(api));
+    assert.equal(kept.find((r) => r.action === 'delete-pod')?.violation, true);
+    // Upstream's taint came before ours' (its clock started first) and it never deleted: not a race.
+    const first = compareDecisions([n(31, 'taint', 'n1', NE)], ours, ctx({ ...api, endMs: T + 60_000 }));
+    assert.equal(first.find((r) => r.action === 'delete-pod')?.violation, true);
   });
 });
