@@ -152,6 +152,13 @@ function reconnectRace(r: CompareRow, c: RuleInput): boolean {
     const untilMs = w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.toleranceMs;
     if (r.action === 'delete-pod') {
       const node = r.node;
+      // The operator's out-of-service taint (NoExecute, tolerated by none of the fleet's pods): each side
+      // deletes as soon as it sees it, so a deletion on what ours saw after the return is the race alone;
+      // ours only when the taint went (or the run ended) before upstream's sight had to be back.
+      const oos = (c.outOfService ?? []).find((o) => o.node === node && o.fromMs <= t && t <= o.toMs);
+      if (oos && inWindow(t, backMs, untilMs)) {
+        return r.outcome === 'ours earlier' ? (r.kcmAtMs ?? 0) <= untilMs : Math.min(oos.toMs, c.endMs) <= untilMs;
+      }
       const oursTaint = node === undefined ? undefined : lastNoExecute(c.ours, node, t);
       if (node === undefined || oursTaint === undefined || !inWindow(oursTaint, backMs, untilMs)) return false;
       if (c.tolerationEdits.some((e) => e.pod === r.object && e.atMs >= oursTaint - c.toleranceMs)) return false;
@@ -323,6 +330,21 @@ export const DIFFERENCES: readonly Difference[] = [
       const theirs = zoneNoExecuteTimes(c.kcm, zone, c.nodeZones)[k];
       return theirs !== undefined && (r.oursAtMs ?? 0) >= theirs - upstreamWindowMs(c);
     },
+  },
+  {
+    // Ours observes each Node update when it arrives, in both directions: a node that reports Ready
+    // loses its NoExecute taint at that update, upstream's at its next monitor pass
+    // (`processTaintBaseEviction` → `markNodeAsReachable`); a toleration deadline that upstream reaches in
+    // between deletes there alone (campaign scenario 900/35: ours untainted at the Ready report, upstream
+    // deleted and untainted 1.3 s later). Removing a taint sooner only reduces.
+    name: "node-lifecycle.md #1, recovery: ours removed the node's NoExecute taint at its Ready report, upstream only at its next monitor pass, and upstream's deadline fell between (reduces)",
+    explains: (r, c) =>
+      r.action === 'delete-pod' && r.outcome === 'KCM only' && r.node !== undefined &&
+      c.ours.some(
+        (u) =>
+          u.action === 'untaint' && u.object === r.node && u.detail.endsWith(':NoExecute') && u.atMs <= (r.kcmAtMs ?? 0) + c.toleranceMs &&
+          c.kcm.some((k) => k.action === 'untaint' && k.object === r.node && k.detail === u.detail && k.atMs >= (r.kcmAtMs ?? 0) - c.toleranceMs && k.atMs >= u.atMs - c.toleranceMs && k.atMs <= u.atMs + upstreamWindowMs(c)),
+      ),
   },
   {
     name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',

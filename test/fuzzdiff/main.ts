@@ -57,7 +57,16 @@ function recompare(files: readonly string[], out: string): number {
       // Reports written before the runner recorded the zones: the fleet names nodes `<prefix>-<zone>-<i>`.
       const nodes = [...x.kcm, ...x.ours].filter((d) => x.prefix !== undefined && !d.object.includes('/') && d.object.startsWith(`${x.prefix}-`)).map((d) => d.object);
       const nodeZones = x.ctx.nodeZones ?? Object.fromEntries(nodes.map((n) => [n, n.slice((x.prefix ?? '').length + 1).replace(/-\d+$/, '')]));
-      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts), outOfService: open(x.ctx.outOfService), nodeZones };
+      // Reports written before the runner recorded `servingMs`: kube-controller-manager's first write the
+      // recorder saw after the stop proves the API server answered by then (the recorder's time is an
+      // upper bound of the write's), so it bounds the return from above: the rules that start at the
+      // return only get stricter than with the true time.
+      const serving = <W extends { fromMs: number; toMs: number; servingMs?: number }>(w: W): W => {
+        if (w.servingMs !== undefined) return w;
+        const first = x.kcm.filter((k) => k.atMs > w.fromMs && k.atMs < w.toMs).reduce<number | undefined>((m, k) => (m === undefined || k.atMs < m ? k.atMs : m), undefined);
+        return first === undefined ? w : { ...w, servingMs: first };
+      };
+      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts).map(serving), outOfService: open(x.ctx.outOfService), nodeZones };
       const scenario = parseScenario(readFileSync(x.file, 'utf8'));
       results.push({ scenario, file: x.file, wallMs: x.wallMs, kcm: x.kcm, ours: x.ours, rows: compareDecisions(x.kcm, x.ours, ctx), notes: x.notes });
     }

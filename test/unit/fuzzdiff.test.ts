@@ -497,3 +497,45 @@ describe('comparison: the reconnect race after an API server outage', () => {
     assert.equal(first.find((r) => r.action === 'delete-pod')?.violation, true);
   });
 });
+
+describe('comparison: out-of-service deletions after an API server outage (campaign scenario 1100/1)', () => {
+  // Outage T+8 s to T+22 s (D = 14 s: upstream may be blind until 29.6 + 59.2 = 88.8 s after the return).
+  const api = { apiserverRestarts: [{ fromMs: T + 8_000, toMs: T + 22_000, servingMs: T + 21_000 }], endMs: T + 46_000 };
+  const pod = (atS: number, node: string, name: string): Decision => ({ ...d(atS, 'delete-pod', name), node });
+  const race = /reconnect race after an API server outage/;
+
+  test("ours' deletion on an out-of-service node it saw after the return is the race, ours only when the taint went first; one before the return, or with no out-of-service taint, is not", () => {
+    const outOfService = [{ node: 'n0', fromMs: T + 16_000, toMs: T + 28_000 }, { node: 'n1', fromMs: T + 25_000, toMs: Number.POSITIVE_INFINITY }];
+    const ours = [pod(21.9, 'n0', 'ns/a'), pod(25.3, 'n1', 'ns/b'), pod(20.5, 'n0', 'ns/early'), pod(25.3, 'n2', 'ns/none')];
+    const kcm = [pod(30.3, 'n1', 'ns/b')];
+    const rows = compareDecisions(kcm, ours, ctx({ ...api, outOfService }));
+    const by = new Map(rows.map((r) => [r.object, r]));
+    assert.match(by.get('ns/a')?.difference ?? '', race);
+    assert.match(by.get('ns/b')?.difference ?? '', race);
+    assert.equal(by.get('ns/b')?.outcome, 'ours earlier');
+    // Before the API server answered again: decided on the view from before the outage.
+    assert.equal(by.get('ns/early')?.violation, true);
+    // No out-of-service taint and no NoExecute taint of ours on n2: nothing started a clock.
+    assert.equal(by.get('ns/none')?.violation, true);
+    // The taint stayed on past upstream's window (a long run): upstream had to see it and did not delete.
+    const long = compareDecisions([], [pod(21.9, 'n0', 'ns/a')], ctx({ ...api, endMs: T + 300_000, outOfService: [{ node: 'n0', fromMs: T + 16_000, toMs: Number.POSITIVE_INFINITY }] }));
+    assert.equal(long[0]?.violation, true);
+  });
+});
+
+describe('comparison: recovery seen at the update (campaign scenario 900/35)', () => {
+  test("upstream's deletion between ours' removal of the NoExecute taint at the Ready report and upstream's own removal at its pass is a reduction; with no removal of ours, or upstream's removal long after, it is a lost eviction", () => {
+    const NE = 'node.kubernetes.io/not-ready:NoExecute';
+    const n = (atS: number, action: Decision['action'], detail = ''): Decision => ({ ...d(atS, action, 'b1', detail), node: 'b1' });
+    const del: Decision = { ...d(16.3, 'delete-pod', 'ns/p'), node: 'b1' };
+    const c = ctx({ toleranceMs: 3000 }); // monitor period 2 s: upstream's window 7 s
+    const rows = compareDecisions([n(10.09, 'taint', NE), del, n(16.3, 'untaint', NE)], [n(10.06, 'taint', NE), n(15.02, 'untaint', NE)], c);
+    const row = rows.find((r) => r.object === 'ns/p');
+    assert.equal(row?.outcome, 'KCM only');
+    assert.match(row?.difference ?? '', /node-lifecycle\.md #1, recovery/);
+    const kept = compareDecisions([n(10.09, 'taint', NE), del, n(16.3, 'untaint', NE)], [n(10.06, 'taint', NE)], c);
+    assert.equal(kept.find((r) => r.object === 'ns/p')?.violation, true);
+    const late = compareDecisions([n(10.09, 'taint', NE), del, n(40, 'untaint', NE)], [n(10.06, 'taint', NE), n(15.02, 'untaint', NE)], c);
+    assert.equal(late.find((r) => r.object === 'ns/p')?.violation, true);
+  });
+});
