@@ -347,6 +347,21 @@ export const DIFFERENCES: readonly Difference[] = [
       ),
   },
   {
+    // Upstream's tainting pass retries a `SwapNodeControllerTaint` whose write failed (a timeout that
+    // landed, a conflict), and `AddOrUpdateTaint` replaces a taint whose timeAdded differs: the taint
+    // stays, only its stamp moves. No new taint, and no new deadline: `processPodOnNode` keeps a
+    // scheduled eviction's CreatedAt. The recorder sees every version, so a removal in between would
+    // be an untaint (campaign scenario 700/40: re-stamped 2.2 s after the first stamp).
+    name: 'node-lifecycle.md #6: a NoExecute taint re-stamped in place by upstream (no removal in between); ours never re-stamps, and the taint was there all along',
+    explains: (r, c) => {
+      if (r.action !== 'taint' || !isNoExecute(r) || r.outcome !== 'KCM only') return false;
+      const at = r.kcmAtMs ?? 0;
+      const before = c.kcm.filter((k) => k.object === r.object && k.detail === r.detail && k.atMs < at && (k.action === 'taint' || k.action === 'untaint'));
+      const last = before.reduce<Decision | undefined>((m, k) => (m === undefined || k.atMs >= m.atMs ? k : m), undefined);
+      return last?.action === 'taint';
+    },
+  },
+  {
     name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',
     explains: (r) => r.action === 'mark-pod-not-ready' && (r.outcome === 'ours only' || r.outcome === 'ours earlier'),
   },

@@ -539,3 +539,16 @@ describe('comparison: recovery seen at the update (campaign scenario 900/35)', (
     assert.equal(late.find((r) => r.object === 'ns/p')?.violation, true);
   });
 });
+
+describe('comparison: a NoExecute taint re-stamped in place (campaign scenario 700/40)', () => {
+  test("upstream's second stamp of a taint it never removed is no lost taint; a second taint after a removal is", () => {
+    const NE = 'node.kubernetes.io/unreachable:NoExecute';
+    const n = (atS: number, action: Decision['action']): Decision => ({ ...d(atS, action, 'b1', NE), node: 'b1' });
+    const restamp = compareDecisions([n(13.54, 'taint'), n(15.77, 'taint'), n(18.01, 'untaint')], [n(12.2, 'taint'), n(16.11, 'untaint')], ctx({ toleranceMs: 3000 }));
+    const kcmOnly = restamp.filter((r) => r.outcome === 'KCM only');
+    assert.equal(kcmOnly.length, 1);
+    assert.match(kcmOnly[0]?.difference ?? '', /re-stamped in place/);
+    const readded = compareDecisions([n(13.54, 'taint'), n(14, 'untaint'), n(15.77, 'taint')], [n(12.2, 'taint')], ctx({ toleranceMs: 3000 }));
+    assert.equal(readded.find((r) => r.outcome === 'KCM only' && r.action === 'taint')?.violation, true);
+  });
+});
