@@ -26,6 +26,12 @@ export interface SavedLease {
   readonly renewTime?: number;
   /** `metadata.resourceVersion` of the Lease as seen when it renewed; absent when unknown. */
   readonly resourceVersion?: string;
+  /**
+   * True once a monitor pass has run since this renewal was saved ({@link leaseSeenByPass}). Until
+   * then a newer version of the same renewal (same `renewTime`) replaces it, as upstream's pass,
+   * which reads the lister only then, saves the newest version it finds (see {@link observeNodeHealth}).
+   */
+  readonly seenByPass?: boolean;
 }
 
 /**
@@ -132,6 +138,14 @@ function renewedBefore(saved: SavedLease, observed: Pick<Lease, 'renewTime'>): b
   return saved.renewTime !== undefined && observed.renewTime !== undefined && saved.renewTime < observed.renewTime;
 }
 
+/**
+ * Whether `observed` is another version of the renewal `saved` holds, and no monitor pass has run
+ * since it was saved: the same `renewTime` (present on both), another resourceVersion.
+ */
+function sameRenewalNewerVersion(saved: SavedLease, observed: Pick<Lease, 'renewTime' | 'resourceVersion'>): boolean {
+  return saved.seenByPass !== true && saved.renewTime !== undefined && saved.renewTime === observed.renewTime && saved.resourceVersion !== observed.resourceVersion;
+}
+
 function savedLeaseOf(lease: Pick<Lease, 'renewTime' | 'resourceVersion'>): SavedLease {
   return lease.renewTime === undefined ? { resourceVersion: lease.resourceVersion } : { renewTime: lease.renewTime, resourceVersion: lease.resourceVersion };
 }
@@ -190,6 +204,10 @@ function markConditionsUnknown(node: Pick<Node, 'conditions' | 'creationTimestam
  *   grace (upstream's "Ready condition removed" branch is unreachable; see the comment in the body).
  * - Like upstream, a record rebuilt on a status heartbeat forgets the saved Lease, so the next
  *   observation of an unchanged Lease counts as one more heartbeat.
+ * - The saved Lease's resourceVersion is what the live read of `NodeControllerLeaseCircuitBreaker`
+ *   compares. A newer version of the saved renewal (same renewTime) replaces it until a monitor
+ *   pass has run ({@link leaseSeenByPass}), as upstream's pass saves the newest version it reads;
+ *   it moves no timestamp.
  *
  * @param prev the record from the previous observation, or `undefined` on first sight.
  * @param node the node as read from the cache (not mutated).
@@ -274,6 +292,16 @@ export function observeNodeHealth(
   if (lease !== undefined && (savedLease === undefined || renewedBefore(savedLease, lease))) {
     savedLeaseOut = savedLeaseOf(lease);
     probeTimestamp = nowMs;
+  } else if (lease !== undefined && savedLeaseOut !== undefined && sameRenewalNewerVersion(savedLeaseOut, lease)) {
+    // Part of deliberate difference 1 (docs/node-lifecycle.md): we save a renewal when its event
+    // arrives, upstream at its next monitor pass, from the lister, which by then holds the newest
+    // version of the Lease. A second write of the same renewal before that pass (the kubelet
+    // writing twice in one instant, another writer touching the Lease) is what upstream saves and
+    // later compares the live read with; keeping the first version would make that read differ
+    // forever and the node would never be judged, an eviction upstream makes lost. After a pass
+    // the saved version is final, as upstream's: a later change that is not a renewal still holds
+    // the node. Only the resourceVersion changes: the probe timestamp, so every deadline, stays.
+    savedLeaseOut = savedLeaseOf(lease);
   }
 
   const expired = nowMs > probeTimestamp + gracePeriodMs;
@@ -312,10 +340,24 @@ export function observeNodeHealth(
       probeTimestamp,
       readyTransitionTimestamp: nowMs,
       conditions: copyConditions(finalConditions),
-      ...(lease !== undefined ? { lease: savedLeaseOf(lease) } : {}),
+      // Upstream saves this Lease in the pass that writes the status, so no later version of it
+      // is taken for the renewal: only a later one could make the node be judged where upstream's is not.
+      ...(lease !== undefined ? { lease: { ...savedLeaseOf(lease), seenByPass: true } } : {}),
     };
   }
   return out;
+}
+
+/**
+ * The record after a monitor pass observed it: its saved Lease is final, as upstream's is once its
+ * pass saved it (`tryUpdateNodeHealth` reads the lister only in the pass), so a later version of the
+ * same renewal no longer replaces it (see {@link observeNodeHealth}).
+ * @param health the node's record. @returns the same object when there is nothing to mark, else a copy. Never throws.
+ * Mirrors the timing of upstream's `nodeHealth.lease = observedLease` in `tryUpdateNodeHealth`.
+ */
+export function leaseSeenByPass(health: NodeHealth): NodeHealth {
+  if (health.lease === undefined || health.lease.seenByPass === true) return health;
+  return { ...health, lease: { ...health.lease, seenByPass: true } };
 }
 
 /**

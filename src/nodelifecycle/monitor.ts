@@ -17,6 +17,7 @@ import type { TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler } from '../util/scheduler.js';
 import {
   isReadyToNotReadyTransition,
+  leaseSeenByPass,
   nextProbeDeadline,
   nodeNotReadyEvent,
   observeNodeHealth,
@@ -208,7 +209,14 @@ export class NodeHealthMonitor implements NodeHealthReader {
         this.#d.log.info({ node: name, zone: formatZoneKey(info.zone) }, 'Removing node from controller');
       }
       const syncs: Promise<void>[] = [];
-      for (const node of nodes) if (this.monitorOne(node.name, true)) syncs.push(this.#nextHealthSync(node.name));
+      for (const node of nodes) {
+        if (this.monitorOne(node.name, true)) syncs.push(this.#nextHealthSync(node.name));
+        // Upstream's pass is where it saves a renewal; from here on the saved Lease version is
+        // final (part of deliberate difference 1). Also for a node handed to the health queue:
+        // marking it early only keeps a later version out, so the node is judged no more than upstream's.
+        const h = this.#health.get(node.name);
+        if (h) this.#health.set(node.name, leaseSeenByPass(h));
+      }
       cpuMs += threadCpuMs() - cpuFrom;
       waited = syncs.length;
       await this.#awaitHealthSyncs(syncs);

@@ -9,6 +9,7 @@ import {
   REASON_NODE_STATUS_NEVER_UPDATED,
   REASON_NODE_STATUS_UNKNOWN,
   isReadyToNotReadyTransition,
+  leaseSeenByPass,
   nextProbeDeadline,
   nodeNotReadyEvent,
   observeNodeHealth,
@@ -350,7 +351,8 @@ describe('observeNodeHealth details (§2.8)', () => {
       probeTimestamp: FAKE_NOW,
       readyTransitionTimestamp: FAKE_NOW + HOUR,
       conditions: later.unknownConditions,
-      lease: { renewTime: FAKE_NOW, resourceVersion: '1' },
+      // Final, as upstream's, which saves it in the pass that writes: no later version replaces it.
+      lease: { renewTime: FAKE_NOW, resourceVersion: '1', seenByPass: true },
     });
     // Write failed: the pre-write record keeps the old saved Ready, so the retry sees the same state.
     assert.equal(savedReadyCondition(later.health)?.status, 'True');
@@ -395,6 +397,65 @@ describe('observeNodeHealth details (§2.8)', () => {
 // ---------------------------------------------------------------------------
 // Properties.
 // ---------------------------------------------------------------------------
+
+describe('deliberate difference 1: a second version of a renewal before the next monitor pass', () => {
+  const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]);
+  const version = (renewTime: number, resourceVersion: string): Lease => ({ ...lease(renewTime), resourceVersion });
+
+  test('replaces the saved version (what upstream saves at its pass) without moving the probe timestamp', () => {
+    const first = observeNodeHealth(undefined, node, version(FAKE_NOW, '66'), FAKE_NOW, OPTS);
+    const second = observeNodeHealth(first.health, node, version(FAKE_NOW, '67'), FAKE_NOW + 10, OPTS);
+    assert.deepEqual(second.health.lease, { renewTime: FAKE_NOW, resourceVersion: '67' });
+    assert.equal(second.health.probeTimestamp, FAKE_NOW);
+  });
+
+  test('after a monitor pass the saved version is final, as upstream: a later change that is not a renewal is kept out', () => {
+    const first = observeNodeHealth(undefined, node, version(FAKE_NOW, '66'), FAKE_NOW, OPTS);
+    const passed = leaseSeenByPass(first.health);
+    assert.deepEqual(passed.lease, { renewTime: FAKE_NOW, resourceVersion: '66', seenByPass: true });
+    assert.equal(leaseSeenByPass(passed), passed, 'no copy when already marked');
+    const touched = observeNodeHealth(passed, node, version(FAKE_NOW, '67'), FAKE_NOW + 10, OPTS);
+    assert.equal(touched.health.lease?.resourceVersion, '66');
+    // The next renewal is a new one, saved and open again until the next pass.
+    const renewed = observeNodeHealth(touched.health, node, version(FAKE_NOW + 10_000, '70'), FAKE_NOW + 10_000, OPTS);
+    assert.deepEqual(renewed.health.lease, { renewTime: FAKE_NOW + 10_000, resourceVersion: '70' });
+  });
+
+  test('an older renewTime, or a Lease without one, never replaces it', () => {
+    const first = observeNodeHealth(undefined, node, version(FAKE_NOW, '66'), FAKE_NOW, OPTS);
+    assert.equal(observeNodeHealth(first.health, node, version(FAKE_NOW - 1, '67'), FAKE_NOW + 10, OPTS).health.lease?.resourceVersion, '66');
+    assert.equal(observeNodeHealth(first.health, node, { ...lease(undefined), resourceVersion: '67' }, FAKE_NOW + 10, OPTS).health.lease?.resourceVersion, '66');
+  });
+
+  test('property: never moves the probe timestamp, so never brings an expiry (an Unknown write) sooner', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ dt: fc.integer({ min: 0, max: 20_000 }), renew: fc.integer({ min: -1, max: 1 }), pass: fc.boolean() }), { maxLength: 30 }),
+        (steps) => {
+          // The same observations with and without the second-version rule (versions 'v' vs. the
+          // same resourceVersion every time): the probe timestamps and expiries agree at every step.
+          let t = FAKE_NOW;
+          let renewTime = FAKE_NOW;
+          let rv = 1;
+          let a = observeNodeHealth(undefined, node, version(renewTime, String(rv)), t, OPTS).health;
+          let b = observeNodeHealth(undefined, node, version(renewTime, '1'), t, OPTS).health;
+          for (const s of steps) {
+            t += s.dt;
+            renewTime = Math.min(t, renewTime + s.renew * 1000);
+            rv++;
+            const oa = observeNodeHealth(a, node, version(renewTime, String(rv)), t, OPTS);
+            const ob = observeNodeHealth(b, node, version(renewTime, '1'), t, OPTS);
+            assert.equal(oa.health.probeTimestamp, ob.health.probeTimestamp);
+            assert.equal(oa.expired, ob.expired);
+            assert.equal(oa.needsStatusUpdate, ob.needsStatusUpdate);
+            a = s.pass ? leaseSeenByPass(oa.health) : oa.health;
+            b = s.pass ? leaseSeenByPass(ob.health) : ob.health;
+          }
+        },
+      ),
+    );
+  });
+});
 
 describe('properties', () => {
   /** Walks a node through observations; heartbeats land at `beats` (ms offsets), observations at `looks`. */

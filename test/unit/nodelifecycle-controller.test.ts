@@ -476,24 +476,54 @@ describe('NodeControllerLeaseCircuitBreaker: the live Lease read before a node i
     assert.ok(statusWrites(w, 'a-n0').length > 0, 'without the gate a lagging Lease cache marks live nodes Unknown');
   });
 
-  test('a Lease changed without a renewal (same renewTime, new resourceVersion) keeps its node from being marked, as upstream', async (t) => {
-    // Upstream compares the live resourceVersion with nodeHealth.lease, the Lease seen at the last
-    // renewal; a later change that is not a renewal (a label, an owner reference) never matches, so
-    // upstream never marks that node Unknown while the gate is on. Ours may not act more.
-    const w = await world(t);
-    w.alive.delete('a-n0');
-    const key = 'kube-node-lease/a-n0';
+  /** A write of a-n0's Lease that is not a renewal (same renewTime, a new resourceVersion: a label, an owner reference), in the API and the cache. */
+  function touchLease(w: World, node: string): void {
+    const key = `kube-node-lease/${node}`;
     const last = w.leases.get(key);
     assert.ok(last);
-    const relabelled: Lease = { ...last, resourceVersion: w.nextResourceVersion() };
-    w.apiLeases.set(key, relabelled);
-    w.leases.set(key, relabelled);
-    w.ctl.leaseChanged('a-n0');
-    w.leaseCacheRV = relabelled.resourceVersion;
+    const touched: Lease = { ...last, resourceVersion: w.nextResourceVersion() };
+    w.apiLeases.set(key, touched);
+    w.leases.set(key, touched);
+    w.ctl.leaseChanged(node);
+    w.leaseCacheRV = touched.resourceVersion;
+  }
+
+  test('a Lease changed without a renewal (same renewTime, new resourceVersion) after a monitor pass saw the renewal keeps its node from being marked, as upstream', async (t) => {
+    // Upstream compares the live resourceVersion with nodeHealth.lease, the Lease its pass saved
+    // at the last renewal; a later change that is not a renewal never matches, so upstream never
+    // marks that node Unknown while the gate is on. Ours may not act more: this fails if the
+    // version saved once a pass has run is ever replaced.
+    const w = await world(t);
+    await w.run(1000, 500);
+    w.alive.delete('a-n0');
+    w.renew('a-n0'); // its last renewal, at +21 s
+    await w.run(6000, 500); // the pass at +25 s saves it
+    touchLease(w, 'a-n0');
     await w.run(2 * GRACE_MS, 500);
     assert.deepEqual(statusWrites(w, 'a-n0'), []);
     assert.ok(w.leaseReads.filter((n) => n === 'a-n0').length >= 2, 'read again on each pass');
+    assert.deepEqual(w.noExecuteAdds(), []);
     assert.equal(readyOf(w, 'a-n1'), 'True');
+  });
+
+  test('a second version of a renewal (same renewTime) written before the next monitor pass is the one compared with the live read: the dead node is marked, as upstream', async (t) => {
+    // Upstream saves a renewal in its next 5 s pass, from the lister, which by then holds the second
+    // version; its live read matches that one and it marks the node. Ours sees each Lease event
+    // (deliberate difference 1) and used to keep the first version, so every live read differed and
+    // the dead node was never marked (fuzz run #1043 of seed 20261130: a kubelet renewing twice at
+    // one instant, test/unit/fuzz-regressions/lease-written-twice.test.ts).
+    const w = await world(t);
+    await w.run(1000, 500); // +21 s: the pass at +20 s has run, the next is at +25 s
+    w.alive.delete('a-n0');
+    w.renew('a-n0');
+    touchLease(w, 'a-n0');
+    await w.run(GRACE_MS + 3 * 5000, 500);
+    assert.deepEqual(statusWrites(w, 'a-n0').map((x) => x.detail), ['Unknown']);
+    assert.equal(w.podReady('default/pod0'), 'False');
+    assert.deepEqual(
+      w.noExecuteAdds().map((x) => x.target),
+      ['a-n0'],
+    );
   });
 
   test('an Unknown node that already carries its NoExecute taint is not read again on every pass', async (t) => {
