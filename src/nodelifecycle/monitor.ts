@@ -27,6 +27,7 @@ import {
   type NodeHealthObservation,
 } from './health.js';
 import { LeaseCircuitBreaker } from './leasecircuitbreaker.js';
+import { newestUnreadable } from './unreadable.js';
 import { formatZoneKey, getZoneKey } from './zones.js';
 import { NODE_WORKERS, recordEvent, type HealthMonitorDeps, type HealthMonitorLinks, type NodeHealthReader, type NodeLifecycleView } from './parts.js';
 
@@ -265,6 +266,12 @@ export class NodeHealthMonitor implements NodeHealthReader {
     if (this.#l.stopped()) return undefined;
     const node = this.#d.caches.nodes.get(name);
     if (!node) return undefined;
+    // Deliberate difference 24: the cached copy is stale (its newest version is malformed). Upstream's
+    // status write from its stale copy conflicts and the re-GET cannot be decoded, so it skips the
+    // node ("Skipping - no pods will be evicted"); we neither judge it nor act on it until it can be
+    // read (its readable version arrives as an update, which observes it again). Zone states still
+    // count it as last judged.
+    if (newestUnreadable(this.#d.caches.nodes, name)) return undefined;
     if (!this.#checkSight()) return undefined;
     if (this.#breaker.cacheBehind()) return undefined;
     this.#ensureRegistered(node);
