@@ -52,7 +52,11 @@ export interface Source<T> extends ReadStore<T> {
 
 /** The caches by name, as descriptors declare them in {@link ControllerDescriptor.informers}. */
 export interface ControllerSources {
-  nodes: Source<Node>;
+  /**
+   * `newestUnreadable(name)`: the cache holds only the last readable version of the node, its newest
+   * being malformed (src/kube/informercache.ts `keepLastReadable`): count it, but decide nothing on it.
+   */
+  nodes: Source<Node> & { newestUnreadable(name: string): boolean };
   /**
    * Node heartbeat Leases (`kube-node-lease/<node>`); `resourceVersion`: the cache's last list/watch
    * resourceVersion; `expectResourceVersion`: a live read showed this resourceVersion, so a watch

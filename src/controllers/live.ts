@@ -119,7 +119,8 @@ export function liveSources(
   const daemonSets = daemonSetInformer(clients, informerOpts);
   const informers = [realNodes, leases, realPods, daemonSets] as LiveInformer<unknown>[];
   const sources: ControllerSources = {
-    nodes: informerSource(nodes),
+    // Asked of the real informer: the shadow overlay changes what a node looks like, not whether it could be read.
+    nodes: { ...informerSource(nodes), newestUnreadable: (n) => realNodes.newestUnreadable(n) },
     leases: { ...informerSource(leases), resourceVersion: () => leases.stats().resourceVersion, expectResourceVersion: (rv) => leases.expectResourceVersion(rv) },
     pods: { ...informerSource(pods), onNode: (n) => pods.byIndex(POD_NODE_NAME_INDEX, n) },
     daemonSets: { has: (k) => daemonSets.get(k) !== undefined, inNamespace: (ns) => daemonSets.byIndex(DAEMON_SET_NAMESPACE_INDEX, ns) },

@@ -39,7 +39,7 @@ import { sleepUnlessAborted, type Clock, type TimerHandle } from '../util/clock.
 import { CatchUpDeadline } from './catchup.js';
 import { apiStatusCode, describeError, instrumentWatch } from './client.js';
 import type { Logger } from '../log/logger.js';
-import { InformerCache, type AddHandler, type DeleteHandler, type Entry, type ResyncHandler, type UpdateHandler, type WatchingHandler } from './informercache.js';
+import { InformerCache, UnreadableObjectError, type AddHandler, type DeleteHandler, type Entry, type ResyncHandler, type UpdateHandler, type WatchingHandler } from './informercache.js';
 import {
   asObj,
   compareResourceVersions,
@@ -281,16 +281,8 @@ export class Informer<T> {
         this.#syncWaiters = this.#syncWaiters.filter((w) => w !== waiter);
         reject(signal?.reason);
       };
-      const waiter = {
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        reject: (err: unknown) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(err);
-        },
-      };
+      const unhook = (): void => signal?.removeEventListener('abort', onAbort);
+      const waiter = { resolve: () => (unhook(), resolve()), reject: (err: unknown) => (unhook(), reject(err)) };
       this.#syncWaiters.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
@@ -299,6 +291,11 @@ export class Informer<T> {
   /** The cached object with this key, or `undefined`. */
   get(key: string): T | undefined {
     return this.#cache.get(key);
+  }
+
+  /** See {@link InformerCache.newestUnreadable}: `get(key)` is the last readable version of a malformed object. */
+  newestUnreadable(key: string): boolean {
+    return this.#cache.newestUnreadable(key);
   }
 
   /** All cached objects (a new array; the objects are shared and must not be mutated). */
@@ -523,7 +520,10 @@ export class Informer<T> {
       if (!this.#alive(epoch)) return;
       this.#touch();
       rv ??= page.metadata?.resourceVersion ?? '';
-      for (const raw of page.items) this.#cache.collectListItem(fresh, raw, rawResourceVersion(raw));
+      for (const raw of page.items) {
+        const unreadable = this.#cache.collectListItem(fresh, raw, rawResourceVersion(raw));
+        if (unreadable) throw unreadable; // the whole list fails, as the reflector's does on one undecodable item
+      }
       cont = page.metadata?._continue || page.metadata?.continue || undefined;
       if (!cont) break;
     }
@@ -599,8 +599,8 @@ export class Informer<T> {
           if (initial?.ended && controller && !this.#watching) this.#setWatching(true);
           if (outcome === 'gone') gone = true;
           else if (outcome !== undefined) streamErr = outcome;
-          // A broken initial-events phase would never sync: end the stream (the loop backs off and retries).
-          if (outcome instanceof Error && initial && !initial.ended) finish(outcome, false);
+          // A broken initial-events phase would never sync, an unreadable object must be relisted: end the stream (the loop backs off and retries).
+          if (outcome instanceof Error && ((initial && !initial.ended) || outcome instanceof UnreadableObjectError)) finish(outcome, false);
         } catch (err) {
           // A converter or indexer bug must not kill the stream silently.
           this.#o.log.error({ informer: this.name, phase, err: describeError(err) }, 'failed to apply watch event');
@@ -642,14 +642,13 @@ export class Informer<T> {
       return undefined;
     }
     if (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED') return undefined;
-    this.#cache.collectEvent(initial.fresh, phase, raw, rv);
-    return undefined;
+    return this.#cache.collectEvent(initial.fresh, phase, raw, rv);
   }
 
   /**
    * Applies one watch event: an ERROR ends the stream, a BOOKMARK advances the resourceVersion,
    * an ADDED/MODIFIED/DELETED goes to the cache ({@link InformerCache.applyEvent}).
-   * @returns `'gone'` for a 410 ERROR event, an Error for any other ERROR event, else `undefined`.
+   * @returns `'gone'` for a 410 ERROR event, an Error for any other ERROR event or an unreadable object (informercache.ts `UnreadableObjectError`), else `undefined`.
    */
   #applyWatchEvent(phase: string, raw: unknown): 'gone' | Error | undefined {
     if (phase === 'ERROR') {
@@ -665,9 +664,10 @@ export class Informer<T> {
       return undefined;
     }
     if (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED') return undefined;
-    this.#cache.applyEvent(phase, raw, rv);
-    if (rv) this.#rv = rv;
-    return undefined;
+    const unreadable = this.#cache.applyEvent(phase, raw, rv);
+    if (unreadable) this.#rv = ''; // relist (failing until it can be read), as the reflector after a watch it could not decode
+    else if (rv) this.#rv = rv;
+    return unreadable;
   }
 
   // ---- timers -------------------------------------------------------------------------------

@@ -37,6 +37,29 @@ export interface Handlers<T> {
 export interface Entry<T> {
   obj: T;
   rv: string;
+  /** Set in a snapshot being collected: the newest version is malformed, `obj` is the last readable one. */
+  stale?: true;
+}
+
+/**
+ * A list, watch-list or watch event carried a malformed object of a `keepLastReadable` kind of which
+ * the cache holds no readable version: the informer treats that list (or stream) as failed and
+ * retries with its backoff, as client-go's reflector does when one item cannot be decoded. Judging
+ * the collection without the object could make a controller act more (a Node left out of its zone's
+ * count can turn a PartialDisruption zone Normal), so the informer stays unsynced (before its first
+ * sync) or without a watch stream (after it) until the object can be read: blind, never acting on
+ * a set it knows to be incomplete.
+ */
+export class UnreadableObjectError extends Error {
+  /** The object's cache key (`undefined` when even its name could not be read). */
+  readonly key: string | undefined;
+
+  /** @param informer the informer's name; @param key the object's cache key. */
+  constructor(informer: string, key: string | undefined) {
+    super(`informer ${informer}: ${key ?? 'an object without a name'} is malformed and no readable version of it is cached`);
+    this.name = 'UnreadableObjectError';
+    this.key = key;
+  }
 }
 
 /** What {@link InformerCache} needs of the informer's options (the same fields, same meaning). */
@@ -77,6 +100,8 @@ export class InformerCache<T> {
   readonly #handlers: Handlers<T> = { add: new Set(), update: new Set(), delete: new Set(), resync: new Set(), watching: new Set() };
   readonly #store = new Map<string, Entry<T>>();
   readonly #indices = new Map<string, Map<string, Set<string>>>();
+  /** Keys (`keepLastReadable` only) whose newest version is malformed: the store holds the last readable one. */
+  readonly #unreadable = new Set<string>();
   #malformed = 0;
 
   /** Cache key of a slim object (the informer's `keyOf`). */
@@ -100,6 +125,15 @@ export class InformerCache<T> {
   /** Objects skipped because the converter rejected them (or threw). */
   get malformed(): number {
     return this.#malformed;
+  }
+
+  /**
+   * Whether the newest version of `key` could not be read, so that {@link get} answers the last
+   * readable one (only with `keepLastReadable`; false for an absent key). Controllers count such an
+   * object but take no decision on it and write nothing to it (fail closed).
+   */
+  newestUnreadable(key: string): boolean {
+    return this.#unreadable.has(key);
   }
 
   /** See `Informer.get`. */
@@ -188,6 +222,8 @@ export class InformerCache<T> {
       }
     }
     for (const [key, next] of fresh) {
+      if (next.stale) this.#unreadable.add(key);
+      else this.#unreadable.delete(key);
       const old = this.#store.get(key);
       if (!old) {
         this.#put(key, next);
@@ -202,13 +238,19 @@ export class InformerCache<T> {
   /**
    * Applies one ADDED, MODIFIED or DELETED watch event of the raw object `raw` (resourceVersion
    * `rv`) to the store and tells the handlers. A malformed object is treated as absent (a delete),
-   * exactly as a relist would treat it, or with `keepLastReadable` leaves the last readable version.
+   * exactly as a relist would treat it, or with `keepLastReadable` leaves the last readable version
+   * (marked {@link newestUnreadable}).
+   * @returns an {@link UnreadableObjectError}, changing nothing, when with `keepLastReadable` the
+   *   object is malformed and the store has no readable version of it: the informer ends the stream
+   *   and relists, which fails until the object can be read (client-go's reflector fails the watch
+   *   and then the list that carry it). Otherwise `undefined`.
    */
-  applyEvent(phase: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown, rv: string): void {
+  applyEvent(phase: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown, rv: string): UnreadableObjectError | undefined {
     const obj = this.convert(raw);
     if (phase === 'DELETED') {
       const key = obj !== undefined ? this.keyOf(obj) : rawKey(raw);
       const old = key !== undefined ? this.#store.get(key) : undefined;
+      if (key !== undefined) this.#unreadable.delete(key);
       if (key !== undefined && old) {
         this.#remove(key, old);
         this.emit('delete', obj ?? old.obj);
@@ -216,6 +258,7 @@ export class InformerCache<T> {
     } else if (obj !== undefined) {
       const key = this.keyOf(obj);
       const old = this.#store.get(key);
+      this.#unreadable.delete(key);
       const next = { obj, rv };
       if (!old) {
         this.#put(key, next);
@@ -231,41 +274,54 @@ export class InformerCache<T> {
         this.#remove(key, old);
         this.emit('delete', old.obj);
       }
+    } else {
+      const key = rawKey(raw);
+      if (key === undefined || !this.#store.has(key)) return new UnreadableObjectError(this.#name, key);
+      this.#unreadable.add(key);
     }
+    return undefined;
   }
 
   /**
    * Records one item of a paginated list in `fresh` (a snapshot being collected for
    * {@link replace}). A malformed item is left out (absent), or, with `keepLastReadable`, keeps the
-   * store's current copy of its key when there is one.
+   * store's current copy of its key, marked stale.
+   * @returns an {@link UnreadableObjectError} when with `keepLastReadable` the item is malformed and
+   *   the store has no readable version of it: the whole list has failed (the informer retries with
+   *   its backoff, as client-go's reflector, whose list fails on one undecodable item). Otherwise `undefined`.
    */
-  collectListItem(fresh: Map<string, Entry<T>>, raw: unknown, rv: string): void {
+  collectListItem(fresh: Map<string, Entry<T>>, raw: unknown, rv: string): UnreadableObjectError | undefined {
     const obj = this.convert(raw);
     if (obj !== undefined) fresh.set(this.keyOf(obj), { obj, rv });
-    else this.#keepLast(fresh, rawKey(raw));
+    else return this.#keepLast(fresh, rawKey(raw));
+    return undefined;
   }
 
-  #keepLast(fresh: Map<string, Entry<T>>, key: string | undefined): void {
-    if (!this.#keepLastReadable || key === undefined) return;
-    const cur = this.#store.get(key);
-    if (cur) fresh.set(key, cur);
+  #keepLast(fresh: Map<string, Entry<T>>, key: string | undefined): UnreadableObjectError | undefined {
+    if (!this.#keepLastReadable) return undefined;
+    const cur = key !== undefined ? this.#store.get(key) : undefined;
+    if (key === undefined || !cur) return new UnreadableObjectError(this.#name, key);
+    fresh.set(key, { ...cur, stale: true });
+    return undefined;
   }
 
   /**
    * Records one event of a watch-list's initial phase in `fresh` (a snapshot being collected for
    * {@link replace}); nothing reaches the store or the handlers. A malformed object counts as in a
    * paginated list ({@link collectListItem}).
+   * @returns as {@link collectListItem}: an {@link UnreadableObjectError} fails the whole watch-list.
    */
-  collectEvent(fresh: Map<string, Entry<T>>, phase: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown, rv: string): void {
+  collectEvent(fresh: Map<string, Entry<T>>, phase: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown, rv: string): UnreadableObjectError | undefined {
     const obj = this.convert(raw);
     const key = obj !== undefined ? this.keyOf(obj) : rawKey(raw);
-    if (key === undefined) return;
+    if (key === undefined) return this.#keepLastReadable && obj === undefined ? new UnreadableObjectError(this.#name, key) : undefined;
     if (phase === 'DELETED') fresh.delete(key);
     else if (obj !== undefined) fresh.set(key, { obj, rv });
     else {
       fresh.delete(key);
-      this.#keepLast(fresh, key);
+      return this.#keepLast(fresh, key);
     }
+    return undefined;
   }
 
   #indexValues(index: string, obj: T): readonly string[] {

@@ -41,12 +41,15 @@
  *    `#needsLiveLeaseCheck` in monitor.ts and leasecircuitbreaker.ts.
  * 9. The NoExecute fence (fence.ts): while the all-zones stop is on, no taint write adds a
  *    NoExecute taint, even one started before the stop (upstream's in-flight swap can).
+ * 10. A node whose newest version could not be read (the cache keeps its last readable one) is
+ *    counted in zone states but neither judged nor written to, nor are its pods (unreadable.ts).
  * docs/node-lifecycle.md lists every difference and whether it can only delay or reduce an action.
  */
 import { steadyClock } from '../util/clock.js';
 import type { Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
 import { withNoExecuteFence } from './fence.js';
+import { withUnreadableNodeGuard } from './unreadable.js';
 import { NodeHealthMonitor } from './monitor.js';
 import { NoScheduleTaintPass } from './noschedule.js';
 import { ZoneTainting } from './tainting.js';
@@ -91,7 +94,9 @@ export class NodeLifecycleController {
     // clock that a forward NTP step cannot move ahead (steadyClock). The writer stamps `timeAdded`
     // and conditions with its own wall clock; only the Unknown conditions' lastTransitionTime
     // (health.ts) comes from this clock and may lag the wall clock by the steps since the start.
-    const deps: NodeLifecycleDeps = { ...given, clock: steadyClock(given.clock), writes: withNoExecuteFence(given, () => this.#zones.allZonesStopped()) };
+    // No write reaches a node whose newest version could not be read, nor its pods (unreadable.ts).
+    const writes = withUnreadableNodeGuard(withNoExecuteFence(given, () => this.#zones.allZonesStopped()), given.caches.nodes);
+    const deps: NodeLifecycleDeps = { ...given, clock: steadyClock(given.clock), writes };
     this.#d = deps;
     deps.judgements?.attachJudge();
     const stopped = (): boolean => this.#stopped;

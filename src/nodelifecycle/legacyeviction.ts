@@ -27,6 +27,7 @@ import {
   type PodQueue,
   type ZoneQueuesForEviction,
 } from './parts.js';
+import { newestUnreadable } from './unreadable.js';
 
 /**
  * The legacy eviction part: the health part's {@link NodeReaction} in legacy mode, and the zone
@@ -138,6 +139,8 @@ export class LegacyEviction implements NodeReaction, LegacyEvictionForZones {
   async evictOne(zone: string, v: TimedValue): Promise<TryResult> {
     const node = this.#d.caches.nodes.get(v.value);
     if (!this.#d.canSeeCluster()) return { done: false, waitMs: 1000 };
+    // Its newest version could not be read: held until it can (difference 24, unreadable.ts).
+    if (newestUnreadable(this.#d.caches.nodes, v.value)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
     if (!this.#zones.admits('LegacyEviction', zone, v.value)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
     const pods = this.#d.caches.pods.podsOnNode(v.value).filter((p) => p.nodeName === v.value);
     // 1.20 `DeletePods` records DeletingAllPods only when the node has pods.

@@ -7,7 +7,7 @@
  * `tryUpdateNodeHealth`, `updateNodeFunc`). What a judged node leads to (NoExecute taints, legacy
  * eviction) is the {@link NodeReaction} controller.ts hands in; zone states are the zone part's
  * ({@link ZoneStatesForHealth}), pod marking the pod readiness part's (podreadiness.ts).
- * Deliberate differences 1, 2, 5, 16 and 18 of docs/node-lifecycle.md live here.
+ * Deliberate differences 1, 2, 5, 16, 18 and 24 of docs/node-lifecycle.md live here.
  */
 import { leaseKey } from '../kube/informerfactory.js';
 import type { Lease, Node, NodeCondition } from '../kube/objects.js';
@@ -28,6 +28,7 @@ import {
   type NodeHealthObservation,
 } from './health.js';
 import { LeaseCircuitBreaker } from './leasecircuitbreaker.js';
+import { newestUnreadable } from './unreadable.js';
 import { formatZoneKey, getZoneKey } from './zones.js';
 import { NODE_WORKERS, recordEvent, type HealthMonitorDeps, type HealthMonitorLinks, type NodeHealthReader, type NodeLifecycleView } from './parts.js';
 
@@ -273,6 +274,12 @@ export class NodeHealthMonitor implements NodeHealthReader {
     if (this.#l.stopped()) return undefined;
     const node = this.#d.caches.nodes.get(name);
     if (!node) return undefined;
+    // Deliberate difference 24: the cached copy is stale (its newest version is malformed). Upstream's
+    // status write from its stale copy conflicts and the re-GET cannot be decoded, so it skips the
+    // node ("Skipping - no pods will be evicted"); we neither judge it nor act on it until it can be
+    // read (its readable version arrives as an update, which observes it again). Zone states still
+    // count it as last judged.
+    if (newestUnreadable(this.#d.caches.nodes, name)) return undefined;
     if (!this.#checkSight()) return undefined;
     if (this.#breaker.cacheBehind()) return undefined;
     this.#ensureRegistered(node);

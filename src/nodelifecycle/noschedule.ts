@@ -9,6 +9,7 @@ import type { Node, Taint } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { conditionTaintDiff } from './taints.js';
 import { NODE_WORKERS, type NoScheduleDeps, type NoScheduleLinks } from './parts.js';
+import { newestUnreadable } from './unreadable.js';
 
 const LABEL_RECONCILE: readonly [primary: string, secondary: string][] = [
   ['kubernetes.io/os', 'beta.kubernetes.io/os'],
@@ -65,7 +66,9 @@ export class NoScheduleTaintPass {
       return;
     }
     const node = this.#d.caches.nodes.get(name);
-    if (!node) return;
+    // A node whose newest version could not be read gets no write (difference 24, unreadable.ts);
+    // its readable version arrives as a node event, which queues it again.
+    if (!node || newestUnreadable(this.#d.caches.nodes, name)) return;
     const cachedDiff = conditionTaintDiff(node);
     if (cachedDiff.toAdd.length > 0 || cachedDiff.toRemove.length > 0) {
       // The diff is recomputed on the copy the patch starts from (our own last write's response

@@ -56,7 +56,12 @@ export interface NodeLifecycleConfig {
 
 /** The informer caches the controller reads. Lease keys are `kube-node-lease/<node>`; pod keys `ns/name`. */
 export interface NodeLifecycleCaches {
-  nodes: ReadStore<Node>;
+  /**
+   * `newestUnreadable(name)`: the cache holds only the last readable version of the node (its newest
+   * is malformed; src/kube/informercache.ts); the controller counts it in zone states but takes no
+   * decision on it and writes nothing to it (unreadable.ts). Absent: every cached node is current.
+   */
+  nodes: ReadStore<Node> & { newestUnreadable?(name: string): boolean };
   leases: ReadStore<Lease>;
   pods: ReadStore<Pod> & { podsOnNode(nodeName: string): readonly Pod[] };
   /**

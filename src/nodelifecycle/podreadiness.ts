@@ -14,6 +14,7 @@ import { WorkQueue } from '../kube/workqueue.js';
 import { EVENT_POD_MARKING_HELD, podNeedsNotReadyMark, podNeedsNotReadyOnNode, podNodeNotReadyEvent, savedReadyCondition } from './health.js';
 import type { WriteResult } from './writer.js';
 import { recordEvent, type PodQueue, type PodReadinessDeps, type PodReadinessLinks } from './parts.js';
+import { newestUnreadable } from './unreadable.js';
 
 // Upstream podUpdateWorkerSize is 4, but its pod workers only handle pod updates; ours also mark a
 // failed node's pods NotReady (deliberate difference 11), which needs as many writes in flight as
@@ -93,6 +94,9 @@ export class PodReadiness implements PodQueue {
     const health = this.#l.health.health(pod.nodeName);
     if (!health) return; // the node's first pass will handle it
     if (!this.#d.caches.nodes.get(pod.nodeName)) return;
+    // Nothing is decided on a node whose newest version could not be read (difference 24); the
+    // monitor passes queue its pods again once it can be.
+    if (newestUnreadable(this.#d.caches.nodes, pod.nodeName)) return;
     if (this.podMarkingHeld()) return;
     const ready = savedReadyCondition(health)?.status;
     const evicting = this.#l.processPod?.(pod, health, ready);
@@ -138,7 +142,7 @@ export class PodReadiness implements PodQueue {
     let held = 0;
     for (const [name, info] of this.#l.health.registered()) {
       const ready = savedReadyCondition(this.#l.health.health(name))?.status;
-      if (ready === undefined || ready === 'True' || !this.#d.caches.nodes.get(name)) continue;
+      if (ready === undefined || ready === 'True' || !this.#d.caches.nodes.get(name) || newestUnreadable(this.#d.caches.nodes, name)) continue;
       const pods = this.#d.caches.pods.podsOnNode(name).filter((p) => podNeedsNotReadyMark(p, name));
       if (pods.length === 0 || afterStop) continue;
       if (!stopped) {

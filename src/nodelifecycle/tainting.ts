@@ -49,6 +49,7 @@ import {
   type ZoneTaintingLinks,
   type ZoneView,
 } from './parts.js';
+import { newestUnreadable } from './unreadable.js';
 
 const EVENT_SOURCE_TAINT_PASS_MS = 100; // upstream scheduler.NodeEvictionPeriod
 const RETRY_WAIT_MS = 50; // upstream retries a failed taint swap "after 0"; 50 ms avoids a hot loop
@@ -371,6 +372,9 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       return { done: true, waitMs: 0 };
     }
     if (!this.#d.canSeeCluster()) return { done: false, waitMs: 1000 };
+    // Its newest version could not be read: held until it can (difference 24, unreadable.ts), as
+    // upstream's swap, whose GET of the node fails, is retried.
+    if (newestUnreadable(this.#d.caches.nodes, node.name)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
     // The saved condition includes our own Unknown write, which the cache may not show yet.
     const ready = savedReadyCondition(this.#l.health.health(node.name)) ?? getCondition(node.conditions, NODE_READY);
     if (!ready) return { done: false, waitMs: RETRY_WAIT_MS };
@@ -581,6 +585,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       this.#d.log.warn({}, 'Controller detected that all Nodes are not-Ready. Entering master disruption mode');
       this.#l.legacy.forgetEvictions(); // 1.20 cancelPodEviction on every node: nodeEvictionMap status unmarked
       for (const node of this.#d.caches.nodes.list()) {
+        if (newestUnreadable(this.#d.caches.nodes, node.name)) continue; // nothing written to it (difference 24)
         void this.#markNodeAsReachable(node).catch((err: unknown) =>
           this.#d.log.warn({ node: node.name, err: describeError(err) }, 'removing NoExecute taints failed'),
         );

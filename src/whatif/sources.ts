@@ -73,7 +73,8 @@ export function clusterSources(cluster: InMemoryCluster, ruleOf: (p: Pod) => Pod
     list: () => cluster.podList().filter((p) => p.nodeName !== '').map(asAffinity),
   };
   return {
-    nodes: mapSource({ get: (k) => cluster.nodes.get(k), list: () => cluster.nodeList() }, (h) => cluster.on('nodes', h)),
+    // The in-memory cluster's nodes are objects, not wire data: every one is readable.
+    nodes: { ...mapSource({ get: (k) => cluster.nodes.get(k), list: () => cluster.nodeList() }, (h) => cluster.on('nodes', h)), newestUnreadable: () => false },
     leases: {
       ...mapSource({ get: (k) => cluster.leases.get(k), list: () => [...cluster.leases.values()] }, (h) => cluster.on('leases', h)),
       resourceVersion: () => cluster.leaseResourceVersion(),

@@ -448,9 +448,15 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       { config, clock: controllerClock, log: silentLogger, metrics: createMetrics({ defaultMetrics: false }), identity: `fuzz-${mine}`, sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => clusterIO(cluster, d) },
       enabledControllers(config),
     );
-    for (const r of list) r.controller.start();
     running = list;
     lastRestartAt = clock.now();
+    // As `run`, which starts its controllers only once every cache has synced (upstream's
+    // WaitForNamedCacheSync): a Node or Lease that cannot be read when the process starts holds them all.
+    caches.whenSynced(() => {
+      if (generation !== mine) return;
+      for (const r of list) r.controller.start();
+      lastRestartAt = clock.now();
+    });
   };
   const stopProcess = async (): Promise<void> => {
     pendingStart?.cancel();

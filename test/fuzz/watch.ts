@@ -8,6 +8,13 @@
  * resourceVersion replays them) or, for a 410 Gone, the cache relists (the difference between what
  * it held and the API is delivered as adds, updates and deletes, as client-go's Replace does).
  *
+ * Malformed objects follow src/kube/informercache.ts: a Pod or VolumeAttachment is absent; a Node or
+ * Lease keeps its last readable version, marked `newestUnreadable`; and a Node or Lease cache whose
+ * process started while one of its objects was malformed (so it has no readable version of it) is
+ * not synced until that object can be read: its first list fails as a whole, as the informer's (and
+ * client-go's reflector's) does. `run` starts no controller before every cache synced; the harness
+ * waits the same way ({@link ProcessCaches.whenSynced}).
+ *
  * Times: epoch milliseconds.
  */
 import type { ControllerSources, SourceHandlers } from '../../src/controllers/context.js';
@@ -59,6 +66,10 @@ export class ProcessCaches {
    * of each malformed object, which the cache keeps instead of dropping it (`resource:key` → object).
    */
   readonly #lastReadable = new Map<string, unknown>();
+  /** Called once every cache has synced ({@link whenSynced}). */
+  #onSynced: (() => void) | undefined;
+  /** When the process (and so its informers) started, epoch ms. */
+  readonly #createdAt: number;
 
   /**
    * @param clock the true clock (the API's), epoch ms.
@@ -68,6 +79,7 @@ export class ProcessCaches {
   constructor(cluster: InMemoryCluster, clock: Clock, malformed: Iterable<string> = [], ruleOf?: (p: Pod) => PodRule) {
     this.#cluster = cluster;
     this.#clock = clock;
+    this.#createdAt = clock.now();
     this.#malformed = new Set(malformed);
     const base = clusterSources(cluster, ruleOf) as unknown as Record<string, Record<string, unknown>>;
     const out: Record<string, unknown> = { ...base };
@@ -82,15 +94,34 @@ export class ProcessCaches {
   /** The process stopped: its handlers hear nothing more. */
   stop(): void {
     this.#live = false;
+    this.#onSynced = undefined;
+  }
+
+  /**
+   * Whether `resource`'s cache has synced: false for a Node or Lease cache holding a malformed object
+   * of which it has no readable version (its first list fails until the object can be read).
+   */
+  synced(resource: WatchedResource): boolean {
+    if (!KEEPS_LAST_READABLE[resource]) return true;
+    for (const id of this.#malformed) if (id.startsWith(`${resource}:`) && !this.#lastReadable.has(id)) return false;
+    return true;
+  }
+
+  /** Calls `start` now when every cache has synced, else once they have (a no-op after {@link stop}). */
+  whenSynced(start: () => void): void {
+    if (WATCHED.every((r) => this.synced(r))) start();
+    else this.#onSynced = start;
   }
 
   /** The object `key` of `resource` turns malformed: the cache drops it (a no-op while its watch is down). @returns whether it applied. */
   malform(resource: WatchedResource, key: string): boolean {
     if (!this.#live || this.#drops.has(resource) || this.#malformed.has(`${resource}:${key}`)) return false;
     const cur = this.#store(resource).get(key);
+    // An unsynced cache holds nothing yet (its lists keep failing): no version to keep.
+    const synced = this.synced(resource);
     this.#malformed.add(`${resource}:${key}`);
     if (KEEPS_LAST_READABLE[resource]) {
-      if (cur !== undefined) this.#lastReadable.set(`${resource}:${key}`, cur);
+      if (cur !== undefined && synced) this.#lastReadable.set(`${resource}:${key}`, cur);
       return true;
     }
     if (cur !== undefined) for (const h of this.#handlers.get(resource) ?? []) h.delete?.(cur);
@@ -100,6 +131,16 @@ export class ProcessCaches {
   /** A readable version of `key` arrives: the cache has it again (an add, or, while the watch is down, on its return). */
   unmalform(resource: WatchedResource, key: string): void {
     if (!this.#malformed.delete(`${resource}:${key}`) || !this.#live) return;
+    this.#deliverReadable(resource, key);
+    const start = this.#onSynced;
+    if (start && WATCHED.every((r) => this.synced(r))) {
+      // The informer's retried list succeeds: it syncs, and the process starts its controllers.
+      this.#onSynced = undefined;
+      start();
+    }
+  }
+
+  #deliverReadable(resource: WatchedResource, key: string): void {
     const last = this.#lastReadable.get(`${resource}:${key}`);
     this.#lastReadable.delete(`${resource}:${key}`);
     const cur = this.#store(resource).get(key);
@@ -212,10 +253,14 @@ export class ProcessCaches {
       const all = d ? [...d.held.values()] : list();
       return this.#malformed.size > 0 ? all.map(asCached).filter((o) => o !== undefined) : all;
     };
-    out.isWatching = () => !this.#drops.has(resource);
+    out.hasSynced = () => this.synced(resource);
+    out.isWatching = () => !this.#drops.has(resource) && this.synced(resource);
+    // A Node or Lease whose newest version is malformed is read as its last readable one: count it, decide nothing on it.
+    if (resource === 'nodes') out.newestUnreadable = (k: string) => this.#malformed.has(`nodes:${k}`);
     out.blindForMs = () => {
       const d = this.#drops.get(resource);
-      return d ? Math.max(1, this.#clock.now() - d.since) : 0;
+      if (d) return Math.max(1, this.#clock.now() - d.since);
+      return this.synced(resource) ? 0 : Math.max(1, this.#clock.now() - this.#createdAt);
     };
     if (typeof source.onNode === 'function') {
       const onNode = source.onNode as (n: string) => unknown[];

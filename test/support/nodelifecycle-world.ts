@@ -97,6 +97,9 @@ export class World {
   /** The controller's logger (set before {@link build}; silent by default). */
   log: Logger = silentLogger;
 
+  /** Nodes whose newest version the API holds malformed: the cache keeps the last readable one (`newestUnreadable`). */
+  readonly unreadable = new Set<string>();
+
   /** Pod keys whose next `markPodNotReady` writes fail (one failure per entry), as a 500 would. */
   readonly podWriteFailures: string[] = [];
 
@@ -140,7 +143,7 @@ export class World {
     const c = this.cluster;
     return {
       caches: {
-        nodes: { get: (k) => c.nodes.get(k), list: () => c.nodeList() },
+        nodes: { get: (k) => c.nodes.get(k), list: () => c.nodeList(), newestUnreadable: (n) => this.unreadable.has(n) },
         leases: { get: (k) => c.leases.get(k), list: () => [...c.leases.values()] },
         pods: { get: (k) => c.pods.get(k), list: () => c.podList(), podsOnNode: (n) => c.podsOnNode(n) },
         daemonSets: { has: (k) => this.daemonSets.has(k), selectsPod: (p) => this.daemonSetSelected.has(podKey(p)) },

@@ -246,6 +246,7 @@ describe('Informer: initial list', () => {
       // `a` turns malformed on the watch (no resourceVersion, so toLease rejects it).
       watch.last.emit('MODIFIED', { metadata: { name: 'a', namespace: NS }, spec: { holderIdentity: 'unreadable' } });
       assert.equal(informer.stats().malformed, 1, 'logged and counted either way');
+      assert.equal(informer.newestUnreadable(`${NS}/a`), keepLastReadable, 'the kept copy is marked: nobody may act on it');
       if (keepLastReadable) {
         assert.equal(informer.get(`${NS}/a`)?.holderIdentity, 'kubelet-a');
         assert.deepEqual(events, []);
@@ -253,9 +254,10 @@ describe('Informer: initial list', () => {
         assert.equal(informer.get(`${NS}/a`), undefined);
         assert.deepEqual(events, ['delete a']);
       }
-      // A relist that still carries the malformed `a` (and a new malformed `c`, which nothing can keep).
+      // A relist that still carries the malformed `a` (and, for the default, a new malformed `c`,
+      // which nothing can keep; with keepLastReadable that fails the whole list: the next test).
       server.objects.set('a', { metadata: { name: 'a', namespace: NS }, spec: {} });
-      server.objects.set('c', { metadata: { name: 'c', namespace: NS } });
+      if (!keepLastReadable) server.objects.set('c', { metadata: { name: 'c', namespace: NS } });
       events.length = 0;
       watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
       watch.last.end();
@@ -263,16 +265,79 @@ describe('Informer: initial list', () => {
       assert.equal(server.listCalls.length, 2, 'relisted');
       assert.deepEqual(informer.keys().sort(), keepLastReadable ? [`${NS}/a`, `${NS}/b`] : [`${NS}/b`]);
       assert.deepEqual(events, [], 'the kept copy is unchanged, so the relist tells nobody');
-      assert.equal(informer.stats().malformed, 3);
+      assert.equal(informer.stats().malformed, keepLastReadable ? 2 : 3);
+      assert.equal(informer.newestUnreadable(`${NS}/a`), keepLastReadable, 'still unreadable after the relist');
       // A readable version comes back: an update from the kept copy, or an add.
       server.set('a', 'kubelet-a2');
       watch.last.emit('MODIFIED', server.objects.get('a'));
       assert.equal(informer.get(`${NS}/a`)?.holderIdentity, 'kubelet-a2');
+      assert.equal(informer.newestUnreadable(`${NS}/a`), false);
       assert.equal(events.length, 1);
       assert.match(String(events[0]), keepLastReadable ? /^update a / : /^add a@/);
       informer.stop();
     });
   }
+
+  test('keepLastReadable: a first list carrying a malformed object it has no version of fails and is retried with backoff; the informer syncs once it can be read', async () => {
+    const { clock, server, informer, events } = setup({ keepLastReadable: true });
+    server.set('a');
+    server.objects.set('b', { metadata: { name: 'b', namespace: NS } }); // no resourceVersion: malformed
+    await informer.start();
+    await flush();
+    assert.equal(informer.hasSynced(), false, 'not synced: the controllers do not start (WaitForNamedCacheSync)');
+    assert.deepEqual(informer.keys(), [], 'nothing applied: `a` is not judged without `b`');
+    assert.deepEqual(events, []);
+    assert.equal(informer.isWatching(), false);
+    assert.equal(informer.stats().malformed, 1, 'logged and counted');
+    assert.equal(informer.stats().restarts, 1);
+    assert.match(informer.stats().lastError ?? '', /b is malformed and no readable version of it is cached/);
+    // Retried after client-go's backoff (1200 ms with random() = 0.5): still malformed, fails again.
+    await clock.advanceAsync(1200);
+    await flush();
+    assert.equal(server.listCalls.length, 2);
+    assert.equal(informer.hasSynced(), false);
+    assert.equal(informer.stats().malformed, 2);
+    // Readable again: the next retry (1600 + 800 ms) syncs with both.
+    server.set('b');
+    await clock.advanceAsync(2400);
+    await flush();
+    assert.equal(informer.hasSynced(), true);
+    assert.deepEqual(informer.keys().sort(), [`${NS}/a`, `${NS}/b`]);
+    assert.equal(informer.newestUnreadable(`${NS}/b`), false);
+    informer.stop();
+  });
+
+  test('keepLastReadable: after sync, a malformed object with no cached version (a watch event, then the relist) leaves the cache as it was and the informer without a watch stream until it can be read', async () => {
+    const { clock, server, watch, informer, events } = setup({ keepLastReadable: true });
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    assert.equal(informer.isWatching(), true);
+    events.length = 0;
+    const bad = { metadata: { name: 'c', namespace: NS } };
+    server.objects.set('c', bad);
+    watch.last.emit('ADDED', bad);
+    await flush();
+    assert.equal(informer.isWatching(), false, 'the stream ended: blind (blindForMs grows), as the reflector whose watch could not decode it');
+    assert.deepEqual(informer.keys(), [`${NS}/a`]);
+    assert.deepEqual(events, []);
+    // The retry relists (resourceVersion ""), and that list fails too while `c` is malformed.
+    await clock.advanceAsync(1200);
+    await flush();
+    assert.equal(server.listCalls.length, 2, 'relisted');
+    assert.equal(informer.isWatching(), false);
+    assert.ok(informer.blindForMs() >= 1200);
+    assert.deepEqual(informer.keys(), [`${NS}/a`], 'the old cache stays');
+    // Readable: the next relist applies it and the watch resumes.
+    server.set('c');
+    await clock.advanceAsync(2400);
+    await flush();
+    assert.deepEqual(informer.keys().sort(), [`${NS}/a`, `${NS}/c`]);
+    assert.equal(informer.isWatching(), true);
+    assert.deepEqual(events, [`add c@${String(server.rv)}`]);
+    informer.stop();
+  });
 
   test('stop before sync rejects waitForSync; an aborted signal rejects it too', async () => {
     const { server, informer } = setup();
@@ -724,6 +789,26 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     await informer.waitForSync();
     assert.deepEqual(informer.keys(), [`${NS}/good`]);
     assert.equal(informer.stats().malformed, 1);
+    informer.stop();
+  });
+
+  test('keepLastReadable: a malformed initial event it has no version of ends the watch-list unsynced; the retry syncs once it can be read', async () => {
+    const { clock, server, watch, informer } = setup({ watchList: true, keepLastReadable: true });
+    server.set('good');
+    await informer.start();
+    await flush();
+    watch.last.emit('ADDED', { metadata: { name: 'bad', namespace: NS } });
+    assert.equal(watch.last.aborted, true, 'the stream ended at the unreadable event');
+    await flush();
+    assert.equal(informer.hasSynced(), false);
+    assert.deepEqual(informer.keys(), []);
+    assert.equal(informer.stats().malformed, 1);
+    server.set('bad');
+    await clock.advanceAsync(1200);
+    await flush();
+    streamInitialEvents(watch.last, server);
+    await informer.waitForSync();
+    assert.deepEqual(informer.keys().sort(), [`${NS}/bad`, `${NS}/good`]);
     informer.stop();
   });
 
