@@ -11,7 +11,7 @@
  *
  * | client-node 2.0.1 gap (upstream issue) | what this class does |
  * |---|---|
- * | any error other than 410/timeout fires `error` and **stops** the informer (#1496, #680) | every error restarts the loop with client-go's reflector backoff (each wait d to 2d, d from 800 ms doubling to 30 s) |
+ * | any error other than 410/timeout fires `error` and **stops** the informer (#1496, #680) | every error restarts the loop with client-go's reflector backoff (`backoff.ts`: each wait d to 2d, d from 800 ms doubling to 30 s), and a 410 waits one step before its relist |
  * | a watch can hang silently on a half-open connection (#596, #958, #2432) | `Watch`'s own 30 s inactivity timeout ends it, and a watchdog restarts the loop when nothing (event, bookmark, connect, list page) happened for `watchdogMs` |
  * | a stream that stalls or lags while connected is only noticed by that 30 s timer, and not at all while it still trickles | `expectResourceVersion(rv)`: a reader that saw a newer object from the API server says so, and a connected watch that has not caught up `catchUpMs` later is restarted (counted in `stalls`) |
  * | reconnect storms (#1933; 2.x backs off only after clean closes) | a watch that ends with no event in under `backoffInitialMs` counts as a failure and backs off |
@@ -36,6 +36,7 @@
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { sleepUnlessAborted, type Clock, type TimerHandle } from '../util/clock.js';
+import { ReflectorBackoff } from './backoff.js';
 import { CatchUpDeadline } from './catchup.js';
 import { apiStatusCode, describeError, instrumentWatch } from './client.js';
 import type { Logger } from '../log/logger.js';
@@ -157,7 +158,7 @@ export class Informer<T> {
   readonly #relistIntervalMs: number;
   readonly #catchUp: CatchUpDeadline;
   readonly #backoffInitialMs: number;
-  readonly #backoffMaxMs: number;
+  readonly #backoff: ReflectorBackoff;
   readonly #random: () => number;
   /** The store, its indexes and the handlers (src/kube/informercache.ts). */
   readonly #cache: InformerCache<T>;
@@ -198,8 +199,8 @@ export class Informer<T> {
     this.#relistIntervalMs = opts.relistIntervalMs ?? 0;
     this.#catchUp = new CatchUpDeadline(opts.clock, opts.catchUpMs ?? 5000);
     this.#backoffInitialMs = opts.backoffInitialMs ?? 800;
-    this.#backoffMaxMs = opts.backoffMaxMs ?? 30_000;
     this.#random = opts.random ?? Math.random;
+    this.#backoff = new ReflectorBackoff({ clock: opts.clock, initialMs: this.#backoffInitialMs, maxMs: opts.backoffMaxMs ?? 30_000, random: this.#random });
   }
 
   // ---- public API ---------------------------------------------------------------------------
@@ -398,16 +399,6 @@ export class Informer<T> {
     this.#lastProgressMs = this.#o.clock.now();
   }
 
-  /**
-   * client-go's reflector backoff (`reflector.go`: 800 ms, factor 2, cap 30 s, jitter 1.0): uniform in
-   * [d, 2d], d = min(max, initial × 2^(failures-1)). Not full jitter from 0, which regained sight after
-   * an outage ~3× sooner than kube-controller-manager's informers, so ours acted seconds before it.
-   */
-  #backoffMs(failures: number): number {
-    const d = Math.min(this.#backoffMaxMs, this.#backoffInitialMs * 2 ** Math.max(0, failures - 1));
-    return Math.round(d + this.#random() * d);
-  }
-
   async #sleep(ms: number, epoch: number): Promise<void> {
     if (!this.#alive(epoch)) return;
     const abort = new AbortController();
@@ -439,7 +430,6 @@ export class Informer<T> {
           if (this.#rv === '') {
             await this.#relist(epoch);
             if (!this.#alive(epoch)) return;
-            failures = 0;
           }
           w = await this.#watchOnce(epoch, false);
           if (!this.#alive(epoch)) return;
@@ -451,8 +441,13 @@ export class Informer<T> {
           w.err = undefined;
         }
         if (w.gone) {
-          this.#o.log.info({ informer: this.name, resourceVersion: this.#rv }, 'watch: resourceVersion too old (410 Gone); relisting');
+          // client-go's `ListAndWatch` returns after a 410 and its `Until` loop waits one more backoff
+          // step before it relists: right after an outage that step is long, so relisting at once
+          // regained sight (and acted) sooner than kube-controller-manager can.
+          const delayMs = this.#backoff.step();
+          this.#o.log.info({ informer: this.name, resourceVersion: this.#rv, backoffMs: delayMs }, 'watch: resourceVersion too old (410 Gone); relisting after backoff');
           this.#rv = '';
+          await this.#sleep(delayMs, epoch);
         }
         if (w.err !== undefined && w.err !== null && !isTimeout(w.err)) {
           failed = true;
@@ -462,7 +457,7 @@ export class Informer<T> {
           failed = true;
           this.#lastError = 'watch closed immediately';
         } else {
-          failures = 0; // a healthy stream (events, a long life, 410, or ended by us)
+          failures = 0; // consecutive failures, for the log; the backoff's bases reset only by time, as client-go's
         }
       } catch (err) {
         if (!this.#alive(epoch)) return;
@@ -472,7 +467,7 @@ export class Informer<T> {
       if (failed) {
         failures++;
         this.#restarts++;
-        const delayMs = this.#backoffMs(failures);
+        const delayMs = this.#backoff.step();
         this.#o.log.warn(
           { informer: this.name, err: this.#lastError, failures, backoffMs: delayMs, synced: this.#synced },
           'informer list/watch failed; retrying after backoff',

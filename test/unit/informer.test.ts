@@ -120,6 +120,12 @@ async function flush(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
+/** The first backoff step (random() = 0.5: 800 + 400 ms), which a 410 now waits before its relist, as client-go's `Until` loop. */
+async function goneBackoff(clock: FakeClock): Promise<void> {
+  await clock.advanceAsync(1200);
+  await flush();
+}
+
 function setup(opts: { pageSize?: number; watchdogMs?: number; relistIntervalMs?: number; watchList?: boolean | (() => boolean); keepLastReadable?: boolean } = {}) {
   const clock = new FakeClock();
   const server = new FakeServer();
@@ -236,7 +242,7 @@ describe('Informer: initial list', () => {
 
   for (const keepLastReadable of [false, true]) {
     test(`a known object whose update is malformed: ${keepLastReadable ? 'keeps its last readable version (Nodes, Leases)' : 'is absent (the default)'}, through a watch event and a relist`, async () => {
-      const { server, watch, informer, events } = setup({ keepLastReadable });
+      const { clock, server, watch, informer, events } = setup({ keepLastReadable });
       server.set('a', 'kubelet-a');
       server.set('b');
       await informer.start();
@@ -262,6 +268,7 @@ describe('Informer: initial list', () => {
       watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
       watch.last.end();
       await flush();
+      await goneBackoff(clock); // client-go waits one backoff step before the relist a 410 forces
       assert.equal(server.listCalls.length, 2, 'relisted');
       assert.deepEqual(informer.keys().sort(), keepLastReadable ? [`${NS}/a`, `${NS}/b`] : [`${NS}/b`]);
       assert.deepEqual(events, [], 'the kept copy is unchanged, so the relist tells nobody');
@@ -422,7 +429,7 @@ describe('Informer: recovery', () => {
   });
 
   test('410 Gone relists and delivers what changed meanwhile as update/delete/add', async () => {
-    const { server, watch, informer, events } = setup();
+    const { clock, server, watch, informer, events } = setup();
     for (const n of ['keep', 'change', 'vanish']) server.set(n);
     await informer.start();
     await informer.waitForSync();
@@ -436,11 +443,55 @@ describe('Informer: recovery', () => {
     watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
     watch.last.end();
     await flush();
+    await goneBackoff(clock); // client-go waits one backoff step before the relist a 410 forces
     assert.equal(server.listCalls.length, 2, 'relisted at once');
     assert.deepEqual(events.sort(), [`add new@${server.rv}`, 'delete vanish', `update change ${old?.resourceVersion}->${server.rv - 1}`].sort());
     assert.deepEqual(informer.keys().sort(), [`${NS}/change`, `${NS}/keep`, `${NS}/new`]);
     assert.equal(informer.get(`${NS}/change`)?.holderIdentity, 'someone-else');
     assert.equal(informer.stats().relists, 2);
+    informer.stop();
+  });
+
+  test("after an outage the relist a 410 forces waits the next, longer step (client-go's reflector: the bases reset only 2 min after the last reset, not on a healthy stream)", async () => {
+    const { clock, server, watch, informer } = setup();
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    const refused = (): Error => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    // The outage: the stream breaks, then two reconnects are refused (waits 1200, 2400 with random() = 0.5).
+    watch.last.end(refused());
+    await flush();
+    for (const waitMs of [1200, 2400]) {
+      watch.failConnect = refused();
+      await clock.advanceAsync(waitMs);
+      await flush();
+    }
+    // Back: the reconnect after the 4800 ms step is answered 410 (the restarted watch cache).
+    watch.failConnect = Object.assign(new Error('Gone'), { statusCode: 410 });
+    await clock.advanceAsync(4800);
+    await flush();
+    assert.equal(server.listCalls.length, 1, 'the 410 does not relist at once');
+    // The next step: base 6400 ms, 9600 ms with random() = 0.5. Relisting sooner regained sight, and
+    // acted, sooner than kube-controller-manager's informers can.
+    await clock.advanceAsync(9599);
+    await flush();
+    assert.equal(server.listCalls.length, 1, 'not before the step');
+    await clock.advanceAsync(1);
+    await flush();
+    assert.equal(server.listCalls.length, 2, 'relisted after the step');
+    assert.equal(informer.isWatching(), true);
+    // More than 2 min after the last reset the bases start again: a 410 then waits 1200 ms.
+    await clock.advanceAsync(121_000);
+    watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+    watch.last.end();
+    await flush();
+    await clock.advanceAsync(1199);
+    await flush();
+    assert.equal(server.listCalls.length, 2);
+    await clock.advanceAsync(1);
+    await flush();
+    assert.equal(server.listCalls.length, 3);
     informer.stop();
   });
 
@@ -454,6 +505,7 @@ describe('Informer: recovery', () => {
     watch.failConnect = Object.assign(new Error('Gone'), { statusCode: 410 });
     watch.last.end(); // clean close after a long life: reconnect at once, which gets the 410
     await flush();
+    await goneBackoff(clock); // client-go waits one backoff step before the relist a 410 forces
     assert.equal(server.listCalls.length, 2, 'relisted');
     assert.equal(watch.last.query['resourceVersion'], String(server.rv));
     assert.equal(informer.stats().restarts, 0);
@@ -663,7 +715,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
   });
 
   test('a server that refuses the watch-list (1.20: HTTP 422) falls back to a paginated list and a plain watch, at every relist', async () => {
-    const { server, watch, informer } = setup({ watchList: true, pageSize: 2 });
+    const { clock, server, watch, informer } = setup({ watchList: true, pageSize: 2 });
     watch.refuseWatchList = refusal();
     for (const n of ['a', 'b', 'c']) server.set(n);
     await informer.start();
@@ -681,6 +733,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
     watch.last.end();
     await flush();
+    await goneBackoff(clock); // client-go waits one backoff step before the relist a 410 forces
     assert.equal(watch.streams.length, 4);
     assert.equal(watch.streams[2]?.query['sendInitialEvents'], true);
     assert.equal(informer.list().length, 4);
@@ -689,7 +742,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
 
   test('a watchList function is asked at each relist: decided off (a server before 1.27), the next relist lists without trying a watch-list', async () => {
     let tryWatchList = true;
-    const { server, watch, informer } = setup({ watchList: () => tryWatchList });
+    const { clock, server, watch, informer } = setup({ watchList: () => tryWatchList });
     watch.refuseWatchList = refusal();
     server.set('a');
     await informer.start();
@@ -702,6 +755,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
     watch.last.end();
     await flush();
+    await goneBackoff(clock); // client-go waits one backoff step before the relist a 410 forces
     assert.equal(watch.streams.length, 3, 'the relist went straight to list+watch');
     assert.equal(watch.last.query['sendInitialEvents'], undefined);
     assert.equal(server.listCalls.length, 2);
@@ -750,7 +804,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
   });
 
   test('a relist by watch-list (410 Gone) applies the Replace diff at the end bookmark and is not watching until then', async () => {
-    const { server, watch, informer, events } = setup({ watchList: true });
+    const { clock, server, watch, informer, events } = setup({ watchList: true });
     for (const n of ['keep', 'change', 'vanish']) server.set(n);
     await informer.start();
     await flush();
@@ -764,6 +818,7 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
     watch.last.end();
     await flush();
+    await goneBackoff(clock); // client-go waits one backoff step before the relist a 410 forces
     assert.equal(watch.streams.length, 2);
     assert.equal(watch.last.query['resourceVersion'], '', 'the relist reads the most recent state');
     assert.equal(informer.isWatching(), false, 'blind while the initial events stream');
