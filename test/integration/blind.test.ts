@@ -19,6 +19,7 @@ import { toNode, toPod, type Pod } from '../../src/kube/objects.js';
 import { createTestNamespace, holdsFor, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { PrivateControlPlane } from '../support/private-cluster.js';
+import { reconnectWindowMs } from '../fuzzdiff/compare.js';
 
 const GRACE_MS = 8000;
 const TOLERATION_S = 15;
@@ -46,7 +47,7 @@ async function unreachableTaint(clients: KubeClients, node: string): Promise<{ t
   return n?.taints.find((t) => t.key === UNREACHABLE && t.effect === 'NoExecute');
 }
 
-test('pods whose toleration ran out during an API outage are kept when their node is back; the taint is removed', { timeout: 300_000 }, async () => {
+test('pods whose toleration ran out during an API outage are kept when their node is back; the taint is removed', { timeout: 420_000 }, async () => {
   cp = await PrivateControlPlane.create();
   await cp.run('up');
   const clients = await cp.clients();
@@ -91,11 +92,12 @@ test('pods whose toleration ran out during an API outage are kept when their nod
   await new Promise((r) => setTimeout(r, OUTAGE_MS));
   await cp.run('start-apiserver');
   assert.ok(Date.now() > deadline + 5000, 'the deadline passed while the API server was down');
-  // Our informers reconnect on their own backoff (up to 30 s after the API server is back). The
+  // Our informers reconnect on their own backoff, as client-go's reflector (reconnectWindowMs: the
+  // first attempt after the return, then one more step before the relist a 410 forces). The
   // node's first heartbeat lands a second after they did — a kubelet retries every few seconds —
   // so the race is the reported one: the overdue deletions are due the moment sight returns, and
   // the node lifecycle controller can only remove the taint once it has seen that heartbeat.
-  await waitFor('the controller sees the cluster again', () => controller?.nodeLifecycle?.view().canSeeCluster, 90_000, 50);
+  await waitFor('the controller sees the cluster again', () => controller?.nodeLifecycle?.view().canSeeCluster, reconnectWindowMs(Date.now() - stoppedAt) + 10_000, 50);
   await new Promise((r) => setTimeout(r, 1000));
   await fleet.reviveNode(victim);
 

@@ -7,6 +7,7 @@
  *   restarted. The informer must recover without help and converge to a fresh list.
  */
 import { PrivateControlPlane } from '../support/private-cluster.js';
+import { reconnectWindowMs } from '../fuzzdiff/compare.js';
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -238,10 +239,12 @@ describe('Informer across an API server outage (private control plane)', { timeo
     assert.deepEqual(informer.keys().length, 15, 'the stale cache is kept while the server is away');
 
     await cpA.run('start-apiserver');
+    // client-go's reflector backoff: the first attempt after the return, then one more step before
+    // the relist the restarted watch cache's 410 forces (reconnectWindowMs).
     await waitFor(
       'cache to equal a fresh list',
       async () => sameMap(cached(informer), await freshList(a, ns)),
-      90_000,
+      reconnectWindowMs(Date.now() - downAt) + 10_000,
       500,
     );
     await waitFor('watch live again', () => informer.isWatching(), 30_000);

@@ -552,3 +552,15 @@ describe('comparison: a NoExecute taint re-stamped in place (campaign scenario 7
     assert.equal(readded.find((r) => r.outcome === 'KCM only' && r.action === 'taint')?.violation, true);
   });
 });
+
+describe('comparison: ours regains sight by the same reconnect race (node-lifecycle.md #5)', () => {
+  test("a KCM-only decision after an outage is a delay of ours within the reconnect window + grace + the longest toleration + 15 s after the return; later it is a lost action", () => {
+    // Outage 20 s (T+10 s to T+30 s): reconnectWindowMs = 41.6 + 60 = 101.6 s; grace 8 s, longest toleration 20 s.
+    const c = ctx({ apiserverRestarts: [{ fromMs: T + 10_000, toMs: T + 30_000 }], endMs: T + 400_000 });
+    const at = (s: number): Decision => ({ ...d(s, 'mark-unknown', 'n1'), node: 'n1' });
+    const within = compareDecisions([at(30 + 101.6 + 8 + 20 + 14)], [], c)[0];
+    assert.equal(within?.violation, false);
+    assert.match(within?.difference ?? '', /node-lifecycle\.md #5/);
+    assert.equal(compareDecisions([at(30 + 101.6 + 8 + 20 + 16)], [], c)[0]?.violation, true);
+  });
+});
