@@ -332,6 +332,20 @@ export const DIFFERENCES: readonly Difference[] = [
     },
   },
   {
+    // The same from upstream's side: its k-th NoExecute taint of a zone fell on a node ours did not
+    // pick, while ours made a k-th taint of that zone too, on another node (campaign scenario 2000/18:
+    // a whole zone died and revived before the bucket's second token; each side tainted one node of
+    // it, ours the first it saw expire, upstream the one its parallel pass queued first). Never more
+    // taints than upstream's: the count is matched, only the node differs.
+    name: "node-lifecycle.md #1/#2, zone order: upstream's k-th NoExecute taint of a zone went to another node than ours' k-th (the same number of the zone's taints; which node gets a token is upstream's parallel pass's chance)",
+    explains: (r, c) => {
+      const zone = c.nodeZones?.[r.object];
+      if (r.action !== 'taint' || !isNoExecute(r) || r.outcome !== 'KCM only' || zone === undefined || !c.nodeZones) return false;
+      const k = zoneNoExecuteTimes(c.kcm, zone, c.nodeZones).filter((t) => t <= (r.kcmAtMs ?? 0)).length - 1;
+      return zoneNoExecuteTimes(c.ours, zone, c.nodeZones).length > k;
+    },
+  },
+  {
     // Ours observes each Node update when it arrives, in both directions: a node that reports Ready
     // loses its NoExecute taint at that update, upstream's at its next monitor pass
     // (`processTaintBaseEviction` → `markNodeAsReachable`); a toleration deadline that upstream reaches in

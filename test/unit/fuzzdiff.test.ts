@@ -564,3 +564,22 @@ describe('comparison: ours regains sight by the same reconnect race (node-lifecy
     assert.equal(compareDecisions([at(30 + 101.6 + 8 + 20 + 16)], [], c)[0]?.violation, true);
   });
 });
+
+describe('comparison: a zone NoExecute taints in sequence, from upstream\'s side (campaign scenario 2000/18)', () => {
+  test("upstream's k-th taint of a zone on a node ours did not taint is explained when ours made a k-th taint of that zone; without it, it is a lost taint", () => {
+    const NE = 'node.kubernetes.io/unreachable:NoExecute';
+    const nodeZones = { b0: 'b', b1: 'b', b2: 'b', a0: 'a' };
+    const t = (atS: number, node: string, action: Decision['action'] = 'taint'): Decision => ({ ...d(atS, action, node, NE), node });
+    const c = ctx({ nodeZones });
+    const rows = compareDecisions([t(16.39, 'b2'), t(17.47, 'b2', 'untaint')], [t(15.37, 'b0'), t(17.05, 'b0', 'untaint')], c);
+    const kcm = rows.find((r) => r.object === 'b2' && r.action === 'taint');
+    assert.equal(kcm?.outcome, 'KCM only');
+    assert.match(kcm?.difference ?? '', /zone order: upstream's k-th/);
+    // Ours tainted no node of zone b (only zone a): upstream's taint is a lost one.
+    const lost = compareDecisions([t(16.39, 'b2')], [t(15.37, 'a0')], c).find((r) => r.object === 'b2');
+    assert.equal(lost?.violation, true);
+    // Upstream's second taint of the zone when ours made only one: lost.
+    const second = compareDecisions([t(16.39, 'b2'), t(18.39, 'b1')], [t(15.37, 'b0')], c).find((r) => r.object === 'b1');
+    assert.equal(second?.violation, true);
+  });
+});
