@@ -304,7 +304,9 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) =>
       (r.action === 'mark-unknown' || r.action === 'taint') &&
       r.outcome === 'ours only' &&
-      c.ours.some((o) => o.action === 'untaint' && o.object === r.object && o.atMs >= (r.oursAtMs ?? 0) && o.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
+      // Ready again: ours removed the node's condition taint (NoSchedule), not only a NoExecute one
+      // (an all-zones stop or a swap removes those while the node stays not Ready).
+      c.ours.some((o) => o.action === 'untaint' && o.object === r.object && NOT_READY_NO_SCHEDULE.has(o.detail) && o.atMs >= (r.oursAtMs ?? 0) && o.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
   },
   {
     name: "node-lifecycle.md #1/#2, cut short: ours decided within upstream's own window before an API server or controller restart, which took upstream's pass away",
@@ -537,15 +539,29 @@ export function compareDecisions(kcm: readonly Decision[], ours: readonly Decisi
   for (const d of kept) pool.set(key(d), [...(pool.get(key(d)) ?? []), d]);
   const rows: CompareRow[] = [];
   const raced = oursStopRaceTaints(ours, ctx);
-  for (const o of [...ours].sort((a, b) => a.atMs - b.atMs)) {
-    const cands = raced.has(o) ? [] : (pool.get(key(o)) ?? []);
-    let best = -1;
-    for (let i = 0; i < cands.length; i++) {
-      const c = cands[i] as Decision;
-      if (best < 0 || Math.abs(c.atMs - o.atMs) < Math.abs((cands[best] as Decision).atMs - o.atMs)) best = i;
-    }
+  // Pairs are taken closest first over the whole run (per action, object and detail), not in ours'
+  // time order: a brief decision of ours that recovery cut short must not take the counterpart of
+  // ours' next decision on the same object (campaign scenario 2200/26: ours marked a node at 13.7 s
+  // and again at 20.9 s, upstream once at 22.4 s; the 20.9 s mark is the pair).
+  const sortedOurs = [...ours].sort((a, b) => a.atMs - b.atMs);
+  const candidates: { o: Decision; k: Decision; dist: number }[] = [];
+  for (const o of sortedOurs) {
+    if (raced.has(o)) continue;
+    for (const k of pool.get(key(o)) ?? []) candidates.push({ o, k, dist: Math.abs(k.atMs - o.atMs) });
+  }
+  candidates.sort((a, b) => a.dist - b.dist || a.o.atMs - b.o.atMs || a.k.atMs - b.k.atMs);
+  const pairOf = new Map<Decision, Decision>();
+  const taken = new Set<Decision>();
+  for (const { o, k } of candidates) {
+    if (pairOf.has(o) || taken.has(k)) continue;
+    pairOf.set(o, k);
+    taken.add(k);
+  }
+  for (const [key_, list] of pool) pool.set(key_, list.filter((k) => !taken.has(k)));
+  for (const o of sortedOurs) {
+    const k = pairOf.get(o);
     const base = { action: o.action, object: o.object, ...(o.node !== undefined ? { node: o.node } : {}), detail: o.detail, oursAtMs: o.atMs };
-    if (best < 0) {
+    if (k === undefined) {
       // A lone decision of ours is cut off by the end when upstream's counterpart may still come after
       // it: within the tolerance, or, for the decisions node-lifecycle.md #1/#2 lets ours make earlier,
       // within upstream's own detection window (campaign scenario 700/11: ours marked a node 3.7 s
@@ -555,7 +571,6 @@ export function compareDecisions(kcm: readonly Decision[], ours: readonly Decisi
       rows.push({ ...base, outcome, violation: false });
       continue;
     }
-    const [k] = cands.splice(best, 1) as [Decision];
     const diffMs = o.atMs - k.atMs;
     const outcome: Outcome = o.action === 'untaint' ? 'untaint' : diffMs < -ctx.toleranceMs ? 'ours earlier' : diffMs > ctx.toleranceMs ? 'ours later' : 'agree';
     rows.push({ ...base, kcmAtMs: k.atMs, diffMs, outcome, violation: false });

@@ -583,3 +583,20 @@ describe('comparison: a zone NoExecute taints in sequence, from upstream\'s side
     assert.equal(second?.violation, true);
   });
 });
+
+describe('comparison: pairs taken closest first (campaign scenario 2200/26)', () => {
+  test("ours' brief mark cut short by the node's status post does not take the counterpart of ours' next mark of the same node", () => {
+    const NS = 'node.kubernetes.io/unreachable:NoSchedule';
+    const n = (atS: number, action: Decision['action'], detail = ''): Decision => ({ ...d(atS, action, 'b1', detail), node: 'b1' });
+    const ours = [n(13.69, 'mark-unknown'), n(13.71, 'taint', NS), n(13.88, 'untaint', NS), n(20.91, 'mark-unknown'), n(20.91, 'taint', NS)];
+    const kcm = [n(22.43, 'mark-unknown'), n(22.49, 'taint', NS)];
+    const rows = compareDecisions(kcm, ours, ctx({ toleranceMs: 2000 }));
+    assert.deepEqual(rows.filter((r) => r.violation), []);
+    const marks = rows.filter((r) => r.action === 'mark-unknown');
+    assert.deepEqual(marks.map((r) => [r.oursAtMs! - T, r.outcome]), [[13_690, 'ours only'], [20_910, 'agree']]);
+    assert.match(marks[0]?.difference ?? '', /cut short by recovery/);
+    // Without the recovery (no NoSchedule removal), the brief mark is not explained.
+    const noRecovery = compareDecisions(kcm, ours.filter((x) => x.action !== 'untaint'), ctx({ toleranceMs: 2000 }));
+    assert.ok(noRecovery.some((r) => r.violation && r.action === 'mark-unknown' && r.oursAtMs === T + 13_690));
+  });
+});
