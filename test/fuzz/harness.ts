@@ -8,7 +8,8 @@
  * The invariants compare with the references of ./reference.ts (upstream's definitions), never
  * with our own decision functions (docs/safety.md states each with its citation and bound):
  * - (a) no pod is deleted by the taint eviction controller before upstream's schedule for it
- *   (`processPodOnNode`, fed the same changes at the same times); after a restart that lost that
+ *   (`processPodOnNode`, fed the same changes at the same times, or through informers whose nodes
+ *   and pods watches drop as ours do, whichever fires first); after a restart that lost that
  *   schedule, before `max(taint timeAdded, when its current tolerations were set) + tolerationSeconds`
  *   (less the largest clock step seen);
  * - (b) no pod is deleted by the taint eviction or node lifecycle controller on a node whose API Ready
@@ -52,7 +53,7 @@ import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, ZONE_LABELS, eventText, 
 import { FuzzClock } from './clock.js';
 import { ProcessCaches, type WatchedResource } from './watch.js';
 import { REQUIRED_DURING_EXECUTION_ANNOTATION, podRule, type PodRule } from '../../src/nodeaffinity/rule.js';
-import { UpstreamTaintEviction, noExecuteTaints, podHoldsVolume, restartSafeBound, tokenBucketExcess, zoneRate, zoneState } from './reference.js';
+import { DroppedWatchUpstream, UpstreamTaintEviction, noExecuteTaints, podHoldsVolume, restartSafeBound, tokenBucketExcess, zoneRate, zoneState } from './reference.js';
 
 type ZoneStateName = ReturnType<typeof zoneState>;
 
@@ -92,6 +93,8 @@ export interface RunResult {
   outcomes: { deletions: number; forceDeletions: number; noExecuteTaints: number; detaches: number; affinityEvictions: number };
   /** Pods (d) did not ask to be deleted although their deadline passed, and why (an injected 404 on their deletion). */
   exempt: string[];
+  /** Taint-eviction deletions (a) allowed only by the schedule of an upstream whose watches dropped as ours did (earlier than one seeing every change at once), in words. */
+  byDroppedWatch: string[];
   /** The run as text, one line per applied event with its time (s after T+0), then the exemptions and the violations. */
   text: string;
 }
@@ -208,6 +211,14 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     update: (o, p) => upstream.podUpdated(o, p, cluster.nodes.get(p.nodeName), clock.now()),
     delete: (p) => upstream.podUpdated(p, undefined, undefined, clock.now()),
   });
+
+  // The same upstream seen through informers whose nodes and pods streams drop when ours do: the
+  // schedule kube-controller-manager would have on the observations ours had.
+  const upstreamSeen = new DroppedWatchUpstream(cluster.nodeList(), cluster.podList());
+  cluster.on('nodes', { add: (n) => upstreamSeen.node(n.name, n, clock.now()), update: (_o, n) => upstreamSeen.node(n.name, n, clock.now()), delete: (n) => upstreamSeen.node(n.name, undefined, clock.now()) });
+  cluster.on('pods', { add: (p) => upstreamSeen.pod(podKey(p), p, clock.now()), update: (_o, p) => upstreamSeen.pod(podKey(p), p, clock.now()), delete: (p) => upstreamSeen.pod(podKey(p), undefined, clock.now()) });
+  /** Deletions (a) allowed only by {@link upstreamSeen}'s schedule, in words. */
+  const byDroppedWatch: string[] = [];
 
   // Zone states as upstream computes them (ComputeZoneState over the Ready conditions the API
   // holds), recomputed at every node change, with since when each has held.
@@ -337,9 +348,18 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       if (!pod) return;
       // (a) pkg/controller/tainteviction/taint_eviction.go processPodOnNode: the schedule upstream keeps.
       if (e.by === 'taint-eviction-controller') {
-        const s = upstream.scheduled(pod.uid);
+        // Upstream whose watches dropped as ours did may have an earlier schedule than one that saw
+        // every change at once (a toleration edit it saw only after the taint keeps the schedule made
+        // from the tolerations it held: processPodOnNode); either is kube-controller-manager's.
+        const atOnce = upstream.scheduled(pod.uid);
+        const seen = upstreamSeen.scheduled(pod.uid);
+        const bySeen = seen !== undefined && seen.fireAt < (atOnce?.fireAt ?? Infinity);
+        const s = bySeen ? seen : atOnce;
         let allowed = s?.fireAt ?? Infinity;
         let why = s ? `upstream's schedule fires at ${fmt(s.fireAt)}` : 'upstream has no deletion scheduled';
+        if (bySeen && clock.now() >= allowed - maxSkewMs && clock.now() < (atOnce?.fireAt ?? Infinity) - maxSkewMs) {
+          byDroppedWatch.push(`${e.pod} deleted at ${fmt(clock.now())}: upstream with the same watch drops fires at ${fmt(seen.fireAt)} (seeing every change at once: ${atOnce ? fmt(atOnce.fireAt) : 'never'})`);
+        }
         if (lastRestartAt > (s?.createdAt ?? -Infinity)) {
           const bound = restartSafeBound(noExecuteTaints(node), pod.tolerations, tolsSetAt.get(pod.uid) ?? -Infinity) - TIME_ADDED_PRECISION_MS;
           if (bound < allowed) {
@@ -628,7 +648,12 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         const mine = caches;
         if (!mine || mine.dropped(e.resource)) return false;
         mine.drop(e.resource);
-        clock.setTimeout(() => mine.restore(e.resource, e.gone), e.forS * 1000);
+        const ref = e.resource === 'nodes' || e.resource === 'pods' ? e.resource : undefined;
+        if (ref) upstreamSeen.drop(ref);
+        clock.setTimeout(() => {
+          if (ref) upstreamSeen.restore(ref, e.gone, clock.now());
+          mine.restore(e.resource, e.gone);
+        }, e.forS * 1000);
         lastFaultEnd = Math.max(lastFaultEnd, clock.now() + e.forS * 1000);
         if (e.resource === 'nodes' || e.resource === 'leases') untaintImpededUntil = Math.max(untaintImpededUntil, clock.now() + e.forS * 1000);
         return true;
@@ -717,8 +742,8 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   }
   await stopProcess();
 
-  const text = [...lines, ...exempt.map((x) => `  (d) exempt: ${x}`), ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
-  return { violations, exempt, events, timers: clock.fired, coverage, outcomes, text };
+  const text = [...lines, ...exempt.map((x) => `  (d) exempt: ${x}`), ...byDroppedWatch.map((x) => `  (a) by the dropped watch: ${x}`), ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
+  return { violations, exempt, byDroppedWatch, events, timers: clock.fired, coverage, outcomes, text };
 }
 
 function fmt(ms: number): string {

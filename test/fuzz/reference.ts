@@ -125,6 +125,102 @@ export class UpstreamTaintEviction {
   }
 }
 
+/**
+ * Upstream's taint eviction controller as in {@link UpstreamTaintEviction}, but fed through its own
+ * informers, whose watch streams drop when ours do (the harness's `watch-drop` events): during a drop
+ * of `nodes` or `pods` it keeps the objects it held when the stream ended and queues the API's
+ * changes, and on the stream's return it delivers them (`handleNodeUpdate` / `handlePodUpdate` with
+ * the old object its cache held, at the time of the return), as client-go's reflector does when it
+ * resumes the watch from its last resourceVersion; after a 410 the relist delivers each changed
+ * object's last state only (the informer's `Replace`: the cached object against the listed one).
+ * It judges by its own cache: `NodeUpdated` re-processes the pods its pod cache has on the node,
+ * `PodUpdated` reads the node from its node cache (taint_eviction.go `getPodsAssignedToNode`, `nodeLister`).
+ *
+ * Why: kube-controller-manager whose pod watch was down when a toleration edit happened schedules a
+ * taint's deletion from the tolerations its cache still holds, and a later edit with a later
+ * deadline keeps the earlier schedule (`processPodOnNode`: an existing schedule created earlier is kept).
+ */
+export class DroppedWatchUpstream {
+  readonly upstream = new UpstreamTaintEviction();
+  readonly #nodes = new Map<string, Node>();
+  readonly #pods = new Map<string, Pod>();
+  readonly #queued = new Map<'nodes' | 'pods', { key: string; cur: Node | Pod | undefined }[]>();
+  /** Drops in force per resource (a drop of an earlier process may still run when a new one starts), and whether one ended in a 410. */
+  readonly #depth = new Map<'nodes' | 'pods', { n: number; gone: boolean }>();
+
+  /** Starts from the API's `nodes` and `pods` (a synced cache before any event). */
+  constructor(nodes: Iterable<Node>, pods: Iterable<Pod>) {
+    for (const n of nodes) this.#nodes.set(n.name, n);
+    for (const p of pods) this.#pods.set(`${p.namespace}/${p.name}`, p);
+  }
+
+  /** The schedule this upstream has for the pod `uid`, if any. */
+  scheduled(uid: string): Scheduled | undefined {
+    return this.upstream.scheduled(uid);
+  }
+
+  /** Whether `resource`'s stream is down. */
+  dropped(resource: 'nodes' | 'pods'): boolean {
+    return this.#queued.has(resource);
+  }
+
+  /** `resource`'s watch stream ends: changes queue until {@link restore} has been called once per drop. */
+  drop(resource: 'nodes' | 'pods'): void {
+    const d = this.#depth.get(resource) ?? { n: 0, gone: false };
+    this.#depth.set(resource, { n: d.n + 1, gone: d.gone });
+    if (!this.#queued.has(resource)) this.#queued.set(resource, []);
+  }
+
+  /**
+   * `resource`'s stream returns at `now` (epoch ms): the queued changes are delivered in order, or
+   * (`gone`: a relist after a 410) each changed object's last state once.
+   */
+  restore(resource: 'nodes' | 'pods', gone: boolean, now: number): void {
+    const d = this.#depth.get(resource) ?? { n: 1, gone: false };
+    if (d.n > 1) {
+      this.#depth.set(resource, { n: d.n - 1, gone: d.gone || gone });
+      return;
+    }
+    this.#depth.delete(resource);
+    gone ||= d.gone;
+    const q = this.#queued.get(resource) ?? [];
+    this.#queued.delete(resource);
+    const changes = gone ? [...new Map(q.map((x) => [x.key, x] as const)).values()] : q;
+    for (const x of changes) this.#apply(resource, x.key, x.cur, now);
+  }
+
+  /** The API changed node `name` to `cur` (undefined: deleted) at `now` (epoch ms). */
+  node(name: string, cur: Node | undefined, now: number): void {
+    const q = this.#queued.get('nodes');
+    if (q) q.push({ key: name, cur });
+    else this.#apply('nodes', name, cur, now);
+  }
+
+  /** The API changed pod `key` (namespace/name) to `cur` (undefined: deleted) at `now` (epoch ms). */
+  pod(key: string, cur: Pod | undefined, now: number): void {
+    const q = this.#queued.get('pods');
+    if (q) q.push({ key, cur });
+    else this.#apply('pods', key, cur, now);
+  }
+
+  #apply(resource: 'nodes' | 'pods', key: string, cur: Node | Pod | undefined, now: number): void {
+    if (resource === 'nodes') {
+      const old = this.#nodes.get(key);
+      const node = cur as Node | undefined;
+      if (node) this.#nodes.set(key, node);
+      else this.#nodes.delete(key);
+      if (node) this.upstream.nodeUpdated(old, node, [...this.#pods.values()].filter((p) => p.nodeName === key), now);
+      return;
+    }
+    const old = this.#pods.get(key);
+    const pod = cur as Pod | undefined;
+    if (pod) this.#pods.set(key, pod);
+    else this.#pods.delete(key);
+    if (!old && !pod) return;
+    this.upstream.podUpdated(old, pod, pod ? this.#nodes.get(pod.nodeName) : undefined, now);
+  }
+}
+
 function sameTaints(a: readonly Taint[], b: readonly Taint[]): boolean {
   if (a.length !== b.length) return false;
   return a.every((t, i) => {
