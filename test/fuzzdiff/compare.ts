@@ -315,7 +315,11 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) =>
       DETECTION_ACTIONS.has(r.action) &&
       (r.outcome === 'ours only' || r.outcome === 'ours earlier') &&
-      [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs) && (r.outcome === 'ours only' || (r.kcmAtMs ?? 0) >= w.fromMs)),
+      // Up to the tolerance after the stop began: `fromMs` is when the runner began stopping, and a
+      // mark or taint that close to it is one upstream's write could not land before the outage (campaign
+      // scenario 2400/23: ours 0.25 s after the stop began; upstream's NoExecute write failed in the
+      // outage, "unable to taint", and landed after it). Not a deletion: its time is its deadline's.
+      [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs + (r.action === 'delete-pod' ? 0 : c.toleranceMs)) && (r.outcome === 'ours only' || (r.kcmAtMs ?? 0) >= w.fromMs)),
   },
   {
     // Upstream's monitor pass lists nodes from the informer's map (`nc.nodeLister.List`, Go map
@@ -331,6 +335,26 @@ export const DIFFERENCES: readonly Difference[] = [
       const k = zoneNoExecuteTimes(c.ours, zone, c.nodeZones).filter((t) => t <= (r.oursAtMs ?? 0)).length - 1;
       const theirs = zoneNoExecuteTimes(c.kcm, zone, c.nodeZones)[k];
       return theirs !== undefined && (r.oursAtMs ?? 0) >= theirs - upstreamWindowMs(c);
+    },
+  },
+  {
+    // Ours' zone bucket runs up to upstream's detection window ahead of upstream's (ours' first taint of
+    // the zone came that much sooner, node-lifecycle.md #1/#2), so when the zone recovers, ours may have
+    // taken one more token than upstream; each such extra taint must be cut short by the recovery of its
+    // node within that window (campaign scenario 2200/29: a whole zone died, ours tainted its third node
+    // 0.85 s before the revival, upstream's third token was due 0.6 s later).
+    name: "node-lifecycle.md #1/#2, zone order cut short by recovery: ours' zone bucket ran within upstream's window ahead of upstream's, and the node of each extra NoExecute taint was Ready again within that window",
+    explains: (r, c) => {
+      const zone = c.nodeZones?.[r.object];
+      const zones = c.nodeZones;
+      if (r.action !== 'taint' || !isNoExecute(r) || r.outcome !== 'ours only' || zone === undefined || !zones) return false;
+      const inZone = (ds: readonly Decision[]): Decision[] => ds.filter((d) => d.action === 'taint' && d.detail.endsWith(':NoExecute') && zones[d.object] === zone).sort((a, b) => a.atMs - b.atMs);
+      const ours = inZone(c.ours);
+      const extra = ours.slice(inZone(c.kcm).length);
+      return (
+        extra.length > 0 &&
+        extra.every((t) => c.ours.some((o) => o.action === 'untaint' && o.object === t.object && NOT_READY_NO_SCHEDULE.has(o.detail) && o.atMs >= t.atMs && o.atMs <= t.atMs + upstreamWindowMs(c)))
+      );
     },
   },
   {

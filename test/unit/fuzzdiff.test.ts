@@ -600,3 +600,34 @@ describe('comparison: pairs taken closest first (campaign scenario 2200/26)', ()
     assert.ok(noRecovery.some((r) => r.violation && r.action === 'mark-unknown' && r.oursAtMs === T + 13_690));
   });
 });
+
+describe('comparison: a zone bucket ahead, cut short by recovery (campaign scenario 2200/29)', () => {
+  test("ours' one extra NoExecute taint of a zone whose node was Ready again within upstream's window is explained; an extra taint that stayed is not", () => {
+    const NE = 'node.kubernetes.io/unreachable:NoExecute';
+    const NS = 'node.kubernetes.io/unreachable:NoSchedule';
+    const nodeZones = { c0: 'c', c1: 'c', c2: 'c' };
+    const x = (atS: number, node: string, action: Decision['action'], detail: string): Decision => ({ ...d(atS, action, node, detail), node });
+    const kcm = [x(15.1, 'c1', 'taint', NE), x(17.03, 'c2', 'taint', NE), x(19.08, 'c0', 'untaint', NS), x(19.32, 'c1', 'untaint', NE), x(19.32, 'c2', 'untaint', NE)];
+    const recovered = [x(14.29, 'c0', 'taint', NE), x(16.36, 'c1', 'taint', NE), x(18.4, 'c2', 'taint', NE), x(19.02, 'c0', 'untaint', NS), x(19.04, 'c1', 'untaint', NS), x(19.25, 'c2', 'untaint', NS)];
+    const c = ctx({ nodeZones }); // tolerance 2 s: upstream's window 4 s
+    const rows = compareDecisions(kcm, recovered, c);
+    assert.deepEqual(rows.filter((r) => r.violation), []);
+    assert.match(rows.find((r) => r.object === 'c0' && r.action === 'taint')?.difference ?? '', /zone order cut short by recovery/);
+    // c2 never recovered (no removal of its condition taint): the extra taint stayed, a violation.
+    const stayed = compareDecisions(kcm, recovered.filter((o) => !(o.object === 'c2' && o.action === 'untaint')), c);
+    assert.ok(stayed.some((r) => r.violation && r.action === 'taint'));
+  });
+});
+
+describe('comparison: a decision at the moment an API server stop began (campaign scenario 2400/23)', () => {
+  test("ours' taint within the tolerance after the stop began, upstream's landing after the outage, is cut short; one later than that is not", () => {
+    const NE = 'node.kubernetes.io/not-ready:NoExecute';
+    const x = (atS: number, node: string): Decision => ({ ...d(atS, 'taint', node, NE), node });
+    const c = ctx({ apiserverRestarts: [{ fromMs: T + 5_040, toMs: T + 17_450 }], endMs: T + 45_000 });
+    const at = compareDecisions([x(13.32, 'n1')], [x(5.29, 'n1')], c)[0];
+    assert.equal(at?.outcome, 'ours earlier');
+    assert.match(at?.difference ?? '', /cut short/);
+    const later = compareDecisions([x(20.32, 'n1')], [x(9, 'n1')], c)[0];
+    assert.equal(later?.violation, true);
+  });
+});
