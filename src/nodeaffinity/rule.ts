@@ -10,6 +10,7 @@
  * With both, both must hold. Anything malformed yields `{ kind: 'malformed' }`, which the controller
  * reports and never acts on.
  */
+import { toMillis } from '../kube/objects.js';
 import { LazyErrorNodeSelector, NodeSelectorParseError, newNodeSelector, type NodeSelector, type NodeSelectorRequirement, type NodeSelectorTerm } from './matcher.js';
 
 /** Annotation holding a `NodeSelector` (JSON): the pod's required-during-execution rule. */
@@ -142,7 +143,10 @@ export function podRule(annotations: Readonly<Record<string, string>> | undefine
 
 /**
  * Converts a wire Pod (JSON) to an {@link AffinityPod}.
- * @returns the slim pod, or undefined when identity fields are missing (malformed).
+ * @returns the slim pod, or undefined (malformed) when namespace, name, uid, resourceVersion or a
+ *   readable creationTimestamp is missing: exactly what src/kube/objects.ts `toPod` rejects, so a pod
+ *   the rest of the process treats as absent (unreadable) is absent from the enforcer's cache too and
+ *   is never evicted because of a version nothing else can read.
  */
 export function toAffinityPod(raw: unknown): AffinityPod | undefined {
   if (!isObj(raw)) return undefined;
@@ -150,7 +154,7 @@ export function toAffinityPod(raw: unknown): AffinityPod | undefined {
   if (!isObj(m)) return undefined;
   const { namespace, name, uid, resourceVersion } = m;
   if (typeof namespace !== 'string' || typeof name !== 'string' || typeof uid !== 'string' || typeof resourceVersion !== 'string') return undefined;
-  if (!namespace || !name || !uid) return undefined;
+  if (!namespace || !name || !uid || toMillis(m['creationTimestamp']) === undefined) return undefined;
   const spec = isObj(raw['spec']) ? raw['spec'] : {};
   const status = isObj(raw['status']) ? raw['status'] : {};
   const annotations = isObj(m['annotations']) ? (Object.fromEntries(Object.entries(m['annotations']).filter(([, v]) => typeof v === 'string')) as Record<string, string>) : undefined;

@@ -68,6 +68,9 @@ export class ProcessCaches {
   readonly #lastReadable = new Map<string, unknown>();
   /** Called once every cache has synced ({@link whenSynced}). */
   #onSynced: (() => void) | undefined;
+  /** node-affinity-enforcer's pod source (unwrapped `get`) and handlers, when it is enabled. */
+  #affinitySource: ((k: string) => unknown) | undefined;
+  readonly #affinityHandlers: AnyHandlers[] = [];
   /** When the process (and so its informers) started, epoch ms. */
   readonly #createdAt: number;
 
@@ -86,7 +89,7 @@ export class ProcessCaches {
     for (const [name, source] of Object.entries(base)) {
       if (typeof source.subscribe !== 'function') continue;
       const watched = (WATCHED as readonly string[]).includes(name) ? (name as WatchedResource) : undefined;
-      out[name] = this.#wrap(source, watched);
+      out[name] = name === 'affinityPods' ? this.#wrapAffinityPods(source) : this.#wrap(source, watched);
     }
     this.sources = out as unknown as ControllerSources;
   }
@@ -125,12 +128,55 @@ export class ProcessCaches {
       return true;
     }
     if (cur !== undefined) for (const h of this.#handlers.get(resource) ?? []) h.delete?.(cur);
+    if (resource === 'pods') this.#tellAffinity(key, 'delete');
     return true;
+  }
+
+  /**
+   * node-affinity-enforcer's own pod informer (src/nodeaffinity/informer.ts) is a second Informer
+   * over the same pods with its own converter (`toAffinityPod`, which rejects what `toPod` rejects):
+   * a malformed pod is absent from it too (a delete when it turns malformed, an add when a readable
+   * version comes). Its watch is not dropped with the shared pods cache (a separate stream).
+   */
+  #wrapAffinityPods(source: Record<string, unknown>): Record<string, unknown> {
+    const subscribe = (source.subscribe as (h: AnyHandlers) => void).bind(source);
+    const get = source.get as (k: string) => unknown;
+    const list = source.list as () => readonly unknown[];
+    const onNode = source.onNode as (n: string) => unknown[];
+    const readable = (o: unknown): boolean => !this.#isMalformed('pods', o);
+    this.#affinitySource = get;
+    return {
+      ...source,
+      subscribe: (h: AnyHandlers) => {
+        this.#affinityHandlers.push(h);
+        const gate =
+          (kind: 'add' | 'update' | 'delete') =>
+          (...args: unknown[]): void => {
+            if (!this.#live || !readable(kind === 'update' ? args[1] : args[0])) return;
+            (h[kind] as ((...a: unknown[]) => void) | undefined)?.(...args);
+          };
+        subscribe({ ...(h.add ? { add: gate('add') } : {}), ...(h.update ? { update: gate('update') } : {}), ...(h.delete ? { delete: gate('delete') } : {}) });
+      },
+      get: (k: string) => {
+        const o = get(k);
+        return o !== undefined && readable(o) ? o : undefined;
+      },
+      list: () => list().filter(readable),
+      onNode: (n: string) => onNode(n).filter(readable),
+    };
+  }
+
+  /** Tells the enforcer's pod handlers that pod `key` left (`delete`) or came back to (`add`) its cache. */
+  #tellAffinity(key: string, kind: 'add' | 'delete'): void {
+    const p = this.#affinitySource?.(key);
+    if (p === undefined) return;
+    for (const h of this.#affinityHandlers) h[kind]?.(p);
   }
 
   /** A readable version of `key` arrives: the cache has it again (an add, or, while the watch is down, on its return). */
   unmalform(resource: WatchedResource, key: string): void {
     if (!this.#malformed.delete(`${resource}:${key}`) || !this.#live) return;
+    if (resource === 'pods') this.#tellAffinity(key, 'add');
     this.#deliverReadable(resource, key);
     const start = this.#onSynced;
     if (start && WATCHED.every((r) => this.synced(r))) {

@@ -6,6 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { toPod } from '../../src/kube/objects.js';
 import {
   LazyErrorNodeSelector,
   NodeSelectorParseError,
@@ -344,12 +345,22 @@ describe('annotation parsing (rule.ts)', () => {
     assert.deepEqual(r.kind === 'rule' ? r.selectors.map((s) => s.source) : [], ['annotation', 'required-during-scheduling']);
   });
   test('toAffinityPod: DaemonSet controller, mirror annotation, identity required', () => {
-    const base = { metadata: { namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '1' }, spec: { nodeName: 'n1' } };
+    const base = { metadata: { namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '1', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { nodeName: 'n1' } };
     const p = toAffinityPod({ ...base, metadata: { ...base.metadata, ownerReferences: [{ kind: 'DaemonSet', name: 'd', uid: 'x', apiVersion: 'apps/v1', controller: true }], annotations: { 'kubernetes.io/config.mirror': 'h' } } });
     assert.equal(p?.daemonSet, true);
     assert.equal(p?.mirror, true);
     assert.equal(p?.nodeName, 'n1');
     assert.equal(p?.rule.kind, 'none');
     assert.equal(toAffinityPod({ metadata: { name: 'p' } }), undefined);
+  });
+  test('toAffinityPod rejects what toPod rejects (no readable creationTimestamp): such a pod is absent from every cache', () => {
+    const base = { metadata: { namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '1', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { nodeName: 'n1' } };
+    assert.notEqual(toAffinityPod(base), undefined);
+    assert.notEqual(toPod(base), undefined);
+    for (const creationTimestamp of [undefined, 'not a time', '']) {
+      const bad = { ...base, metadata: { ...base.metadata, creationTimestamp } };
+      assert.equal(toPod(bad), undefined);
+      assert.equal(toAffinityPod(bad), undefined, `creationTimestamp ${String(creationTimestamp)}`);
+    }
   });
 });
