@@ -97,8 +97,12 @@ export class UpstreamTaintEviction {
     const trigger = now + min * 1000;
     const cur = this.#scheduled.get(pod.uid);
     // `if startTime.Add(minTolerationTime).Before(triggerTime) { return }`, startTime = CreatedAt:
-    // an existing schedule created earlier is kept, whatever the tolerations now say.
-    if (cur && cur.createdAt + min * 1000 < trigger) return;
+    // an existing schedule created earlier is kept, whatever the tolerations now say. Upstream's
+    // `now` is time.Now() taken afresh by each handleNodeUpdate / handlePodUpdate, so a later
+    // handling is always strictly later than the schedule's CreatedAt and the test always holds;
+    // on this simulated clock two handlings can share a millisecond (a taint and a toleration edit
+    // at the same instant), and equality must count as later, not replace the schedule.
+    if (cur && cur.createdAt + min * 1000 <= trigger) return;
     this.#scheduled.set(pod.uid, { createdAt: cur ? cur.createdAt : now, fireAt: trigger });
   }
 

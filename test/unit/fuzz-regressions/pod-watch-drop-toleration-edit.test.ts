@@ -90,8 +90,9 @@ test('DroppedWatchUpstream: changes made during a drop reach upstream at the ret
     seen.pod('default/fz-6', pod(30), T + 2000);
     assert.equal(seen.scheduled('u6'), undefined, 'nothing reaches upstream while the stream is down');
     seen.restore('pods', gone, T + 3000);
-    // Both reach processPodOnNode at +3 s (resumed) or only the last (relisted): +3 + 30 s either way
-    // (a schedule created at the same instant is replaced, not kept).
-    assert.equal(seen.scheduled('u6')?.fireAt, T + 33_000, `gone=${gone}`);
+    // Resumed: both reach processPodOnNode at +3 s in order, the second handled after the first (upstream's
+    // time.Now() is later at each handling), so the first's schedule (+3 + 5 s) is kept. Relisted: only
+    // the last state arrives: +3 + 30 s.
+    assert.equal(seen.scheduled('u6')?.fireAt, gone ? T + 33_000 : T + 8_000, `gone=${gone}`);
   }
 });
