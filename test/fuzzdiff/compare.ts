@@ -402,6 +402,29 @@ export const DIFFERENCES: readonly Difference[] = [
     },
   },
   {
+    // A toleration edit that races the node's NoExecute taint: the side that saw the taint first
+    // scheduled the pre-edit deadline and keeps it (upstream `processPodOnNode`: a pending schedule's
+    // CreatedAt is earlier than any later handling, so an update never moves it; taint-eviction.md #2),
+    // the side that saw the edit first schedules the edited one. Here upstream saw the edit first and its
+    // shorter deadline deleted the pod before ours' pre-edit deadline (campaign scenario 2000/70: ours
+    // tainted 50 ms before the edit landed, upstream 180 ms after). Only a later deletion of ours.
+    name: 'taint-eviction.md #2 (as upstream), the edit raced the taint: ours saw the NoExecute taint before the toleration edit and kept the pre-edit deadline, upstream saw the edit first; its deletion came before ours\' deadline',
+    explains: (r, c) => {
+      const node = r.node;
+      if (r.action !== 'delete-pod' || r.outcome !== 'KCM only' || node === undefined) return false;
+      return c.tolerationEdits.some((e) => {
+        if (e.pod !== r.object) return false;
+        const oursTaint = lastNoExecute(c.ours, node, e.atMs + c.toleranceMs);
+        const kcmTaint = lastNoExecute(c.kcm, node, r.kcmAtMs ?? 0);
+        return (
+          oursTaint !== undefined && kcmTaint !== undefined &&
+          e.atMs >= oursTaint - c.toleranceMs && e.atMs <= kcmTaint + c.toleranceMs &&
+          (r.kcmAtMs ?? 0) < oursTaint + c.maxTolerationMs
+        );
+      });
+    },
+  },
+  {
     name: 'node-lifecycle.md #14/#11: pods marked NotReady level-based, off the health path (a status write, never an eviction)',
     explains: (r) => r.action === 'mark-pod-not-ready' && (r.outcome === 'ours only' || r.outcome === 'ours earlier'),
   },

@@ -631,3 +631,22 @@ describe('comparison: a decision at the moment an API server stop began (campaig
     assert.equal(later?.violation, true);
   });
 });
+
+describe('comparison: a toleration edit racing the taint (campaign scenario 2000/70)', () => {
+  test("upstream's deletion by the edited (shorter) toleration, before ours' pre-edit deadline, when ours tainted before the edit landed, is explained; after ours' deadline it is a lost eviction", () => {
+    const NE = 'node.kubernetes.io/not-ready:NoExecute';
+    const x = (atS: number, action: Decision['action'], object: string, detail = ''): Decision => ({ ...d(atS, action, object, detail), node: 'c0' });
+    const c = ctx({ toleranceMs: 3000, maxTolerationMs: 5000, tolerationEdits: [{ pod: 'ns/tolsec-1', atMs: T + 6_035 }] });
+    const ours = [x(6.09, 'taint', 'c0', NE), x(11.1, 'delete-pod', 'ns/tolsec-2')];
+    const kcm = [x(6.27, 'taint', 'c0', NE), x(8.36, 'delete-pod', 'ns/tolsec-1'), x(11.35, 'delete-pod', 'ns/tolsec-2')];
+    const row = compareDecisions(kcm, ours, c).find((r) => r.object === 'ns/tolsec-1');
+    assert.equal(row?.outcome, 'KCM only');
+    assert.match(row?.difference ?? '', /the edit raced the taint/);
+    // Upstream's deletion after ours' pre-edit deadline (6.09 + 5 s): ours should have deleted by then.
+    const late = compareDecisions([x(6.27, 'taint', 'c0', NE), x(12, 'delete-pod', 'ns/tolsec-1')], ours, c).find((r) => r.object === 'ns/tolsec-1');
+    assert.equal(late?.violation, true);
+    // No edit of that pod: nothing raced.
+    const noEdit = compareDecisions(kcm, ours, { ...c, tolerationEdits: [] }).find((r) => r.object === 'ns/tolsec-1');
+    assert.equal(noEdit?.violation, true);
+  });
+});
