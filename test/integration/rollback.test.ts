@@ -117,19 +117,23 @@ test('rollback: kube-controller-manager keeps and re-stamps our NoExecute taint,
     ROOT,
   );
 
-  // The taint stays and is re-stamped with kube-controller-manager's time (whole seconds).
-  let removed = false;
+  // The taint is re-stamped with kube-controller-manager's time (whole seconds). Upstream's first
+  // monitor pass strips it from every node it observes for the first time (monitorNodeHealth:
+  // `for i := range added { … nc.markNodeAsReachable(ctx, added[i]) }`) and its tainting pass adds it
+  // again at once (node-lifecycle.md #6), so the 200 ms poll may or may not see it absent: allowed
+  // only then, in the first seconds after kube-controller-manager started, never later.
+  const removedAt: number[] = [];
   const restamped = await waitFor(
     'kube-controller-manager re-stamps the NoExecute taint',
     async () => {
       const taint = await taintOf();
-      if (!taint) removed = true;
+      if (!taint) removedAt.push(Date.now());
       return taint?.timeAdded !== undefined && taint.timeAdded !== oursTaint.timeAdded ? taint : undefined;
     },
     120_000,
     200,
   );
-  assert.equal(removed, false, 'the NoExecute taint was removed from the dead node at some point');
+  for (const at of removedAt) assert.ok(at - kcmStart <= 20_000, `the NoExecute taint was absent ${at - kcmStart} ms after kube-controller-manager started, later than its start-up strip`);
   assert.ok((restamped.timeAdded ?? 0) >= Math.floor(kcmStart / 1000) * 1000, `re-stamped at ${restamped.timeAdded}, before kube-controller-manager started (${kcmStart})`);
 
   // The pods go, but only a full toleration after kube-controller-manager started: later than ours'.
