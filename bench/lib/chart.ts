@@ -111,3 +111,69 @@ export function renderCdfChart(title: string, panels: readonly CdfPanel[], subti
   panels.forEach((p, i) => drawPanel(r, p, i * pw, 60, pw, ph));
   return r.toPng();
 }
+
+/** One line of a time chart: points (x ascending). */
+export interface TimeSeries {
+  label: string;
+  color: Rgb;
+  points: readonly { x: number; y: number }[];
+}
+
+/** One panel of a time chart; `markers` are x positions drawn as dashed vertical lines. */
+export interface TimePanel {
+  title: string;
+  series: readonly TimeSeries[];
+  markers?: readonly number[];
+}
+
+function drawTimePanel(r: Raster, p: TimePanel, x0: number, y0: number, w: number, h: number, xLabel: string): void {
+  const left = x0 + 80;
+  const right = x0 + w - 30;
+  const top = y0 + 70;
+  const bottom = y0 + h - 60;
+  const pts = p.series.flatMap((s) => s.points);
+  const xt = niceTicks(Math.min(0, ...pts.map((q) => q.x)), Math.max(1, ...pts.map((q) => q.x)));
+  const yt = niceTicks(Math.min(0, ...pts.map((q) => q.y)), Math.max(1, ...pts.map((q) => q.y)), 5);
+  const [xmin, xmax] = [xt[0] as number, xt.at(-1) as number];
+  const [ymin, ymax] = [yt[0] as number, yt.at(-1) as number];
+  const sx = (v: number): number => left + ((v - xmin) / (xmax - xmin)) * (right - left);
+  const sy = (v: number): number => bottom - ((v - ymin) / (ymax - ymin)) * (bottom - top);
+  r.text(x0 + w / 2, y0 + 8, p.title, INK, 2, 'center');
+  for (const t of yt) {
+    r.line(left, sy(t), right, sy(t), GRID);
+    r.text(left - 8, sy(t) - 7, fmt(t), INK, 2, 'right');
+  }
+  for (const t of xt) {
+    r.line(sx(t), top, sx(t), bottom, GRID);
+    r.text(sx(t), bottom + 8, fmt(t), INK, 2, 'center');
+  }
+  r.line(left, bottom, right, bottom, INK, 2);
+  r.line(left, top, left, bottom, INK, 2);
+  r.text((left + right) / 2, bottom + 32, xLabel, INK, 2, 'center');
+  for (const m of p.markers ?? []) r.line(sx(m), top, sx(m), bottom, MARKER, 1, [6, 6]);
+  let lx = left;
+  for (const s of p.series) {
+    for (let i = 1; i < s.points.length; i++) {
+      const a = s.points[i - 1] as { x: number; y: number };
+      const b = s.points[i] as { x: number; y: number };
+      r.line(sx(a.x), sy(a.y), sx(b.x), sy(b.y), s.color, 2);
+    }
+    r.fillRect(lx, y0 + 39, 24, 8, s.color);
+    r.text(lx + 32, y0 + 36, s.label, INK, 2, 'left');
+    lx += 32 + Raster.textWidth(s.label, 2) + 30;
+  }
+}
+
+/**
+ * Renders time panels stacked vertically as one PNG (the soak's memory, handles and timers over time).
+ * @param xLabel the x axis's label, shown under every panel.
+ * @returns PNG bytes. Never throws for empty series (they draw nothing).
+ */
+export function renderTimeChart(title: string, panels: readonly TimePanel[], xLabel: string): Buffer {
+  const pw = 1100;
+  const ph = 420;
+  const r = new Raster(pw, ph * panels.length + 50);
+  r.text(pw / 2, 10, title, INK, 3, 'center');
+  panels.forEach((p, i) => drawTimePanel(r, p, 0, 50 + i * ph, pw, ph, xLabel));
+  return r.toPng();
+}

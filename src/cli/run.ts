@@ -27,7 +27,7 @@ import type { TaintEvictionController } from '../tainteviction/controller.js';
 import type { PodGCController } from '../podgc/controller.js';
 import type { ForceDetachController } from '../volumes/controller.js';
 import type { NodeAffinityEnforcer } from '../nodeaffinity/controller.js';
-import { realClock, type Clock } from '../util/clock.js';
+import { pendingRealTimers, realClock, type Clock } from '../util/clock.js';
 import { ShadowMode } from '../shadow/mode.js';
 import type { ControllerConfig } from '../controllers/config.js';
 import type { ControllerContext, ControllerKey } from '../controllers/context.js';
@@ -171,7 +171,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     metrics,
     isReady: () => synced,
     isHealthy: () => !(elector && lostLeadership),
-    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()), server: decisions }),
+    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()), timers: pendingRealTimers(), server: decisions }),
     log,
   }, { clock, sink: metrics.restClient.sink });
   log.info({ identity, securePort: server.securePort, metrics: config.metricsBindAddress ? `${config.metricsBindAddress} (port ${server.plainPort})` : 'off' }, 'node-lifecycle-controller starting');

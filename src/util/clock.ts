@@ -42,18 +42,49 @@ export interface Clock {
   sleep(delayMs: number): Promise<void>;
 }
 
+// Real timers are unref'd, so Node's own counts (process.getActiveResourcesInfo, prom-client's
+// nodejs_active_resources) leave them out; this count is how the soak sees a timer leak.
+let pendingReal = 0;
+
+/**
+ * Timers of {@link realClock} set and neither fired nor cancelled yet (its sleeps included): the
+ * process's pending controller timers, for `/debug/state`. Never throws.
+ */
+export function pendingRealTimers(): number {
+  return pendingReal;
+}
+
 /** The process clock: `Date.now()` and Node's timers. */
 export const realClock: Clock = {
   now: () => Date.now(),
   monotonic: () => performance.now(),
   setTimeout(fn, delayMs) {
-    const t = setTimeout(fn, Math.max(0, delayMs));
+    let pending = true;
+    const settle = (): boolean => {
+      if (!pending) return false;
+      pending = false;
+      pendingReal--;
+      return true;
+    };
+    pendingReal++;
+    const t = setTimeout(() => {
+      settle();
+      fn();
+    }, Math.max(0, delayMs));
     t.unref();
-    return { cancel: () => clearTimeout(t) };
+    return {
+      cancel: () => {
+        if (settle()) clearTimeout(t);
+      },
+    };
   },
   sleep: (delayMs) =>
     new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, Math.max(0, delayMs));
+      pendingReal++;
+      const t = setTimeout(() => {
+        pendingReal--;
+        resolve();
+      }, Math.max(0, delayMs));
       t.unref();
     }),
 };

@@ -55,8 +55,22 @@ export interface Stage {
   stop: () => Promise<void>;
 }
 
-/** A fleet of `zones × perZone` nodes (1 pod each, `tolerationSeconds: 2`) and an observer of its nodes. */
-export async function stage(world: ChaosWorld, prefix: string, zones: number, perZone: number): Promise<Stage> {
+/** What {@link stage} builds beyond the zones and nodes; the defaults are the scenarios' (small, fast). Durations ms. */
+export interface StageOptions {
+  /** Default 1. */
+  podsPerNode?: number;
+  /** Default {@link LEASE_RENEW_MS}. */
+  leaseRenewIntervalMs?: number;
+  /** The pods' NoExecute tolerations, seconds. Default 2. */
+  tolerationSeconds?: number;
+  /** How often the observer lists the fleet's nodes. Default 250. */
+  observeIntervalMs?: number;
+  /** Default 60,000. */
+  nodeStatusUpdateFrequencyMs?: number;
+}
+
+/** A fleet of `zones × perZone` nodes (by default 1 pod each, `tolerationSeconds: 2`) and an observer of its nodes. */
+export async function stage(world: ChaosWorld, prefix: string, zones: number, perZone: number, o: StageOptions = {}): Promise<Stage> {
   await world.admin.core.createNamespace({ body: { metadata: { name: prefix } } }).catch(() => undefined);
   await world.admin.core.createNamespacedServiceAccount({ namespace: prefix, body: { metadata: { name: 'default' } } }).catch(() => undefined);
   const fleet = new Fleet({
@@ -65,14 +79,14 @@ export async function stage(world: ChaosWorld, prefix: string, zones: number, pe
     namespace: prefix,
     zones,
     nodesPerZone: perZone,
-    podsPerNode: 1,
+    podsPerNode: o.podsPerNode ?? 1,
     podMix: { tolerationSeconds: 1 },
-    tolerationSeconds: 2,
-    leaseRenewIntervalMs: LEASE_RENEW_MS,
-    nodeStatusUpdateFrequencyMs: 60_000,
+    tolerationSeconds: o.tolerationSeconds ?? 2,
+    leaseRenewIntervalMs: o.leaseRenewIntervalMs ?? LEASE_RENEW_MS,
+    nodeStatusUpdateFrequencyMs: o.nodeStatusUpdateFrequencyMs ?? 60_000,
   });
   await fleet.start();
-  const observer = new NodeObserver(world.admin, `nlc.sim/fleet=${prefix}`, 250);
+  const observer = new NodeObserver(world.admin, `nlc.sim/fleet=${prefix}`, o.observeIntervalMs ?? 250);
   await observer.start();
   return {
     fleet,

@@ -290,13 +290,17 @@ export class RequestMeter {
   readonly samples: { atMs: number; total: number }[] = [];
   readonly #timer: NodeJS.Timeout;
 
-  constructor(readonly proc: ControllerProcess) {
+  /** @param everyMs sampling interval, ms (default 1,000). */
+  constructor(
+    readonly proc: ControllerProcess,
+    everyMs = 1000,
+  ) {
     this.#timer = setInterval(() => {
       void proc
         .metrics()
         .then((m) => this.samples.push({ atMs: Date.now(), total: totalRequests(m) }))
         .catch(() => undefined);
-    }, 1000);
+    }, everyMs);
   }
 
   /** Requests per second between two epoch-ms times (from the nearest samples), or NaN without two samples. */

@@ -7,13 +7,8 @@
  */
 import { holdsFor, waitFor } from '../support/cluster.js';
 import { awaitWave, CONTROLLER_FLAGS, GRACE_S, mib, podNames, round, sleep, stage, waveVictims, wronglyJudged, type ScenarioResult, type Stage, type WaveOptions } from './common.js';
+import { admissionDenialFault, ALL_WATCHES, compactionFault, latencyFault, resetPeerFault, watchStallFault, type Fault } from './faults.js';
 import { RequestMeter, rssBytes, type ChaosWorld, type Replica } from './harness.js';
-
-/** What a fault does to the world: switched on as the wave starts, off `faultMs` later. */
-interface Fault {
-  on(replica: Replica, s: Stage, dead: readonly string[]): Promise<void>;
-  off(replica: Replica): Promise<void>;
-}
 
 /** What {@link waveUnderFault} hands back to the scenario for its own checks and figures. */
 interface WaveRun {
@@ -53,7 +48,7 @@ async function waveUnderFault(world: ChaosWorld, tag: string, o: WaveOptions, fa
     const dead = waveVictims(s.fleet, o.deadPerZone);
     const pods = new Map(dead.map((n) => [n, s.fleet.podsOn(n)]));
     const faultAt = Date.now();
-    await fault.on(replica, s, dead);
+    await fault.on(replica, dead);
     for (const n of dead) s.fleet.killNode(n);
     const duringWork = during?.({ replica, stage: s, dead, pods, faultAt }) ?? Promise.resolve();
     await sleep(o.faultMs);
@@ -109,10 +104,7 @@ function lastUnknownAfterKill(run: WaveRun): number {
  * period).
  */
 export async function scenarioLatency(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
-  const run = await waveUnderFault(world, 's1', o, {
-    on: (r) => world.toxiproxy.addToxic(r.proxy, { name: 'latency', type: 'latency', stream: 'downstream', attributes: { latency: 2000, jitter: 0 } }),
-    off: (r) => world.toxiproxy.removeToxic(r.proxy, 'latency'),
-  });
+  const run = await waveUnderFault(world, 's1', o, latencyFault(world, 2000));
   return {
     scenario: 1,
     title: '2 s latency on every answer during a failure wave',
@@ -130,61 +122,16 @@ export async function scenarioLatency(world: ChaosWorld, o: WaveOptions): Promis
  * blind time, nothing may be lost, and no retry storm may follow.
  */
 export async function scenarioResetPeer(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
-  let stop = false;
-  let resets = 0;
-  let loop: Promise<void> = Promise.resolve();
-  const run = await waveUnderFault(world, 's6', o, {
-    on: async (r) => {
-      stop = false;
-      loop = (async () => {
-        while (!stop) {
-          resets++;
-          await world.toxiproxy.addToxic(r.proxy, { name: 'reset', type: 'reset_peer', stream: 'downstream', attributes: { timeout: 0 } });
-          await sleep(1000);
-          await world.toxiproxy.removeToxic(r.proxy, 'reset').catch(() => undefined);
-          for (let i = 0; i < 90 && !stop; i++) await sleep(100);
-        }
-      })();
-    },
-    off: async () => {
-      stop = true;
-      await loop;
-    },
-  });
+  const fault = resetPeerFault(world);
+  const run = await waveUnderFault(world, 's6', o, fault);
   return {
     scenario: 6,
     title: 'reset_peer every 10 s during a failure wave',
     size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, connections reset every 10 s for ${o.faultMs / 1000} s (issue: 3 min)`,
     ...run.result,
-    figures: { resetRounds: resets, lastUnknownAfterKillMs: lastUnknownAfterKill(run) },
+    figures: { resetRounds: fault.rounds(), lastUnknownAfterKillMs: lastUnknownAfterKill(run) },
     failures: failuresOf(run),
   };
-}
-
-/** A ValidatingAdmissionPolicy (GA since 1.30) and its binding denying `user`'s deletion of pods bound to `nodes`. */
-function denyPodDeletions(user: string, nodes: readonly string[]): string {
-  const policy = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: 'nlc-chaos-deny-pod-deletions' },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] }] },
-      validations: [
-        {
-          expression: `request.userInfo.username != '${user}' || !(oldObject.spec.nodeName in ${JSON.stringify(nodes)})`,
-          message: 'chaos: the controller may not delete pods of these nodes now',
-        },
-      ],
-    },
-  };
-  const binding = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: 'nlc-chaos-deny-pod-deletions' },
-    spec: { policyName: 'nlc-chaos-deny-pod-deletions', validationActions: ['Deny'] },
-  };
-  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] });
 }
 
 /**
@@ -193,27 +140,15 @@ function denyPodDeletions(user: string, nodes: readonly string[]): string {
  * the denial lasts (one stuck deletion stalls no other), and the denied ones after it (nothing lost).
  */
 export async function scenarioAdmissionDenial(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
-  let policy = '';
-  let denied: string[] = [];
   let othersDoneAfterKillMs: number | undefined;
+  const fault = admissionDenialFault(world, (dead) => dead.slice(0, Math.ceil(dead.length / 2)));
   const run = await waveUnderFault(
     world,
     's7',
     o,
-    {
-      on: async (r, _s, dead) => {
-        denied = dead.slice(0, Math.ceil(dead.length / 2));
-        policy = denyPodDeletions(r.user, denied);
-        await world.kubectl(['apply', '-f', '-'], policy);
-        // Admission policies take effect once the API server's informer has them; a second is plenty here.
-        await sleep(2000);
-      },
-      off: async () => {
-        if (policy) await world.kubectl(['delete', '--ignore-not-found', '-f', '-'], policy);
-        policy = '';
-      },
-    },
+    fault,
     async ({ stage: s, dead, pods, faultAt }) => {
+      const denied = fault.denied() ?? [];
       const others = dead.filter((n) => !denied.includes(n)).flatMap((n) => pods.get(n) ?? []);
       await waitFor(
         'the other dead nodes’ pods deleted during the denial',
@@ -234,7 +169,7 @@ export async function scenarioAdmissionDenial(world: ChaosWorld, o: WaveOptions)
   return {
     scenario: 7,
     title: 'an admission policy denies pod deletions for a while',
-    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, deletions of ${denied.length} nodes' pods denied for ${o.faultMs / 1000} s (issue: 2 min)`,
+    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, deletions of ${fault.denied()?.length ?? 0} nodes' pods denied for ${o.faultMs / 1000} s (issue: 2 min)`,
     ...run.result,
     figures: {
       deletionsRefused: refused.length,
@@ -246,81 +181,47 @@ export async function scenarioAdmissionDenial(world: ChaosWorld, o: WaveOptions)
   };
 }
 
-/** Informer relists of a replica so far (summed over its informers, from /debug/state). */
-async function relists(r: Replica): Promise<number> {
-  const st = (await r.proc.debugState().catch(() => ({}))) as unknown as { informers?: { relists?: number }[] };
-  return (st.informers ?? []).reduce((sum, i) => sum + (i.relists ?? 0), 0);
-}
-
-/** etcd's v3 HTTP gateway (the control plane's build has no etcdctl): one JSON POST. @throws {Error} on a non-2xx answer. */
-async function etcd(port: number, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status} ${text}`);
-  return JSON.parse(text) as Record<string, unknown>;
-}
-
-/** Compacts etcd at its current revision (physical) and defragments it. @returns the revision compacted at. */
-async function compactEtcd(port: number): Promise<number> {
-  // key "\0" with range_end "\0": every key; count_only: only the header (its revision) is wanted.
-  const range = await etcd(port, '/v3/kv/range', { key: 'AA==', range_end: 'AA==', count_only: true });
-  const revision = Number((range['header'] as { revision?: string } | undefined)?.revision);
-  if (!Number.isFinite(revision)) throw new Error('etcd /v3/kv/range returned no revision');
-  await etcd(port, '/v3/kv/compaction', { revision, physical: true });
-  await etcd(port, '/v3/maintenance/defragment', {});
-  return revision;
-}
-
 /**
  * Scenario 4: etcd is compacted at its current revision and defragmented every 5 s during a wave,
- * and right after the first compaction every connection of the controller is reset, so each watch
- * resumes from a resourceVersion older than the compaction. Expected: a 410 Gone is answered with a
- * relist, no pod is deleted twice, nothing is missed. (kube-apiserver serves watches from its watch
- * cache, which keeps recent events whatever etcd compacted, so a resume within the cache's window
- * needs no relist: the figure says how many happened.)
+ * and every watch of the controller is stalled for the whole fault (connected, nothing arrives),
+ * with every connection reset right after the first compaction. kube-apiserver serves watches from
+ * its watch cache, which keeps recent events whatever etcd compacted (at least 75 s of them), so a
+ * resume needs a relist only once the controller's resourceVersion has fallen out of that window:
+ * a fault longer than it (the full size, 120 s) makes every resumed watch of a busy resource (the
+ * Leases) answer 410 Gone. Expected: the 410 is answered with a relist (counted, must be > 0 at the
+ * full size), no pod is deleted twice, nothing is missed.
  */
 export async function scenarioCompaction(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
-  let stop = false;
-  let compactions = 0;
-  let loop: Promise<void> = Promise.resolve();
-  let relistsBefore = 0;
-  let relistsAfter: number | undefined;
-  const run = await waveUnderFault(world, 's4', o, {
-    on: async (r) => {
-      stop = false;
-      relistsBefore = await relists(r);
-      await compactEtcd(world.ports.etcd);
-      compactions++;
-      await world.toxiproxy.addToxic(r.proxy, { name: 'reset', type: 'reset_peer', stream: 'downstream', attributes: { timeout: 0 } });
-      await sleep(500);
-      await world.toxiproxy.removeToxic(r.proxy, 'reset');
-      loop = (async () => {
-        while (!stop) {
-          for (let i = 0; i < 50 && !stop; i++) await sleep(100);
-          if (stop) break;
-          await compactEtcd(world.ports.etcd).then(() => compactions++);
-        }
-      })();
+  const compaction = compactionFault(world);
+  const stall = watchStallFault(world, ALL_WATCHES, 'every watch stalled');
+  const fault: Fault = {
+    name: `${compaction.name}, every watch stalled`,
+    on: async (r, dead) => {
+      await stall.on(r, dead);
+      await compaction.on(r, dead);
     },
     off: async (r) => {
-      stop = true;
-      await loop;
-      // Read while the replica still runs (waveUnderFault stops it before returning).
-      relistsAfter ??= await relists(r);
+      await stall.off(r);
+      // The relists follow the resumed watches' 410s (after one backoff step); count them once every informer watches again.
+      await waitFor('every informer watching again', () => allWatching(r), 90_000, 250).catch(() => undefined);
+      await compaction.off(r);
     },
-  });
+  };
+  const run = await waveUnderFault(world, 's4', o, fault);
   const deletes = (await world.audit()).filter((e) => e.user === run.replica.user && e.resource === 'pods' && e.verb === 'delete' && e.code >= 200 && e.code < 300);
   const perPod = new Map<string, number>();
   for (const e of deletes) perPod.set(`${e.namespace ?? ''}/${e.name ?? ''}`, (perPod.get(`${e.namespace ?? ''}/${e.name ?? ''}`) ?? 0) + 1);
   const twice = [...perPod].filter(([, n]) => n > 1).map(([p]) => p);
   const failures = [...failuresOf(run), ...twice.map((p) => `pod ${p} deleted more than once`)];
+  // Past the watch cache's window (at least 75 s) a resumed watch must be answered 410; fewer than that proves nothing either way.
+  if (o.faultMs >= 100_000 && !((compaction.relistsDuring() ?? 0) > 0)) failures.push('no informer relisted: no resumed watch was answered 410 Gone');
   return {
     scenario: 4,
     title: 'etcd compaction during a failure wave',
-    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, etcd compacted + defragmented every 5 s for ${o.faultMs / 1000} s, connections reset after the first`,
+    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, etcd compacted + defragmented every 5 s and every watch stalled for ${o.faultMs / 1000} s, connections reset after the first compaction`,
     ...run.result,
     wrongful: run.result.wrongful + twice.length,
-    figures: { compactions, informerRelistsDuringFault: relistsAfter === undefined ? '-' : relistsAfter - relistsBefore, podDeletesLanded: deletes.length, lastUnknownAfterKillMs: lastUnknownAfterKill(run) },
+    figures: { compactions: compaction.compactions(), informerRelists: compaction.relistsDuring() ?? '-', podDeletesLanded: deletes.length, lastUnknownAfterKillMs: lastUnknownAfterKill(run) },
     failures,
   };
 }

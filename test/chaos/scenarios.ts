@@ -15,9 +15,9 @@
  *   fault and after it;
  * - RSS of the controller process after the fault.
  */
-import { Agent as UndiciAgent, fetch } from 'undici';
 import { holdsFor, waitFor } from '../support/cluster.js';
 import { awaitWave, CONTROLLER_FLAGS, GRACE_S, LEASE_RENEW_MS, mib, round, sleep, stage, waveVictims, wronglyJudged, type ScenarioResult, type WaveOptions } from './common.js';
+import { apf429Fault, LEASE_WATCH } from './faults.js';
 import { scenarioAdmissionDenial, scenarioCompaction, scenarioLatency, scenarioResetPeer } from './scenarios-more.js';
 import { landedWrite, RequestMeter, rssBytes, type AuditEvent, type ChaosWorld, type Replica } from './harness.js';
 
@@ -34,8 +34,6 @@ const ELECTION_FLAGS = ['--leader-elect-lease-duration=6s', '--leader-elect-rene
 
 /** The bound within which a stuck Lease watch must be replaced, ms (see {@link scenarioStalledLeaseWatch}). */
 export const STALL_DETECTION_BOUND_MS = GRACE_S * 1000 + 5000 + 5000;
-
-const LEASE_WATCH = /\/apis\/coordination\.k8s\.io\/v1\/namespaces\/kube-node-lease\/leases\?.*watch=/;
 
 interface LeaseInformerState {
   name: string;
@@ -156,61 +154,6 @@ export async function scenarioStalledLeaseWatch(world: ChaosWorld, o: StallOptio
 }
 
 
-/**
- * APF objects: a FlowSchema for the replica's ServiceAccount and a noisy neighbour's, core API group
- * only, into a priority level of zero nominal shares (the smallest the API allows; the server still
- * gives it one seat), so whatever the neighbour leaves is all the controller gets.
- */
-export function apfObjects(serviceAccounts: readonly string[], namespace: string): string {
-  const plc = {
-    apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
-    kind: 'PriorityLevelConfiguration',
-    metadata: { name: 'nlc-chaos-jail' },
-    // Zero shares, nothing lent or borrowed: the "jail" the v1 API allows. A request that finds no
-    // free seat is rejected with 429 and a Retry-After the server computes from its recent rejections.
-    spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } },
-  };
-  const fs = {
-    apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
-    kind: 'FlowSchema',
-    metadata: { name: 'nlc-chaos-controller' },
-    spec: {
-      priorityLevelConfiguration: { name: 'nlc-chaos-jail' },
-      matchingPrecedence: 100,
-      distinguisherMethod: { type: 'ByUser' },
-      // Nodes, pods and the rest of the core group; Leases (election, the live Lease read) and Events
-      // are left to the default schemas, as kube-controller-manager's leader election has its own.
-      rules: [
-        {
-          subjects: serviceAccounts.map((name) => ({ kind: 'ServiceAccount', serviceAccount: { name, namespace } })),
-          resourceRules: [{ verbs: ['*'], apiGroups: [''], resources: ['*'], clusterScope: true, namespaces: ['*'] }],
-        },
-      ],
-    },
-  };
-  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [plc, fs] });
-}
-
-/**
- * A noisy neighbour in the controller's priority level: `loops` concurrent clients listing pods
- * as fast as they are served (50 ms pause after a 429), until `signal` aborts. @returns requests sent.
- */
-async function noisyNeighbour(apiserverPort: number, token: string, loops: number, signal: AbortSignal): Promise<number> {
-  let sent = 0;
-  const loop = async (): Promise<void> => {
-    while (!signal.aborted) {
-      sent++;
-      const res = await fetch(`https://127.0.0.1:${apiserverPort}/api/v1/pods?limit=500`, { headers: { authorization: `Bearer ${token}` }, signal, dispatcher: INSECURE }).catch(() => undefined);
-      await res?.arrayBuffer().catch(() => undefined);
-      if (res?.status !== 200) await sleep(50);
-    }
-  };
-  await Promise.all(Array.from({ length: loops }, loop));
-  return sent;
-}
-
-const INSECURE = new UndiciAgent({ connect: { rejectUnauthorized: false } });
-
 /** For each 429 answer to a write of a named object, the wait until the same write (verb and object) was sent again, ms. */
 export function retryGaps(events: readonly AuditEvent[]): { key: string; gapMs: number }[] {
   const key = (e: AuditEvent): string => [e.verb, e.resource, e.subresource ?? '', e.namespace ?? '', e.name ?? ''].join('/');
@@ -256,23 +199,19 @@ export async function scenarioApf429(world: ChaosWorld, o: WaveOptions): Promise
   const failures: string[] = [];
   let replica: Replica | undefined;
   let meter: RequestMeter | undefined;
-  const apf = apfObjects(['s3', 'noisy'], 'nlc-chaos');
-  const noise = new AbortController();
+  const apf = apf429Fault(world, 'nlc-chaos');
   try {
     replica = await world.startReplica('s3', prefix, `${prefix}-election`, CONTROLLER_FLAGS);
     await replica.proc.waitReady(120_000);
     meter = new RequestMeter(replica.proc);
     await sleep(10_000);
     const faultAt = Date.now();
-    await world.kubectl(['apply', '-f', '-'], apf);
-    const noisy = noisyNeighbour(world.ports.apiserver, await world.serviceAccountToken('noisy'), 6, noise.signal);
+    await apf.on(replica, []);
     const dead = waveVictims(s.fleet, o.deadPerZone);
     const pods = new Map(dead.map((n) => [n, s.fleet.podsOn(n)]));
     for (const n of dead) s.fleet.killNode(n);
     await sleep(o.faultMs);
-    noise.abort();
-    const noisySent = await noisy;
-    await world.kubectl(['delete', '--ignore-not-found', '-f', '-'], apf);
+    await apf.off(replica);
     const recoveredAt = Date.now();
     const lost = await awaitWave(world, s, dead, pods, 120_000);
     const doneAt = Date.now();
@@ -301,7 +240,7 @@ export async function scenarioApf429(world: ChaosWorld, o: WaveOptions): Promise
       figures: {
         rejected429: rejected.length,
         controllerRequestsDuringFault: events.filter((e) => e.receivedMs >= faultAt && e.receivedMs <= recoveredAt).length,
-        noisyNeighbourRequests: noisySent,
+        noisyNeighbourRequests: apf.neighbourRequests(),
         writesRetriedAfter429: gaps.length,
         minRetryGapMs: gaps.length ? Math.min(...gaps.map((g) => g.gapMs)) : '-',
         lastNodeUnknownAfterKillMs: Math.max(...dead.map((n) => (s.observer.firstAt(n, (c) => c.ready === 'Unknown') ?? Number.NaN) - faultAt)),
@@ -310,8 +249,7 @@ export async function scenarioApf429(world: ChaosWorld, o: WaveOptions): Promise
     };
   } finally {
     meter?.stop();
-    noise.abort();
-    await world.kubectl(['delete', '--ignore-not-found', '-f', '-'], apf).catch(() => undefined);
+    if (replica) await apf.off(replica).catch(() => undefined);
     await replica?.proc.stop(3000);
     await s.stop();
   }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '../../src/util/clock.js';
+import { FakeClock, pendingRealTimers, realClock } from '../../src/util/clock.js';
 
 test('FakeClock fires due timers in time order and honours cancel', () => {
   const clock = new FakeClock(1000);
@@ -41,3 +41,19 @@ test('FakeClock.sleep resolves on advanceAsync', async () => {
 test('FakeClock.advance rejects negative steps', () => {
   assert.throws(() => new FakeClock().advance(-1), RangeError);
 });
+
+test('realClock counts a pending timer until it fires or is cancelled, once, and sleeps until they end', async () => {
+    const before = pendingRealTimers();
+    const a = realClock.setTimeout(() => undefined, 10_000);
+    let fired = false;
+    realClock.setTimeout(() => (fired = true), 1);
+    const slept = realClock.sleep(5);
+    assert.equal(pendingRealTimers(), before + 3);
+    a.cancel();
+    a.cancel();
+    assert.equal(pendingRealTimers(), before + 2);
+    await slept;
+    await realClock.sleep(5);
+    assert.equal(fired, true);
+    assert.equal(pendingRealTimers(), before);
+  });

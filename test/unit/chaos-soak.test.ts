@@ -1,0 +1,100 @@
+/**
+ * The soak's arithmetic (test/chaos/soakstats.ts) and its reading of `/debug/state`
+ * (test/chaos/soak.ts stateCounts), and the time chart it draws (bench/lib/chart.ts).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { renderTimeChart } from '../../bench/lib/chart.js';
+import { stateCounts } from '../chaos/soak.js';
+import { counted, countedNames, faultTable, growth, slope, slopePerHour, type FaultRecord, type SoakSample } from '../chaos/soakstats.js';
+
+function sample(atMin: number, rssMiB: number, sockets: number, timers: number, nodes = 30): SoakSample {
+  return { atMs: atMin * 60_000, rssMiB, heapUsedMiB: rssMiB / 2, handles: { Socket: sockets }, resources: { Timeout: timers }, state: { 'nodeLifecycle.nodes': nodes }, simLeaseLagP99Ms: 10 };
+}
+
+describe('soak arithmetic', () => {
+  it('slope is the least-squares slope, NaN without two distinct x', () => {
+    assert.equal(slope([{ x: 0, y: 1 }, { x: 1, y: 3 }, { x: 2, y: 5 }]), 2);
+    assert.ok(Math.abs(slope([{ x: 0, y: 0 }, { x: 1, y: 2 }, { x: 2, y: 1 }]) - 0.5) < 1e-9);
+    assert.ok(Number.isNaN(slope([{ x: 1, y: 1 }])));
+    assert.ok(Number.isNaN(slope([{ x: 1, y: 1 }, { x: 1, y: 2 }])));
+  });
+
+  it('the RSS slope is per hour and leaves out the warm-up', () => {
+    // +10 MiB in the first 15 minutes (start-up), then +3 MiB over the next hour.
+    const samples = [sample(0, 100, 5, 50), sample(15, 110, 5, 50), sample(45, 111.5, 5, 50), sample(75, 113, 5, 50)];
+    assert.ok(Math.abs(slopePerHour(samples, 15 * 60_000, (s) => s.rssMiB) - 3) < 1e-9);
+    assert.ok(slopePerHour(samples, 0, (s) => s.rssMiB) > 5);
+  });
+
+  it('a count that breathes with the waves did not grow; one that climbs quarter by quarter did', () => {
+    const breathing = Array.from({ length: 40 }, (_, i) => sample(15 + i * 3, 100, i % 10 === 0 ? 12 : 5, 50));
+    const v = growth(breathing, 15 * 60_000, 'handles:Socket', (s) => counted(s, 'handles:Socket'), 4);
+    assert.equal(v.grew, false);
+    assert.equal(v.early, 5);
+    assert.equal(v.late, 5);
+    assert.equal(v.max, 12);
+    const leaking = Array.from({ length: 40 }, (_, i) => sample(15 + i * 3, 100, 5, 50 + i));
+    const t = growth(leaking, 15 * 60_000, 'resources:Timeout', (s) => counted(s, 'resources:Timeout'), 20);
+    assert.equal(t.grew, true);
+    assert.ok(t.late - t.early > 20);
+    assert.ok(t.perHour > 15);
+  });
+
+  it('counted figures are named by source; a figure missing from a sample counts 0', () => {
+    const a = sample(0, 1, 2, 3);
+    const b: SoakSample = { ...sample(1, 1, 2, 3), handles: { Socket: 2, Pipe: 1 } };
+    assert.deepEqual(countedNames([a, b]), ['handles:Pipe', 'handles:Socket', 'resources:Timeout', 'state:nodeLifecycle.nodes']);
+    assert.equal(counted(a, 'handles:Pipe'), 0);
+    assert.equal(counted(b, 'handles:Pipe'), 1);
+  });
+
+  it('the fault table groups by name and gives rates as multiples of steady state', () => {
+    const rec = (name: string, regain: number | undefined, after: number, wrongful: string[] = []): FaultRecord => ({ name, startMs: 0, endMs: 30_000, regainSightMs: regain, rate: { steady: 2, during: 1, after }, rssMiBAfter: 100, wrongful });
+    const rows = faultTable([rec('latency', 100, 4), rec('latency', 300, 2), rec('stall', undefined, 2, ['n1'])]);
+    assert.equal(rows.length, 2);
+    const lat = rows.find((r) => r.name === 'latency');
+    assert.equal(lat?.count, 2);
+    assert.equal(lat?.totalS, 60);
+    assert.equal(lat?.regainSightMaxMs, 300);
+    assert.equal(lat?.afterMaxX, 2);
+    assert.equal(lat?.duringX, 0.5);
+    const stall = rows.find((r) => r.name === 'stall');
+    assert.equal(stall?.neverRegained, 1);
+    assert.equal(stall?.wrongful, 1);
+  });
+});
+
+describe('soak: /debug/state counts', () => {
+  it('counts arrays by length, numeric counters as they are, informer caches by name; skips times and flags', () => {
+    const counts = stateCounts({
+      identity: 'x',
+      nodeLifecycle: { allZonesDisrupted: false, canSeeCluster: true, nodes: [1, 2, 3], zones: [1], evictionGuards: [] },
+      taintEviction: [1, 2],
+      podGC: { missingNodes: [], queuedPods: 4, lastPassAt: 1_700_000_000_000 },
+      informers: [{ name: 'nodes', cacheSize: 30 }, { name: 'leases', cacheSize: 29 }],
+      server: { decisions: 5 },
+      timers: 12,
+    });
+    assert.deepEqual(counts, {
+      'nodeLifecycle.nodes': 3,
+      'nodeLifecycle.zones': 1,
+      'nodeLifecycle.evictionGuards': 0,
+      taintEviction: 2,
+      'podGC.missingNodes': 0,
+      'podGC.queuedPods': 4,
+      'informer nodes': 30,
+      'informer leases': 29,
+      timers: 12,
+    });
+  });
+});
+
+describe('time chart', () => {
+  it('renders a PNG, with or without points', () => {
+    const png = renderTimeChart('t', [{ title: 'a', series: [{ label: 'rss', color: [1, 2, 3], points: [{ x: 0, y: 1 }, { x: 5, y: 3 }] }], markers: [2] }, { title: 'b', series: [] }], 'minutes');
+    assert.deepEqual([...png.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10]);
+    // width 1100 in the IHDR chunk
+    assert.equal(png.readUInt32BE(16), 1100);
+  });
+});
