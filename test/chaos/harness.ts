@@ -167,7 +167,8 @@ export class ChaosWorld {
   async serviceAccountToken(name: string): Promise<string> {
     await this.admin.core.createNamespacedServiceAccount({ namespace: CHAOS_NAMESPACE, body: { metadata: { name } } }).catch(ignoreConflict);
     await this.kubectl(['create', 'clusterrolebinding', `nlc-chaos-${name}`, '--clusterrole=cluster-admin', `--serviceaccount=${CHAOS_NAMESPACE}:${name}`]).catch((err: unknown) => {
-      if (!String(err).includes('AlreadyExists')) throw err;
+      // kubectl says "already exists" (the API's reason is AlreadyExists): a second token for the same name.
+      if (!/AlreadyExists|already exists/.test(String(err))) throw err;
     });
     const tr = await this.admin.core.createNamespacedServiceAccountToken({ name, namespace: CHAOS_NAMESPACE, body: { spec: { audiences: [], expirationSeconds: 7200 } } });
     const token = tr.status?.token;

@@ -356,7 +356,7 @@ export async function runScenario(world: ChaosWorld, n: number, size: ScenarioSi
     case 5:
       return scenarioLeaderPartition(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 20_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 60_000 });
     case 1:
-      return scenarioLatency(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 40_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 120_000 });
+      return scenarioLatency(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 40_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 300_000 });
     case 4:
       return scenarioCompaction(world, size === 'ci' ? { zones: 2, perZone: 3, deadPerZone: 1, faultMs: 30_000 } : { zones: 3, perZone: 10, deadPerZone: 3, faultMs: 120_000 });
     case 6:

@@ -225,7 +225,11 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
       const startAbs = Date.now();
       const startMs = at();
       log(`fault ${fault.name} for ${Math.round(length / 1000)} s at ${Math.round(startMs / 1000)} s`);
-      await fault.on(replica, []).catch((err: unknown) => log(`fault ${fault.name} did not start: ${String(err)}`));
+      let startError: string | undefined;
+      await fault.on(replica, []).catch((err: unknown) => {
+        startError = String(err).split('\n').slice(0, 2).join(' ');
+        log(`fault ${fault.name} did not start: ${String(err)}`);
+      });
       await sleep(length);
       await fault.off(replica).catch((err: unknown) => log(`fault ${fault.name} did not end cleanly: ${String(err)}`));
       const endAbs = Date.now();
@@ -244,6 +248,7 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
         rate: { steady: meter.rate(startAbs - 30_000, startAbs), during: meter.rate(startAbs, endAbs), after: meter.rate(endAbs, Math.min(endAbs + 60_000, Date.now())) },
         rssMiBAfter: mibOf(await rssBytes(replica.proc.child.pid)),
         wrongful: [],
+        ...(startError === undefined ? {} : { startError }),
       });
     }
   })();

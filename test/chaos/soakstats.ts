@@ -31,6 +31,8 @@ export interface FaultRecord {
   rssMiBAfter: number | undefined;
   /** Live nodes first judged (not Ready or NoExecute-tainted) between the fault's start and 1 min after its end. */
   wrongful: string[];
+  /** Why switching the fault on failed, when it did (the fault then was at most partly there). */
+  startError?: string;
 }
 
 /** What one failure wave did. Times ms since the soak started. */
@@ -136,6 +138,8 @@ export interface FaultRow {
   afterX: number | undefined;
   afterMaxX: number | undefined;
   wrongful: number;
+  /** Occurrences whose switching on failed. */
+  failedToStart: number;
 }
 
 /** Groups fault records by name. Pure. */
@@ -164,6 +168,7 @@ export function faultTable(records: readonly FaultRecord[]): FaultRow[] {
       afterX: median(after),
       afterMaxX: after.length ? Math.max(...after) : undefined,
       wrongful: rs.reduce((s, r) => s + r.wrongful.length, 0),
+      failedToStart: rs.filter((r) => r.startError !== undefined).length,
     };
   });
 }
@@ -173,9 +178,9 @@ const f1 = (v: number | undefined): string => (v === undefined || !Number.isFini
 /** The per-fault table as Markdown. */
 export function faultTableMarkdown(rows: readonly FaultRow[]): string {
   return [
-    '| fault | times | total s | regain sight p50 / max ms | never regained | req/s during × steady | after × steady (median / max) | wrongful |',
+    '| fault | times (failed to start) | total s | regain sight p50 / max ms | never regained | req/s during × steady | after × steady (median / max) | wrongful |',
     '|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.name} | ${r.count} | ${r.totalS} | ${f1(r.regainSightP50Ms)} / ${f1(r.regainSightMaxMs)} | ${r.neverRegained} | ${f1(r.duringX)} | ${f1(r.afterX)} / ${f1(r.afterMaxX)} | ${r.wrongful} |`),
+    ...rows.map((r) => `| ${r.name} | ${r.count} (${r.failedToStart}) | ${r.totalS} | ${f1(r.regainSightP50Ms)} / ${f1(r.regainSightMaxMs)} | ${r.neverRegained} | ${f1(r.duringX)} | ${f1(r.afterX)} / ${f1(r.afterMaxX)} | ${r.wrongful} |`),
   ].join('\n');
 }
 

@@ -51,7 +51,7 @@ describe('soak arithmetic', () => {
 
   it('the fault table groups by name and gives rates as multiples of steady state', () => {
     const rec = (name: string, regain: number | undefined, after: number, wrongful: string[] = []): FaultRecord => ({ name, startMs: 0, endMs: 30_000, regainSightMs: regain, rate: { steady: 2, during: 1, after }, rssMiBAfter: 100, wrongful });
-    const rows = faultTable([rec('latency', 100, 4), rec('latency', 300, 2), rec('stall', undefined, 2, ['n1'])]);
+    const rows = faultTable([rec('latency', 100, 4), rec('latency', 300, 2), { ...rec('stall', undefined, 2, ['n1']), startError: 'kubectl exited 1' }]);
     assert.equal(rows.length, 2);
     const lat = rows.find((r) => r.name === 'latency');
     assert.equal(lat?.count, 2);
@@ -62,6 +62,8 @@ describe('soak arithmetic', () => {
     const stall = rows.find((r) => r.name === 'stall');
     assert.equal(stall?.neverRegained, 1);
     assert.equal(stall?.wrongful, 1);
+    assert.equal(stall?.failedToStart, 1);
+    assert.equal(lat?.failedToStart, 0);
   });
 });
 
