@@ -343,6 +343,11 @@ export class InMemoryCluster {
 
   #renewLease(name: string): void {
     const old = this.leases.get(leaseKey(name));
+    // A kubelet renews from one loop, with its clock's MicroTime: it never writes the same renewTime
+    // twice. Here a pause's end and the kubelet's regular tick can fall in one millisecond; two writes
+    // then (a second resourceVersion of one renewal) would make a monitor pass between them keep the
+    // first for good, as upstream's tryUpdateNodeHealth would (fuzz run 94103 of seed 20261201).
+    if (old?.renewTime === this.#clock.now()) return;
     this.putLease({ ...(old ?? { namespace: NODE_LEASE_NAMESPACE, name, holderIdentity: name, leaseDurationSeconds: 40 }), resourceVersion: this.nextResourceVersion(), renewTime: this.#clock.now() });
   }
 

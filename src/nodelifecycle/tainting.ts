@@ -68,6 +68,8 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   readonly #cfg: ZoneTaintingDeps['config'];
   readonly #l: ZoneTaintingLinks;
   readonly #zoneStates = new Map<string, ZoneState>();
+  /** Zones first seen while the all-zones stop was on, until the next zone-state computation (difference 25). */
+  readonly #bornInStop = new Set<string>();
   readonly #zoneQueues = new Map<string, RateLimitedTimedQueue>();
   readonly #zoneLimiters = new Map<string, SwappableTokenBucket>();
   /** Ready flips since zone states were last computed (see {@link readyFlipped}). */
@@ -156,24 +158,40 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   // Zone queues (ZoneStatesForHealth, ZoneQueuesForEviction).
   // ---------------------------------------------------------------------------------------------
 
-  /** Mirrors `addPodEvictorForNewZone`: a new zone starts Initial with a full-rate queue. */
+  /**
+   * Mirrors `addPodEvictorForNewZone`: a new zone starts Initial with a full-rate queue, except
+   * during the all-zones stop (deliberate difference 25, reduce-only).
+   */
   ensureZone(zone: string): void {
     this.#zoneQueue(zone);
   }
 
   #zoneQueue(zone: string): RateLimitedTimedQueue {
+    const stopped = this.#stopOn();
     let q = this.#zoneQueues.get(zone);
     if (!q) {
+      // Deliberate difference 25 (reduce-only): a zone that first appears during the all-zones
+      // stop (a node relabelled into a new zone, a new node) starts stopped. Upstream gives it a
+      // full bucket at its next pass and re-enters the stop only at that pass's end
+      // (handleDisruption: the new zone's Initial state makes allWasFullyDisrupted false), so its
+      // 100 ms tainting pass may taint the zone's not-Ready node in between, and the stop then
+      // removes the taint again. The next zone-state computation gives the zone its rate.
+      const rate = stopped ? 0 : this.#cfg.nodeEvictionRate;
       // Before the zone's limiter can hand out a token, pending Ready flips reach the zone states.
-      const limiter = new SwappableTokenBucket(this.#d.clock, this.#cfg.nodeEvictionRate, undefined, () => this.#recomputeIfPending());
+      const limiter = new SwappableTokenBucket(this.#d.clock, rate, undefined, () => this.#recomputeIfPending());
       q = new RateLimitedTimedQueue(this.#d.clock, limiter);
       this.#zoneQueues.set(zone, q);
       this.#zoneLimiters.set(zone, limiter);
       this.#d.metrics.evictionsTotal.inc({ zone }, 0);
-      this.#d.metrics.zoneTaintingRate.set({ zone }, this.#cfg.nodeEvictionRate);
+      this.#d.metrics.zoneTaintingRate.set({ zone }, rate);
       this.#d.metrics.zoneTaintingQueueLength.set({ zone }, 0);
     }
-    if (!this.#zoneStates.has(zone)) this.#zoneStates.set(zone, 'Initial');
+    if (!this.#zoneStates.has(zone)) {
+      // Its Initial state would end the stop here and lift the NoExecute fence (difference 22) until
+      // the next zone-state computation decides; upstream's stop, too, lasts until that pass.
+      if (stopped) this.#bornInStop.add(zone);
+      this.#zoneStates.set(zone, 'Initial');
+    }
     return q;
   }
 
@@ -425,9 +443,12 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   }
 
   #stopOn(): boolean {
-    if (this.#zoneStates.size === 0) return false;
-    for (const state of this.#zoneStates.values()) if (state !== 'FullDisruption') return false;
-    return true;
+    let fullyDisrupted = 0;
+    for (const [zone, state] of this.#zoneStates) {
+      if (state === 'FullDisruption') fullyDisrupted++;
+      else if (!this.#bornInStop.has(zone)) return false;
+    }
+    return fullyDisrupted > 0;
   }
 
   /**
@@ -549,6 +570,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     }
     const plan = planDisruption(this.#zoneStates, chosen, this.#cfg, outsideAllZonesStop);
     this.#zoneStates.clear();
+    this.#bornInStop.clear();
     for (const [z, s] of plan.zoneStates) this.#zoneStates.set(z, s);
     // Upstream's metrics, from the real conditions.
     for (const [zone, statuses] of real) {

@@ -492,6 +492,8 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   // When each zone's health last changed, and when the last all-zones stop ended: upstream's rate
   // for a zone (ComputeZoneState, the rate table) changes only then, so (d)'s clock starts no sooner.
   const zoneChangedAt = new Map<string, number>();
+  /** Per zone, when its latest Lease pause ends (see 'lease-pause' below). */
+  const pauseEndedAt = new Map<string, number>();
   let allDownEndedAt = -Infinity;
   const everyNodeDown = (): boolean => [...truth.values()].every((k) => k.unhealthySince !== undefined);
   const setTruth = (name: string, change: Partial<KubeletTruth>): void => {
@@ -570,10 +572,19 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         cluster.putNode({ ...n, conditions: [...n.conditions.filter((x) => x.type !== e.condition), c] });
         return true;
       }
-      case 'lease-pause':
+      case 'lease-pause': {
         cluster.apply('pause-heartbeats', [nodeName], e.forS * 1000);
-        lastPauseEnd = Math.max(lastPauseEnd, clock.now() + e.forS * 1000);
+        const end = clock.now() + e.forS * 1000;
+        lastPauseEnd = Math.max(lastPauseEnd, end);
+        // A Lease pause is a health change of its zone as the controllers see it: upstream marks the
+        // node Unknown after the grace period (its zone may turn PartialDisruption, rate 0), and ours
+        // counts a Ready node whose Lease went silent before that (node-lifecycle.md, the silent-Ready
+        // count) and may hold the zone's tainting. So (d)'s clock for the zone starts no sooner than
+        // the pause's end (run 92701 of seed 20261201).
+        const zone = zoneLabel(cluster.nodes.get(nodeName));
+        pauseEndedAt.set(zone, Math.max(pauseEndedAt.get(zone) ?? -Infinity, end));
         return true;
+      }
       case 'zone-change': {
         const n = cluster.nodes.get(nodeName);
         const zone = ZONE_LABELS[e.zone % ZONE_LABELS.length] ?? 'a';
@@ -716,7 +727,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     const tol = pod.tolerations.find((t) => t.key === (k.running ? NOT_READY : UNREACHABLE)) ?? pod.tolerations.find((t) => t.key === undefined && t.operator === 'Exists');
     if (tol && tol.tolerationSeconds === undefined) continue;
     const s = Math.max(0, tol?.tolerationSeconds ?? 0);
-    const from = Math.max(k.unhealthySince, tolsSetAt.get(pod.uid) ?? -Infinity, lastRestartAt, lastFaultEnd, zoneChangedAt.get(zoneOfNode(pod.nodeName)) ?? -Infinity, allDownEndedAt);
+    const from = Math.max(k.unhealthySince, tolsSetAt.get(pod.uid) ?? -Infinity, lastRestartAt, lastFaultEnd, zoneChangedAt.get(zoneOfNode(pod.nodeName)) ?? -Infinity, pauseEndedAt.get(zoneOfNode(pod.nodeName)) ?? -Infinity, allDownEndedAt);
     dues.push({ pod, due: from + lostBoundMs(config, s), detail: `kubelet ${k.running ? 'reporting NotReady' : 'stopped'} since ${fmt(k.unhealthySince)}, tolerating ${s} s` });
   }
   const tailEnd = Math.max(clock.now(), lastFaultEnd, lastPauseEnd, lastRestartAt) + MIN_TAIL_MS;

@@ -13,6 +13,7 @@ import { EvictionGuardHold } from '../../src/nodelifecycle/guardhold.js';
 import type { ZoneTaintingDeps } from '../../src/nodelifecycle/parts.js';
 import { drainPassedThroughLowerRate, PENDING_FLIPS_MAX_AGE_MS, PendingReadyFlips, zoneCounts } from '../../src/nodelifecycle/readyflips.js';
 import { ZoneTainting } from '../../src/nodelifecycle/tainting.js';
+import { getZoneKey } from '../../src/nodelifecycle/zones.js';
 import { NOT_READY_TAINT_TEMPLATE } from '../../src/nodelifecycle/taints.js';
 import { basics, FakeHealth, MapStore, metricValue, node, RecordingEvents, settle, T0 } from '../support/nodelifecycle-parts.js';
 
@@ -139,6 +140,44 @@ describe('zone part through parts.ts', () => {
     assert.equal(w.part.allZonesStopped(), false, 'a flip to Ready during the stop recomputes at once');
     assert.deepEqual(w.stopEnded, [T0]);
     assert.equal(await metricValue(w.deps.metrics.zoneEvictionPaused, { zone: ZONE, reason: 'all-zones-fully-disrupted' }), 0);
+  });
+
+  test('a zone first seen during the all-zones stop keeps the stop on and taints nothing until zone states are computed (difference 25)', async (t) => {
+    const w = build({ n1: 'Unknown', n2: 'Unknown' });
+    t.after(w.stop);
+    w.part.handleDisruption();
+    assert.equal(w.part.allZonesStopped(), true);
+    // n1 is relabelled into zone "c", never seen before: its queue and Initial state appear.
+    w.health.set('n1', 'c', 'Unknown');
+    const n1 = w.nodes.get('n1') as Node;
+    w.part.ensureZone('c');
+    assert.equal(w.part.allZonesStopped(), true, 'the new zone’s Initial state does not end the stop');
+    w.part.actSync(n1, w.readyOf('n1'));
+    await settle(w.clock);
+    assert.deepEqual(w.swaps.filter((x) => x.add.length > 0), [], 'no NoExecute taint during the stop');
+    assert.equal(await metricValue(w.deps.metrics.zoneTaintingRate, { zone: 'c' }), 0);
+    // The next computation decides: every zone fully disrupted, so the stop holds (re-entered, as upstream).
+    w.part.handleDisruption();
+    assert.equal(w.part.allZonesStopped(), true);
+    await settle(w.clock);
+    assert.deepEqual(w.swaps.filter((x) => x.add.length > 0), [], 'still none');
+  });
+
+  test('a Ready node in a zone first seen during the stop ends it at the next computation, and the zone gets its rate', async (t) => {
+    const w = build({ n1: 'Unknown', n2: 'Unknown' });
+    t.after(w.stop);
+    w.part.handleDisruption();
+    // n2, Ready, is relabelled into zone c, never seen before.
+    const labels = { 'topology.kubernetes.io/zone': 'c' };
+    const c = getZoneKey(labels);
+    w.nodes.set(node('n2', 'True', { labels }));
+    w.health.set('n2', c, 'True');
+    w.part.ensureZone(c);
+    assert.equal(w.part.allZonesStopped(), true, 'held until zone states are computed');
+    assert.equal(await metricValue(w.deps.metrics.zoneTaintingRate, { zone: c }), 0);
+    w.part.handleDisruption();
+    assert.equal(w.part.allZonesStopped(), false);
+    assert.equal(await metricValue(w.deps.metrics.zoneTaintingRate, { zone: c }), 100);
   });
 
   test('a flip away from Ready waits for a reader: the view recomputes first', (t) => {

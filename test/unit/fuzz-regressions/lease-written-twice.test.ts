@@ -18,6 +18,10 @@
  * src/nodelifecycle/health.ts: a newer version of the saved renewal replaces it until a monitor pass
  * has run (`leaseSeenByPass`), moving no timestamp; after a pass it is final, as upstream's.
  * Replay: `runSequence(STEPS, config)` below, or `runSequence(runSteps(20261130, 1043), config)`.
+ * Since run #94103 of seed 20261201 (lease-renewal-at-pause-end.test.ts) the simulated kubelet no longer
+ * renews twice in one instant, so these steps now pass without the fix as well; the fix stays pinned by
+ * test/unit/nodelifecycle-controller.test.ts ("a second version of a renewal (same renewTime) written
+ * before the next monitor pass …"), which writes the second version itself.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
