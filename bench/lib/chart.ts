@@ -44,6 +44,22 @@ function fmt(v: number): string {
   return String(Math.round(v * 1000) / 1000);
 }
 
+/** Grid lines and labels at the ticks, both axes, and the x axis's label. */
+function drawFrame(r: Raster, box: { left: number; right: number; top: number; bottom: number }, xTicks: readonly number[], yTicks: readonly number[], sx: (v: number) => number, sy: (v: number) => number, xLabel: string): void {
+  const { left, right, top, bottom } = box;
+  for (const t of yTicks) {
+    r.line(left, sy(t), right, sy(t), GRID);
+    r.text(left - 8, sy(t) - 7, fmt(t), INK, 2, 'right');
+  }
+  for (const t of xTicks) {
+    r.line(sx(t), top, sx(t), bottom, GRID);
+    r.text(sx(t), bottom + 8, fmt(t), INK, 2, 'center');
+  }
+  r.line(left, bottom, right, bottom, INK, 2);
+  r.line(left, top, left, bottom, INK, 2);
+  r.text((left + right) / 2, bottom + 32, xLabel, INK, 2, 'center');
+}
+
 function drawPanel(r: Raster, p: CdfPanel, x0: number, y0: number, w: number, h: number): void {
   const left = x0 + 70;
   const right = x0 + w - 30;
@@ -60,17 +76,7 @@ function drawPanel(r: Raster, p: CdfPanel, x0: number, y0: number, w: number, h:
   const sy = (f: number): number => bottom - f * (bottom - top);
 
   r.text(x0 + w / 2, y0 + 8, p.title, INK, 2, 'center');
-  for (const f of [0, 0.25, 0.5, 0.75, 1]) {
-    r.line(left, sy(f), right, sy(f), GRID);
-    r.text(left - 8, sy(f) - 7, fmt(f), INK, 2, 'right');
-  }
-  for (const t of ticks) {
-    r.line(sx(t), top, sx(t), bottom, GRID);
-    r.text(sx(t), bottom + 8, fmt(t), INK, 2, 'center');
-  }
-  r.line(left, bottom, right, bottom, INK, 2);
-  r.line(left, top, left, bottom, INK, 2);
-  r.text((left + right) / 2, bottom + 32, p.xLabel, INK, 2, 'center');
+  drawFrame(r, { left, right, top, bottom }, ticks, [0, 0.25, 0.5, 0.75, 1], sx, sy, p.xLabel);
 
   for (const m of p.markers ?? []) {
     r.line(sx(m.x), top, sx(m.x), bottom, MARKER, 2, [8, 6]);
@@ -139,17 +145,7 @@ function drawTimePanel(r: Raster, p: TimePanel, x0: number, y0: number, w: numbe
   const sx = (v: number): number => left + ((v - xmin) / (xmax - xmin)) * (right - left);
   const sy = (v: number): number => bottom - ((v - ymin) / (ymax - ymin)) * (bottom - top);
   r.text(x0 + w / 2, y0 + 8, p.title, INK, 2, 'center');
-  for (const t of yt) {
-    r.line(left, sy(t), right, sy(t), GRID);
-    r.text(left - 8, sy(t) - 7, fmt(t), INK, 2, 'right');
-  }
-  for (const t of xt) {
-    r.line(sx(t), top, sx(t), bottom, GRID);
-    r.text(sx(t), bottom + 8, fmt(t), INK, 2, 'center');
-  }
-  r.line(left, bottom, right, bottom, INK, 2);
-  r.line(left, top, left, bottom, INK, 2);
-  r.text((left + right) / 2, bottom + 32, xLabel, INK, 2, 'center');
+  drawFrame(r, { left, right, top, bottom }, xt, yt, sx, sy, xLabel);
   for (const m of p.markers ?? []) r.line(sx(m), top, sx(m), bottom, MARKER, 1, [6, 6]);
   let lx = left;
   for (const s of p.series) {
