@@ -167,8 +167,7 @@ export class ChaosWorld {
   async serviceAccountToken(name: string): Promise<string> {
     await this.admin.core.createNamespacedServiceAccount({ namespace: CHAOS_NAMESPACE, body: { metadata: { name } } }).catch(ignoreConflict);
     await this.kubectl(['create', 'clusterrolebinding', `nlc-chaos-${name}`, '--clusterrole=cluster-admin', `--serviceaccount=${CHAOS_NAMESPACE}:${name}`]).catch((err: unknown) => {
-      // kubectl says "already exists" (the API's reason is AlreadyExists): a second token for the same name.
-      if (!/AlreadyExists|already exists/.test(String(err))) throw err;
+      if (!kubectlSaysAlreadyExists(err)) throw err;
     });
     const tr = await this.admin.core.createNamespacedServiceAccountToken({ name, namespace: CHAOS_NAMESPACE, body: { spec: { audiences: [], expirationSeconds: 7200 } } });
     const token = tr.status?.token;
@@ -255,6 +254,15 @@ function kubeConfigOf(server: string, token: string): KubeConfig {
     currentContext: 'chaos',
   });
   return kc;
+}
+
+/**
+ * True for kubectl's error on creating an object that exists. kubectl prints `… "x" already exists`,
+ * not the API's reason `AlreadyExists` (the soak's second APF fault failed on that: its second token
+ * for the same ServiceAccount). Pure.
+ */
+export function kubectlSaysAlreadyExists(err: unknown): boolean {
+  return /AlreadyExists|already exists/.test(String(err));
 }
 
 function ignoreConflict(err: unknown): void {

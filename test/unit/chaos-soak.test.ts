@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderTimeChart } from '../../bench/lib/chart.js';
+import { kubectlSaysAlreadyExists } from '../chaos/harness.js';
 import { stateCounts } from '../chaos/soak.js';
 import { counted, countedNames, faultTable, growth, slope, slopePerHour, type FaultRecord, type SoakSample } from '../chaos/soakstats.js';
 
@@ -98,5 +99,14 @@ describe('time chart', () => {
     assert.deepEqual([...png.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10]);
     // width 1100 in the IHDR chunk
     assert.equal(png.readUInt32BE(16), 1100);
+  });
+});
+
+describe('chaos harness', () => {
+  it('a second token for one ServiceAccount: kubectl\'s "already exists" is not an error, others are', () => {
+    const kubectl = new Error('kubectl create clusterrolebinding nlc-chaos-noisy --clusterrole=cluster-admin --serviceaccount=nlc-chaos:noisy exited 1:\nerror: failed to create clusterrolebinding: clusterrolebindings.rbac.authorization.k8s.io "nlc-chaos-noisy" already exists\n');
+    assert.equal(kubectlSaysAlreadyExists(kubectl), true);
+    assert.equal(kubectlSaysAlreadyExists(new Error('Error from server (AlreadyExists): x')), true);
+    assert.equal(kubectlSaysAlreadyExists(new Error('error: failed to create clusterrolebinding: the server could not find the requested resource')), false);
   });
 });
