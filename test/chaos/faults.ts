@@ -5,6 +5,8 @@
  * The scenarios (scenarios.ts, scenarios-more.ts) switch one on during a failure wave; the soak
  * (soak.ts) switches a random one on every 1–3 minutes.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Agent as UndiciAgent, fetch } from 'undici';
 import { sleep } from './common.js';
 import type { ChaosWorld, Replica } from './harness.js';
@@ -276,4 +278,60 @@ export function watchStallFault(world: ChaosWorld, pattern: RegExp, name: string
 /** Every Lease watch stalls while on (the server side). */
 export function leaseWatchStallFault(world: ChaosWorld): Fault {
   return watchStallFault(world, LEASE_WATCH, 'stalled Lease watch (server side)');
+}
+
+/** The resourceVersion of the replica's Lease informer, from its /debug/state. */
+async function leaseInformerVersion(r: Replica): Promise<string | undefined> {
+  const st = (await r.proc.debugState().catch(() => ({}))) as unknown as { informers?: { name?: string; resourceVersion?: string }[] };
+  return st.informers?.find((i) => i.name?.startsWith('leases'))?.resourceVersion;
+}
+
+/**
+ * Whether kube-apiserver would answer a Lease watch resumed from `resourceVersion` with 410 Gone:
+ * one watch request (as the admin, straight to the API server, 1 s timeout), answered 410 or with an
+ * ERROR event of code 410 (the watch cache no longer holds that version; etcd's compaction has
+ * removed it too). Never throws (false on any other answer).
+ */
+export async function leaseWatchWouldBeGone(world: ChaosWorld, resourceVersion: string): Promise<boolean> {
+  const token = (await readFile(join(world.stateDir, 'admin.token'), 'utf8')).trim();
+  const url = `https://127.0.0.1:${world.ports.apiserver}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=${encodeURIComponent(resourceVersion)}`;
+  try {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, dispatcher: INSECURE, signal: AbortSignal.timeout(10_000) });
+    const body = await res.text();
+    return res.status === 410 || /"code":\s*410/.test(body);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every watch of the replica stalled until a resume of its Lease watch would be answered 410 Gone
+ * (probed every 5 s with {@link leaseWatchWouldBeGone} from the Lease informer's resourceVersion,
+ * after at least `minMs`), at most `maxMs`; `off` waits for that moment before it unstalls. The API
+ * server's watch cache keeps at least 75 s of events (`DefaultEventFreshDuration`; its capacity
+ * doubles while the oldest event is younger, so at a steady rate it holds 75–150 s), so the stall
+ * lasts as long as the cache's window really is, not a guess of it.
+ */
+export function stallUntilGoneFault(world: ChaosWorld, minMs: number, maxMs: number): Fault & { goneAfterMs(): number | undefined } {
+  const stall = watchStallFault(world, ALL_WATCHES, 'every watch stalled');
+  let startedAt = 0;
+  let goneAt: number | undefined;
+  return {
+    name: 'every watch stalled until a resume is answered 410',
+    goneAfterMs: () => (goneAt === undefined ? undefined : goneAt - startedAt),
+    on: async (r, dead) => {
+      startedAt = Date.now();
+      goneAt = undefined;
+      await stall.on(r, dead);
+    },
+    off: async (r) => {
+      await sleep(Math.max(0, startedAt + minMs - Date.now()));
+      while (goneAt === undefined && Date.now() - startedAt < maxMs) {
+        const rv = await leaseInformerVersion(r);
+        if (rv && (await leaseWatchWouldBeGone(world, rv))) goneAt = Date.now();
+        else await sleep(5000);
+      }
+      await stall.off(r);
+    },
+  };
 }

@@ -7,7 +7,7 @@
  */
 import { holdsFor, waitFor } from '../support/cluster.js';
 import { awaitWave, CONTROLLER_FLAGS, GRACE_S, mib, podNames, round, sleep, stage, waveVictims, wronglyJudged, type ScenarioResult, type Stage, type WaveOptions } from './common.js';
-import { admissionDenialFault, ALL_WATCHES, compactionFault, latencyFault, resetPeerFault, watchStallFault, type Fault } from './faults.js';
+import { admissionDenialFault, compactionFault, latencyFault, resetPeerFault, stallUntilGoneFault, type Fault } from './faults.js';
 import { RequestMeter, rssBytes, type ChaosWorld, type Replica } from './harness.js';
 
 /** What {@link waveUnderFault} hands back to the scenario for its own checks and figures. */
@@ -186,16 +186,19 @@ export async function scenarioAdmissionDenial(world: ChaosWorld, o: WaveOptions)
  * and every watch of the controller is stalled for the whole fault (connected, nothing arrives),
  * with every connection reset right after the first compaction. kube-apiserver serves watches from
  * its watch cache, which keeps recent events whatever etcd compacted (at least 75 s of them), so a
- * resume needs a relist only once the controller's resourceVersion has fallen out of that window:
- * a fault longer than it (the full size, 120 s) makes every resumed watch of a busy resource (the
- * Leases) answer 410 Gone. Expected: the 410 is answered with a relist (counted, must be > 0 at the
- * full size), no pod is deleted twice, nothing is missed.
+ * resume needs a relist only once the controller's resourceVersion has fallen out of that window.
+ * At the full size the stall lasts at least 120 s and until a resume of the Lease watch from the
+ * controller's resourceVersion would be answered 410 Gone (probed every 5 s, at most 10 min: the
+ * window is 75–150 s of events at a steady rate); a fixed 120 s did not reach it (0 relists).
+ * Expected: the 410 is answered with a relist (counted, must be > 0 at the full size), no pod is
+ * deleted twice, nothing is missed.
  */
 export async function scenarioCompaction(world: ChaosWorld, o: WaveOptions): Promise<ScenarioResult> {
   const compaction = compactionFault(world);
-  const stall = watchStallFault(world, ALL_WATCHES, 'every watch stalled');
+  // At the full size the stall lasts until a resume of the Lease watch would be answered 410 (at most 10 min).
+  const stall = stallUntilGoneFault(world, o.faultMs, o.faultMs >= 100_000 ? 600_000 : o.faultMs);
   const fault: Fault = {
-    name: `${compaction.name}, every watch stalled`,
+    name: `${compaction.name}, ${stall.name}`,
     on: async (r, dead) => {
       await stall.on(r, dead);
       await compaction.on(r, dead);
@@ -218,10 +221,10 @@ export async function scenarioCompaction(world: ChaosWorld, o: WaveOptions): Pro
   return {
     scenario: 4,
     title: 'etcd compaction during a failure wave',
-    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, etcd compacted + defragmented every 5 s and every watch stalled for ${o.faultMs / 1000} s, connections reset after the first compaction`,
+    size: `${o.zones * o.perZone} nodes, ${run.dead.length} killed, etcd compacted + defragmented every 5 s and every watch stalled for at least ${o.faultMs / 1000} s${o.faultMs >= 100_000 ? ' and until a resume would be answered 410' : ''}, connections reset after the first compaction`,
     ...run.result,
     wrongful: run.result.wrongful + twice.length,
-    figures: { compactions: compaction.compactions(), informerRelists: compaction.relistsDuring() ?? '-', podDeletesLanded: deletes.length, lastUnknownAfterKillMs: lastUnknownAfterKill(run) },
+    figures: { compactions: compaction.compactions(), stallUntil410Ms: stall.goneAfterMs() ?? 'never', informerRelists: compaction.relistsDuring() ?? '-', podDeletesLanded: deletes.length, lastUnknownAfterKillMs: lastUnknownAfterKill(run) },
     failures,
   };
 }
