@@ -130,18 +130,19 @@ export async function compactEtcd(port: number): Promise<number> {
 }
 
 /**
- * etcd compacted at its current revision and defragmented every 5 s while on; right after the
- * first compaction every connection of the replica is reset, so each watch resumes from a
- * resourceVersion older than the compaction.
+ * etcd compacted at its current revision and defragmented every `everyMs` (default 5 s) while on
+ * (with `everyMs` 0: once, as the API server's own periodic compaction and an operator's defrag
+ * would); right after the first compaction every connection of the replica is reset, so each watch
+ * resumes from a resourceVersion older than the compaction.
  */
-export function compactionFault(world: ChaosWorld): Fault & { compactions(): number; relistsDuring(): number | undefined } {
+export function compactionFault(world: ChaosWorld, everyMs = 5000): Fault & { compactions(): number; relistsDuring(): number | undefined } {
   let stop = false;
   let compactions = 0;
   let loop: Promise<void> = Promise.resolve();
   let before = 0;
   let after: number | undefined;
   return {
-    name: 'etcd compaction + defrag every 5 s',
+    name: everyMs > 0 ? `etcd compaction + defrag every ${everyMs / 1000} s` : 'etcd compaction + defrag',
     compactions: () => compactions,
     relistsDuring: () => (after === undefined ? undefined : after - before),
     on: async (r) => {
@@ -154,8 +155,8 @@ export function compactionFault(world: ChaosWorld): Fault & { compactions(): num
       await sleep(500);
       await world.toxiproxy.removeToxic(r.proxy, 'reset');
       loop = (async () => {
-        while (!stop) {
-          for (let i = 0; i < 50 && !stop; i++) await sleep(100);
+        while (!stop && everyMs > 0) {
+          for (let i = 0; i < everyMs / 100 && !stop; i++) await sleep(100);
           if (stop) break;
           await compactEtcd(world.ports.etcd)
             .then(() => compactions++)

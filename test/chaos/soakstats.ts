@@ -8,6 +8,8 @@ import { median } from '../../bench/lib/report.js';
 /** One sample of the controller process. `atMs` is ms since the soak started; memory MiB. */
 export interface SoakSample {
   atMs: number;
+  /** Which controller process (0 the first; a new one after each exit, as a Deployment restarts it). */
+  process: number;
   rssMiB: number | undefined;
   heapUsedMiB: number | undefined;
   /** `nodejs_active_handles{type}` (libuv handles: sockets, servers, pipes). */
@@ -64,6 +66,22 @@ export function slope(points: readonly { x: number; y: number }[]): number {
     sxy += (p.x - mx) * (p.y - my);
   }
   return sxx === 0 ? Number.NaN : sxy / sxx;
+}
+
+/**
+ * The samples the verdicts judge: those of the process with the most samples after its own first
+ * `warmupMs` (a restarted process warms up again), without its warm-up. Pure.
+ */
+export function judgedSegment(samples: readonly SoakSample[], warmupMs: number): SoakSample[] {
+  const byProcess = new Map<number, SoakSample[]>();
+  for (const s of samples) byProcess.set(s.process, [...(byProcess.get(s.process) ?? []), s]);
+  let best: SoakSample[] = [];
+  for (const seg of byProcess.values()) {
+    const from = (seg[0]?.atMs ?? 0) + warmupMs;
+    const kept = seg.filter((s) => s.atMs >= from);
+    if (kept.length > best.length) best = kept;
+  }
+  return best;
 }
 
 /** Slope of a sampled figure after `fromMs`, per hour. Samples without the figure are left out. */

@@ -7,10 +7,10 @@ import { describe, it } from 'node:test';
 import { renderTimeChart } from '../../bench/lib/chart.js';
 import { kubectlSaysAlreadyExists } from '../chaos/harness.js';
 import { stateCounts } from '../chaos/soak.js';
-import { counted, countedNames, faultTable, growth, slope, slopePerHour, type FaultRecord, type SoakSample } from '../chaos/soakstats.js';
+import { counted, countedNames, faultTable, growth, judgedSegment, slope, slopePerHour, type FaultRecord, type SoakSample } from '../chaos/soakstats.js';
 
-function sample(atMin: number, rssMiB: number, sockets: number, timers: number, nodes = 30): SoakSample {
-  return { atMs: atMin * 60_000, rssMiB, heapUsedMiB: rssMiB / 2, handles: { Socket: sockets }, resources: { Timeout: timers }, state: { 'nodeLifecycle.nodes': nodes }, simLeaseLagP99Ms: 10 };
+function sample(atMin: number, rssMiB: number, sockets: number, timers: number, nodes = 30, process = 0): SoakSample {
+  return { atMs: atMin * 60_000, process, rssMiB, heapUsedMiB: rssMiB / 2, handles: { Socket: sockets }, resources: { Timeout: timers }, state: { 'nodeLifecycle.nodes': nodes }, simLeaseLagP99Ms: 10 };
 }
 
 describe('soak arithmetic', () => {
@@ -40,6 +40,16 @@ describe('soak arithmetic', () => {
     assert.equal(t.grew, true);
     assert.ok(t.late - t.early > 20);
     assert.ok(t.perHour > 15);
+  });
+
+  it('the judged segment is the longest-lived process after its own warm-up', () => {
+    // Process 0 for 40 min, restarted at 40 min (process 1) until 130 min; warm-up 15 min each.
+    const samples = [...Array.from({ length: 40 }, (_, i) => sample(i, 100, 5, 50, 30, 0)), ...Array.from({ length: 90 }, (_, i) => sample(40 + i, 200, 5, 50, 30, 1))];
+    const judged = judgedSegment(samples, 15 * 60_000);
+    assert.ok(judged.every((s) => s.process === 1));
+    assert.equal(judged[0]?.atMs, 55 * 60_000);
+    assert.equal(judged.length, 75);
+    assert.deepEqual(judgedSegment([], 1000), []);
   });
 
   it('counted figures are named by source; a figure missing from a sample counts 0', () => {
