@@ -167,8 +167,11 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
   }
 
   #zoneQueue(zone: string): RateLimitedTimedQueue {
-    const stopped = this.#stopOn();
     let q = this.#zoneQueues.get(zone);
+    const known = this.#zoneStates.has(zone);
+    // Read before the new zone's Initial state would end it; only for a zone not seen before, as
+    // this runs for every queued node.
+    const stopped = (!q || !known) && this.#stopOn();
     if (!q) {
       // Deliberate difference 25 (reduce-only): a zone that first appears during the all-zones
       // stop (a node relabelled into a new zone, a new node) starts stopped. Upstream gives it a
@@ -186,7 +189,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       this.#d.metrics.zoneTaintingRate.set({ zone }, rate);
       this.#d.metrics.zoneTaintingQueueLength.set({ zone }, 0);
     }
-    if (!this.#zoneStates.has(zone)) {
+    if (!known) {
       // Its Initial state would end the stop here and lift the NoExecute fence (difference 22) until
       // the next zone-state computation decides; upstream's stop, too, lasts until that pass.
       if (stopped) this.#bornInStop.add(zone);
