@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent as UndiciAgent, fetch } from 'undici';
 import { sleep } from './common.js';
-import type { ChaosWorld, Replica } from './harness.js';
+import { informersOf, leaseInformerOf, type ChaosWorld, type Replica } from './harness.js';
 
 /** A fault: switched on, and off again later. `on` may start a loop that `off` ends. */
 export interface Fault {
@@ -106,8 +106,7 @@ export function admissionDenialFault(world: ChaosWorld, pick: (dead: readonly st
 
 /** Informer relists of a replica so far (summed over its informers, from /debug/state). */
 export async function relists(r: Replica): Promise<number> {
-  const st = (await r.proc.debugState().catch(() => ({}))) as unknown as { informers?: { relists?: number }[] };
-  return (st.informers ?? []).reduce((sum, i) => sum + (i.relists ?? 0), 0);
+  return (await informersOf(r)).reduce((sum, i) => sum + (i.relists ?? 0), 0);
 }
 
 /** etcd's v3 HTTP gateway (the control plane's build has no etcdctl): one JSON POST. @throws {Error} on a non-2xx answer. */
@@ -281,20 +280,13 @@ export function leaseWatchStallFault(world: ChaosWorld): Fault {
   return watchStallFault(world, LEASE_WATCH, 'stalled Lease watch (server side)');
 }
 
-/** The resourceVersion of the replica's Lease informer, from its /debug/state. */
-async function leaseInformerVersion(r: Replica): Promise<string | undefined> {
-  const st = (await r.proc.debugState().catch(() => ({}))) as unknown as { informers?: { name?: string; resourceVersion?: string }[] };
-  return st.informers?.find((i) => i.name?.startsWith('leases'))?.resourceVersion;
-}
-
 /**
  * Whether kube-apiserver would answer a Lease watch resumed from `resourceVersion` with 410 Gone:
- * one watch request (as the admin, straight to the API server, 1 s timeout), answered 410 or with an
+ * one watch request (with the admin's `token`, straight to the API server, 1 s timeout), answered 410 or with an
  * ERROR event of code 410 (the watch cache no longer holds that version; etcd's compaction has
  * removed it too). Never throws (false on any other answer).
  */
-export async function leaseWatchWouldBeGone(world: ChaosWorld, resourceVersion: string): Promise<boolean> {
-  const token = (await readFile(join(world.stateDir, 'admin.token'), 'utf8')).trim();
+export async function leaseWatchWouldBeGone(world: ChaosWorld, resourceVersion: string, token: string): Promise<boolean> {
   const url = `https://127.0.0.1:${world.ports.apiserver}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=${encodeURIComponent(resourceVersion)}`;
   try {
     const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, dispatcher: INSECURE, signal: AbortSignal.timeout(10_000) });
@@ -327,9 +319,10 @@ export function stallUntilGoneFault(world: ChaosWorld, minMs: number, maxMs: num
     },
     off: async (r) => {
       await sleep(Math.max(0, startedAt + minMs - Date.now()));
+      const token = (await readFile(join(world.stateDir, 'admin.token'), 'utf8')).trim();
       while (goneAt === undefined && Date.now() - startedAt < maxMs) {
-        const rv = await leaseInformerVersion(r);
-        if (rv && (await leaseWatchWouldBeGone(world, rv))) goneAt = Date.now();
+        const rv = (await leaseInformerOf(r))?.resourceVersion;
+        if (rv && (await leaseWatchWouldBeGone(world, rv, token))) goneAt = Date.now();
         else await sleep(5000);
       }
       await stall.off(r);

@@ -326,6 +326,34 @@ export class RequestMeter {
   }
 }
 
+/** One informer of a replica, the fields of its `/debug/state` entry the suite reads. Times are epoch ms. */
+export interface InformerState {
+  name: string;
+  watching?: boolean;
+  relists?: number;
+  restarts?: number;
+  stalls?: number;
+  lastEventMs?: number;
+  resourceVersion?: string;
+}
+
+/** The informers of a replica, from its /debug/state (none when it does not answer). */
+export async function informersOf(r: Replica): Promise<InformerState[]> {
+  const st = (await r.proc.debugState().catch(() => ({}))) as unknown as { informers?: InformerState[] };
+  return st.informers ?? [];
+}
+
+/** The replica's Lease informer (`leases(kube-node-lease)`), or undefined. */
+export async function leaseInformerOf(r: Replica): Promise<InformerState | undefined> {
+  return (await informersOf(r)).find((i) => i.name.startsWith('leases'));
+}
+
+/** True when the replica answers and every informer of it is watching. */
+export async function allWatching(r: Replica): Promise<boolean> {
+  const all = await informersOf(r);
+  return all.length > 0 && all.every((i) => i.watching === true);
+}
+
 /** One metric of a replica, e.g. `leader_election_master_status`, or undefined when unreachable. */
 export async function replicaMetric(r: Replica, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
   return metricValue(await r.proc.metrics().catch(() => ''), name, labels);

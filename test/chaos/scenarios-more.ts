@@ -8,7 +8,7 @@
 import { holdsFor, waitFor } from '../support/cluster.js';
 import { awaitWave, CONTROLLER_FLAGS, GRACE_S, mib, podNames, round, sleep, stage, waveVictims, wronglyJudged, type ScenarioResult, type Stage, type WaveOptions } from './common.js';
 import { admissionDenialFault, compactionFault, latencyFault, resetPeerFault, stallUntilGoneFault, type Fault } from './faults.js';
-import { RequestMeter, rssBytes, type ChaosWorld, type Replica } from './harness.js';
+import { allWatching, RequestMeter, rssBytes, type ChaosWorld, type Replica } from './harness.js';
 
 /** What {@link waveUnderFault} hands back to the scenario for its own checks and figures. */
 interface WaveRun {
@@ -22,12 +22,6 @@ interface WaveRun {
   lost: string[];
   wrongful: string[];
   result: Omit<ScenarioResult, 'scenario' | 'title' | 'size' | 'figures' | 'failures'>;
-}
-
-/** All informers of a replica watching, per its /debug/state. */
-async function allWatching(r: Replica): Promise<boolean> {
-  const st = (await r.proc.debugState()) as unknown as { informers?: { watching?: boolean }[] };
-  return (st.informers ?? []).length > 0 && (st.informers ?? []).every((i) => i.watching === true);
 }
 
 /**

@@ -19,7 +19,7 @@ import { holdsFor, waitFor } from '../support/cluster.js';
 import { awaitWave, CONTROLLER_FLAGS, GRACE_S, LEASE_RENEW_MS, mib, round, sleep, stage, waveVictims, wronglyJudged, type ScenarioResult, type WaveOptions } from './common.js';
 import { apf429Fault, LEASE_WATCH } from './faults.js';
 import { scenarioAdmissionDenial, scenarioCompaction, scenarioLatency, scenarioResetPeer } from './scenarios-more.js';
-import { landedWrite, RequestMeter, rssBytes, type AuditEvent, type ChaosWorld, type Replica } from './harness.js';
+import { landedWrite, leaseInformerOf, RequestMeter, rssBytes, type AuditEvent, type ChaosWorld, type Replica } from './harness.js';
 
 /** Options of {@link scenarioStalledLeaseWatch}. Durations ms. */
 export interface StallOptions {
@@ -35,19 +35,6 @@ const ELECTION_FLAGS = ['--leader-elect-lease-duration=6s', '--leader-elect-rene
 /** The bound within which a stuck Lease watch must be replaced, ms (see {@link scenarioStalledLeaseWatch}). */
 export const STALL_DETECTION_BOUND_MS = GRACE_S * 1000 + 5000 + 5000;
 
-interface LeaseInformerState {
-  name: string;
-  resourceVersion?: string;
-  lastEventMs?: number;
-  watching?: boolean;
-  stalls?: number;
-  restarts?: number;
-}
-
-async function leaseInformer(r: Replica): Promise<LeaseInformerState | undefined> {
-  const st = (await r.proc.debugState()) as unknown as { informers?: LeaseInformerState[] };
-  return st.informers?.find((i) => i.name.startsWith('leases'));
-}
 
 /**
  * Scenario 2: the controller's Lease watch stalls (connection open, nothing arrives) while every
@@ -94,8 +81,8 @@ export async function scenarioStalledLeaseWatch(world: ChaosWorld, o: StallOptio
     if (replacedAfterMs === undefined || replacedAfterMs > STALL_DETECTION_BOUND_MS) {
       failures.push(`phase 1: the stuck Lease watch was replaced after ${replacedAfterMs ?? 'never'} ms (bound ${STALL_DETECTION_BOUND_MS} ms)`);
     }
-    const stallsPhase1 = (await leaseInformer(replica))?.stalls ?? 0;
-    await waitFor('the Lease informer watching again', async () => (await leaseInformer(replica as Replica))?.watching === true, 30_000, 250).catch(() => undefined);
+    const stallsPhase1 = (await leaseInformerOf(replica))?.stalls ?? 0;
+    await waitFor('the Lease informer watching again', async () => (await leaseInformerOf(replica as Replica))?.watching === true, 30_000, 250).catch(() => undefined);
     await sleep(2 * GRACE_S * 1000);
 
     // Phase 2: a server-side stall longer than the grace period.
@@ -104,10 +91,10 @@ export async function scenarioStalledLeaseWatch(world: ChaosWorld, o: StallOptio
     // The stall itself must hold: the Lease informer's resourceVersion does not move after the
     // stall's first 2 s (a relay that let new streams through made phase 2 prove nothing once a
     // watch was replaced; a restart of the watch is no event, so its progress clock cannot tell).
-    const early = sleep(2000).then(async () => (await leaseInformer(replica as Replica))?.resourceVersion);
+    const early = sleep(2000).then(async () => (await leaseInformerOf(replica as Replica))?.resourceVersion);
     await holdsFor('phase 2: no node judged on the stalled Lease watch', noneJudged, o.stallMs, 250).catch((err: unknown) => failures.push(String(err)));
     const rvEarly = await early;
-    const rvLate = (await leaseInformer(replica))?.resourceVersion;
+    const rvLate = (await leaseInformerOf(replica))?.resourceVersion;
     if (rvEarly !== rvLate) failures.push(`phase 2: the stall did not hold: the Lease informer moved from resourceVersion ${rvEarly ?? '-'} to ${rvLate ?? '-'} during it`);
     const restarts = world.relay.watchStarts.filter((w) => w.atMs > stallAt && LEASE_WATCH.test(w.path)).length;
     world.relay.unstall();
@@ -117,7 +104,7 @@ export async function scenarioStalledLeaseWatch(world: ChaosWorld, o: StallOptio
     await waitFor(
       'the Lease informer hears events again',
       async () => {
-        const l = await leaseInformer(replica as Replica);
+        const l = await leaseInformerOf(replica as Replica);
         if (l?.watching && (l.lastEventMs ?? 0) > unstallAt) regain = (l.lastEventMs ?? 0) - unstallAt;
         return regain !== undefined;
       },

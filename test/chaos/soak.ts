@@ -24,9 +24,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeClients } from '../../src/kube/client.js';
 import { renderTimeChart } from '../../bench/lib/chart.js';
-import { sleep, stage, type Stage } from './common.js';
+import { mib, sleep, stage, type Stage } from './common.js';
 import { admissionDenialFault, apf429Fault, compactionFault, latencyFault, leaseWatchStallFault, resetPeerFault, type Fault } from './faults.js';
-import { CHAOS_NAMESPACE, RequestMeter, rssBytes, type ChaosWorld, type Replica } from './harness.js';
+import { allWatching, CHAOS_NAMESPACE, RequestMeter, rssBytes, type ChaosWorld, type Replica } from './harness.js';
 import { counted, countedNames, faultTable, faultTableMarkdown, growth, growthMarkdown, judgedSegment, slopePerHour, waveTableMarkdown, type FaultRecord, type GrowthVerdict, type SoakSample, type WaveRecord } from './soakstats.js';
 import { metricValue } from '../support/controller.js';
 
@@ -160,18 +160,11 @@ function byType(metrics: string, name: string): Record<string, number> {
 }
 
 const uniform = ([lo, hi]: [number, number]): number => lo + Math.random() * (hi - lo);
-const mibOf = (b: number | undefined): number | undefined => (b === undefined ? undefined : Math.round((b / 1048576) * 10) / 10);
 
 /** Pods still bound to `node` in `namespace` and not terminating. */
 async function podsLeft(admin: KubeClients, namespace: string, node: string): Promise<string[]> {
   const list = await admin.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${node}` });
   return list.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? '');
-}
-
-/** All informers of a replica watching, per its /debug/state. */
-async function allWatching(r: Replica): Promise<boolean> {
-  const st = (await r.proc.debugState().catch(() => ({}))) as unknown as { informers?: { watching?: boolean }[] };
-  return (st.informers ?? []).length > 0 && (st.informers ?? []).every((i) => i.watching === true);
 }
 
 /**
@@ -218,7 +211,14 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
       log(`the controller exited ${e.code ?? e.signal} (${reason}); starting it again`);
       if (Date.now() >= end) return;
       gen++;
-      replica = await start();
+      try {
+        replica = await start();
+      } catch (err) {
+        // Recorded as a crash of its own: the waves after it show what no controller did.
+        exits.push({ atMs: Date.now() - t0, code: null, reason: `restart failed: ${String(err).split('\n')[0] ?? ''}` });
+        log(`the controller could not be started again: ${String(err)}`);
+        return;
+      }
       meter = new RequestMeter(replica.proc, 5000);
       meters.push(meter);
       supervise(replica);
@@ -244,8 +244,8 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
       samples.push({
         atMs: at(),
         process: gen,
-        rssMiB: mibOf(await rssBytes(replica.proc.child.pid)),
-        heapUsedMiB: mibOf(metricValue(metrics, 'nodejs_heap_size_used_bytes')),
+        rssMiB: mib(await rssBytes(replica.proc.child.pid)),
+        heapUsedMiB: mib(metricValue(metrics, 'nodejs_heap_size_used_bytes')),
         handles: byType(metrics, 'nodejs_active_handles'),
         resources: byType(metrics, 'nodejs_active_resources'),
         state: stateCounts(st),
@@ -286,7 +286,7 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
         endMs: endAbs - t0,
         regainSightMs: regain,
         rate: { steady: meter.rate(startAbs - 30_000, startAbs), during: meter.rate(startAbs, endAbs), after: meter.rate(endAbs, Math.min(endAbs + 60_000, Date.now())) },
-        rssMiBAfter: mibOf(await rssBytes(replica.proc.child.pid)),
+        rssMiBAfter: mib(await rssBytes(replica.proc.child.pid)),
         wrongful: [],
         ...(startError === undefined ? {} : { startError }),
       });
