@@ -9,6 +9,7 @@
 #   control-plane.sh version                print the lane's Kubernetes version (v1.37.2, v1.34.4, ...)
 #   control-plane.sh lanes                  print every lane: minor, Kubernetes version, etcd version
 #   control-plane.sh bin NAME               print the path of the lane's cached binary NAME
+#   control-plane.sh etcd-args              print etcd's durability flags (NLC_ETCD_FSYNC), one per line
 #
 # NLC_K8S_VERSION picks the lane:
 #   1.37 (default), 1.36, 1.35, 1.34
@@ -19,6 +20,8 @@
 #                   all built with the machine's Go toolchain;
 #   1.20            kube-apiserver / kube-controller-manager v1.20.2 from Debian bookworm's source
 #                   package (pinned), built with Debian's Go 1.19; Debian's etcd 3.4.
+#
+# NLC_ETCD_FSYNC=1 starts etcd with fsync on, as production runs it (default 0: --unsafe-no-fsync).
 #
 # NLC_AUDIT_POLICY_FILE (off by default): an audit policy file; when set, kube-apiserver writes the
 # audit log to <state dir>/logs/audit.log (JSON lines) under that policy. The chaos suite
@@ -68,6 +71,14 @@ GO="${NLC_GO:-go}"   # the Go-module lanes' Go toolchain (the machine's own, fir
 APISERVER_PORT="${NLC_APISERVER_PORT:-6443}"
 ETCD_PORT="${NLC_ETCD_PORT:-2379}"
 ETCD_PEER_PORT="${NLC_ETCD_PEER_PORT:-2380}"
+# NLC_ETCD_FSYNC=1 runs etcd as production does, fsyncing its WAL on every commit (the bench's
+# --realistic-etcd). The default 0 keeps --unsafe-no-fsync: throwaway data on a shared 2-core box,
+# where fsync turns every Lease renewal into a disk wait and delays what every watcher sees.
+ETCD_FSYNC="${NLC_ETCD_FSYNC:-0}"
+case "$ETCD_FSYNC" in
+  0 | 1) ;;
+  *) printf '[control-plane] NLC_ETCD_FSYNC=%s: use 0 (--unsafe-no-fsync, the default) or 1 (fsync on)\n' "$ETCD_FSYNC" >&2; exit 2 ;;
+esac
 
 log() { printf '[control-plane] %s\n' "$*" >&2; }
 fail() { # fail STEP LOGFILE
@@ -310,18 +321,23 @@ current-context: nlc-local
 KCFG
 }
 
+etcd_durability_args() { # the flags that set etcd's durability (NLC_ETCD_FSYNC), one per line
+  if [ "$ETCD_FSYNC" = 0 ]; then echo --unsafe-no-fsync; fi
+}
+
 start_etcd() {
   if pid_alive "$STATE_DIR/etcd.pid"; then return 0; fi
   if port_in_use "$ETCD_PORT"; then fail "start etcd: port $ETCD_PORT is in use by another process (set NLC_ETCD_PORT)" ""; fi
   if port_in_use "$ETCD_PEER_PORT"; then fail "start etcd: peer port $ETCD_PEER_PORT is in use (set NLC_ETCD_PEER_PORT)" ""; fi
   rm -rf "$STATE_DIR/etcd-data"
-  log "starting etcd on 127.0.0.1:$ETCD_PORT"
-  # Throwaway data: unsafe-no-fsync trades durability we don't need for speed on a shared 2-core box.
+  log "starting etcd on 127.0.0.1:$ETCD_PORT (fsync $([ "$ETCD_FSYNC" = 1 ] && echo on || echo off))"
+  local durability
+  mapfile -t durability < <(etcd_durability_args)
   setsid "$(etcd_bin)" --name nlc --data-dir "$STATE_DIR/etcd-data" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "nlc=http://127.0.0.1:$ETCD_PEER_PORT" \
-    --unsafe-no-fsync --quota-backend-bytes 8589934592 \
+    "${durability[@]}" --quota-backend-bytes 8589934592 \
     >"$LOG_DIR/etcd.log" 2>&1 </dev/null &
   echo $! >"$STATE_DIR/etcd.pid"
   for _ in $(seq 1 100); do
@@ -458,9 +474,10 @@ main() {
     version) echo "$K8S_VERSION" ;;
     lanes) printf '%s\n' "$LANES" ;;
     bin) echo "$BIN_DIR/${1:?usage: $0 bin NAME}" ;;
+    etcd-args) etcd_durability_args ;;
     stop-apiserver) cmd_stop_apiserver ;;
     start-apiserver) cmd_start_apiserver ;;
-    *) echo "usage: $0 {install [--with-kcm]|up|down|status|env|kubeconfig|version|lanes|bin NAME|stop-apiserver|start-apiserver} (lane: NLC_K8S_VERSION=$(cut -d' ' -f1 <<<"$LANES" | paste -sd'|'))" >&2; exit 2 ;;
+    *) echo "usage: $0 {install [--with-kcm]|up|down|status|env|kubeconfig|version|lanes|bin NAME|etcd-args|stop-apiserver|start-apiserver} (lane: NLC_K8S_VERSION=$(cut -d' ' -f1 <<<"$LANES" | paste -sd'|'))" >&2; exit 2 ;;
   esac
 }
 

@@ -23,6 +23,8 @@ export interface PrivateControlPlane {
   apiserverUrl: string;
   apiserverPid: number;
   etcdPid: number;
+  /** etcd's client URL (plain HTTP on loopback), for its `/metrics` */
+  etcdUrl: string;
   /** Stops etcd and the API server and removes the state directory. Idempotent; never throws. */
   down(): Promise<void>;
 }
@@ -106,6 +108,7 @@ export async function startPrivateControlPlane(repoRoot: string, onTeardownReady
       apiserverUrl: `https://127.0.0.1:${apiPort}`,
       apiserverPid: await pid('apiserver.pid'),
       etcdPid: await pid('etcd.pid'),
+      etcdUrl: `http://127.0.0.1:${etcdPort}`,
       down,
     };
   } catch (err) {

@@ -193,7 +193,7 @@ export function failureTable(runs: ScenarioRuns<FailureRun>, peer = 'v1.20.2'): 
   ].join('\n');
 }
 
-/** The watch-lag rows of a failure-wave table (bench/lib/watchlag.ts). */
+/** The watch-lag rows of a failure-wave table (bench/lib/watchlag.ts), and etcd's disk waits beside them (bench/lib/etcddisk.ts). */
 function watchLagRows(runs: ScenarioRuns<FailureRun>): string[] {
   return [
     row('watch fan-out lag p50, Lease PATCH returned → bench watch (ms)', runs, (r) => r.watchLag?.fanOutMs.p50, 1),
@@ -201,6 +201,10 @@ function watchLagRows(runs: ScenarioRuns<FailureRun>): string[] {
     row('watch fan-out lag of the failed nodes\' last renewal, max (ms)', runs, (r) => r.watchLag?.lastRenewalFanOutMs.max, 1),
     row('bench process (simulator + watcher) event-loop lag p99 (ms)', runs, (r) => r.watchLag?.benchEventLoopMs.p99Ms, 1),
     row('bench process event-loop lag max (ms)', runs, (r) => r.watchLag?.benchEventLoopMs.maxMs, 1),
+    row('etcd WAL fsyncs, kill → end (count; about 1 with --unsafe-no-fsync, which neither syncs nor times them)', runs, (r) => r.etcdDisk?.walFsyncMs.count, 0),
+    row('etcd WAL fsync: mean (ms)', runs, (r) => r.etcdDisk?.walFsyncMs.meanMs, 3),
+    row('etcd WAL fsync p99, bucket upper bound (ms)', runs, (r) => r.etcdDisk?.walFsyncMs.p99UpperMs, 1),
+    row('etcd backend commit: mean (ms)', runs, (r) => r.etcdDisk?.backendCommitMs.meanMs, 3),
   ];
 }
 
@@ -409,6 +413,7 @@ export function renderMarkdown(res: BenchResults): string {
     `- Machine: ${res.machine.cpus} × ${res.machine.model}, ${res.machine.memGiB} GiB RAM, Node ${res.machine.node}; load average at start ${res.machine.loadavgStart.join(' / ')}, at end ${res.machine.loadavgEnd.join(' / ')}`,
     `- Command: \`${res.command}\``,
     ...(res.mergedFrom ?? []).map((m) => `- Other scenarios from the run of ${m.date} (${Math.round(m.durationS / 60)} min): \`${m.command}\``),
+    `- etcd: ${res.options['etcdFsync'] === true ? 'fsync on (`--realistic-etcd`), as production runs it' : 'fsync off (`--unsafe-no-fsync`, the bench default; production etcd fsyncs)'}`,
     `- Each run: a fresh private control plane (etcd + kube-apiserver ${upstreamVersionOf(res).replace(/^v/, '')}), a freshly created fleet, one controller. Medians over runs the simulator kept up with; a run whose simulator lease lag p99 exceeded the limit is flagged and left out.`,
     '- API requests: deltas of `apiserver_request_total` minus the simulator\'s own traffic, measured in a no-controller baseline window and scaled to the phase length; Lease writes are never counted (neither controller writes Leases without leader election).',
     '',

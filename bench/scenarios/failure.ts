@@ -9,6 +9,7 @@ import { parseGoDuration } from '../../src/util/duration.js';
 import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, totalWrites, withoutSimulatorOnly, WRITE_VERBS } from '../lib/apimetrics.js';
 import { round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type SessionSpec, type SimHealth } from '../lib/harness.js';
+import { etcdDiskBetween, scrapeEtcdDisk, type EtcdDiskFigures } from '../lib/etcddisk.js';
 import { failureLatencies, type FailureTracker } from '../lib/observe.js';
 import type { ControllerKind, SharedControllerFlags } from '../lib/procs.js';
 import { lagSummary, startEventLoopLag, type EventLoopLag, type LagSummary } from '../lib/watchlag.js';
@@ -57,6 +58,8 @@ export interface FailureRun {
   detectionFromSeenS?: Dist;
   /** how late the bench saw what the simulator wrote (see bench/lib/watchlag.ts) */
   watchLag?: WatchLagFigures;
+  /** etcd's disk waits from the kill to the end (bench/lib/etcddisk.ts); absent when etcd's /metrics could not be read */
+  etcdDisk?: EtcdDiskFigures;
   /** Ready=Unknown → NoExecute taint, seconds */
   taintS: Dist;
   /** raw samples for the chart, seconds */
@@ -153,6 +156,8 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
     tracker.trackNodes(victims);
     const trackedPods = tracker.trackPodsOn(new Set(victims), new Set(o.evictedKinds));
     const k0 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+    // A missing reading only leaves the figure out: the disk wait explains the watch lag, it is not the measure.
+    const disk0 = await scrapeEtcdDisk(env.cp.etcdUrl).catch(() => undefined);
     const errorsBefore = fleet.stats().errors;
     const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
     const endLoopLag = startEventLoopLag();
@@ -174,6 +179,7 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
     const benchEventLoopMs = endLoopLag();
     await sleep(3000);
     const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+    const disk1 = await scrapeEtcdDisk(env.cp.etcdUrl).catch(() => undefined);
     const sim = simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs);
     const writes = withoutSimulatorOnly(subtractBaseline(diffCounts(k1, k0), Date.now() - killAt, baseline.counts, baseline.ms));
     const writeKeys = new Map([...writes].filter(([k]) => WRITE_VERBS.has(k.split(' ')[0] as string)));
@@ -198,6 +204,7 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
             },
           }
         : {}),
+      ...(disk0 && disk1 ? { etcdDisk: etcdDiskBetween(disk0, disk1) } : {}),
       taintS: dist(lat.taintMs.map((x) => x / 1000)),
       samples: { detectionS: lat.detectionMs.map((x) => x / 1000), taintS: lat.taintMs.map((x) => x / 1000), detectionFromSeenS: lat.detectionFromSeenMs.map((x) => x / 1000) },
       writesPerFailedNode: round1(totalWrites(writes) / victims.length),

@@ -469,6 +469,13 @@ describe('bench report and options', () => {
     assert.match(md, /\| deletions per second \(first taint → last pod\) \| 20 \| 19 \| 0\.95× \|/);
   });
 
+  test("latest.md names etcd's durability: fsync on only for a --realistic-etcd run", () => {
+    assert.match(renderMarkdown(benchResults({ options: { etcdFsync: true } })), /^- etcd: fsync on \(`--realistic-etcd`\), as production runs it$/m);
+    assert.match(renderMarkdown(benchResults({ options: { etcdFsync: false } })), /^- etcd: fsync off \(`--unsafe-no-fsync`, the bench default; production etcd fsyncs\)$/m);
+    // Results written before the flag existed ran etcd with --unsafe-no-fsync.
+    assert.match(renderMarkdown(benchResults({})), /^- etcd: fsync off/m);
+  });
+
   test('memoryBreakdown reads prom-client default process metrics in MiB', () => {
     const text = [
       'process_resident_memory_bytes 524288000',

@@ -46,6 +46,23 @@ test('each lane names its version and caches binaries by it', () => {
   assert.equal(spawnSync('bash', [script, 'version'], { env, encoding: 'utf8' }).stdout.trim(), 'v1.37.2');
 });
 
+test('etcd runs with --unsafe-no-fsync unless NLC_ETCD_FSYNC=1 turns fsync on; any other value exits 2', () => {
+  const args = (value: string | undefined): { status: number | null; stdout: string; stderr: string } => {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env['NLC_ETCD_FSYNC'];
+    if (value !== undefined) env['NLC_ETCD_FSYNC'] = value;
+    return spawnSync('bash', [script, 'etcd-args'], { env, encoding: 'utf8' });
+  };
+  assert.equal(args(undefined).stdout, '--unsafe-no-fsync\n', 'the default is the throwaway etcd');
+  assert.equal(args('0').stdout, '--unsafe-no-fsync\n');
+  const on = args('1');
+  assert.equal(on.status, 0);
+  assert.equal(on.stdout, '', 'fsync on: no durability flag, etcd\'s production default');
+  const bad = args('yes');
+  assert.equal(bad.status, 2);
+  assert.equal(bad.stderr, '[control-plane] NLC_ETCD_FSYNC=yes: use 0 (--unsafe-no-fsync, the default) or 1 (fsync on)\n', 'one line');
+});
+
 test('1.37 lane without a Go toolchain fails naming the step', () => {
   const r = install({ NLC_GO: '/nonexistent/go' });
   try {
