@@ -169,7 +169,9 @@ export class ChaosWorld {
     await this.kubectl(['create', 'clusterrolebinding', `nlc-chaos-${name}`, '--clusterrole=cluster-admin', `--serviceaccount=${CHAOS_NAMESPACE}:${name}`]).catch((err: unknown) => {
       if (!kubectlSaysAlreadyExists(err)) throw err;
     });
-    const tr = await this.admin.core.createNamespacedServiceAccountToken({ name, namespace: CHAOS_NAMESPACE, body: { spec: { audiences: [], expirationSeconds: 7200 } } });
+    // A day: the 2-hour soak (plus its fleet and wave tail) outlived a 2-hour token on 2026-11-28 and its
+    // replica lost the election on 401s. In a cluster the kubelet rotates a projected token; here nothing does.
+    const tr = await this.admin.core.createNamespacedServiceAccountToken({ name, namespace: CHAOS_NAMESPACE, body: { spec: { audiences: [], expirationSeconds: 86_400 } } });
     const token = tr.status?.token;
     if (!token) throw new Error(`TokenRequest for ${name} returned no token`);
     return token;

@@ -110,6 +110,9 @@ export interface SoakReport {
   exits: SoakExit[];
   rssSlopeMiBPerHour: number;
   heapSlopeMiBPerHour: number;
+  /** slopes of V8 heap committed and of external memory, MiB/h (absent in reports before 2026-11-28) */
+  heapTotalSlopeMiBPerHour?: number;
+  externalSlopeMiBPerHour?: number;
   growth: GrowthVerdict[];
   failures: string[];
 }
@@ -246,6 +249,9 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
         process: gen,
         rssMiB: mib(await rssBytes(replica.proc.child.pid)),
         heapUsedMiB: mib(metricValue(metrics, 'nodejs_heap_size_used_bytes')),
+        // RSS grew ~10 MiB/h in the 2026-11-27 2-hour run while heap used was flat: these say where.
+        heapTotalMiB: mib(metricValue(metrics, 'nodejs_heap_size_total_bytes')),
+        externalMiB: mib(metricValue(metrics, 'nodejs_external_memory_bytes')),
         handles: byType(metrics, 'nodejs_active_handles'),
         resources: byType(metrics, 'nodejs_active_resources'),
         state: stateCounts(st),
@@ -365,6 +371,8 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
   const verdicts = countedNames(judged).map((name) => growth(judged, 0, name, (x) => counted(x, name), ALLOWANCE.find(([re]) => re.test(name))?.[1] ?? 0));
   const rssSlope = slopePerHour(judged, 0, (x) => x.rssMiB);
   const heapSlope = slopePerHour(judged, 0, (x) => x.heapUsedMiB);
+  const heapTotalSlope = slopePerHour(judged, 0, (x) => x.heapTotalMiB);
+  const externalSlope = slopePerHour(judged, 0, (x) => x.externalMiB);
   const failures: string[] = [];
   if (!(rssSlope < 5)) failures.push(`RSS slope ${rssSlope.toFixed(2)} MiB/h after ${o.warmupMs / 60_000} min (goal < 5)`);
   const judgedMin = judged.length > 1 ? ((judged.at(-1)?.atMs ?? 0) - (judged[0]?.atMs ?? 0)) / 60_000 : 0;
@@ -385,6 +393,8 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
     exits,
     rssSlopeMiBPerHour: Math.round(rssSlope * 100) / 100,
     heapSlopeMiBPerHour: Math.round(heapSlope * 100) / 100,
+    heapTotalSlopeMiBPerHour: Math.round(heapTotalSlope * 100) / 100,
+    externalSlopeMiBPerHour: Math.round(externalSlope * 100) / 100,
     growth: verdicts,
     failures,
   };
@@ -403,7 +413,7 @@ export function soakMarkdown(r: SoakReport): string {
     '',
     `Started ${r.startedAt}, ended ${r.endedAt}; fleet created in ${r.fleet.createS} s. ${r.faults.length} faults, ${r.waves.length} waves.`,
     '',
-    `**Verdict: ${r.failures.length === 0 ? 'passed' : 'FAILED'}.** RSS slope after ${r.options.warmupMs / 60_000} min: ${r.rssSlopeMiBPerHour} MiB/h (goal < 5); heap ${r.heapSlopeMiBPerHour} MiB/h; wrongful ${r.wrongful.length}; lost ${r.lost.length}; process exits ${r.exits.length === 0 ? 'none' : r.exits.map((x) => `${Math.round(x.atMs / 60_000)} min: ${x.reason}`).join('; ')} (a lost election is restarted, as by a Deployment; growth judged on the longest-lived process).`,
+    `**Verdict: ${r.failures.length === 0 ? 'passed' : 'FAILED'}.** RSS slope after ${r.options.warmupMs / 60_000} min: ${r.rssSlopeMiBPerHour} MiB/h (goal < 5); heap used ${r.heapSlopeMiBPerHour} MiB/h${r.heapTotalSlopeMiBPerHour !== undefined ? `, heap committed ${r.heapTotalSlopeMiBPerHour} MiB/h, external ${r.externalSlopeMiBPerHour ?? '?'} MiB/h` : ''}; wrongful ${r.wrongful.length}; lost ${r.lost.length}; process exits ${r.exits.length === 0 ? 'none' : r.exits.map((x) => `${Math.round(x.atMs / 60_000)} min: ${x.reason}`).join('; ')} (a lost election is restarted, as by a Deployment; growth judged on the longest-lived process).`,
     ...r.failures.map((f) => `- ${f}`),
     '',
     '## Faults',
@@ -434,7 +444,7 @@ export async function writeSoakReport(r: SoakReport, dir: string): Promise<strin
     });
   const sockets = (x: SoakSample): number => Object.entries(x.handles).reduce((sum, [k, v]) => sum + (/Socket/.test(k) ? v : 0), 0);
   const png = renderTimeChart(`Soak ${r.startedAt.slice(0, 16)}Z: ${r.fleet.nodes} nodes x ${r.options.podsPerNode} pods`, [
-    { title: 'Memory (MiB)', series: [{ label: 'RSS', color: [230, 110, 20], points: line((x) => x.rssMiB) }, { label: 'heap used', color: [31, 119, 180], points: line((x) => x.heapUsedMiB) }], markers: r.waves.map((w) => w.killedAtMs / 60_000) },
+    { title: 'Memory (MiB)', series: [{ label: 'RSS', color: [230, 110, 20], points: line((x) => x.rssMiB) }, { label: 'heap used', color: [31, 119, 180], points: line((x) => x.heapUsedMiB) }, { label: 'heap committed', color: [120, 170, 210], points: line((x) => x.heapTotalMiB) }, { label: 'external', color: [44, 160, 44], points: line((x) => x.externalMiB) }], markers: r.waves.map((w) => w.killedAtMs / 60_000) },
     { title: 'Handles and timers', series: [{ label: 'handles', color: [44, 160, 44], points: line((x) => Object.values(x.handles).reduce((a, b) => a + b, 0)) }, { label: 'sockets', color: [148, 103, 189], points: line(sockets) }, { label: 'controller timers', color: [214, 39, 40], points: line((x) => x.state['timers']) }], markers: r.waves.map((w) => w.killedAtMs / 60_000) },
   ], 'minutes since start (dashed: failure waves)');
   await writeFile(`${base}.png`, png);

@@ -3,6 +3,7 @@
  * slopes, the growth verdicts on the counted resources, the per-fault table and the Markdown report.
  * The runner is test/chaos/soak.ts.
  */
+import { linearFit } from '../../bench/lib/fit.js';
 import { median } from '../../bench/lib/report.js';
 
 /** One sample of the controller process. `atMs` is ms since the soak started; memory MiB. */
@@ -12,6 +13,12 @@ export interface SoakSample {
   process: number;
   rssMiB: number | undefined;
   heapUsedMiB: number | undefined;
+  /**
+   * V8 heap committed (`nodejs_heap_size_total_bytes`) and memory outside it (`nodejs_external_memory_bytes`:
+   * Buffers, ArrayBuffers), MiB: what RSS holds beyond the heap used. Absent in reports before 2026-11-28.
+   */
+  heapTotalMiB?: number | undefined;
+  externalMiB?: number | undefined;
   /** `nodejs_active_handles{type}` (libuv handles: sockets, servers, pipes). */
   handles: Record<string, number>;
   /** `nodejs_active_resources{type}` (handles and requests, timers included as `Timeout`). */
@@ -52,20 +59,10 @@ export interface WaveRecord {
 
 /**
  * Least-squares slope of `y` over `x` (units of y per unit of x), or NaN with fewer than two
- * distinct x. Pure.
+ * distinct x. Pure (bench/lib/fit.ts `linearFit`).
  */
 export function slope(points: readonly { x: number; y: number }[]): number {
-  const n = points.length;
-  if (n < 2) return Number.NaN;
-  const mx = points.reduce((s, p) => s + p.x, 0) / n;
-  const my = points.reduce((s, p) => s + p.y, 0) / n;
-  let sxx = 0;
-  let sxy = 0;
-  for (const p of points) {
-    sxx += (p.x - mx) ** 2;
-    sxy += (p.x - mx) * (p.y - my);
-  }
-  return sxx === 0 ? Number.NaN : sxy / sxx;
+  return linearFit(points).slope;
 }
 
 /**
