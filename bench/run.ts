@@ -3,7 +3,7 @@
  * 1.20.2 with `--upstream-version 1.20`), each run on a fresh private control plane of the same
  * Kubernetes version and a freshly created simulated fleet.
  *
- *   node --import tsx bench/run.ts [--scenario steady,failure,eviction,scale] [--nodes 1000]
+ *   node --import tsx bench/run.ts [--scenario steady,failure,eviction,scale,failure-qps | limits] [--nodes 1000]
  *       [--pods-per-node 30] [--evict-nodes 100] [--scale-nodes 5000] [--repeat 1] [--quick] …
  *
  * Writes bench/results/latest.json, latest.md and latency.png (see --help for every flag).
@@ -25,7 +25,8 @@ import { runEviction } from './scenarios/eviction.js';
 import { runFailure } from './scenarios/failure.js';
 import { runScale } from './scenarios/scale.js';
 import { runSteady } from './scenarios/steady.js';
-import { benchParser, OURS_NODE_OPTIONS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
+import { benchParser, DEFAULT_SCENARIOS, OURS_NODE_OPTIONS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
+import { runLimits } from './scenarios/limits.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 async function buildOurs(log: (m: string) => void): Promise<string> {
@@ -91,7 +92,11 @@ async function main(): Promise<number> {
     argv = await benchParser(process.argv.slice(2))
       .usage('Usage: bench/run.ts [flags]\n\nOurs vs upstream kube-controller-manager (1.37.2 by default, 1.20.2 with --upstream-version 1.20) on private control planes of the same Kubernetes version.')
       .options({
-        scenario: { type: 'string', default: SCENARIOS.join(','), describe: 'comma-separated: steady, failure, eviction, scale, failure-qps (or 1–5; failure-qps is the failure wave at --kube-api-qps/--kube-api-burst)' },
+        scenario: {
+          type: 'string',
+          default: DEFAULT_SCENARIOS.join(','),
+          describe: 'comma-separated: steady, failure, eviction, scale, failure-qps, limits (or 1–6; failure-qps is the failure wave at --kube-api-qps/--kube-api-burst; limits, never by default, is issue 29\'s 5,000 × 30 on one shared fleet)',
+        },
         quick: { type: 'boolean', default: false, describe: 'small sizes and short windows (a few minutes); explicit size flags still win' },
         nodes: { type: 'number', describe: 'nodes in scenarios 1 and 2 (default 1000; --quick 100)' },
         'pods-per-node': { type: 'number', default: 30, describe: 'pods per node in every scenario' },
@@ -99,6 +104,8 @@ async function main(): Promise<number> {
         'evict-nodes': { type: 'number', describe: 'tainted nodes in scenario 3 (default 100; --quick 20)' },
         'scale-nodes': { type: 'string', describe: 'fleet sizes for scenario 4, comma-separated: N (× --scale-pods-per-node) or NxP (default 5000; --quick 300)' },
         'scale-pods-per-node': { type: 'number', describe: 'pods per node in scenario 4 (default --pods-per-node)' },
+        'limits-nodes': { type: 'number', describe: 'nodes of the limits scenario (default 5000; --quick 100), × --pods-per-node' },
+        'limits-evict-pods': { type: 'number', default: 300, describe: "the limits scenario's mass eviction, pods (whole nodes)" },
         repeat: { type: 'number', default: 1, describe: 'runs per controller and scenario, alternating which goes first' },
         only: { choices: ['upstream', 'ours'] as const, describe: 'run one controller only (for example to profile ours); no ratios then' },
         window: { type: 'string', describe: 'steady-state measurement window (default 60s; --quick 20s)' },
@@ -173,6 +180,7 @@ async function main(): Promise<number> {
   }
   const nodes = argv.nodes ?? (q ? 100 : 1000);
   const evictNodes = argv['evict-nodes'] ?? (q ? 20 : 100);
+  const limitsNodes = argv['limits-nodes'] ?? (q ? 100 : 5000);
   const ppn = argv['pods-per-node'];
   const upstreamVersion = argv['upstream-version'];
   // Every private control plane of this run (scripts/control-plane.sh) is of the peer's version.
@@ -240,12 +248,12 @@ async function main(): Promise<number> {
     },
     command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
     durationS: 0,
-    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], oursNodeOptions: argv['ours-node-options'], nodes, podsPerNode: ppn, evictNodes, scaleSizes, repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], etcdFsync: argv['realistic-etcd'], ours: argv.ours, upstreamControllers, upstreamVersion: UPSTREAM_FULL_VERSION[upstreamVersion] },
+    options: { scenarios, only: argv.only, cpuProfile: argv['cpu-profile'], oursNodeOptions: argv['ours-node-options'], nodes, podsPerNode: ppn, evictNodes, scaleSizes, limitsNodes, limitsEvictPods: argv['limits-evict-pods'], repeat: argv.repeat, windowMs, baselineMs, warmupMs, podMix, flags: base, failureQps: argv['failure-kube-api-qps'], etcdFsync: argv['realistic-etcd'], ours: argv.ours, upstreamControllers, upstreamVersion: UPSTREAM_FULL_VERSION[upstreamVersion] },
     errors: [],
   };
   if (argv.merge && existsSync(join(argv.out, 'latest.json'))) {
     const old = JSON.parse(readFileSync(join(argv.out, 'latest.json'), 'utf8')) as BenchResults;
-    const resultKey = (s: Scenario): 'steady' | 'failure' | 'eviction' | 'scale' | 'failureQps' => (s === 'failure-qps' ? 'failureQps' : s);
+    const resultKey = (s: Scenario): 'steady' | 'failure' | 'eviction' | 'scale' | 'failureQps' | 'limits' => (s === 'failure-qps' ? 'failureQps' : s);
     for (const s of SCENARIOS) if (!scenarios.includes(s) && old[resultKey(s)]) Object.assign(results, { [resultKey(s)]: old[resultKey(s)] });
     results.mergedFrom = [...(old.mergedFrom ?? []), { date: old.date, command: old.command, durationS: old.durationS }];
     results.errors.push(...old.errors);
@@ -275,6 +283,34 @@ async function main(): Promise<number> {
 
   for (const scenario of scenarios) {
     log(`=== scenario ${scenario}`);
+    if (scenario === 'limits') {
+      // One control plane and one fleet for every run: the scenario repeats and alternates itself.
+      const r = await attempt('limits', () =>
+        runLimits(
+          ctx,
+          {
+            nodes: limitsNodes,
+            podsPerNode: ppn,
+            zones: argv.zones,
+            repeat: argv.repeat,
+            ...(argv.only ? { only: argv.only } : {}),
+            windowMs,
+            baselineMs,
+            warmupMs,
+            flags: base,
+            fastQps: { kubeApiQps: argv['failure-kube-api-qps'], kubeApiBurst: argv['failure-kube-api-burst'] },
+            massEvictionPods: argv['limits-evict-pods'],
+          },
+          (partial) => {
+            results.limits = partial;
+            write();
+          },
+        ),
+      );
+      if (r) results.limits = r;
+      write();
+      continue;
+    }
     for (let i = 0; i < (scenario === 'scale' ? 1 : argv.repeat); i++) {
       if (scenario === 'scale') {
         results.scale = [];

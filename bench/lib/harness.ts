@@ -10,7 +10,8 @@ import { loadKubeConfig, makeClients, type KubeClients } from '../../src/kube/cl
 import { Fleet, POD_KIND_LABEL, type PodMix, type FleetStats } from '@node-lifecycle-controller/sim/fleet';
 import { startPrivateControlPlane, freePorts, type PrivateControlPlane } from './controlplane.js';
 import { scrapeRequestTotals, diffCounts, subtractBaseline, totalWrites, withoutSimulatorOnly, type RequestCounts } from './apimetrics.js';
-import { ControllerProcess, procUsage, type ControllerKind, type ControllerLaunch, type SharedControllerFlags, type UpstreamVersion } from './procs.js';
+import { ControllerProcess, procUsage, threadCpuPerMinute, threadCpuSeconds, type ControllerKind, type ControllerLaunch, type ProcUsage, type SharedControllerFlags, type UpstreamVersion } from './procs.js';
+import { percentile } from '@node-lifecycle-controller/sim/schedule';
 import { observeCluster, type ClusterObserver } from './observe.js';
 import { WatchLagMeter, withLeaseWriteHook } from './watchlag.js';
 
@@ -402,6 +403,93 @@ export async function runSession<T>(ctx: BenchContext, kind: ControllerKind, spe
       await fleet.stop();
     }
   });
+}
+
+/** Pass durations parsed from ours' debug log, ms. */
+export interface PassStats {
+  p50: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+
+/** p50/p99/max of pass durations. Pure. */
+export function passStats(values: readonly number[]): PassStats {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? 0, count: sorted.length };
+}
+
+/** What one controller did over a measurement window (see {@link measureWindow}). */
+export interface WindowFigures {
+  /** epoch ms */
+  startAtMs: number;
+  endAtMs: number;
+  windowS: number;
+  /** the controller's own usage at the window's start and end (CPU seconds, RSS and VmHWM KiB) */
+  usageBefore: ProcUsage;
+  usageAfter: ProcUsage;
+  /** CPU seconds (user + sys) in the window, and per minute */
+  cpuSeconds: number;
+  cpuSecondsPerMinute: number;
+  /** CPU in the window by thread name, s per minute (ours: MainThread = JavaScript, V8Worker = GC and compilers) */
+  cpuByThread: Record<string, number>;
+  /** ours' `monitor pass done` wall times and main-thread CPU times in the window, ms (empty for upstream) */
+  passMs: number[];
+  passCpuMs: number[];
+  /** API server + etcd CPU seconds in the window */
+  controlPlaneCpuSeconds: number;
+  /** API request totals at the window's start and end */
+  countsBefore: RequestCounts;
+  countsAfter: RequestCounts;
+  interference: Interference;
+  sim: SimHealth;
+}
+
+/**
+ * Measures a running controller for `windowMs` milliseconds: its CPU (total and by thread), RSS,
+ * health passes (ours, with `logLevel: 'debug'`), the control plane's CPU and the API request
+ * totals, the machine's interference and the simulator's health.
+ * @throws {Error} when the API server's /metrics cannot be scraped or a process is gone.
+ */
+export async function measureWindow(ctx: BenchContext, env: RunEnv, fleet: Fleet, c: SyncedController, windowMs: number): Promise<WindowFigures> {
+  const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
+  const countsBefore = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+  const usageBefore = c.proc.usage();
+  const th1 = threadCpuSeconds(c.proc.pid);
+  const cp1 = controlPlaneCpu(env);
+  const startAtMs = Date.now();
+  const errorsBefore = fleet.stats().errors;
+  const passes = collectHealthPasses(c.proc);
+  const passCpu = collectHealthPasses(c.proc, 'cpuMs');
+  await sleep(windowMs);
+  const passMs = passes();
+  const passCpuMs = passCpu();
+  const usageAfter = c.proc.usage();
+  const th2 = threadCpuSeconds(c.proc.pid);
+  const cp2 = controlPlaneCpu(env);
+  const interference = endInterference();
+  const endAtMs = Date.now();
+  const countsAfter = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+  const windowS = (endAtMs - startAtMs) / 1000;
+  const cpuSeconds = usageAfter.cpuSeconds - usageBefore.cpuSeconds;
+  const hundredths = (x: number): number => Math.round(x * 100) / 100;
+  return {
+    startAtMs,
+    endAtMs,
+    windowS,
+    usageBefore,
+    usageAfter,
+    cpuSeconds: hundredths(cpuSeconds),
+    cpuSecondsPerMinute: hundredths((cpuSeconds / windowS) * 60),
+    cpuByThread: threadCpuPerMinute(th1, th2, windowS),
+    passMs,
+    passCpuMs,
+    controlPlaneCpuSeconds: cp2 - cp1,
+    countsBefore,
+    countsAfter,
+    interference,
+    sim: simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs),
+  };
 }
 
 /**

@@ -45,6 +45,17 @@ export class FailureTracker {
   readonly #allPods = new Map<string, { node: string; kind: string; terminating: boolean }>();
   #listeners = new Set<() => void>();
 
+  /**
+   * Forgets every tracked node and pod, so that the next wave on the same fleet is timed on its own
+   * (the limits scenario). What the watches know of Leases and pods is kept: it is the cluster's state.
+   */
+  reset(): void {
+    this.#nodes.clear();
+    this.#readyBeat.clear();
+    this.#pods.clear();
+    this.#podNodes.clear();
+  }
+
   /** Starts tracking these nodes' health timelines (failed nodes). */
   trackNodes(names: Iterable<string>): void {
     for (const n of names) if (!this.#nodes.has(n)) this.#nodes.set(n, {});

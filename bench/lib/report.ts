@@ -6,6 +6,7 @@ import type { SteadyRun } from '../scenarios/steady.js';
 import type { FailureRun } from '../scenarios/failure.js';
 import type { EvictionRun } from '../scenarios/eviction.js';
 import type { ScaleRun } from '../scenarios/scale.js';
+import type { LimitsResults, LimitsRun } from '../scenarios/limits.js';
 import { parseGoDuration } from '../../src/util/duration.js';
 
 /** Runs of one scenario, per controller. */
@@ -30,6 +31,8 @@ export interface BenchResults {
     oursOneDelete?: EvictionRun[];
   };
   scale?: (ScaleRun)[];
+  /** issue 29's limits scenario: every run on one shared fleet */
+  limits?: LimitsResults;
   targets?: TargetResult[];
   errors: string[];
   /** earlier runs whose other scenarios this file keeps (`--merge`) */
@@ -320,6 +323,108 @@ export function scaleTable(runs: readonly (ScaleRun)[]): string {
   return lines.join('\n');
 }
 
+/** Markdown of the limits scenario (issue 29): one shared fleet, the controllers taking turns. */
+export function limitsTable(res: LimitsResults, graceS: number, qps: string, peer = 'v1.20.2'): string {
+  const runs = { upstream: res.upstream, ours: res.ours };
+  const first = res.upstream[0] ?? res.ours[0];
+  const waveRows = (label: string, pick: (r: LimitsRun) => LimitsRun['wave']): string[] => [
+    row(`${label}: detection p99 from the last heartbeat seen (s; goal ≤ grace + 1 s = ${graceS + 1} s)`, runs, (r) => pick(r)?.detectionFromSeenS?.p99, 3),
+    row(`${label}: taint latency p99, Unknown → NoExecute taint (s; goal ≤ 1 s)`, runs, (r) => pick(r)?.taintS.p99, 3),
+    row(`${label}: kill → last pod terminating (s)`, runs, (r) => pick(r)?.evictionCompleteS, 2),
+    row(`${label}: API writes per failed node`, runs, (r) => pick(r)?.writesPerFailedNode, 1),
+    row(`${label}: nodes never Unknown+tainted / pods never evicted`, runs, (r) => (pick(r) ? (pick(r)?.missing.nodes ?? 0) + (pick(r)?.missing.pods ?? 0) : undefined), 0),
+  ];
+  return [
+    `### 6. Limits — ${res.nodes} nodes × ${res.podsPerNode} pods on one fleet (created in ${res.fleetCreateS} s), Leases renewed every 10 s; the controllers take turns on it`,
+    '',
+    `Each run: start at ${qps} (first minute, steady window), a failure wave of ${first?.wave?.failedNodes ?? '?'} nodes (10 % of one zone, ${first?.wave?.trackedPods ?? '?'} pods to evict), a mass eviction of ${first?.massEviction?.pods ?? '?'} pods, then a restart at ${res.fastQps} and the same wave in another zone. The fleet is restored after each fault.`,
+    '',
+    header(peer),
+    row('time to caches synced (s)', runs, (r) => r.syncS),
+    row(`time to caches synced, restart at ${res.fastQps} (s)`, runs, (r) => r.syncFastS),
+    row('first minute after the spawn: CPU (s)', runs, (r) => r.firstMinute.cpuSeconds),
+    row('first minute after the spawn: peak RSS, VmHWM (MiB)', runs, (r) => r.firstMinute.peakRssMiB, 1),
+    row('start-up writes over, after sync (s)', runs, (r) => r.startupWritesS, 0),
+    row('steady CPU (s per minute)', runs, (r) => r.steady.cpuSecondsPerMinute, 3),
+    row('steady peak RSS, VmHWM (MiB)', runs, (r) => r.steady.peakRssMiB, 1),
+    row('RSS at window end (MiB)', runs, (r) => r.steady.endRssMiB, 1),
+    row('ours: V8 heap used at window end (MiB)', runs, (r) => r.steady.memoryMiB?.heapUsed, 1),
+    row('ours: health pass p50 (ms)', runs, (r) => r.steady.healthPassMs?.p50, 1),
+    row('ours: health pass p99 (ms; goal ≤ 50 ms)', runs, (r) => r.steady.healthPassMs?.p99, 1),
+    row("ours: health pass's own CPU p99 (ms)", runs, (r) => r.steady.healthPassCpuMs?.p99, 1),
+    ...waveRows(`wave at ${qps}`, (r) => r.wave),
+    ...waveRows(`wave at ${res.fastQps}`, (r) => r.waveFast),
+    row('mass eviction: all pods terminating after the taint (s)', runs, (r) => r.massEviction?.durationS, 2),
+    row('mass eviction: deletions per second', runs, (r) => r.massEviction?.deletionsPerSecond, 1),
+    row('simulator lease lag p99, worst step (ms)', runs, (r) => r.sim.leaseLagP99Ms, 1),
+    '',
+    runsNote(runs),
+    ...[...res.upstream, ...res.ours].flatMap((r) => r.errors).map((e) => `- step failed: ${e}`),
+  ].join('\n');
+}
+
+/**
+ * One of issue 29's goals for the limits scenario: either ours over upstream in the same run at most
+ * 1.0 (`ratio`), or ours' own figure at most a limit (`limitS`/`limitMs`, given the grace period in seconds).
+ */
+export interface LimitsGoal {
+  /** the figure, as the targets table names it */
+  what: string;
+  unit: string;
+  pick: (r: LimitsRun) => number | undefined;
+  /** undefined for a ratio goal; else the limit in `unit` */
+  limit?: (graceS: number) => number;
+}
+
+/** The worse (larger) of two figures, either possibly missing. Pure. */
+const worse = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+
+/**
+ * Issue 29's goals, in its table's order (plus the first minute of section 3). Both waves must
+ * meet the latency goals: the worse of the two decides. `qps` and `fastQps` name the two waves.
+ */
+export function limitsGoals(qps: string, fastQps: string): LimitsGoal[] {
+  return [
+    { what: 'steady peak RSS', unit: 'MiB', pick: (r) => r.steady.peakRssMiB },
+    { what: 'steady CPU', unit: 's per minute', pick: (r) => r.steady.cpuSecondsPerMinute },
+    { what: 'time to caches synced', unit: 's', pick: (r) => r.syncS },
+    { what: 'first-minute CPU', unit: 's', pick: (r) => r.firstMinute.cpuSeconds },
+    { what: 'first-minute peak RSS', unit: 'MiB', pick: (r) => r.firstMinute.peakRssMiB },
+    { what: 'detection p99 ≤ grace + 1 s (both waves)', unit: 's', pick: (r) => worse(r.wave?.detectionFromSeenS?.p99, r.waveFast?.detectionFromSeenS?.p99), limit: (g) => g + 1 },
+    { what: 'taint p99 ≤ 1 s (both waves)', unit: 's', pick: (r) => worse(r.wave?.taintS.p99, r.waveFast?.taintS.p99), limit: () => 1 },
+    { what: 'health pass p99 ≤ 50 ms', unit: 'ms', pick: (r) => r.steady.healthPassMs?.p99, limit: () => 50 },
+    { what: `kill → last pod evicted at ${qps}`, unit: 's', pick: (r) => r.wave?.evictionCompleteS },
+    { what: `kill → last pod evicted at ${fastQps}`, unit: 's', pick: (r) => r.waveFast?.evictionCompleteS },
+  ];
+}
+
+/** The goal's name in the targets table. Pure. */
+export function limitsGoalName(g: LimitsGoal): string {
+  return `issue 29 limits: ${g.what}${g.limit ? '' : ' ≤ 1.0× upstream'}`;
+}
+
+/** The median of a figure over a controller's usable limits runs (undefined when none has it). Pure. */
+export function limitsMedian(runs: LimitsRun[], pick: (r: LimitsRun) => number | undefined): number | undefined {
+  return median(usable(runs).runs.map(pick).filter((x): x is number => x !== undefined));
+}
+
+/** Issue 29's goals for the limits scenario, measured in this run. Pure. */
+function limitsTargets(res: LimitsResults, graceS: number, qps: string, out: TargetResult[]): void {
+  const at = `at ${res.nodes} × ${res.podsPerNode}`;
+  for (const g of limitsGoals(qps, res.fastQps)) {
+    const o = limitsMedian(res.ours, g.pick);
+    if (g.limit) {
+      const limit = g.limit(graceS);
+      if (o === undefined) out.push({ target: limitsGoalName(g), measured: 'not measured' });
+      else out.push({ target: limitsGoalName(g), measured: `${cell(o, 3)} ${g.unit} ${at} (limit ${cell(limit, 3)})`, met: o <= limit });
+      continue;
+    }
+    const u = limitsMedian(res.upstream, g.pick);
+    if (o === undefined || !u) out.push({ target: limitsGoalName(g), measured: 'not measured' });
+    else out.push({ target: limitsGoalName(g), measured: `${cell(o / u, 3)} × ${at}`, met: o / u <= 1.0 });
+  }
+}
+
 /** Computes issue 9's targets from the results. Pure. */
 export function evaluateTargets(res: BenchResults, graceS: number): TargetResult[] {
   const out: TargetResult[] = [];
@@ -375,6 +480,7 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
       cmp(`eviction throughput ≥ 1.0× upstream, ours with ${ONE_DELETE_GATE} (the same writes per pod as 1.20–1.25)`, e1 !== undefined && eu ? e1 / eu : undefined, 1.0, '×', (v, l) => v >= l);
     }
   }
+  if (res.limits) limitsTargets(res.limits, graceS, qpsOf(res), out);
   if (res.scale && res.scale.length > 0) {
     // The largest valid run; a run below 5,000 nodes (or × 30 pods) is reported but does not decide the target.
     const valid = res.scale.filter((r) => !r.sim.flagged).sort((a, b) => b.nodes - a.nodes);
@@ -424,8 +530,9 @@ export function renderMarkdown(res: BenchResults): string {
   if (res.failureQps) parts.push(failureQpsTable(res.failureQps, graceOf(res), qpsOf(res), peer), '');
   if (res.eviction) parts.push(evictionTable(res.eviction, peer), '');
   if (res.scale && res.scale.length > 0) parts.push(scaleTable(res.scale), '');
+  if (res.limits) parts.push(limitsTable(res.limits, graceOf(res), qpsOf(res), peer), '');
   if (res.targets && res.targets.length > 0) {
-    parts.push('### Targets (issues 9 and 18)', '', '| target | measured | met |', '| --- | --- | --- |');
+    parts.push('### Targets (issues 9, 18 and 29)', '', '| target | measured | met |', '| --- | --- | --- |');
     for (const t of res.targets) parts.push(`| ${t.target} | ${t.measured} | ${t.met === undefined ? '—' : t.met ? 'yes' : 'no'} |`);
     parts.push('');
   }

@@ -10,7 +10,7 @@ import { isConflict } from '../../src/kube/client.js';
 import { byVerb, countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, subtractKnown, withoutSimulatorOnly, type RequestCounts } from '../lib/apimetrics.js';
 import { round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type RunEnv, type SessionSpec, type SimHealth } from '../lib/harness.js';
 import type { ControllerKind, SharedControllerFlags } from '../lib/procs.js';
-import { waitUntil } from './failure.js';
+import { waitUntil, type WaveSession } from './failure.js';
 
 /** The taint the bench puts on every node; no simulated pod tolerates it. */
 export const BENCH_TAINT = { key: 'bench.nlc.dev/evict', value: 'now', effect: 'NoExecute' } as const;
@@ -99,11 +99,11 @@ export interface EvictionRun {
 }
 
 /**
- * Adds {@link BENCH_TAINT} to a node with a resourceVersion-guarded merge patch of its whole taint
- * list, retried on conflict. @returns how many GET and PATCH requests it took.
+ * Adds {@link BENCH_TAINT} to a node (or removes it, with `on` false) with a resourceVersion-guarded
+ * merge patch of its whole taint list, retried on conflict. @returns how many GET and PATCH requests it took.
  * @throws {Error} for any error but a conflict.
  */
-async function taintNode(env: RunEnv, name: string): Promise<{ gets: number; patches: number }> {
+async function setBenchTaint(env: RunEnv, name: string, on = true): Promise<{ gets: number; patches: number }> {
   let gets = 0;
   let patches = 0;
   for (;;) {
@@ -113,7 +113,7 @@ async function taintNode(env: RunEnv, name: string): Promise<{ gets: number; pat
     try {
       patches++;
       await env.clients.core.patchNode(
-        { name, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints: [...taints, { ...BENCH_TAINT, timeAdded: new Date() }] } } },
+        { name, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints: on ? [...taints, { ...BENCH_TAINT, timeAdded: new Date() }] : taints } } },
         MERGE_PATCH,
       );
       return { gets, patches };
@@ -121,6 +121,14 @@ async function taintNode(env: RunEnv, name: string): Promise<{ gets: number; pat
       if (!isConflict(err)) throw err;
     }
   }
+}
+
+/**
+ * Removes {@link BENCH_TAINT} from `names` (after {@link measureMassEviction} on a fleet that goes on).
+ * @throws {Error} for any API error but a conflict.
+ */
+export async function untaintNodes(env: RunEnv, names: readonly string[]): Promise<void> {
+  await Promise.all(names.map((n) => setBenchTaint(env, n, false)));
 }
 
 /**
@@ -137,77 +145,95 @@ export async function runEviction(ctx: BenchContext, kind: ControllerKind, o: Ev
     baselineMs: o.baselineMs,
     warmupMs: o.warmupMs,
   };
-  return await runSession(ctx, kind, spec, async ({ env, fleet, observer, baseline, c }) => {
-    if (!observer || !baseline) throw new Error('mass eviction needs the observer and a baseline');
-    const names = fleet.nodeNames();
-    const tracker = observer.tracker;
-    const pods = tracker.trackPodsOn(new Set(names));
-    const k0 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
-    const errorsBefore = fleet.stats().errors;
-    const confirmedBefore = fleet.stats().podDeletionsConfirmed;
-    const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
-    const scrapeOurs = async (): Promise<string | undefined> =>
-      kind === 'ours' ? await fetch(`http://127.0.0.1:${c.metricsPort}/metrics`).then((r) => r.text()).catch(() => undefined) : undefined;
-    const m0 = await scrapeOurs();
-    const t0 = Date.now();
-    const own = await Promise.all(names.map((n) => taintNode(env, n)));
-    ctx.log(`  tainted ${names.length} nodes in ${Date.now() - t0} ms; ${pods} pods to evict`);
-    const timeoutMs = 120_000 + (pods * 4000) / o.flags.kubeApiQps;
-    const done = await waitUntil(tracker, () => tracker.podsGone(), timeoutMs);
-    const m1 = await scrapeOurs();
-    const throttleWindowS = (Date.now() - t0) / 1000;
-    const interference = endInterference();
-    await sleep(3000);
-    const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
-    const stats = fleet.stats();
-    const sim = simHealth(stats, errorsBefore, ctx.maxSimLagMs);
-    // Exact requests that were not the controller's: the bench's taint writes and the simulated kubelets' confirmations.
-    const known: RequestCounts = new Map([
-      ['GET nodes', own.reduce((a, x) => a + x.gets, 0)],
-      ['PATCH nodes', own.reduce((a, x) => a + x.patches, 0)],
-      ['DELETE pods', stats.podDeletionsConfirmed - confirmedBefore],
-    ]);
-    const requests = subtractKnown(
-      withoutSimulatorOnly(subtractBaseline(diffCounts(k1, k0), Date.now() - t0, baseline.counts, baseline.ms)),
-      known,
-    );
-    const gone = tracker.podGoneTimes().filter((g): g is number => g !== undefined);
-    const perSecond: number[] = [];
-    for (const g of gone) {
-      const s = Math.max(0, Math.floor((g - t0) / 1000));
-      while (perSecond.length <= s) perSecond.push(0);
-      perSecond[s] = (perSecond[s] ?? 0) + 1;
-    }
-    const run: EvictionRun = {
-      controller: kind,
-      ...(kind === 'ours' && o.oursArgs ? { oursArgs: o.oursArgs } : {}),
-      nodes: names.length,
-      pods,
-      evicted: gone.length,
-      perSecond,
-      requests: byVerb(requests),
-      requestsDetail: countsToObject(requests),
-      timedOut: !done,
-      ...(m0 !== undefined && m1 !== undefined ? { throttle: throttleFigures(m0, m1, throttleWindowS) } : {}),
-      interference,
-      sim,
-    };
-    if (gone.length > 0) {
-      const first = Math.min(...gone);
-      const last = Math.max(...gone);
-      run.firstDeletionS = Math.round(first - t0) / 1000;
-      if (done) {
-        run.durationS = Math.round(last - t0) / 1000;
-        run.deletionsPerSecond = round1(gone.length / Math.max(0.001, (last - t0) / 1000));
-        if (gone.length > 1 && last > first) run.sustainedPerSecond = round1((gone.length - 1) / ((last - first) / 1000));
-      }
-    }
-    ctx.log(
-      `  ${kind}: ${run.evicted}/${pods} evicted in ${run.durationS ?? 'timeout'} s = ${run.deletionsPerSecond ?? '-'} /s ` +
-        `(sustained ${run.sustainedPerSecond ?? '-'} /s, first after ${run.firstDeletionS ?? '-'} s); requests ${JSON.stringify(run.requests)}; ` +
-        `${run.throttle ? `throttle: ${run.throttle.writes} writes admitted, ${run.throttle.admittedPerSecond}/s, mean wait ${run.throttle.meanWaitS} s; ` : ''}` +
-        `sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''}`,
-    );
-    return run;
+  return await runSession(ctx, kind, spec, async (s) => {
+    if (!s.observer || !s.baseline) throw new Error('mass eviction needs the observer and a baseline');
+    return await measureMassEviction(ctx, { ...s, observer: s.observer, baseline: s.baseline }, kind, o, s.fleet.nodeNames());
   });
+}
+
+/**
+ * Puts {@link BENCH_TAINT} on `names` at once and times until every pod on them is terminating
+ * (the tracker is reset first, so it times this eviction alone). The taint stays: the caller
+ * removes it ({@link untaintNodes}) or tears the fleet down.
+ * @returns the eviction's figures.
+ * @throws {Error} when tainting fails or the API server's /metrics cannot be scraped.
+ */
+export async function measureMassEviction(
+  ctx: BenchContext,
+  s: WaveSession,
+  kind: ControllerKind,
+  o: Pick<EvictionOptions, 'flags' | 'oursArgs'>,
+  names: readonly string[],
+): Promise<EvictionRun> {
+  const { env, fleet, observer, baseline, c } = s;
+  const tracker = observer.tracker;
+  tracker.reset();
+  const pods = tracker.trackPodsOn(new Set(names));
+  const k0 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+  const errorsBefore = fleet.stats().errors;
+  const confirmedBefore = fleet.stats().podDeletionsConfirmed;
+  const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
+  const scrapeOurs = async (): Promise<string | undefined> =>
+    kind === 'ours' ? await fetch(`http://127.0.0.1:${c.metricsPort}/metrics`).then((r) => r.text()).catch(() => undefined) : undefined;
+  const m0 = await scrapeOurs();
+  const t0 = Date.now();
+  const own = await Promise.all(names.map((n) => setBenchTaint(env, n)));
+  ctx.log(`  tainted ${names.length} nodes in ${Date.now() - t0} ms; ${pods} pods to evict`);
+  const timeoutMs = 120_000 + (pods * 4000) / o.flags.kubeApiQps;
+  const done = await waitUntil(tracker, () => tracker.podsGone(), timeoutMs);
+  const m1 = await scrapeOurs();
+  const throttleWindowS = (Date.now() - t0) / 1000;
+  const interference = endInterference();
+  await sleep(3000);
+  const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+  const stats = fleet.stats();
+  const sim = simHealth(stats, errorsBefore, ctx.maxSimLagMs);
+  // Exact requests that were not the controller's: the bench's taint writes and the simulated kubelets' confirmations.
+  const known: RequestCounts = new Map([
+    ['GET nodes', own.reduce((a, x) => a + x.gets, 0)],
+    ['PATCH nodes', own.reduce((a, x) => a + x.patches, 0)],
+    ['DELETE pods', stats.podDeletionsConfirmed - confirmedBefore],
+  ]);
+  const requests = subtractKnown(
+    withoutSimulatorOnly(subtractBaseline(diffCounts(k1, k0), Date.now() - t0, baseline.counts, baseline.ms)),
+    known,
+  );
+  const gone = tracker.podGoneTimes().filter((g): g is number => g !== undefined);
+  const perSecond: number[] = [];
+  for (const g of gone) {
+    const s = Math.max(0, Math.floor((g - t0) / 1000));
+    while (perSecond.length <= s) perSecond.push(0);
+    perSecond[s] = (perSecond[s] ?? 0) + 1;
+  }
+  const run: EvictionRun = {
+    controller: kind,
+    ...(kind === 'ours' && o.oursArgs ? { oursArgs: o.oursArgs } : {}),
+    nodes: names.length,
+    pods,
+    evicted: gone.length,
+    perSecond,
+    requests: byVerb(requests),
+    requestsDetail: countsToObject(requests),
+    timedOut: !done,
+    ...(m0 !== undefined && m1 !== undefined ? { throttle: throttleFigures(m0, m1, throttleWindowS) } : {}),
+    interference,
+    sim,
+  };
+  if (gone.length > 0) {
+    const first = Math.min(...gone);
+    const last = Math.max(...gone);
+    run.firstDeletionS = Math.round(first - t0) / 1000;
+    if (done) {
+      run.durationS = Math.round(last - t0) / 1000;
+      run.deletionsPerSecond = round1(gone.length / Math.max(0.001, (last - t0) / 1000));
+      if (gone.length > 1 && last > first) run.sustainedPerSecond = round1((gone.length - 1) / ((last - first) / 1000));
+    }
+  }
+  ctx.log(
+    `  ${kind}: ${run.evicted}/${pods} evicted in ${run.durationS ?? 'timeout'} s = ${run.deletionsPerSecond ?? '-'} /s ` +
+      `(sustained ${run.sustainedPerSecond ?? '-'} /s, first after ${run.firstDeletionS ?? '-'} s); requests ${JSON.stringify(run.requests)}; ` +
+      `${run.throttle ? `throttle: ${run.throttle.writes} writes admitted, ${run.throttle.admittedPerSecond}/s, mean wait ${run.throttle.meanWaitS} s; ` : ''}` +
+      `sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''}`,
+  );
+  return run;
 }

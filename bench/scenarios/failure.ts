@@ -8,9 +8,9 @@ import { percentile } from '@node-lifecycle-controller/sim/schedule';
 import { parseGoDuration } from '../../src/util/duration.js';
 import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, totalWrites, withoutSimulatorOnly, WRITE_VERBS } from '../lib/apimetrics.js';
-import { round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type SessionSpec, type SimHealth } from '../lib/harness.js';
+import { round1, runSession, simHealth, sleep, startInterference, type Baseline, type BenchContext, type Interference, type Session, type SessionSpec, type SimHealth } from '../lib/harness.js';
 import { etcdDiskBetween, scrapeEtcdDisk, type EtcdDiskFigures } from '../lib/etcddisk.js';
-import { failureLatencies, type FailureTracker } from '../lib/observe.js';
+import { failureLatencies, type ClusterObserver, type FailureTracker } from '../lib/observe.js';
 import type { ControllerKind, SharedControllerFlags } from '../lib/procs.js';
 import { lagSummary, startEventLoopLag, type EventLoopLag, type LagSummary } from '../lib/watchlag.js';
 
@@ -144,88 +144,112 @@ export async function runFailure(ctx: BenchContext, kind: ControllerKind, o: Fai
     baselineMs: o.baselineMs,
     warmupMs: o.warmupMs,
   };
-  return await runSession(ctx, kind, spec, async ({ env, fleet, observer, baseline, c, watchLag }) => {
-    if (!observer || !baseline) throw new Error('the failure wave needs the observer and a baseline');
-    const zone = fleet.zones()[0] as string;
-    const inZone = fleet.nodesInZone(zone);
-    const wave1 = spreadPick(inZone, Math.max(1, Math.round(o.failFraction * inZone.length)));
-    const zone2 = fleet.zones()[1];
-    const wave2 = o.secondWave && zone2 !== undefined ? spreadPick(fleet.nodesInZone(zone2), wave1.length) : [];
-    const victims = [...wave1, ...wave2];
-    const tracker = observer.tracker;
-    tracker.trackNodes(victims);
-    const trackedPods = tracker.trackPodsOn(new Set(victims), new Set(o.evictedKinds));
-    const k0 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
-    // A missing reading only leaves the figure out: the disk wait explains the watch lag, it is not the measure.
-    const disk0 = await scrapeEtcdDisk(env.cp.etcdUrl).catch(() => undefined);
-    const errorsBefore = fleet.stats().errors;
-    const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
-    const endLoopLag = startEventLoopLag();
-    const killAt = Date.now();
-    for (const n of wave1) fleet.killNode(n);
-    ctx.log(`  killed ${wave1.length} of ${inZone.length} nodes in ${zone} (${trackedPods} pods to evict${wave2.length > 0 ? ', with the second wave' : ''}); waiting`);
-    let secondWave: FailureRun['secondWave'];
-    if (wave2.length > 0) {
-      const tainted = (): boolean => wave1.some((n) => tracker.nodeTimelines().get(n)?.noExecuteTaintAtMs !== undefined);
-      await waitUntil(tracker, tainted, parseGoDuration(o.flags.nodeMonitorGracePeriod) + 60_000);
-      for (const n of wave2) fleet.killNode(n);
-      secondWave = { nodes: wave2.length, killedAfterS: Math.round(Date.now() - killAt) / 1000 };
-      ctx.log(`  second wave: killed ${wave2.length} nodes in ${zone2 ?? '?'} ${secondWave.killedAfterS} s after the first, while its pod writes queue`);
-    }
-    const timeoutMs = parseGoDuration(o.flags.nodeMonitorGracePeriod) + 120_000 + (trackedPods * 4000) / o.flags.kubeApiQps;
-    const done = await waitUntil(tracker, () => tracker.complete(), timeoutMs);
-    const doneAt = Date.now();
-    const interference = endInterference();
-    const benchEventLoopMs = endLoopLag();
-    await sleep(3000);
-    const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
-    const disk1 = await scrapeEtcdDisk(env.cp.etcdUrl).catch(() => undefined);
-    const sim = simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs);
-    const writes = withoutSimulatorOnly(subtractBaseline(diffCounts(k1, k0), Date.now() - killAt, baseline.counts, baseline.ms));
-    const writeKeys = new Map([...writes].filter(([k]) => WRITE_VERBS.has(k.split(' ')[0] as string)));
-    const timelines = tracker.nodeTimelines();
-    const lat = failureLatencies(timelines);
-    const gone = tracker.podGoneTimes();
-    const lastGone = gone.every((g) => g !== undefined) ? Math.max(killAt, ...(gone as number[])) : undefined;
-    const firstTaint = Math.min(...[...timelines.values()].map((t) => t.noExecuteTaintAtMs ?? Infinity));
-    const run: FailureRun = {
-      controller: kind,
-      nodes: fleet.nodeNames().length,
-      failedNodes: victims.length,
-      trackedPods,
-      detectionS: dist(lat.detectionMs.map((x) => x / 1000)),
-      detectionFromSeenS: dist(lat.detectionFromSeenMs.map((x) => x / 1000)),
-      ...(watchLag
-        ? {
-            watchLag: {
-              fanOutMs: lagSummary(watchLag.samples(killAt - 30_000, doneAt).map((x) => x.lagMs)),
-              lastRenewalFanOutMs: lagSummary(watchLag.lastRenewalLags(victims)),
-              benchEventLoopMs,
-            },
-          }
-        : {}),
-      ...(disk0 && disk1 ? { etcdDisk: etcdDiskBetween(disk0, disk1) } : {}),
-      taintS: dist(lat.taintMs.map((x) => x / 1000)),
-      samples: { detectionS: lat.detectionMs.map((x) => x / 1000), taintS: lat.taintMs.map((x) => x / 1000), detectionFromSeenS: lat.detectionFromSeenMs.map((x) => x / 1000) },
-      writesPerFailedNode: round1(totalWrites(writes) / victims.length),
-      writesDetail: countsToObject(writeKeys),
-      missing: { nodes: lat.missing, pods: gone.filter((g) => g === undefined).length },
-      ...(secondWave ? { secondWave } : {}),
-      timedOut: !done,
-      interference,
-      sim,
-    };
-    if (lastGone !== undefined) {
-      run.evictionCompleteS = Math.round(lastGone - killAt) / 1000;
-      if (Number.isFinite(firstTaint)) run.evictionAfterTaintS = Math.round(lastGone - firstTaint) / 1000;
-    }
-    ctx.log(
-      `  ${kind}: detection p50 ${run.detectionS.p50} s p99 ${run.detectionS.p99} s (from seen: p50 ${run.detectionFromSeenS?.p50} s p99 ${run.detectionFromSeenS?.p99} s); ` +
-        `watch fan-out lag p50 ${run.watchLag?.fanOutMs.p50} ms p99 ${run.watchLag?.fanOutMs.p99} ms, bench event loop p99 ${benchEventLoopMs.p99Ms} ms; ` +
-        `taint p50 ${run.taintS.p50} s p99 ${run.taintS.p99} s; ` +
-        `eviction complete ${run.evictionCompleteS ?? 'timed out'} s; writes/failed node ${run.writesPerFailedNode}; ` +
-        `sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''} (${((doneAt - killAt) / 1000).toFixed(0)} s)`,
-    );
-    return run;
+  return await runSession(ctx, kind, spec, async (s) => {
+    if (!s.observer || !s.baseline) throw new Error('the failure wave needs the observer and a baseline');
+    return await measureFailureWave(ctx, { ...s, observer: s.observer, baseline: s.baseline }, kind, o);
   });
+}
+
+/** What a wave is measured on: a running fleet, the bench's watches, a no-controller baseline and a synced controller. */
+export type WaveSession = Pick<Session, 'env' | 'fleet' | 'c' | 'watchLag'> & { observer: ClusterObserver; baseline: Baseline };
+
+/** How one failure wave is made. */
+export type WaveOptions = Pick<FailureOptions, 'evictedKinds' | 'failFraction' | 'secondWave' | 'flags'> & {
+  /** index into the fleet's zones of the zone whose nodes die (default 0; the second wave takes the next one) */
+  zoneIndex?: number;
+};
+
+/**
+ * Kills `failFraction` of one zone's nodes of a running fleet and times detection, taint and
+ * eviction from the bench's watches (the tracker is reset first, so it times this wave alone).
+ * Leaves the nodes dead: the caller revives them or tears the fleet down.
+ * @returns the wave's figures.
+ * @throws {Error} when the API server's /metrics cannot be scraped.
+ */
+export async function measureFailureWave(ctx: BenchContext, s: WaveSession, kind: ControllerKind, o: WaveOptions): Promise<FailureRun> {
+  const { env, fleet, observer, baseline, c, watchLag } = s;
+  observer.tracker.reset();
+  const zi = o.zoneIndex ?? 0;
+  const zones = fleet.zones();
+  const zone = zones[zi % zones.length] as string;
+  const inZone = fleet.nodesInZone(zone);
+  const wave1 = spreadPick(inZone, Math.max(1, Math.round(o.failFraction * inZone.length)));
+  const zone2 = zones.length > 1 ? zones[(zi + 1) % zones.length] : undefined;
+  const wave2 = o.secondWave && zone2 !== undefined ? spreadPick(fleet.nodesInZone(zone2), wave1.length) : [];
+  const victims = [...wave1, ...wave2];
+  const tracker = observer.tracker;
+  tracker.trackNodes(victims);
+  const trackedPods = tracker.trackPodsOn(new Set(victims), new Set(o.evictedKinds));
+  const k0 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+  // A missing reading only leaves the figure out: the disk wait explains the watch lag, it is not the measure.
+  const disk0 = await scrapeEtcdDisk(env.cp.etcdUrl).catch(() => undefined);
+  const errorsBefore = fleet.stats().errors;
+  const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
+  const endLoopLag = startEventLoopLag();
+  const killAt = Date.now();
+  for (const n of wave1) fleet.killNode(n);
+  ctx.log(`  killed ${wave1.length} of ${inZone.length} nodes in ${zone} (${trackedPods} pods to evict${wave2.length > 0 ? ', with the second wave' : ''}); waiting`);
+  let secondWave: FailureRun['secondWave'];
+  if (wave2.length > 0) {
+    const tainted = (): boolean => wave1.some((n) => tracker.nodeTimelines().get(n)?.noExecuteTaintAtMs !== undefined);
+    await waitUntil(tracker, tainted, parseGoDuration(o.flags.nodeMonitorGracePeriod) + 60_000);
+    for (const n of wave2) fleet.killNode(n);
+    secondWave = { nodes: wave2.length, killedAfterS: Math.round(Date.now() - killAt) / 1000 };
+    ctx.log(`  second wave: killed ${wave2.length} nodes in ${zone2 ?? '?'} ${secondWave.killedAfterS} s after the first, while its pod writes queue`);
+  }
+  const timeoutMs = parseGoDuration(o.flags.nodeMonitorGracePeriod) + 120_000 + (trackedPods * 4000) / o.flags.kubeApiQps;
+  const done = await waitUntil(tracker, () => tracker.complete(), timeoutMs);
+  const doneAt = Date.now();
+  const interference = endInterference();
+  const benchEventLoopMs = endLoopLag();
+  await sleep(3000);
+  const k1 = await scrapeRequestTotals(env.cp.apiserverUrl, env.cp.token);
+  const disk1 = await scrapeEtcdDisk(env.cp.etcdUrl).catch(() => undefined);
+  const sim = simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs);
+  const writes = withoutSimulatorOnly(subtractBaseline(diffCounts(k1, k0), Date.now() - killAt, baseline.counts, baseline.ms));
+  const writeKeys = new Map([...writes].filter(([k]) => WRITE_VERBS.has(k.split(' ')[0] as string)));
+  const timelines = tracker.nodeTimelines();
+  const lat = failureLatencies(timelines);
+  const gone = tracker.podGoneTimes();
+  const lastGone = gone.every((g) => g !== undefined) ? Math.max(killAt, ...(gone as number[])) : undefined;
+  const firstTaint = Math.min(...[...timelines.values()].map((t) => t.noExecuteTaintAtMs ?? Infinity));
+  const run: FailureRun = {
+    controller: kind,
+    nodes: fleet.nodeNames().length,
+    failedNodes: victims.length,
+    trackedPods,
+    detectionS: dist(lat.detectionMs.map((x) => x / 1000)),
+    detectionFromSeenS: dist(lat.detectionFromSeenMs.map((x) => x / 1000)),
+    ...(watchLag
+      ? {
+          watchLag: {
+            fanOutMs: lagSummary(watchLag.samples(killAt - 30_000, doneAt).map((x) => x.lagMs)),
+            lastRenewalFanOutMs: lagSummary(watchLag.lastRenewalLags(victims)),
+            benchEventLoopMs,
+          },
+        }
+      : {}),
+    ...(disk0 && disk1 ? { etcdDisk: etcdDiskBetween(disk0, disk1) } : {}),
+    taintS: dist(lat.taintMs.map((x) => x / 1000)),
+    samples: { detectionS: lat.detectionMs.map((x) => x / 1000), taintS: lat.taintMs.map((x) => x / 1000), detectionFromSeenS: lat.detectionFromSeenMs.map((x) => x / 1000) },
+    writesPerFailedNode: round1(totalWrites(writes) / victims.length),
+    writesDetail: countsToObject(writeKeys),
+    missing: { nodes: lat.missing, pods: gone.filter((g) => g === undefined).length },
+    ...(secondWave ? { secondWave } : {}),
+    timedOut: !done,
+    interference,
+    sim,
+  };
+  if (lastGone !== undefined) {
+    run.evictionCompleteS = Math.round(lastGone - killAt) / 1000;
+    if (Number.isFinite(firstTaint)) run.evictionAfterTaintS = Math.round(lastGone - firstTaint) / 1000;
+  }
+  ctx.log(
+    `  ${kind}: detection p50 ${run.detectionS.p50} s p99 ${run.detectionS.p99} s (from seen: p50 ${run.detectionFromSeenS?.p50} s p99 ${run.detectionFromSeenS?.p99} s); ` +
+      `watch fan-out lag p50 ${run.watchLag?.fanOutMs.p50} ms p99 ${run.watchLag?.fanOutMs.p99} ms, bench event loop p99 ${benchEventLoopMs.p99Ms} ms; ` +
+      `taint p50 ${run.taintS.p50} s p99 ${run.taintS.p99} s; ` +
+      `eviction complete ${run.evictionCompleteS ?? 'timed out'} s; writes/failed node ${run.writesPerFailedNode}; ` +
+      `sim lag p99 ${sim.leaseLagP99Ms} ms${sim.flagged ? ' FLAGGED' : ''} (${((doneAt - killAt) / 1000).toFixed(0)} s)`,
+  );
+  return run;
 }

@@ -6,9 +6,8 @@
  * as a cross-check.
  */
 import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
-import { collectHealthPasses, round1, runSession, simHealth, sleep, startInterference, type BenchContext, type Interference, type SessionSpec, type SimHealth } from '../lib/harness.js';
+import { measureWindow, passStats, round1, runSession, type BenchContext, type Interference, type PassStats, type SessionSpec, type SimHealth } from '../lib/harness.js';
 import type { SharedControllerFlags } from '../lib/procs.js';
-import { passStats, type PassStats } from './steady.js';
 
 /** Settings of scenario 4. */
 export interface ScaleOptions {
@@ -91,20 +90,9 @@ export async function runScale(ctx: BenchContext, o: ScaleOptions, tag: string):
     syncTimeoutMs: 600_000,
   };
   return await runSession(ctx, 'ours', spec, async ({ env, fleet, createMs, c }) => {
-    const endInterference = startInterference([env.cp.apiserverPid, env.cp.etcdPid, c.proc.pid]);
-    const u1 = c.proc.usage();
-    const errorsBefore = fleet.stats().errors;
-    const passes = collectHealthPasses(c.proc);
-    const passCpu = collectHealthPasses(c.proc, 'cpuMs');
-    const t0 = Date.now();
     ctx.log(`  measuring ours for ${o.windowMs / 1000} s`);
-    await sleep(o.windowMs);
-    const passMs = passes();
-    const passCpuMs = passCpu();
-    const u2 = c.proc.usage();
-    const interference = endInterference();
-    const windowS = (Date.now() - t0) / 1000;
-    const sim = simHealth(fleet.stats(), errorsBefore, ctx.maxSimLagMs);
+    const w = await measureWindow(ctx, env, fleet, c, o.windowMs);
+    const { passMs, passCpuMs, usageAfter: u2, interference, sim, windowS } = w;
     let histogramMeanMs: number | undefined;
     let memory: ScaleRun['memoryMiB'];
     try {
@@ -124,7 +112,7 @@ export async function runScale(ctx: BenchContext, o: ScaleOptions, tag: string):
       healthPassMs: passStats(passMs),
       ...(passCpuMs.length > 0 ? { healthPassCpuMs: passStats(passCpuMs) } : {}),
       peakRssMiB: round1(u2.hwmKiB / 1024),
-      cpuSecondsPerMinute: Math.round(((u2.cpuSeconds - u1.cpuSeconds) / windowS) * 60 * 100) / 100,
+      cpuSecondsPerMinute: w.cpuSecondsPerMinute,
       windowS: round1(windowS),
       interference,
       sim,

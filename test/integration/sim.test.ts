@@ -5,7 +5,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { Fleet, FLEET_LABEL, POD_KIND_LABEL, POD_KINDS } from '@node-lifecycle-controller/sim/fleet';
 import { csiAttachmentName, DEFAULT_CSI_DRIVER, attacherFinalizer } from '@node-lifecycle-controller/sim/objects';
@@ -325,6 +325,35 @@ describe('kubelet fleet simulator', () => {
       );
       assert.ok(!fleet.nodeNames().includes(node));
     });
+  });
+
+  // After the concurrent faults: restore acts on the whole fleet.
+  test('restore recreates the deleted pods of live nodes and reports NotReady pods Ready again', async () => {
+    const [gone] = await podsOnNode(`${prefix}-zone-b-6`);
+    const [notReady] = await podsOnNode(`${prefix}-zone-b-7`);
+    const goneName = gone?.metadata?.name;
+    const notReadyName = notReady?.metadata?.name;
+    assert.ok(goneName && notReadyName);
+    await clients.core.deleteNamespacedPod({ name: goneName, namespace });
+    // What the node lifecycle controller's markPodsNotReady writes.
+    await clients.core.patchNamespacedPodStatus(
+      { name: notReadyName, namespace, body: { status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date() }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor('the deletion to be confirmed', async () => !(await podsOnNode(`${prefix}-zone-b-6`)).some((p) => p.metadata?.name === goneName), 10_000, 200);
+    await waitFor('no pod of the fleet terminating, and the simulator to see the deletion', async () => fleet.terminatingPods() === 0 && !fleet.podsOn(`${prefix}-zone-b-6`).includes(goneName), 10_000, 200);
+    await sleep(1000);
+    const { created, readied } = await fleet.restore();
+    assert.ok(created >= 1, `created ${created}`);
+    assert.ok(readied >= 1, `readied ${readied}`);
+    const back = (await podsOnNode(`${prefix}-zone-b-6`)).find((p) => p.metadata?.name === goneName);
+    assert.ok(back && !back.metadata?.deletionTimestamp, 'the deleted pod is back');
+    await waitFor('the recreated pod to run', async () => (await clients.core.readNamespacedPod({ name: goneName, namespace })).status?.phase === 'Running', 10_000, 200);
+    const ready = async (name: string) => (await clients.core.readNamespacedPod({ name, namespace })).status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    assert.equal(await ready(goneName), 'True');
+    assert.equal(await ready(notReadyName), 'True');
+    await sleep(1000); // the simulator's watch delivers what the first restore wrote
+    assert.deepEqual(await fleet.restore(), { created: 0, readied: 0 }, 'a second restore has nothing to do');
   });
 
   test('malformed CLI input returns exit code 2 with a one-line message', async () => {

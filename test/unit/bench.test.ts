@@ -27,7 +27,10 @@ import type { FailureRun } from '../../bench/scenarios/failure.js';
 import { throttleFigures, writeHistogramTotals } from '../../bench/scenarios/eviction.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { measureThrottleRate } from '../../bench/throttle-rate.js';
-import { orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
+import { nodesForPods, worseSim, type LimitsRun } from '../../bench/scenarios/limits.js';
+import { extrapolate, renderFit, type GoalExtrapolation, type SizedLimits } from '../../bench/limits-fit.js';
+import { linearFit } from '../../bench/lib/fit.js';
+import { DEFAULT_SCENARIOS, orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { inclusiveOwnTimes, origin, selfTimes } from '../../bench/profile-summary.js';
 
@@ -211,6 +214,24 @@ describe('bench failure tracker', () => {
     assert.deepEqual(lat.taintMs, [400]);
     assert.equal(lat.missing, 1);
     assert.equal(t.complete(), false);
+  });
+
+  test('reset forgets the tracked nodes and pods of the last wave but keeps what the watches know', () => {
+    const t = new FailureTracker();
+    t.observePod(pod('p1', 'n1'), 'tolsec', false, 1);
+    t.trackNodes(['n1']);
+    assert.equal(t.trackPodsOn(new Set(['n1'])), 1);
+    t.observeLease('n1', 10_000, 10_001);
+    t.observeNode(node('n1', 'Unknown', 5_000, [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }]), 31_000);
+    assert.equal(t.nodeTimelines().size, 1);
+    t.reset();
+    assert.equal(t.nodeTimelines().size, 0);
+    assert.deepEqual(t.podGoneTimes(), []);
+    // The pod seen before the reset can be tracked again, and the Lease's renewal still times detection.
+    t.trackNodes(['n1']);
+    assert.equal(t.trackPodsOn(new Set(['n1'])), 1);
+    t.observeNode(node('n1', 'Unknown', 5_000), 32_000);
+    assert.deepEqual(failureLatencies(t.nodeTimelines()).detectionMs, [22_000]);
   });
 
   test('the heartbeat seen is the later of Lease and Ready, timed at its first delivery; a repeated event does not move it', () => {
@@ -490,7 +511,9 @@ describe('bench report and options', () => {
   test('scenario, pod mix and order parsing', () => {
     assert.deepEqual(parseScenarios('1,eviction,1'), ['steady', 'eviction']);
     assert.deepEqual(parseScenarios('5,failure'), ['failure-qps', 'failure']);
-    assert.throws(() => parseScenarios('6'), /unknown/);
+    assert.deepEqual(parseScenarios('6'), ['limits']);
+    assert.throws(() => parseScenarios('7'), /unknown/);
+    assert.ok(!DEFAULT_SCENARIOS.includes('limits'), 'the hours-long limits scenario runs only when asked for');
     assert.deepEqual(parsePodMix('plain=2,pvc=1'), { plain: 2, pvc: 1 });
     assert.throws(() => parsePodMix('bogus=1'), /bad entry/);
     assert.deepEqual(orderOf(0), ['upstream', 'ours']);
@@ -661,6 +684,142 @@ describe('bench report: spread over repeats and the default-QPS failure wave', (
   });
 });
 
+describe('bench limits scenario (issue 29)', () => {
+  const sim = { leaseLagP50Ms: 1, leaseLagP99Ms: 10, leaseLagMaxMs: 1, samples: 1, errors: 0, flagged: false };
+  const interference = { machineBusyCores: 1, foreignCores: 0 };
+  const wave = (controller: 'upstream' | 'ours', seenP99: number, taintP99: number, completeS: number): FailureRun => ({
+    controller,
+    nodes: 300,
+    failedNodes: 10,
+    trackedPods: 240,
+    detectionS: dist([seenP99 + 1]),
+    detectionFromSeenS: dist([seenP99]),
+    taintS: dist([taintP99]),
+    samples: { detectionS: [seenP99 + 1], taintS: [taintP99], detectionFromSeenS: [seenP99] },
+    evictionCompleteS: completeS,
+    writesPerFailedNode: 50,
+    writesDetail: {},
+    missing: { nodes: 0, pods: 0 },
+    timedOut: false,
+    interference,
+    sim,
+  });
+  const cycle = (controller: 'upstream' | 'ours', f: { rss: number; cpu: number; sync: number; pass?: number; complete: number }): LimitsRun => ({
+    controller,
+    repeat: 1,
+    nodes: 300,
+    pods: 9000,
+    syncS: f.sync,
+    syncFastS: f.sync,
+    firstMinute: { atS: 60, cpuSeconds: f.cpu * 2, peakRssMiB: f.rss },
+    startupWritesS: 10,
+    startupQuiet: true,
+    steady: {
+      windowS: 60,
+      cpuSecondsPerMinute: f.cpu,
+      cpuByThread: {},
+      peakRssMiB: f.rss,
+      endRssMiB: f.rss,
+      ...(f.pass !== undefined ? { healthPassMs: { p50: f.pass / 2, p99: f.pass, max: f.pass, count: 12 }, healthPassCpuMs: { p50: 1, p99: 2, max: 2, count: 12 } } : {}),
+    },
+    wave: wave(controller, controller === 'ours' ? 20.8 : 27, controller === 'ours' ? 0.6 : 1.8, f.complete),
+    waveFast: wave(controller, controller === 'ours' ? 21.4 : 28, controller === 'ours' ? 0.7 : 1.2, f.complete / 2),
+    restoreS: [20, 15, 20],
+    errors: controller === 'ours' ? ['ours #1 mass eviction: boom'] : [],
+    interference,
+    sim,
+  });
+
+  test('linearFit: slope, intercept and R²; NaN without two distinct x', () => {
+    const f = linearFit([{ x: 0, y: 1 }, { x: 1, y: 3 }, { x: 2, y: 5 }]);
+    assert.deepEqual([f.slope, f.intercept, f.r2, f.n], [2, 1, 1, 3]);
+    assert.ok(Math.abs(linearFit([{ x: 0, y: 0 }, { x: 1, y: 2 }, { x: 2, y: 1 }]).r2 - 0.25) < 1e-9);
+    assert.ok(Number.isNaN(linearFit([{ x: 1, y: 1 }, { x: 1, y: 2 }]).slope));
+    assert.ok(Number.isNaN(linearFit([]).intercept));
+  });
+
+  test('extrapolation: each goal fitted per controller over the sizes, judged at the target', () => {
+    const size = (nodes: number, rssUp: number, rssOurs: number, pass: number): SizedLimits => {
+      const up = cycle('upstream', { rss: rssUp, cpu: 10, sync: nodes / 100, complete: 300 });
+      const ours = cycle('ours', { rss: rssOurs, cpu: 8, sync: nodes / 50, pass, complete: 200 });
+      return { file: `${nodes}.json`, pods: nodes * 30, limits: { nodes, podsPerNode: 30, fleetCreateS: 1, fastQps: '100/200', upstream: [up], ours: [ours] } };
+    };
+    // RSS: upstream 100 + 10 MiB per 1,000 pods, ours 50 + 8 per 1,000; the pass 1 ms per 100 nodes.
+    const runs = [size(1000, 400, 290, 10), size(300, 190, 122, 3), size(600, 280, 194, 6)];
+    const rows = extrapolate(runs, 150_000, 20, '20/30');
+    const row = (name: string): GoalExtrapolation => rows.find((r) => r.target === name) as GoalExtrapolation;
+    const rss = row('issue 29 limits: steady peak RSS ≤ 1.0× upstream');
+    assert.deepEqual(rss.ours.points.map((p) => p.x), [9000, 18_000, 30_000], 'sorted by size');
+    assert.ok(Math.abs((rss.upstream?.atTarget ?? 0) - 1600) < 1e-6);
+    assert.ok(Math.abs((rss.ours.atTarget ?? 0) - 1250) < 1e-6);
+    assert.ok(Math.abs((rss.value ?? 0) - 1250 / 1600) < 1e-9);
+    assert.equal(rss.met, true);
+    // Synced: ours 2× upstream at every size stays 2×.
+    assert.ok(Math.abs((row('issue 29 limits: time to caches synced ≤ 1.0× upstream').value ?? 0) - 2) < 1e-9);
+    const pass = row('issue 29 limits: health pass p99 ≤ 50 ms');
+    assert.ok(Math.abs((pass.value ?? 0) - 50) < 1e-6, 'ours alone, against its limit');
+    assert.equal(pass.met, true);
+    assert.equal(pass.upstream, undefined);
+    const md = renderFit(runs, { nodes: 5000, podsPerNode: 30 }, rows, 'v1.37.2');
+    assert.match(md, /^# Limits scenario extrapolated to 5,000 × 30 \(150,000 pods\)/);
+    assert.match(md, /From 3 sizes: 300 × 30 \(300\.json\), 600 × 30 \(600\.json\), 1000 × 30 \(1000\.json\)/);
+    assert.match(md, /\| issue 29 limits: steady peak RSS ≤ 1\.0× upstream \| 122 @ 9,000; 194 @ 18,000; 290 @ 30,000 \| 50 \+ 8000 per 10⁶ pods \(R² 1\) → \*\*1250 MiB\*\* \|/);
+    assert.doesNotMatch(md, /Fewer than the three sizes/);
+    assert.match(renderFit(runs.slice(0, 2), { nodes: 5000, podsPerNode: 30 }, extrapolate(runs.slice(0, 2), 150_000, 20, '20/30'), 'v1.37.2'), /Fewer than the three sizes issue 29 asks for/);
+  });
+
+  test('nodesForPods takes whole nodes, at least one, at most the zone', () => {
+    assert.equal(nodesForPods(300, 30, 100), 10);
+    assert.equal(nodesForPods(301, 30, 100), 11);
+    assert.equal(nodesForPods(300, 30, 4), 4);
+    assert.equal(nodesForPods(0, 30, 4), 1);
+    assert.equal(nodesForPods(300, 0, 1000), 300);
+  });
+
+  test('worseSim: the worst lag of the steps, flagged when any step was', () => {
+    const a = { ...sim, leaseLagP99Ms: 50 };
+    assert.deepEqual(worseSim(a, undefined), a);
+    const w = worseSim(a, { ...sim, leaseLagP99Ms: 3000, flagged: true, errors: 2 });
+    assert.equal(w.leaseLagP99Ms, 3000);
+    assert.equal(w.flagged, true);
+    assert.equal(w.errors, 2);
+  });
+
+  test('the limits table and its goals: ratios to upstream in the same run, latencies against grace + 1 s and 1 s, the pass against 50 ms', () => {
+    const res = benchResults({
+      options: { flags: { nodeMonitorGracePeriod: '20s', kubeApiQps: 20, kubeApiBurst: 30 } },
+      limits: {
+        nodes: 300,
+        podsPerNode: 30,
+        fleetCreateS: 120,
+        fastQps: '100/200',
+        upstream: [cycle('upstream', { rss: 400, cpu: 10, sync: 4, complete: 300 })],
+        ours: [cycle('ours', { rss: 300, cpu: 12, sync: 5, pass: 60, complete: 200 })],
+      },
+    });
+    const t = evaluateTargets(res, 20);
+    const byName = new Map(t.map((x) => [x.target, x]));
+    assert.equal(byName.get('issue 29 limits: steady peak RSS ≤ 1.0× upstream')?.met, true);
+    assert.equal(byName.get('issue 29 limits: steady CPU ≤ 1.0× upstream')?.met, false);
+    assert.equal(byName.get('issue 29 limits: steady CPU ≤ 1.0× upstream')?.measured, '1.2 × at 300 × 30');
+    assert.equal(byName.get('issue 29 limits: time to caches synced ≤ 1.0× upstream')?.met, false);
+    // The worse wave (21.4 s at QPS 100) decides, against grace + 1 s.
+    assert.equal(byName.get('issue 29 limits: detection p99 ≤ grace + 1 s (both waves)')?.measured, '21.4 s at 300 × 30 (limit 21)');
+    assert.equal(byName.get('issue 29 limits: detection p99 ≤ grace + 1 s (both waves)')?.met, false);
+    assert.equal(byName.get('issue 29 limits: taint p99 ≤ 1 s (both waves)')?.met, true);
+    assert.equal(byName.get('issue 29 limits: health pass p99 ≤ 50 ms')?.met, false);
+    assert.equal(byName.get('issue 29 limits: kill → last pod evicted at 20/30 ≤ 1.0× upstream')?.met, true);
+    assert.equal(byName.get('issue 29 limits: kill → last pod evicted at 100/200 ≤ 1.0× upstream')?.met, true);
+    const md = renderMarkdown({ ...res, targets: t });
+    assert.match(md, /### 6\. Limits — 300 nodes × 30 pods on one fleet \(created in 120 s\)/);
+    assert.match(md, /\| steady peak RSS, VmHWM \(MiB\) \| 400 \| 300 \| 0\.75× \|/);
+    assert.match(md, /\| wave at 100\/200: detection p99 from the last heartbeat seen \(s; goal ≤ grace \+ 1 s = 21 s\) \| 28 \| 21\.4 \| 0\.76× \|/);
+    assert.match(md, /- step failed: ours #1 mass eviction: boom/);
+    // No limits run: no limits goal.
+    assert.ok(!evaluateTargets(benchResults({}), 20).some((x) => x.target.startsWith('issue 29')));
+  });
+});
+
 describe('bench CPU profile summary', () => {
   test('origin names packages, node core, our files and native code', () => {
     assert.equal(origin('file:///work/main/node_modules/@kubernetes/client-node/dist/x.js'), '@kubernetes/client-node');
@@ -718,7 +877,7 @@ describe('bench CPU profile summary', () => {
 
 describe('bench command lines', () => {
   // yargs with exitProcess(false) prints --help and returns; the scripts must then stop, not run.
-  for (const script of ['bench/run.ts', 'bench/sim-scale.ts', 'bench/throttle-rate.ts']) {
+  for (const script of ['bench/run.ts', 'bench/sim-scale.ts', 'bench/throttle-rate.ts', 'bench/limits-fit.ts']) {
     test(`${script} --help prints the flags and exits 0 without starting anything`, () => {
       const r = spawnSync(process.execPath, ['--import', 'tsx', script, '--help'], { encoding: 'utf8', timeout: 30_000 });
       assert.equal(r.status, 0, r.stderr);
@@ -726,6 +885,15 @@ describe('bench command lines', () => {
       assert.doesNotMatch(r.stdout + r.stderr, /=== scenario|private control plane up|sim: registered|built ours/);
     });
   }
+
+  test('bench/limits-fit.ts: a bad --target exits 2 with one line; a results file without a limits run exits 1', () => {
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'bench/limits-fit.ts', '--in', 'x.json', '--target', '5000'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(bad.status, 2);
+    assert.equal(bad.stderr.trim(), 'limits-fit: --target: "5000" is not NODESxPODS_PER_NODE');
+    const none = spawnSync(process.execPath, ['--import', 'tsx', 'bench/limits-fit.ts', '--in', 'bench/results/quick-repeat3-2026-11-24.json'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(none.status, 1);
+    assert.match(none.stderr, /^limits-fit: no limits run in bench\/results\/quick-repeat3-2026-11-24\.json$/m);
+  });
 
   test('bench/run.ts rejects an unknown flag with exit 2 and one line', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--bogus'], { encoding: 'utf8', timeout: 30_000 });

@@ -687,6 +687,46 @@ export class Fleet {
   }
 
   /**
+   * Brings the pods of the live nodes back to the fleet's plan after a fault, so that one fleet can
+   * carry several measured waves (the bench's limits scenario):
+   * - a planned pod that is gone is created again and reported Running (its owner, a ReplicaSet
+   *   or the DaemonSet, would replace it);
+   * - a Running pod whose Ready condition is not True (the node lifecycle controller marked it
+   *   NotReady while its node was Unknown) is reported Running and Ready again, as the kubelet's
+   *   status manager writes its own status back (`pkg/kubelet/status/status_manager.go` `syncPod`).
+   * Terminating pods and the pods of dead, deleted or shutting-down nodes are left alone: wait until
+   * {@link terminatingPods} is 0 first.
+   * @returns how many pods were created and how many reported Ready again.
+   * @throws {Error} when some pods could not be written after retries (the count and the first error).
+   */
+  async restore(): Promise<{ created: number; readied: number }> {
+    let created = 0;
+    let readied = 0;
+    const tasks: Promise<void>[] = [];
+    for (const plan of this.#plannedPods) {
+      const node = this.#nodes.get(plan.node);
+      if (!node || node.deleted || !node.alive || node.shuttingDown) continue;
+      const pod = this.#pods.get(plan.name);
+      if (!pod) {
+        tasks.push(this.#createPod(plan).then(() => void created++));
+      } else if (pod.deletionTimestamp === undefined && pod.phase === 'Running' && pod.conditions.find((c) => c.type === 'Ready')?.status !== 'True') {
+        tasks.push(this.#reportRunning(pod, node, plan.slot).then(() => void readied++));
+      }
+    }
+    const failures = (await Promise.allSettled(tasks)).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failures.length > 0) throw new Error(`sim restore: ${failures.length} pod(s) could not be written; first error: ${describeError(failures[0]?.reason)}`);
+    this.#log.info({ fleet: this.#opts.prefix, created, readied }, 'sim pods restored');
+    return { created, readied };
+  }
+
+  /** How many of the fleet's pods the simulator sees terminating (deletionTimestamp set, not yet gone). */
+  terminatingPods(): number {
+    let n = 0;
+    for (const p of this.#pods.values()) if (p.deletionTimestamp !== undefined && this.#nodes.has(p.nodeName)) n++;
+    return n;
+  }
+
+  /**
    * Stops the node's heartbeats and deletes its Node and Lease objects (its pods stay, as orphans).
    * @throws {Error} for an unknown or already deleted node, or when a delete fails after retries.
    */
