@@ -344,6 +344,8 @@ export function limitsTable(res: LimitsResults, graceS: number, qps: string, pee
     row(`time to caches synced, restart at ${res.fastQps} (s)`, runs, (r) => r.syncFastS),
     row('first minute after the spawn: CPU (s)', runs, (r) => r.firstMinute.cpuSeconds),
     row('first minute after the spawn: peak RSS, VmHWM (MiB)', runs, (r) => r.firstMinute.peakRssMiB, 1),
+    row(`first minute after the restart at ${res.fastQps}: CPU (s)`, runs, (r) => r.firstMinuteFast?.cpuSeconds),
+    row(`first minute after the restart at ${res.fastQps}: peak RSS, VmHWM (MiB)`, runs, (r) => r.firstMinuteFast?.peakRssMiB, 1),
     row('start-up writes over, after sync (s)', runs, (r) => r.startupWritesS, 0),
     row('steady CPU (s per minute)', runs, (r) => r.steady.cpuSecondsPerMinute, 3),
     row('steady peak RSS, VmHWM (MiB)', runs, (r) => r.steady.peakRssMiB, 1),

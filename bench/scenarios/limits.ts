@@ -108,6 +108,8 @@ export interface LimitsRun {
   massEviction?: EvictionRun;
   /** spawn → caches synced of the fast restart, seconds */
   syncFastS?: number;
+  /** the fast restart's first minute: a second start, on a cluster the controller has already seen (a failover) */
+  firstMinuteFast?: FirstMinute;
   /** the failure wave at the fast QPS */
   waveFast?: FailureRun;
   /** seconds each restore took (revive, taints off, pods back) */
@@ -296,6 +298,7 @@ async function runCycle(ctx: BenchContext, s: Omit<WaveSession, 'c'>, kind: Cont
   if (fast) {
     try {
       run.syncFastS = Math.round(fast.c.syncMs) / 1000;
+      run.firstMinuteFast = fast.firstMinute;
       const ws: WaveSession = { ...s, c: fast.c };
       const waveFast = await step('failure wave at the fast QPS', () =>
         measureFailureWave(ctx, ws, kind, { evictedKinds: ['tolerationSeconds'], failFraction: 0.1, flags: fastFlags, zoneIndex: 1 }),

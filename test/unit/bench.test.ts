@@ -711,6 +711,7 @@ describe('bench limits scenario (issue 29)', () => {
     pods: 9000,
     syncS: f.sync,
     syncFastS: f.sync,
+    firstMinuteFast: { atS: 60, cpuSeconds: f.cpu, peakRssMiB: f.rss + 1 },
     firstMinute: { atS: 60, cpuSeconds: f.cpu * 2, peakRssMiB: f.rss },
     startupWritesS: 10,
     startupQuiet: true,
@@ -814,6 +815,7 @@ describe('bench limits scenario (issue 29)', () => {
     assert.match(md, /### 6\. Limits — 300 nodes × 30 pods on one fleet \(created in 120 s\)/);
     assert.match(md, /\| steady peak RSS, VmHWM \(MiB\) \| 400 \| 300 \| 0\.75× \|/);
     assert.match(md, /\| wave at 100\/200: detection p99 from the last heartbeat seen \(s; goal ≤ grace \+ 1 s = 21 s\) \| 28 \| 21\.4 \| 0\.76× \|/);
+    assert.match(md, /\| first minute after the restart at 100\/200: peak RSS, VmHWM \(MiB\) \| 401 \| 301 \| 0\.75× \|/);
     assert.match(md, /- step failed: ours #1 mass eviction: boom/);
     // No limits run: no limits goal.
     assert.ok(!evaluateTargets(benchResults({}), 20).some((x) => x.target.startsWith('issue 29')));
