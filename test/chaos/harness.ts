@@ -144,16 +144,17 @@ export class ChaosWorld {
    * leader election on the Lease `nlc-chaos/<leaseName>` (lease 6 s, renew deadline 4 s, retry
    * 0.5 s), managing only the fleet `fleetPrefix`.
    * @param flags extra flags (upstream syntax), appended last
+   * @param nodeArgs Node's own flags (before the program), e.g. the image's `--max-semi-space-size=16`
    * @throws {Error} when the API objects cannot be made or the process does not start.
    */
-  async startReplica(name: string, fleetPrefix: string, leaseName: string, flags: string[] = []): Promise<Replica> {
+  async startReplica(name: string, fleetPrefix: string, leaseName: string, flags: string[] = [], nodeArgs: string[] = []): Promise<Replica> {
     const listen = this.ports.dynamicProxies ? await freePort() : this.ports.proxyBase + this.#nextProxy++;
     const proxy = `replica-${name}`;
     await this.toxiproxy.createProxy(proxy, `127.0.0.1:${listen}`, `127.0.0.1:${this.ports.proxyBase}`);
     const token = await this.serviceAccountToken(name);
     const kubeconfig = join(this.stateDir, `kubeconfig-${name}`);
     await writeFile(kubeconfig, kubeConfigOf(`https://127.0.0.1:${listen}`, token).exportConfig(), { mode: 0o600 });
-    const proc = await ControllerProcess.spawn({ name: `chaos-${name}`, kubeconfig, fleetPrefix, leaseName, leaseNamespace: CHAOS_NAMESPACE, flags });
+    const proc = await ControllerProcess.spawn({ name: `chaos-${name}`, kubeconfig, fleetPrefix, leaseName, leaseNamespace: CHAOS_NAMESPACE, flags, nodeArgs });
     const replica = { name, proc, proxy, user: `system:serviceaccount:${CHAOS_NAMESPACE}:${name}` };
     this.replicas.push(replica);
     return replica;

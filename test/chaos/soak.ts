@@ -24,6 +24,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeClients } from '../../src/kube/client.js';
 import { renderTimeChart } from '../../bench/lib/chart.js';
+import { OURS_NODE_OPTIONS } from '../../bench/lib/options.js';
 import { mib, sleep, stage, type Stage } from './common.js';
 import { admissionDenialFault, apf429Fault, compactionFault, latencyFault, leaseWatchStallFault, resetPeerFault, type Fault } from './faults.js';
 import { allWatching, CHAOS_NAMESPACE, RequestMeter, rssBytes, type ChaosWorld, type Replica } from './harness.js';
@@ -52,7 +53,19 @@ export interface SoakOptions {
   warmupMs: number;
   /** Extra controller flags (upstream syntax). */
   flags: string[];
+  /** Node's own flags for the controller process (absent in reports before 2026-11-28: none). */
+  nodeArgs?: string[];
 }
+
+/**
+ * Node's flags as the product ships them with the chart's defaults: the image ENTRYPOINT's
+ * `--max-semi-space-size=16` (MiB; the bench's OURS_NODE_OPTIONS, which dockerfile.test.ts ties to
+ * the Dockerfile) and the chart's `NODE_OPTIONS=--max-old-space-size=384` (MiB: heapLimitPercent 75 of
+ * resources.limits.memory 512Mi; chaos-soak.test.ts ties it to values.yaml). The soaks until
+ * 2026-11-28 ran Node's defaults, whose young generation alone may grow to 128 MiB: their RSS was
+ * not the RSS an operator's pod would have.
+ */
+export const SHIPPED_NODE_ARGS: readonly string[] = [...OURS_NODE_OPTIONS.split(' '), '--max-old-space-size=384'];
 
 /** The issue's soak: 1,002 nodes × 30 pods, a wave of 12 nodes every 10 minutes. */
 export function fullSoak(durationMs: number): SoakOptions {
@@ -71,6 +84,7 @@ export function fullSoak(durationMs: number): SoakOptions {
     sampleEveryMs: 15_000,
     warmupMs: 15 * 60_000,
     flags: [],
+    nodeArgs: [...SHIPPED_NODE_ARGS],
   };
 }
 
@@ -186,7 +200,7 @@ export async function runSoak(world: ChaosWorld, o: SoakOptions, outDir: string,
   const flags = ['--log-level=info', '--leader-elect-lease-duration=15s', '--leader-elect-renew-deadline=10s', '--leader-elect-retry-period=2s', ...o.flags];
   let gen = 0;
   const start = async (): Promise<Replica> => {
-    const r = await world.startReplica(gen === 0 ? 'soak' : `soak-${gen}`, prefix, `${prefix}-election`, flags);
+    const r = await world.startReplica(gen === 0 ? 'soak' : `soak-${gen}`, prefix, `${prefix}-election`, flags, o.nodeArgs ?? []);
     await r.proc.waitReady(300_000);
     return r;
   };
@@ -411,7 +425,7 @@ export function soakMarkdown(r: SoakReport): string {
   return [
     `# Soak ${r.startedAt.slice(0, 10)}: ${Math.round(hours * 100) / 100} h, ${r.fleet.nodes} nodes × ${r.options.podsPerNode} pods`,
     '',
-    `Started ${r.startedAt}, ended ${r.endedAt}; fleet created in ${r.fleet.createS} s. ${r.faults.length} faults, ${r.waves.length} waves.`,
+    `Started ${r.startedAt}, ended ${r.endedAt}; fleet created in ${r.fleet.createS} s. ${r.faults.length} faults, ${r.waves.length} waves. Node flags: ${r.options.nodeArgs && r.options.nodeArgs.length > 0 ? r.options.nodeArgs.map((a) => `\`${a}\``).join(' ') : "none (Node's defaults)"}.`,
     '',
     `**Verdict: ${r.failures.length === 0 ? 'passed' : 'FAILED'}.** RSS slope after ${r.options.warmupMs / 60_000} min: ${r.rssSlopeMiBPerHour} MiB/h (goal < 5); heap used ${r.heapSlopeMiBPerHour} MiB/h${r.heapTotalSlopeMiBPerHour !== undefined ? `, heap committed ${r.heapTotalSlopeMiBPerHour} MiB/h, external ${r.externalSlopeMiBPerHour ?? '?'} MiB/h` : ''}; wrongful ${r.wrongful.length}; lost ${r.lost.length}; process exits ${r.exits.length === 0 ? 'none' : r.exits.map((x) => `${Math.round(x.atMs / 60_000)} min: ${x.reason}`).join('; ')} (a lost election is restarted, as by a Deployment; growth judged on the longest-lived process).`,
     ...r.failures.map((f) => `- ${f}`),

@@ -40,6 +40,8 @@ export interface ControllerProcessOptions {
   flags?: string[];
   /** Port of `--metrics-bind-address=127.0.0.1:<port>`. Default: a free port. */
   metricsPort?: number;
+  /** Node's own flags, before `--import tsx` (the soak passes the image's and the chart's). Default: none. */
+  nodeArgs?: string[];
 }
 
 /** The parts of `/debug/state` these tests read. */
@@ -94,6 +96,7 @@ export class ControllerProcess {
   static async spawn(opts: ControllerProcessOptions): Promise<ControllerProcess> {
     const port = opts.metricsPort ?? (await freePort());
     const args = [
+      ...(opts.nodeArgs ?? []),
       '--import',
       'tsx',
       join(ROOT, 'src', 'cli', 'main.ts'),

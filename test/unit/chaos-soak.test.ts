@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderTimeChart } from '../../bench/lib/chart.js';
 import { kubectlSaysAlreadyExists } from '../chaos/harness.js';
-import { stateCounts } from '../chaos/soak.js';
+import { readFileSync } from 'node:fs';
+import { load as loadYaml } from 'js-yaml';
+import { OURS_NODE_OPTIONS } from '../../bench/lib/options.js';
+import { fullSoak, SHIPPED_NODE_ARGS, smallSoak, stateCounts } from '../chaos/soak.js';
 import { counted, countedNames, faultTable, growth, judgedSegment, slope, slopePerHour, type FaultRecord, type SoakSample } from '../chaos/soakstats.js';
 
 function sample(atMin: number, rssMiB: number, sockets: number, timers: number, nodes = 30, process = 0): SoakSample {
@@ -118,5 +121,20 @@ describe('chaos harness', () => {
     assert.equal(kubectlSaysAlreadyExists(kubectl), true);
     assert.equal(kubectlSaysAlreadyExists(new Error('Error from server (AlreadyExists): x')), true);
     assert.equal(kubectlSaysAlreadyExists(new Error('error: failed to create clusterrolebinding: the server could not find the requested resource')), false);
+  });
+});
+
+describe('soak: the controller runs with the shipped Node flags', () => {
+  it("passes the image's --max-semi-space-size and the chart's default --max-old-space-size", () => {
+    const values = loadYaml(readFileSync(new URL('../../charts/node-lifecycle-controller/values.yaml', import.meta.url), 'utf8')) as {
+      resources: { limits: { memory: string } };
+      heapLimitPercent: number;
+    };
+    const m = /^(\d+)Mi$/.exec(values.resources.limits.memory);
+    assert.ok(m, `values.yaml resources.limits.memory ${values.resources.limits.memory} is not in Mi`);
+    const heapMiB = Math.floor((Number(m[1]) * values.heapLimitPercent) / 100);
+    assert.deepEqual([...SHIPPED_NODE_ARGS], [...OURS_NODE_OPTIONS.split(' '), `--max-old-space-size=${heapMiB}`]);
+    assert.deepEqual(fullSoak(60_000).nodeArgs, [...SHIPPED_NODE_ARGS]);
+    assert.deepEqual(smallSoak(60_000).nodeArgs, [...SHIPPED_NODE_ARGS]);
   });
 });
