@@ -11,7 +11,7 @@
  * 2 for bad flags.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,9 +29,30 @@ import { benchParser, DEFAULT_SCENARIOS, OURS_NODE_OPTIONS, orderOf, parsePodMix
 import { runLimits } from './scenarios/limits.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-async function buildOurs(log: (m: string) => void): Promise<string> {
+
+/**
+ * Builds ours into a private temp directory: `bundle` runs the image's `npm run build:bundle` and
+ * copies the one file; `dist` compiles with tsc (tsconfig.build.json) beside a node_modules link.
+ * @param log progress lines
+ * @returns the entry script's absolute path.
+ * @throws {Error} when the build fails (bundle) or produces no entry (dist).
+ */
+async function buildOurs(mode: 'bundle' | 'dist', log: (m: string) => void): Promise<string> {
   const dir = join(tmpdir(), `nlc-bench-build-${process.pid}`);
   mkdirSync(dir, { recursive: true });
+  if (mode === 'bundle') {
+    // The image's build step (package.json build:bundle, run by the Dockerfile), then a private copy,
+    // so that a rebuild in the working tree during a long run cannot change what runs.
+    const t0 = Date.now();
+    const err = await new Promise<string | undefined>((res) =>
+      execFile('npm', ['run', '--silent', 'build:bundle'], { cwd: REPO }, (e, _stdout, stderr) => res(e ? String(stderr).split('\n').slice(0, 5).join('\n') : undefined)),
+    );
+    if (err !== undefined) throw new Error(`npm run build:bundle failed: ${err}`);
+    const entry = join(dir, 'node-lifecycle-controller.mjs');
+    copyFileSync(join(REPO, 'dist/bundle/node-lifecycle-controller.mjs'), entry);
+    log(`built ours' bundle (as the image) in ${((Date.now() - t0) / 1000).toFixed(0)} s → ${entry}`);
+    return entry;
+  }
   // The compiled files resolve packages through this link and are ESM through this package.json.
   if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
@@ -123,7 +144,11 @@ async function main(): Promise<number> {
         'failure-kube-api-burst': { type: 'number', default: 200 },
         'realistic-etcd': { type: 'boolean', default: false, describe: "etcd fsyncs its WAL as in production (NLC_ETCD_FSYNC=1) instead of the default --unsafe-no-fsync; most telling with --scenario failure" },
         'max-sim-lag': { type: 'string', default: '2s', describe: 'simulator lease lag p99 above this flags a run' },
-        ours: { choices: ['dist', 'tsx'] as const, default: 'dist' as const, describe: 'run ours compiled with tsc (plain node) or through tsx' },
+        ours: {
+          choices: ['bundle', 'dist', 'tsx'] as const,
+          default: 'bundle' as const,
+          describe: "ours' code as the image ships it (esbuild bundle), compiled by tsc against node_modules (readable --cpu-profile), or through tsx",
+        },
         'ours-node-options': { type: 'string', default: OURS_NODE_OPTIONS, describe: 'node options for ours, space-separated (default: the image ENTRYPOINT\'s; "" for none)' },
         'cpu-profile': { type: 'boolean', default: false, describe: 'write a V8 CPU profile of ours (node --cpu-prof) per run into the work dir' },
         'upstream-version': {
@@ -213,7 +238,8 @@ async function main(): Promise<number> {
   const log = (m: string): void => {
     process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
   };
-  const oursEntry = argv.ours === 'dist' ? await buildOurs(log) : join(REPO, 'src/cli/main.ts');
+  const oursEntry = argv.ours === 'tsx' ? join(REPO, 'src/cli/main.ts') : await buildOurs(argv.ours, log);
+  if (argv['cpu-profile'] && argv.ours === 'bundle') log("note: ours' bundle is minified; --ours dist gives a CPU profile with readable names");
   const ctx: BenchContext = {
     repoRoot: REPO,
     workDir,

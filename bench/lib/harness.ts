@@ -10,7 +10,7 @@ import { loadKubeConfig, makeClients, type KubeClients } from '../../src/kube/cl
 import { Fleet, POD_KIND_LABEL, type PodMix, type FleetStats } from '@node-lifecycle-controller/sim/fleet';
 import { startPrivateControlPlane, freePorts, type PrivateControlPlane } from './controlplane.js';
 import { scrapeRequestTotals, diffCounts, subtractBaseline, totalWrites, withoutSimulatorOnly, type RequestCounts } from './apimetrics.js';
-import { ControllerProcess, procUsage, threadCpuPerMinute, threadCpuSeconds, type ControllerKind, type ControllerLaunch, type ProcUsage, type SharedControllerFlags, type UpstreamVersion } from './procs.js';
+import { ControllerProcess, procUsage, threadCpuPerMinute, threadCpuSeconds, type ControllerKind, type ControllerLaunch, type OursMode, type ProcUsage, type SharedControllerFlags, type UpstreamVersion } from './procs.js';
 import { percentile } from '@node-lifecycle-controller/sim/schedule';
 import { observeCluster, type ClusterObserver } from './observe.js';
 import { WatchLagMeter, withLeaseWriteHook } from './watchlag.js';
@@ -23,7 +23,7 @@ export interface BenchContext {
   upstreamBinary: string;
   upstreamControllers: string;
   upstreamVersion: UpstreamVersion;
-  oursMode: 'dist' | 'tsx';
+  oursMode: OursMode;
   oursEntry: string;
   /** write a CPU profile of ours in these scenarios */
   cpuProfile: boolean;

@@ -26,6 +26,14 @@ export const UPSTREAM_CONTROLLERS: Readonly<Record<UpstreamVersion, string>> = {
 /** The two implementations under test. */
 export type ControllerKind = 'upstream' | 'ours';
 
+/**
+ * How ours' code is laid out for the run: `bundle`, the esbuild bundle the image ships (one file,
+ * `npm run build:bundle`); `dist`, tsc's output resolving packages from node_modules (readable CPU
+ * profiles; docs/release.md measured it at about twice the bundle's start-up CPU and +56 MiB RSS);
+ * `tsx`, src/cli/main.ts through tsx.
+ */
+export type OursMode = 'bundle' | 'dist' | 'tsx';
+
 /** Flags both controllers get, in kube-controller-manager's syntax (durations in Go syntax). */
 export interface SharedControllerFlags {
   nodeMonitorPeriod: string;
@@ -51,9 +59,9 @@ export interface ControllerLaunch {
   upstreamControllers: string;
   /** the peer's version: decides which serving flags it takes */
   upstreamVersion: UpstreamVersion;
-  /** ours: `dist` runs the compiled JS entry with plain node; `tsx` runs src/cli/main.ts through tsx */
-  oursMode: 'dist' | 'tsx';
-  /** ours: the entry script (compiled main.js, or src/cli/main.ts for tsx) */
+  /** ours: how its code is laid out (see {@link OursMode}) */
+  oursMode: OursMode;
+  /** ours: the entry script (the bundle, compiled main.js, or src/cli/main.ts for tsx) */
   oursEntry: string;
   /** ours: `--metrics-bind-address` port on 127.0.0.1 */
   metricsPort: number;

@@ -512,6 +512,13 @@ export function evaluateTargets(res: BenchResults, graceS: number): TargetResult
   return out;
 }
 
+/** How ours was laid out, from the results' `options.ours` (runs before 2026-11-28 knew `dist` and `tsx` only, default `dist`). */
+function oursLayout(mode: unknown): string {
+  if (mode === 'bundle') return 'the esbuild bundle, as the image ships it';
+  if (mode === 'tsx') return 'src/cli/main.ts through tsx';
+  return 'compiled by tsc, packages from node_modules (not the shipped bundle)';
+}
+
 /** The whole `latest.md`. */
 export function renderMarkdown(res: BenchResults): string {
   const parts = [
@@ -521,6 +528,7 @@ export function renderMarkdown(res: BenchResults): string {
     `- Machine: ${res.machine.cpus} × ${res.machine.model}, ${res.machine.memGiB} GiB RAM, Node ${res.machine.node}; load average at start ${res.machine.loadavgStart.join(' / ')}, at end ${res.machine.loadavgEnd.join(' / ')}`,
     `- Command: \`${res.command}\``,
     ...(res.mergedFrom ?? []).map((m) => `- Other scenarios from the run of ${m.date} (${Math.round(m.durationS / 60)} min): \`${m.command}\``),
+    `- Ours: ${oursLayout(res.options['ours'])}; node options \`${typeof res.options['oursNodeOptions'] === 'string' && res.options['oursNodeOptions'] !== '' ? res.options['oursNodeOptions'] : 'none'}\``,
     `- etcd: ${res.options['etcdFsync'] === true ? 'fsync on (`--realistic-etcd`), as production runs it' : 'fsync off (`--unsafe-no-fsync`, the bench default; production etcd fsyncs)'}`,
     `- Each run: a fresh private control plane (etcd + kube-apiserver ${upstreamVersionOf(res).replace(/^v/, '')}), a freshly created fleet, one controller. Medians over runs the simulator kept up with; a run whose simulator lease lag p99 exceeded the limit is flagged and left out.`,
     '- API requests: deltas of `apiserver_request_total` minus the simulator\'s own traffic, measured in a no-controller baseline window and scaled to the phase length; Lease writes are never counted (neither controller writes Leases without leader election).',

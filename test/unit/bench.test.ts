@@ -497,6 +497,13 @@ describe('bench report and options', () => {
     assert.match(renderMarkdown(benchResults({})), /^- etcd: fsync off/m);
   });
 
+  test("latest.md names ours' layout: the shipped bundle, tsc's output or tsx; runs before --ours bundle were tsc's", () => {
+    assert.match(renderMarkdown(benchResults({ options: { ours: 'bundle', oursNodeOptions: '--max-semi-space-size=16' } })), /^- Ours: the esbuild bundle, as the image ships it; node options `--max-semi-space-size=16`$/m);
+    assert.match(renderMarkdown(benchResults({ options: { ours: 'dist', oursNodeOptions: '' } })), /^- Ours: compiled by tsc, packages from node_modules \(not the shipped bundle\); node options `none`$/m);
+    assert.match(renderMarkdown(benchResults({ options: { ours: 'tsx' } })), /^- Ours: src\/cli\/main\.ts through tsx;/m);
+    assert.match(renderMarkdown(benchResults({})), /^- Ours: compiled by tsc/m);
+  });
+
   test('memoryBreakdown reads prom-client default process metrics in MiB', () => {
     const text = [
       'process_resident_memory_bytes 524288000',
