@@ -61,7 +61,7 @@ export interface SoakOptions {
  * Node's flags as the product ships them with the chart's defaults: the image ENTRYPOINT's
  * `--max-semi-space-size=16` (MiB; the bench's OURS_NODE_OPTIONS, which dockerfile.test.ts ties to
  * the Dockerfile) and the chart's `NODE_OPTIONS=--max-old-space-size=384` (MiB: heapLimitPercent 75 of
- * resources.limits.memory 512Mi; chaos-soak.test.ts ties it to values.yaml). The soaks until
+ * resources.limits.memory 512Mi; chaos-soak.test.ts ties it to manifests/03-deployment.yaml). The soaks until
  * 2026-11-28 ran Node's defaults, whose young generation alone may grow to 128 MiB: their RSS was
  * not the RSS an operator's pod would have.
  */

@@ -7,7 +7,6 @@ import { describe, it } from 'node:test';
 import { renderTimeChart } from '../../bench/lib/chart.js';
 import { kubectlSaysAlreadyExists } from '../chaos/harness.js';
 import { readFileSync } from 'node:fs';
-import { load as loadYaml } from 'js-yaml';
 import { OURS_NODE_OPTIONS } from '../../bench/lib/options.js';
 import { fullSoak, SHIPPED_NODE_ARGS, smallSoak, stateCounts } from '../chaos/soak.js';
 import { counted, countedNames, faultTable, growth, judgedSegment, slope, slopePerHour, type FaultRecord, type SoakSample } from '../chaos/soakstats.js';
@@ -125,15 +124,13 @@ describe('chaos harness', () => {
 });
 
 describe('soak: the controller runs with the shipped Node flags', () => {
-  it("passes the image's --max-semi-space-size and the chart's default --max-old-space-size", () => {
-    const values = loadYaml(readFileSync(new URL('../../charts/node-lifecycle-controller/values.yaml', import.meta.url), 'utf8')) as {
-      resources: { limits: { memory: string } };
-      heapLimitPercent: number;
-    };
-    const m = /^(\d+)Mi$/.exec(values.resources.limits.memory);
-    assert.ok(m, `values.yaml resources.limits.memory ${values.resources.limits.memory} is not in Mi`);
-    const heapMiB = Math.floor((Number(m[1]) * values.heapLimitPercent) / 100);
-    assert.deepEqual([...SHIPPED_NODE_ARGS], [...OURS_NODE_OPTIONS.split(' '), `--max-old-space-size=${heapMiB}`]);
+  it("passes the image's --max-semi-space-size and the default deployment's NODE_OPTIONS", () => {
+    // manifests/ is the default deployment; test/integration/manifests.test.ts pins the chart's
+    // default render to the same NODE_OPTIONS, and dockerfile.test.ts the ENTRYPOINT to OURS_NODE_OPTIONS.
+    const manifest = readFileSync(new URL('../../manifests/03-deployment.yaml', import.meta.url), 'utf8');
+    const nodeOptions = /- name: NODE_OPTIONS\s+value: "([^"]+)"/.exec(manifest)?.[1];
+    assert.ok(nodeOptions, 'manifests/03-deployment.yaml sets no NODE_OPTIONS');
+    assert.deepEqual([...SHIPPED_NODE_ARGS], [...OURS_NODE_OPTIONS.split(' '), ...nodeOptions.split(' ')]);
     assert.deepEqual(fullSoak(60_000).nodeArgs, [...SHIPPED_NODE_ARGS]);
     assert.deepEqual(smallSoak(60_000).nodeArgs, [...SHIPPED_NODE_ARGS]);
   });
