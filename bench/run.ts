@@ -33,6 +33,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /**
  * Builds ours into a private temp directory: `bundle` runs the image's `npm run build:bundle` and
  * copies the one file; `dist` compiles with tsc (tsconfig.build.json) beside a node_modules link.
+ * @param mode the layout (`tsx` needs no build)
  * @param log progress lines
  * @returns the entry script's absolute path.
  * @throws {Error} when the build fails (bundle) or produces no entry (dist).
