@@ -14,7 +14,7 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { loadKubeConfig, makeClients } from '../kube/client.js';
+import { DEFAULT_READ_TIMEOUT_MS, getJson, loadKubeConfig, makeClients } from '../kube/client.js';
 import { EventRecorder, type ObjectReference } from '../kube/events.js';
 import type { NodeLifecycleController } from '../nodelifecycle/controller.js';
 import { ApiWriteThrottle } from '../kube/throttle.js';
@@ -34,7 +34,7 @@ import type { ControllerContext, ControllerKey } from '../controllers/context.js
 import { liveIO, liveSources, NO_OVERLAY, type LiveInformer } from '../controllers/live.js';
 import { buildControllers, enabledControllers, neededSources, sightOf, type BuiltControllers, type RunnableController } from '../controllers/registry.js';
 import { NodeJudgementBoard } from '../kube/judgements.js';
-import { SecondActorCheck, toObservedEvent } from '../secondactor/check.js';
+import { readEventList, SecondActorCheck } from '../secondactor/check.js';
 import { decideForServer, type ServerDecisions } from '../controllers/serverdecisions.js';
 import { readServerVersion } from '../kube/serverversion.js';
 import { parseControllerFlags } from './flags.js';
@@ -145,7 +145,9 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         identity,
         clock,
         log,
-        listEvents: async (component) => (await clients.core.listEventForAllNamespaces({ fieldSelector: `source=${component}`, limit: 500 })).items.map(toObservedEvent),
+        // The API server's JSON, not client-node's typed list: see readEventList (issue 29's start-up cost).
+        listEvents: async (component) =>
+          readEventList(await getJson(clients.kubeConfig, '/api/v1/events', { fieldSelector: `source=${component}`, limit: 500 }, AbortSignal.timeout(DEFAULT_READ_TIMEOUT_MS))),
         events: liveIO({ clients, throttle: throttles.next(), identity, clock, log }, { eventSource: 'node-lifecycle-controller' }).events,
         suspected: metrics.secondActorSuspected,
       });

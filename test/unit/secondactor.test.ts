@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../src/log/logger.js';
-import { SecondActorCheck, toObservedEvent } from '../../src/secondactor/check.js';
+import { readEventList, SecondActorCheck, toObservedEvent } from '../../src/secondactor/check.js';
 import { SECOND_ACTOR_POLL_MS, SECOND_ACTOR_REASON, SECOND_ACTOR_WINDOW_MS, secondActorEvidence, type ObservedEvent } from '../../src/secondactor/decision.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { RecordingEventSink } from '../../src/inmemory/events.js';
@@ -64,7 +64,7 @@ describe('SecondActorCheck', () => {
       log: silentLogger,
       listEvents: (c) => {
         asked.push(c);
-        return Promise.resolve(lists[c] ?? []);
+        return Promise.resolve({ events: lists[c] ?? [], malformed: 0 });
       },
       events,
       suspected: { inc: ({ component }) => counts.push(component) },
@@ -83,6 +83,8 @@ describe('SecondActorCheck', () => {
     });
     h.check.start();
     await settle(h.clock);
+    assert.deepEqual(h.asked, [], 'no look at once: nothing recorded after the start can be there yet');
+    await settle(h.clock, SECOND_ACTOR_POLL_MS);
     assert.deepEqual(h.counts.sort(), ['node-controller', 'taint-eviction-controller']);
     assert.deepEqual(h.check.seen().sort(), ['node-controller/', 'taint-eviction-controller/']);
     const warnings = h.events.list.filter((e) => e.reason === SECOND_ACTOR_REASON);
@@ -100,7 +102,7 @@ describe('SecondActorCheck', () => {
     h.check.start();
     await settle(h.clock, SECOND_ACTOR_WINDOW_MS + 10 * SECOND_ACTOR_POLL_MS);
     const looks = h.asked.filter((c) => c === 'node-controller').length;
-    assert.equal(looks, SECOND_ACTOR_WINDOW_MS / SECOND_ACTOR_POLL_MS + 1, 'at start, then every 30 s up to the window end');
+    assert.equal(looks, SECOND_ACTOR_WINDOW_MS / SECOND_ACTOR_POLL_MS, 'every 30 s from 30 s in up to the window end');
     assert.equal(h.counts.length, 0);
     assert.equal(h.events.list.length, 0);
   });
@@ -116,13 +118,14 @@ describe('SecondActorCheck', () => {
       listEvents: (c) => {
         calls++;
         if (calls <= 4) return Promise.reject(new Error('503'));
-        return Promise.resolve(c === 'taint-eviction-controller' ? [ev()] : []);
+        return Promise.resolve({ events: c === 'taint-eviction-controller' ? [ev()] : [], malformed: 0 });
       },
       events: new RecordingEventSink(clock),
       suspected: { inc: ({ component }) => counts.push(component) },
     });
     check.start();
-    await settle(clock);
+    await settle(clock, SECOND_ACTOR_POLL_MS);
+    assert.equal(calls, 4, 'the first look, 30 s in, failed for every source');
     assert.deepEqual(counts, []);
     await settle(clock, SECOND_ACTOR_POLL_MS);
     assert.deepEqual(counts, ['taint-eviction-controller']);
@@ -150,8 +153,57 @@ describe('SecondActorCheck', () => {
       reportingInstance: OURS,
       eventTime: new Date(T0 + 7000),
     });
-    assert.equal(ours.instance, OURS);
-    assert.equal(ours.timeMs, T0 + 7000);
-    assert.equal(secondActorEvidence(ours, OURS, T0), undefined);
+    assert.equal(ours?.instance, OURS);
+    assert.equal(ours?.timeMs, T0 + 7000);
+    assert.equal(ours && secondActorEvidence(ours, OURS, T0), undefined);
+  });
+
+  test('readEventList reads the API server\'s JSON (times as strings) and skips malformed items', () => {
+    const read = readEventList({
+      kind: 'EventList',
+      items: [
+        {
+          metadata: { name: 'web-0.1' },
+          involvedObject: { kind: 'Pod', name: 'web-0', namespace: 'shop', uid: 'u1' },
+          reason: 'TaintManagerEviction',
+          source: { component: 'taint-eviction-controller' },
+          firstTimestamp: new Date(T0 + 1000).toISOString(),
+          lastTimestamp: new Date(T0 + 5000).toISOString(),
+        },
+        { metadata: { name: 'broken' }, reason: 'NodeNotReady' },
+        'not an object',
+        {
+          involvedObject: { kind: 'Node', name: 'n1', uid: 'n' },
+          reason: 'NodeNotReady',
+          reportingComponent: 'node-controller',
+          reportingInstance: 'other-replica',
+          eventTime: new Date(T0 + 7000).toISOString().replace('Z', '123Z'),
+        },
+      ],
+    });
+    assert.equal(read.malformed, 2);
+    assert.deepEqual(read.events[0], { component: 'taint-eviction-controller', instance: '', reason: 'TaintManagerEviction', timeMs: T0 + 5000, involvedObject: { kind: 'Pod', name: 'web-0', namespace: 'shop', uid: 'u1' } });
+    assert.equal(read.events[1]?.component, 'node-controller');
+    assert.equal(read.events[1]?.instance, 'other-replica');
+    assert.equal(read.events[1]?.timeMs, T0 + 7000, 'a MicroTime eventTime');
+    assert.deepEqual(readEventList({ kind: 'Status' }), { events: [], malformed: 1 }, 'a body that is not a list');
+  });
+
+  test('a malformed Event is evidence of nothing: skipped, and the next Event still counts', async () => {
+    const clock = new FakeClock(T0);
+    const counts: string[] = [];
+    const check = new SecondActorCheck({
+      identity: OURS,
+      clock,
+      log: silentLogger,
+      listEvents: (c) =>
+        Promise.resolve(c === 'taint-eviction-controller' ? readEventList({ items: [{ reason: 'TaintManagerEviction', source: { component: c } }, { involvedObject: { kind: 'Pod', name: 'p', uid: 'u' }, source: { component: c }, reason: 'TaintManagerEviction', lastTimestamp: new Date(T0 + 10_000).toISOString() }] }) : { events: [], malformed: 0 }),
+      events: new RecordingEventSink(clock),
+      suspected: { inc: ({ component }) => counts.push(component) },
+    });
+    check.start();
+    await settle(clock, SECOND_ACTOR_POLL_MS);
+    assert.deepEqual(counts, ['taint-eviction-controller']);
+    check.stop();
   });
 });
