@@ -38,7 +38,7 @@ import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { sleepUnlessAborted, type Clock, type TimerHandle } from '../util/clock.js';
 import { ReflectorBackoff } from './backoff.js';
 import { CatchUpDeadline } from './catchup.js';
-import { apiStatusCode, describeError, instrumentWatch } from './client.js';
+import { apiStatusCode, describeError, instrumentWatch, uncompressedWatchConfig } from './client.js';
 import type { Logger } from '../log/logger.js';
 import { InformerCache, UnreadableObjectError, type AddHandler, type DeleteHandler, type Entry, type ResyncHandler, type UpdateHandler, type WatchingHandler } from './informercache.js';
 import {
@@ -78,7 +78,7 @@ export interface InformerOptions<T> {
   clock: Clock;
   /** Used to build client-node's `Watch` when `watch` is not given. */
   kubeConfig?: KubeConfig;
-  /** The watch implementation (tests inject a fake). Default `new Watch(kubeConfig)`. */
+  /** The watch implementation (tests inject a fake). Default client-node's `Watch` on `kubeConfig`, asking for uncompressed streams (src/kube/client.ts `uncompressedWatchConfig`). */
   watch?: WatchLike;
   /** List page size (default 500, client-go's pager default). */
   pageSize?: number;
@@ -190,7 +190,7 @@ export class Informer<T> {
     this.#o = opts;
     this.#cache = new InformerCache<T>(opts);
     if (opts.watch) this.#watch = opts.watch;
-    else if (opts.kubeConfig) this.#watch = instrumentWatch(opts.kubeConfig, new Watch(opts.kubeConfig));
+    else if (opts.kubeConfig) this.#watch = instrumentWatch(opts.kubeConfig, new Watch(uncompressedWatchConfig(opts.kubeConfig)));
     else throw new Error(`informer ${opts.name}: either watch or kubeConfig is required`);
     this.#pageSize = opts.pageSize ?? 500;
     const watchList = opts.watchList ?? watchListClientEnabled();

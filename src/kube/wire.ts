@@ -15,7 +15,8 @@
  * - `refused`: the server answers 406 or 415 to the protobuf request; the same request is sent
  *   again as JSON at once, so the informer never sees the refusal;
  * - `content-type`: the server answers with another content type (a server or proxy that does not
- *   speak protobuf for this resource); a list page is read as the JSON it is, a watch is reopened as JSON;
+ *   speak protobuf for this resource), or compresses a watch stream asked for uncompressed
+ *   (src/kube/client.ts `openWatchStream`); a list page is read as the JSON it is, a watch is reopened as JSON;
  * - `decode-error`: a list body or a watch stream that does not decode as a whole (bad envelope,
  *   bad framing); a list page is fetched again as JSON, a watch stream ends with the error (the
  *   informer backs off and reopens it, as JSON).
@@ -27,7 +28,7 @@
  * slim object either way (test/integration/wire-roundtrip.test.ts compares them on a real API server).
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import { describeError, getRaw, httpError, metricsSinkOf, type RawResponse, type WatchStarter } from './client.js';
+import { describeError, getRaw, httpError, metricsSinkOf, openWatchStream, uncompressedWatchConfig, type RawResponse, type WatchStarter, type WatchStream } from './client.js';
 import type { ListPage, ListPageFn, ListPageOptions } from './listwatch.js';
 import type { Logger } from '../log/logger.js';
 import { FrameReader, WireFormatError } from './protobuf/envelope.js';
@@ -72,7 +73,7 @@ export class WireCodec {
 
   constructor(o: WireCodecOptions) {
     this.#o = o;
-    this.#jsonWatch = o.jsonWatch ?? new Watch(o.kubeConfig);
+    this.#jsonWatch = o.jsonWatch ?? new Watch(uncompressedWatchConfig(o.kubeConfig));
     this.#protobuf = (o.contentType ?? defaultKubeContentType()) === PROTOBUF_CONTENT_TYPE;
   }
 
@@ -154,29 +155,31 @@ export class WireCodec {
       timer.unref();
     };
     resetTimer();
-    let res: RawResponse;
+    let res: WatchStream;
     try {
-      res = await getRaw(this.#o.kubeConfig, path, { ...queryParams, watch: true }, { accept: PROTOBUF_ACCEPT, signal: controller.signal });
+      res = await openWatchStream(this.#o.kubeConfig, path, queryParams, { accept: PROTOBUF_ACCEPT, signal: controller.signal });
     } catch (err) {
       finish(err);
       return controller;
     }
     if (res.status === 406 || res.status === 415) {
-      await res.body?.cancel().catch(() => undefined);
+      await res.cancel();
       if (timer !== undefined) clearTimeout(timer);
       this.#fallBack('refused', `HTTP ${res.status}`);
       return this.#jsonWatch.watch(path, queryParams, callback, done);
     }
     if (res.status !== 200) {
-      await res.body?.cancel().catch(() => undefined);
+      await res.cancel();
       finish(Object.assign(new Error(res.statusText || `HTTP ${res.status}`), { statusCode: res.status }));
       return controller;
     }
-    const ct = contentTypeOf(res);
-    if (ct !== PROTOBUF_CONTENT_TYPE || res.body === null) {
-      await res.body?.cancel().catch(() => undefined);
+    const ct = res.contentType;
+    if (ct !== PROTOBUF_CONTENT_TYPE || res.contentEncoding !== undefined) {
+      // A stream compressed although asked not to is not read here (undici's request decodes no
+      // Content-Encoding); client-node's JSON watch, on fetch, decodes it.
+      await res.cancel();
       if (timer !== undefined) clearTimeout(timer);
-      this.#fallBack('content-type', ct || 'none');
+      this.#fallBack('content-type', res.contentEncoding !== undefined ? `${ct}, content-encoding ${res.contentEncoding}` : ct || 'none');
       return this.#jsonWatch.watch(path, queryParams, callback, done);
     }
     resetTimer();
@@ -186,7 +189,7 @@ export class WireCodec {
 
   /** Reads the frames of a protobuf watch body until it ends; ends with `finish(err)`. */
   async #pump(
-    body: ReadableStream<Uint8Array>,
+    body: AsyncIterable<Uint8Array>,
     callback: (phase: string, obj: unknown) => void,
     onData: () => void,
     finish: (err: unknown) => void,

@@ -33,6 +33,7 @@ import { linearFit } from '../../bench/lib/fit.js';
 import { DEFAULT_SCENARIOS, orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { inclusiveOwnTimes, origin, selfTimes } from '../../bench/profile-summary.js';
+import { pacedWallMs, VARIANTS } from '../../bench/write-cost.js';
 
 const METRICS = `# HELP apiserver_request_total x
 # TYPE apiserver_request_total counter
@@ -908,5 +909,18 @@ describe('bench command lines', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--bogus'], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(r.status, 2);
     assert.equal(r.stderr.trim(), 'bench: Unknown argument: bogus');
+  });
+});
+
+describe('bench/write-cost.ts', () => {
+  test('pacedWallMs: the token bucket admits the burst at once, then qps writes per second', () => {
+    assert.equal(pacedWallMs({ writes: 300, qps: 20, burst: 30 }), 13_500);
+    assert.equal(pacedWallMs({ writes: 30, qps: 20, burst: 30 }), 0);
+    assert.equal(pacedWallMs({ writes: 10, qps: 20, burst: 30 }), 0);
+    assert.equal(pacedWallMs({ writes: 250, qps: 100, burst: 50 }), 2_000);
+  });
+  test('the idle variant is measured, so the paced variants can have this process\'s background CPU taken off', () => {
+    assert.ok(VARIANTS.includes('idle'));
+    assert.deepEqual(VARIANTS.slice(0, 2), ['fetch', 'typed']);
   });
 });

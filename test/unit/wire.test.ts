@@ -7,6 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { create, toBinary, type DescMessage, type MessageInitShape } from '@bufbuild/protobuf';
 import { KubeConfig } from '@kubernetes/client-node';
 import { makeClients, type RestClientMetricsSink, type WatchStarter } from '../../src/kube/client.js';
@@ -349,6 +350,24 @@ describe('WireCodec', () => {
     assert.deepEqual(fallbacks, ['pods:decode-error']);
     // The informer reopens the watch after its backoff: as JSON now.
     await c.watch('/api/v1/pods', {}, () => {}, () => {});
+    assert.deepEqual(jsonCalls, ['watch']);
+  });
+
+  test('a protobuf watch asks for an uncompressed stream; one compressed anyway is reopened as JSON, never read as frames', async () => {
+    let acceptEncoding: string | undefined;
+    handler = (req, res) => {
+      acceptEncoding = req.headers['accept-encoding'];
+      res.setHeader('content-type', 'application/vnd.kubernetes.protobuf;stream=watch');
+      res.setHeader('content-encoding', 'gzip');
+      res.end(gzipSync(Buffer.from(frame([watchFrame('ADDED', podBytes('a'))]))));
+    };
+    const { c, fallbacks, jsonCalls } = codec('application/vnd.kubernetes.protobuf');
+    const events: string[] = [];
+    const doneErr = await new Promise<unknown>((resolve) => void c.watch('/api/v1/pods', {}, (type) => events.push(type), resolve));
+    assert.equal(acceptEncoding, 'identity');
+    assert.equal(doneErr, null, 'the JSON stand-in ended cleanly');
+    assert.deepEqual(events, []);
+    assert.deepEqual(fallbacks, ['pods:content-type']);
     assert.deepEqual(jsonCalls, ['watch']);
   });
 

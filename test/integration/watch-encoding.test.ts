@@ -1,0 +1,67 @@
+/**
+ * Watch streams are asked for uncompressed (src/kube/client.ts `WATCH_ACCEPT_ENCODING`,
+ * `openWatchStream`), on a real API server: since 1.37 kube-apiserver gzips a watch-list stream one member per flush when the
+ * client accepts gzip (`WatchListCompression`), which undici's fetch does by default. The control
+ * case shows the server would compress this very request, so the first case is not vacuous there;
+ * on an older server (the 1.20 lane) nothing is compressed and only the first case runs.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HttpMethod, RequestContext } from '@kubernetes/client-node';
+import { fetch } from 'undici';
+import { openWatchStream, WATCH_ACCEPT_ENCODING } from '../../src/kube/client.js';
+import { testClients } from '../support/cluster.js';
+import { laneMinor, skipBelow } from '../support/lane.js';
+
+const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+/** A streaming watch-list, as the informers open it (src/kube/informer.ts, src/kube/listwatch.ts). */
+const WATCH_LIST = { sendInitialEvents: true, allowWatchBookmarks: true, resourceVersionMatch: 'NotOlderThan', resourceVersion: '' } as const;
+const PROTOBUF_ACCEPT = 'application/vnd.kubernetes.protobuf,application/json';
+
+const minor = await laneMinor();
+
+test('a watch-list opened by openWatchStream is answered uncompressed, in protobuf', async () => {
+  const controller = new AbortController();
+  const res = await openWatchStream(testClients().kubeConfig, LEASES, WATCH_LIST, { accept: PROTOBUF_ACCEPT, signal: controller.signal });
+  try {
+    assert.equal(res.status, 200);
+    assert.equal(res.statusText, 'OK');
+    assert.equal(res.contentEncoding, undefined, `content-encoding ${res.contentEncoding}`);
+    assert.equal(res.contentType, 'application/vnd.kubernetes.protobuf');
+    // The first frame is there and starts with the length prefix of a WatchEvent (the initial
+    // events end with a bookmark even when kube-node-lease holds no Lease).
+    for await (const chunk of res.body) {
+      assert.ok(chunk.byteLength >= 4);
+      break;
+    }
+  } finally {
+    controller.abort();
+    await res.cancel();
+  }
+  assert.equal(WATCH_ACCEPT_ENCODING, 'identity');
+});
+
+test(
+  "control: the same watch-list with fetch's default Accept-Encoding is gzipped",
+  { skip: skipBelow(minor, 37, 'watch-list compression (WatchListCompression)') },
+  async () => {
+    const kc = testClients().kubeConfig;
+    const server = kc.getCurrentCluster()?.server;
+    assert.ok(server, 'kubeconfig has a current cluster');
+    const url = new URL(server.replace(/\/$/, '') + LEASES);
+    for (const [k, v] of Object.entries({ ...WATCH_LIST, watch: true })) url.searchParams.set(k, String(v));
+    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    ctx.setHeaderParam('Accept', PROTOBUF_ACCEPT);
+    await kc.applySecurityAuthentication(ctx);
+    const dispatcher = ctx.getDispatcher();
+    const controller = new AbortController();
+    const res = await fetch(url, { headers: ctx.getHeaders(), ...(dispatcher ? { dispatcher } : {}), signal: controller.signal } as Parameters<typeof fetch>[1]);
+    try {
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-encoding'), 'gzip');
+    } finally {
+      controller.abort();
+      await res.body?.cancel().catch(() => undefined);
+    }
+  },
+);
