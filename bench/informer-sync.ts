@@ -16,16 +16,16 @@
  * Prints one JSON line per sync and a summary (median and min–max per variant, ms, with the load
  * average). Needs the cached binaries of `scripts/control-plane.sh`; never touches the shared cluster.
  */
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { request, type RequestOptions } from 'node:https';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { podInformer } from '../src/kube/informerfactory.js';
 import type { KubeClients } from '../src/kube/client.js';
 import { realClock } from '../src/util/clock.js';
-import { cleanupAll, startFleet, withControlPlane, type BenchContext } from './lib/harness.js';
+import { cleanupAll, controlPlaneOnlyContext, startFleet, withControlPlane } from './lib/harness.js';
 import { benchParser } from './lib/options.js';
 import { median } from './lib/report.js';
 
@@ -126,20 +126,7 @@ async function main(): Promise<number> {
     process.stderr.write(`informer-sync: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  const log = (m: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
-  const ctx: BenchContext = {
-    repoRoot: REPO,
-    workDir: join(tmpdir(), `nlc-informer-sync-${process.pid}`),
-    upstreamBinary: '',
-    upstreamControllers: '',
-    upstreamVersion: '1.37',
-    oursMode: 'tsx',
-    oursEntry: '',
-    cpuProfile: false,
-    oursNodeArgs: [],
-    maxSimLagMs: 2000,
-    log,
-  };
+  const ctx = controlPlaneOnlyContext(REPO, 'informer-sync');
   process.once('SIGINT', () => void cleanupAll().finally(() => process.exit(130)));
   const sizes = argv['page-sizes'].split(',').map(Number);
   if (sizes.some((x) => !Number.isInteger(x) || x < 1)) {

@@ -26,7 +26,7 @@
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fetch } from 'undici';
@@ -38,7 +38,7 @@ import { WRITES_IN_FLIGHT_PER_CONTROLLER } from '../src/cli/run.js';
 import { createMetrics } from '../src/metrics/registry.js';
 import { realClock } from '../src/util/clock.js';
 import { silentLogger } from '../src/log/logger.js';
-import { cleanupAll, withControlPlane, type BenchContext, type RunEnv } from './lib/harness.js';
+import { cleanupAll, controlPlaneOnlyContext, withControlPlane, type RunEnv } from './lib/harness.js';
 import { benchParser } from './lib/options.js';
 import { median } from './lib/report.js';
 
@@ -204,20 +204,7 @@ async function main(): Promise<number> {
     process.stderr.write(`write-cost: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  const log = (m: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
-  const ctx: BenchContext = {
-    repoRoot: REPO,
-    workDir: join(tmpdir(), `nlc-write-cost-${process.pid}`),
-    upstreamBinary: '',
-    upstreamControllers: '',
-    upstreamVersion: '1.37',
-    oursMode: 'tsx',
-    oursEntry: '',
-    cpuProfile: false,
-    oursNodeArgs: [],
-    maxSimLagMs: 2000,
-    log,
-  };
+  const ctx = controlPlaneOnlyContext(REPO, 'write-cost');
   process.once('SIGINT', () => void cleanupAll().finally(() => process.exit(130)));
   const out = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
   await withControlPlane(ctx, async (env) => {

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig, makeClients, type KubeClients } from '../../src/kube/client.js';
 import { Fleet, POD_KIND_LABEL, type PodMix, type FleetStats } from '@node-lifecycle-controller/sim/fleet';
@@ -33,6 +34,30 @@ export interface BenchContext {
   maxSimLagMs: number;
   /** progress lines to the terminal */
   log: (msg: string) => void;
+}
+
+/**
+ * The context of a bench that starts no controller, only a private control plane
+ * (bench/informer-sync.ts, bench/write-cost.ts): no upstream binary, no profile, the default lag
+ * flag, progress lines with the UTC time to stderr.
+ * @param repoRoot the repository root.
+ * @param name the bench's name: its work directory is `<tmpdir>/nlc-<name>-<pid>`.
+ * @returns the context. Never throws.
+ */
+export function controlPlaneOnlyContext(repoRoot: string, name: string): BenchContext {
+  return {
+    repoRoot,
+    workDir: join(tmpdir(), `nlc-${name}-${process.pid}`),
+    upstreamBinary: '',
+    upstreamControllers: '',
+    upstreamVersion: '1.37',
+    oursMode: 'tsx',
+    oursEntry: '',
+    cpuProfile: false,
+    oursNodeArgs: [],
+    maxSimLagMs: 2000,
+    log: (m: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`),
+  };
 }
 
 /** Teardown steps of everything currently running (controllers, control planes), newest first. */
