@@ -20,19 +20,27 @@ const PROTOBUF_ACCEPT = 'application/vnd.kubernetes.protobuf,application/json';
 
 const minor = await laneMinor();
 
-test('a watch-list opened by openWatchStream is answered uncompressed, in protobuf', async () => {
+// Servers before 1.34 here (the 1.20 lane) refuse a watch-list with 422, as the informers expect
+// (they fall back to list + watch): there the plain watch the informers then open is checked.
+const servesWatchList = minor === undefined || minor >= 34;
+
+test('a watch opened by openWatchStream is answered uncompressed, in protobuf (a watch-list where the server serves one)', async () => {
   const controller = new AbortController();
-  const res = await openWatchStream(testClients().kubeConfig, LEASES, WATCH_LIST, { accept: PROTOBUF_ACCEPT, signal: controller.signal });
+  const query = servesWatchList ? WATCH_LIST : { allowWatchBookmarks: true };
+  const res = await openWatchStream(testClients().kubeConfig, LEASES, query, { accept: PROTOBUF_ACCEPT, signal: controller.signal });
   try {
     assert.equal(res.status, 200);
     assert.equal(res.statusText, 'OK');
     assert.equal(res.contentEncoding, undefined, `content-encoding ${res.contentEncoding}`);
     assert.equal(res.contentType, 'application/vnd.kubernetes.protobuf');
-    // The first frame is there and starts with the length prefix of a WatchEvent (the initial
-    // events end with a bookmark even when kube-node-lease holds no Lease).
-    for await (const chunk of res.body) {
-      assert.ok(chunk.byteLength >= 4);
-      break;
+    if (servesWatchList) {
+      // The first frame is there and starts with the length prefix of a WatchEvent (the initial
+      // events end with a bookmark even when kube-node-lease holds no Lease; a plain watch on an
+      // empty namespace may send nothing, so it is not read).
+      for await (const chunk of res.body) {
+        assert.ok(chunk.byteLength >= 4);
+        break;
+      }
     }
   } finally {
     controller.abort();
