@@ -30,8 +30,8 @@ import { loadavg } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fetch } from 'undici';
-import { RequestContext, HttpMethod } from '@kubernetes/client-node';
-import { makeClients } from '../src/kube/client.js';
+import { HttpMethod } from '@kubernetes/client-node';
+import { makeClients, prepareRequest } from '../src/kube/client.js';
 import { EventRecorder } from '../src/kube/events.js';
 import { ApiWriteThrottle } from '../src/kube/throttle.js';
 import { WRITES_IN_FLIGHT_PER_CONTROLLER } from '../src/cli/run.js';
@@ -95,13 +95,8 @@ export function pacedWallMs(o: { writes: number; qps: number; burst: number }): 
 
 /** Headers and dispatcher of one request as client-node builds them (auth, TLS), for the `fetch` floor. */
 async function fetchSetup(env: RunEnv): Promise<{ url: string; init: { headers: Record<string, string>; dispatcher?: unknown } }> {
-  const server = env.kc.getCurrentCluster()?.server;
-  if (!server) throw new Error('kubeconfig has no current cluster');
-  const url = `${server}/api/v1/namespaces/${NAMESPACE}/events`;
-  const ctx = new RequestContext(url, HttpMethod.POST);
-  await env.kc.applySecurityAuthentication(ctx);
-  const dispatcher = ctx.getDispatcher();
-  return { url, init: { headers: { ...ctx.getHeaders(), 'content-type': 'application/json', accept: 'application/json' }, ...(dispatcher ? { dispatcher } : {}) } };
+  const req = await prepareRequest(env.kc, HttpMethod.POST, `/api/v1/namespaces/${NAMESPACE}/events`, {}, { 'content-type': 'application/json', accept: 'application/json' });
+  return { url: req.url.toString(), init: { headers: req.headers, ...(req.dispatcher ? { dispatcher: req.dispatcher } : {}) } };
 }
 
 /**

@@ -528,6 +528,42 @@ export async function getJson(
   return JSON.parse(text) as unknown;
 }
 
+/** What one request to the current cluster is sent with: its URL, headers and dispatcher. */
+export interface PreparedRequest {
+  url: URL;
+  headers: Record<string, string>;
+  /** client-node's (reused) undici dispatcher for this cluster's TLS; undefined for plain HTTP. */
+  dispatcher: ReturnType<RequestContext['getDispatcher']>;
+}
+
+/**
+ * Builds a request to the current cluster of `kc` with client-node's authentication, TLS and
+ * reused dispatcher: the one set-up {@link getRaw} and {@link openWatchStream} share (and the
+ * bench's raw writes, bench/write-cost.ts).
+ * @param method the HTTP method.
+ * @param path the API path, e.g. `/api/v1/pods`.
+ * @param query query parameters; `undefined` and `""` values are left out.
+ * @param headers headers set before authentication (`Accept`, ...); authentication may add more.
+ * @throws {Error} when the kubeconfig has no current cluster; whatever client-node's
+ *   authentication throws (an exec plugin that fails, an unreadable token file).
+ */
+export async function prepareRequest(
+  kc: KubeConfig,
+  method: HttpMethod,
+  path: string,
+  query: Readonly<Record<string, string | number | boolean | undefined>> = {},
+  headers: Readonly<Record<string, string>> = {},
+): Promise<PreparedRequest> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const url = new URL(cluster.server.replace(/\/$/, '') + path);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+  const ctx = new RequestContext(url.toString(), method);
+  for (const [k, v] of Object.entries(headers)) ctx.setHeaderParam(k, v);
+  await kc.applySecurityAuthentication(ctx);
+  return { url, headers: ctx.getHeaders(), dispatcher: ctx.getDispatcher() };
+}
+
 /** The response of {@link getRaw}: undici's fetch `Response`. */
 export type RawResponse = Awaited<ReturnType<typeof fetch>>;
 
@@ -546,20 +582,13 @@ export async function getRaw(
   query: Readonly<Record<string, string | number | boolean | undefined>>,
   opts: { accept?: string; signal?: AbortSignal | undefined; record?: boolean } = {},
 ): Promise<RawResponse> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const url = new URL(cluster.server.replace(/\/$/, '') + path);
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-  const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-  if (opts.accept) ctx.setHeaderParam('Accept', opts.accept);
-  await kc.applySecurityAuthentication(ctx);
-  const dispatcher = ctx.getDispatcher();
+  const { url, headers, dispatcher } = await prepareRequest(kc, HttpMethod.GET, path, query, opts.accept ? { Accept: opts.accept } : {});
   const sink = opts.record ? sinks.get(kc) : undefined;
   sink?.rateLimiterWait('GET', url.host, 0); // informer lists are not throttled (throttle.ts ApiWriteThrottle)
   const start = performance.now();
   let res: RawResponse;
   try {
-    res = await fetch(url, { headers: ctx.getHeaders(), ...(dispatcher ? { dispatcher } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    res = await fetch(url, { headers, ...(dispatcher ? { dispatcher } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
   } catch (err) {
     if (sink) recordRequest(sink, 'GET', url.host, '<error>', start);
     throw err;
@@ -606,17 +635,10 @@ export async function openWatchStream(
   query: Readonly<Record<string, string | number | boolean | undefined>>,
   opts: { accept?: string; signal?: AbortSignal } = {},
 ): Promise<WatchStream> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const url = new URL(cluster.server.replace(/\/$/, '') + path);
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-  url.searchParams.set('watch', 'true');
-  const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-  if (opts.accept) ctx.setHeaderParam('Accept', opts.accept);
-  await kc.applySecurityAuthentication(ctx);
-  ctx.setHeaderParam('Accept-Encoding', WATCH_ACCEPT_ENCODING);
-  const dispatcher = ctx.getDispatcher();
-  const res = await undiciRequest(url, { method: 'GET', headers: ctx.getHeaders(), ...(dispatcher ? { dispatcher } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+  const { url, headers, dispatcher } = await prepareRequest(kc, HttpMethod.GET, path, { ...query, watch: true }, opts.accept ? { Accept: opts.accept } : {});
+  // After authentication, which must not be able to replace it.
+  headers['Accept-Encoding'] = WATCH_ACCEPT_ENCODING;
+  const res = await undiciRequest(url, { method: 'GET', headers, ...(dispatcher ? { dispatcher } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
   const header = (name: string): string => {
     const v = res.headers[name];
     return (Array.isArray(v) ? (v[0] ?? '') : (v ?? '')).trim().toLowerCase();
