@@ -17,7 +17,9 @@
  *   its `--burst` (this process's own background CPU over that time, e.g. reading the control
  *   plane's logs): subtract it from the paced variants (`throttled`, `recorder`, `throttle-noop`).
  *
- *   node --import tsx bench/write-cost.ts [--writes 500] [--rounds 3] [--qps 20] [--burst 30] [--concurrency 16] [--cpu-profile DIR]
+ *   node --import tsx bench/write-cost.ts [--writes 500] [--rounds 3] [--qps 20] [--burst 30] [--concurrency 16] [--event-batch 1] [--cpu-profile DIR]
+ *
+ * `--event-batch N` is the throttle's `eventBatch` (src/kube/throttle.ts): Events paced N at a time.
  *
  * Variants alternate per round so all see the same load. `--cpu-profile DIR` writes one V8 CPU
  * profile per variant (first round only) for bench/profile-summary.ts. Prints one JSON line per
@@ -103,10 +105,10 @@ async function fetchSetup(env: RunEnv): Promise<{ url: string; init: { headers: 
  * Measures one variant: `writes` Event creations (or no-op writes), CPU per write.
  * @throws {Error} when a write fails (any status but 201 for `fetch`; a client-node error otherwise).
  */
-export async function measureVariant(env: RunEnv, variant: Variant, o: { writes: number; round: number; qps: number; burst: number; concurrency: number; profileDir?: string }): Promise<WriteCost> {
+export async function measureVariant(env: RunEnv, variant: Variant, o: { writes: number; round: number; qps: number; burst: number; concurrency: number; eventBatch?: number; profileDir?: string }): Promise<WriteCost> {
   const metrics = createMetrics();
   const clients = makeClients(env.kc, {}, metrics.restClient.sink);
-  const throttle = new ApiWriteThrottle({ qps: o.qps, burst: o.burst, maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER, clock: realClock });
+  const throttle = new ApiWriteThrottle({ qps: o.qps, burst: o.burst, maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER, clock: realClock, eventBatch: o.eventBatch ?? 1 });
   const prefix = `wc-${variant}-${o.round}-${Date.now().toString(36)}`;
   const fs = variant === 'fetch' ? await fetchSetup(env) : undefined;
   // One write outside the measurement: connection set-up and first-call compilation are not per-write costs.
@@ -187,10 +189,11 @@ async function main(): Promise<number> {
         qps: { type: 'number', default: 20, describe: 'the throttle\'s --kube-api-qps' },
         burst: { type: 'number', default: 30, describe: 'the throttle\'s --kube-api-burst' },
         concurrency: { type: 'number', default: WRITES_IN_FLIGHT_PER_CONTROLLER, describe: 'writes in flight for fetch and typed' },
+        'event-batch': { type: 'number', default: 1, describe: 'the throttle\'s eventBatch: paced Events started this many at a time' },
         'cpu-profile': { type: 'string', describe: 'write a CPU profile per variant (first round) into this directory' },
       })
       .check((a) => {
-        for (const k of ['writes', 'rounds', 'concurrency'] as const) if (!Number.isInteger(a[k]) || a[k] < 1) throw new Error(`--${k} must be a positive integer`);
+        for (const k of ['writes', 'rounds', 'concurrency', 'event-batch'] as const) if (!Number.isInteger(a[k]) || a[k] < 1) throw new Error(`--${k} must be a positive integer`);
         return true;
       })
       .parseAsync();
@@ -206,7 +209,7 @@ async function main(): Promise<number> {
     for (let round = 1; round <= argv.rounds; round++) {
       for (const variant of round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse()) {
         const profileDir = round === 1 ? argv['cpu-profile'] : undefined;
-        const r = await measureVariant(env, variant, { writes: argv.writes, round, qps: argv.qps, burst: argv.burst, concurrency: argv.concurrency, ...(profileDir ? { profileDir } : {}) });
+        const r = await measureVariant(env, variant, { writes: argv.writes, round, qps: argv.qps, burst: argv.burst, concurrency: argv.concurrency, eventBatch: argv['event-batch'], ...(profileDir ? { profileDir } : {}) });
         out.get(variant)?.push(r.cpuUsPerWrite);
         process.stdout.write(`${JSON.stringify(r)}\n`);
       }

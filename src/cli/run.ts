@@ -75,6 +75,15 @@ export interface RunningController {
  */
 export const WRITES_IN_FLIGHT_PER_CONTROLLER = 16;
 
+/**
+ * Events a controller's throttle starts together once its bucket is empty and only Events wait
+ * (src/kube/throttle.ts `eventBatch`). Deliberate difference from kube-controller-manager, which
+ * paces each Event on its own token: it can only delay an Event, by at most this many tokens
+ * (0.4 s at the default `--kube-api-qps` 20), and saves a wake of this process per Event
+ * (docs/node-lifecycle.md, difference 26). At most {@link WRITES_IN_FLIGHT_PER_CONTROLLER}.
+ */
+export const EVENTS_PER_BATCH = 8;
+
 /** How long shutdown waits for the controllers' in-flight work before it releases the Lease, milliseconds. */
 const CONTROLLER_STOP_BOUND_MS = 3000;
 
@@ -292,7 +301,7 @@ function writeThrottles(config: ControllerConfig, clock: Clock, canWrite: () => 
   const throttles: ApiWriteThrottle[] = [];
   return {
     next() {
-      const t = new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst, canWrite, maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER, clock });
+      const t = new ApiWriteThrottle({ qps: config.kubeApiQps, burst: config.kubeApiBurst, canWrite, maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER, eventBatch: EVENTS_PER_BATCH, clock });
       throttles.push(t);
       return t;
     },

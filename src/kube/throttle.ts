@@ -122,6 +122,14 @@ export interface ApiWriteThrottleOptions {
    * {@link MAX_RETRY_AFTER_RETRIES} (client-go `rest.Request.maxRetries`). 0 turns retries off.
    */
   maxRetryAfterRetries?: number;
+  /**
+   * Event writes handed over together once the bucket is empty and only Events wait: the feeder
+   * waits until this many tokens are due (at most `burst − 1`, and no more than the Events waiting
+   * with a free in-flight slot) and starts them at once, instead of one per token. Default 1: one
+   * per token, as client-go. A node or pod write that arrives during such a wait ends it at once.
+   * See {@link ApiWriteThrottle} for why and what it may delay.
+   */
+  eventBatch?: number;
 }
 
 /** client-go `rest.Request.maxRetries`: a request is sent again at most 10 times on `Retry-After`. */
@@ -177,7 +185,13 @@ export interface ApiWriteThrottleStats {
  * the bucket is empty the feeder reserves the next token and sleeps on the injected clock until it
  * is due; only then does bottleneck hand it to whichever write is first in priority order. The
  * admitted rate over any window of T seconds is therefore at most `burst + qps × T` and, while
- * writes wait, at least `qps × T − 1` (unit tests: test/unit/throttle.test.ts).
+ * writes wait, at least `qps × T − 1`, or `qps × T − eventBatch` while only Events wait (unit
+ * tests: test/unit/throttle.test.ts).
+ *
+ * With `eventBatch` N > 1 and only Events waiting on an empty bucket, the feeder waits until N
+ * tokens are due and hands them over together: one wake of this process per N Events instead of
+ * one per Event. Each Event still takes its own token, no sooner than one by one, so the bound
+ * above holds; an Event starts up to N tokens later. A node or pod write ends such a wait.
  *
  * Why not bottleneck's own refill: `reservoirIncreaseInterval` runs on a 250 ms `setInterval`
  * heartbeat that sets `_lastReservoirIncrease = now` and compares with `>=`, so a late beat drops
@@ -209,6 +223,11 @@ export class ApiWriteThrottle implements WriteScheduler {
   #retriedAfter = 0;
   /** Writes scheduled whose function has not started (and that were not dropped by stop). */
   #waiting = 0;
+  /** Of those, node and pod writes (not Events): while any waits, no Event batch is waited for. */
+  #waitingUrgent = 0;
+  readonly #eventBatch: number;
+  /** Aborted when a node or pod write arrives while the feeder waits for an Event batch's tokens. */
+  #batchWait: AbortController | undefined;
   /** Tokens in bottleneck's reservoir that no write has taken yet. */
   #granted = 0;
   #feeding = false;
@@ -228,6 +247,10 @@ export class ApiWriteThrottle implements WriteScheduler {
     if (opts.maxRetryAfterRetries !== undefined && !(Number.isInteger(opts.maxRetryAfterRetries) && opts.maxRetryAfterRetries >= 0)) {
       throw new RangeError(`ApiWriteThrottle: maxRetryAfterRetries must be an integer >= 0, got ${opts.maxRetryAfterRetries}`);
     }
+    if (opts.eventBatch !== undefined && !(Number.isInteger(opts.eventBatch) && opts.eventBatch > 0)) {
+      throw new RangeError(`ApiWriteThrottle: eventBatch must be a positive integer, got ${opts.eventBatch}`);
+    }
+    this.#eventBatch = opts.eventBatch ?? 1;
     this.settings = throttleSettings(opts.qps, opts.burst);
     this.#canWrite = opts.canWrite ?? (() => true);
     this.#clock = opts.clock ?? realClock;
@@ -266,6 +289,27 @@ export class ApiWriteThrottle implements WriteScheduler {
       if (want <= 0 || this.#stopping.signal.aborted) return;
       let n = 0;
       while (n < want && bucket.tryAccept()) n++;
+      // One token short of the burst: a wake up to one token late then loses none to the bucket's cap.
+      const batch = Math.min(want, this.#eventBatch, bucket.burst - 1);
+      if (n === 0 && this.#waitingUrgent === 0 && batch > 1) {
+        // Deliberate difference from upstream (it can only delay an Event, never send one sooner
+        // or send more): with only Events waiting, wait until a batch's tokens are due and start
+        // the batch together. Each Event still takes its own token, no sooner than one-by-one
+        // pacing would give it that token, so the rate bound holds; what changes is one wake of
+        // this process per batch instead of per Event (issue 29: about 1.9 ms of CPU per Event
+        // paced one by one against 0.8 ms in a burst, at start-up's RegisteredNode wave).
+        const dueMs = Math.ceil(bucket.msUntil(batch) - 1e-6);
+        if (dueMs > 0) {
+          const interrupt = new AbortController();
+          this.#batchWait = interrupt;
+          try {
+            await sleepUnlessAborted(this.#clock, dueMs, AbortSignal.any([this.#stopping.signal, interrupt.signal]));
+          } finally {
+            this.#batchWait = undefined;
+          }
+          continue;
+        }
+      }
       if (n === 0) {
         // The bucket is empty: take the next token now, in debt (rate.Limiter.Reserve, as client-go's
         // Wait does), and hand it over when it is due. Bottleneck gives it to whichever write is
@@ -320,6 +364,7 @@ export class ApiWriteThrottle implements WriteScheduler {
     const run = async (): Promise<T> => {
       started = true;
       this.#waiting--;
+      if (priority !== 'event') this.#waitingUrgent--;
       if (this.#bucket) this.#granted--;
       if (!this.#canWrite()) {
         this.#fenced++;
@@ -340,12 +385,20 @@ export class ApiWriteThrottle implements WriteScheduler {
       }
     };
     this.#waiting++;
+    if (priority !== 'event') {
+      this.#waitingUrgent++;
+      // A node or pod write never waits for an Event batch: the feeder goes back to one token at a time.
+      this.#batchWait?.abort();
+    }
     const done = this.#limiter.schedule({ priority: BOTTLENECK_PRIORITY[priority] }, run);
     this.#wakeFeeder();
     try {
       return await done;
     } catch (err) {
-      if (!started) this.#waiting--;
+      if (!started) {
+        this.#waiting--;
+        if (priority !== 'event') this.#waitingUrgent--;
+      }
       throw err;
     }
   }

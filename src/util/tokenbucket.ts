@@ -133,6 +133,18 @@ export class TokenBucket implements RateLimiter {
     return t >= 0 ? 0 : (-t * 1000) / this.qps;
   }
 
+  /**
+   * How long until `n` tokens are available, without taking any: what a caller that wants several
+   * tokens at once waits for (src/kube/throttle.ts, Event writes in batches). `n` is clamped to
+   * [1, burst], since the bucket never holds more than `burst`.
+   * @param n tokens wanted.
+   * @returns the wait in **milliseconds**, 0 when `n` tokens are there now.
+   */
+  msUntil(n: number): number {
+    const need = Math.max(1, Math.min(n, this.burst)) - this.#available(this.#clock.now());
+    return need <= 0 ? 0 : (need * 1000) / this.qps;
+  }
+
   #available(now: number): number {
     const elapsedMs = Math.max(0, now - this.#last);
     return Math.min(this.burst, this.#tokens + (elapsedMs * this.qps) / 1000);

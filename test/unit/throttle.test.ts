@@ -37,10 +37,10 @@ const idle = (t: ApiWriteThrottle): boolean => t.stats().admitted === 0 && t.sta
  * a write is still entering bottleneck's queue or already has its token and waits for bottleneck's
  * real-time dispatch. @returns each write's admission time, ms after start.
  */
-async function admissionTimes(qps: number, burst: number, count: number, priorityOf: (i: number) => WritePriority = () => 'pod'): Promise<number[]> {
+async function admissionTimes(qps: number, burst: number, count: number, priorityOf: (i: number) => WritePriority = () => 'pod', eventBatch = 1): Promise<number[]> {
   const clock = new FakeClock();
   const t0 = clock.now();
-  const throttle = new ApiWriteThrottle({ qps, burst, clock });
+  const throttle = new ApiWriteThrottle({ qps, burst, clock, eventBatch });
   const times: number[] = [];
   let done = 0;
   const jobs = Array.from({ length: count }, (_, i) =>
@@ -125,6 +125,74 @@ describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.Ne
     // The first write takes the only token; each later token goes to the first waiting write in priority order.
     assert.deepEqual(seen, ['event0', 'node3', 'node5', 'pod1', 'pod2', 'pod6', 'event4']);
     assert.deepEqual(times, [0, 100, 200, 300, 400, 500, 600]);
+  });
+});
+
+/** One-by-one pacing: the i-th write (0-based) of writes queued at once is due when its token is, **ms**. */
+const oneByOneDueMs = (i: number, qps: number, burst: number): number => (i < burst ? 0 : Math.ceil(((i + 1 - burst) * 1000) / qps - 1e-6));
+
+describe('ApiWriteThrottle eventBatch: Events paced a batch at a time (a deliberate difference that can only delay an Event)', () => {
+  test('qps 20 / burst 30 / eventBatch 10: the burst at once, then 10 Events every 500 ms', async () => {
+    const times = await admissionTimes(20, 30, 30 + 100, () => 'event', 10);
+    assert.deepEqual(times.slice(0, 30), new Array(30).fill(0));
+    for (let b = 0; b < 10; b++) assert.deepEqual(times.slice(30 + 10 * b, 40 + 10 * b), new Array(10).fill(500 * (b + 1)), `batch ${b}`);
+  });
+
+  test('property: no Event is started sooner than one-by-one pacing would start it, nor more than a batch of tokens later', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 20 }), async (qps, burst, extra, batch) => {
+        const times = await admissionTimes(qps, burst, burst + extra, () => 'event', batch);
+        // A batch is at most burst − 1 tokens (a batch of 1 is one-by-one pacing); + 1 ms for the fake clock's step.
+        const lateBoundMs = (Math.max(1, Math.min(batch, burst - 1)) * 1000) / qps + 1;
+        for (let i = 0; i < times.length; i++) {
+          const dueMs = oneByOneDueMs(i, qps, burst);
+          // The 1 ms tolerance is the fake clock's step (admissionTimes advances 1 ms at a time).
+          assert.ok((times[i] as number) >= dueMs - 1, `qps ${qps} burst ${burst} batch ${batch}: Event ${i} at ${times[i]} ms, before its one-by-one time ${dueMs} ms`);
+          assert.ok((times[i] as number) <= dueMs + lateBoundMs, `Event ${i} at ${times[i]} ms, more than a batch after ${dueMs} ms`);
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  test('node and pod writes are never batched: with eventBatch 10 they are admitted as without it', async () => {
+    const priorityOf = (i: number): WritePriority => (i % 3 === 0 ? 'node' : 'pod');
+    assert.deepEqual(await admissionTimes(10, 2, 25, priorityOf, 10), await admissionTimes(10, 2, 25, priorityOf, 1));
+  });
+
+  test('a pod write that arrives while the feeder waits for an Event batch ends the wait and is admitted on its token', async () => {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const throttle = new ApiWriteThrottle({ qps: 10, burst: 10, clock, eventBatch: 10 });
+    const seen: Array<[string, number]> = [];
+    const events = Array.from({ length: 20 }, (_, i) => throttle.schedule(async () => void seen.push([`event${i}`, clock.now() - t0]), 'event'));
+    const drive = async (until: () => boolean): Promise<void> => {
+      while (!until()) {
+        if (clock.pendingTimers > 0 && idle(throttle)) clock.advance(1);
+        else await new Promise((r) => setImmediate(r));
+      }
+    };
+    // The burst starts ten Events at once; the other ten wait for a batch of 10 tokens, due at 1,000 ms.
+    await drive(() => clock.now() - t0 >= 150);
+    assert.deepEqual(seen.map(([, at]) => at), new Array(10).fill(0), 'no Event started during the batch wait');
+    const pod = throttle.schedule(async () => void seen.push(['pod', clock.now() - t0]), 'pod');
+    await drive(() => seen.some(([name]) => name === 'pod'));
+    // One by one, the token of 100 ms would have gone to an Event and the pod write would take the
+    // one of 200 ms. Here the wait ends at 150 ms: the 1.5 tokens there go to whichever write
+    // bottleneck has queued first (the pod write may still be entering its queue), so the pod write
+    // starts at 150 or 200 ms, never later than one by one.
+    const podAt = seen.find(([name]) => name === 'pod')?.[1] ?? Infinity;
+    assert.ok(podAt >= 150 && podAt <= 200, `the pod write at ${podAt} ms`);
+    await drive(() => seen.length === 21);
+    await Promise.all([...events, pod]);
+    await throttle.stop();
+    // No more than the bucket allows at any time: burst + qps × t.
+    seen.forEach(([name, at], k) => assert.ok(k + 1 <= 10 + Math.floor((at * 10) / 1000 + 1e-9), `${name}, write ${k + 1}, at ${at} ms`));
+    assert.equal(seen.at(-1)?.[1], 1100, 'the last write waits for its token (the 21st, due at 1,100 ms), not longer');
+  });
+
+  test('an invalid eventBatch throws RangeError', () => {
+    for (const eventBatch of [0, -1, 1.5, Number.NaN]) assert.throws(() => new ApiWriteThrottle({ qps: 20, burst: 30, eventBatch }), RangeError);
   });
 });
 
