@@ -6,8 +6,11 @@
  *
  * - `fetch`: undici `fetch` POSTing the JSON body with the dispatcher and headers client-node would
  *   use (the floor: TLS, HTTP, JSON);
- * - `typed`: client-node's `CoreV1Api.createNamespacedEvent` as `makeClients` builds it (timeout and
- *   request metrics included, into a real prom-client registry from `createMetrics`);
+ * - `typed`: client-node's `CoreV1Api.createNamespacedEvent` as `makeClients` builds it (undici's
+ *   `request` underneath, timeout and request metrics included, into a real prom-client registry
+ *   from `createMetrics`);
+ * - `client-node`: the same call on `KubeConfig.makeApiClient(CoreV1Api)`, client-node's own fetch
+ *   library with nothing of ours (what `typed` replaced);
  * - `throttled`: the same through `ApiWriteThrottle` with `--qps`/`--burst` (default 20/30, the
  *   controller's default) and the controller's in-flight cap;
  * - `recorder`: `EventRecorder.record` (the controller's Event path: spam filter, LRU, body,
@@ -32,7 +35,7 @@ import { loadavg } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fetch } from 'undici';
-import { HttpMethod } from '@kubernetes/client-node';
+import { CoreV1Api, HttpMethod } from '@kubernetes/client-node';
 import { makeClients, prepareRequest } from '../src/kube/client.js';
 import { EventRecorder } from '../src/kube/events.js';
 import { ApiWriteThrottle } from '../src/kube/throttle.js';
@@ -48,7 +51,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NAMESPACE = 'default';
 
 /** The variants, in the order of the first round. */
-export const VARIANTS = ['fetch', 'typed', 'throttled', 'recorder', 'throttle-noop', 'idle'] as const;
+export const VARIANTS = ['fetch', 'typed', 'client-node', 'throttled', 'recorder', 'throttle-noop', 'idle'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** One measured variant run. CPU in microseconds per write; wall in milliseconds. */
@@ -111,6 +114,7 @@ export async function measureVariant(env: RunEnv, variant: Variant, o: { writes:
   const throttle = new ApiWriteThrottle({ qps: o.qps, burst: o.burst, maxInFlight: WRITES_IN_FLIGHT_PER_CONTROLLER, clock: realClock, eventBatch: o.eventBatch ?? 1 });
   const prefix = `wc-${variant}-${o.round}-${Date.now().toString(36)}`;
   const fs = variant === 'fetch' ? await fetchSetup(env) : undefined;
+  const plainCore = env.kc.makeApiClient(CoreV1Api);
   // One write outside the measurement: connection set-up and first-call compilation are not per-write costs.
   await clients.core.createNamespacedEvent({ namespace: NAMESPACE, body: eventBody(`${prefix}-warm.0`, new Date()) });
   const session = o.profileDir ? new Session() : undefined;
@@ -136,6 +140,8 @@ export async function measureVariant(env: RunEnv, variant: Variant, o: { writes:
       }
       case 'typed':
         return clients.core.createNamespacedEvent({ namespace: NAMESPACE, body: eventBody(name, new Date()) });
+      case 'client-node':
+        return plainCore.createNamespacedEvent({ namespace: NAMESPACE, body: eventBody(name, new Date()) });
       case 'throttled':
         return throttle.schedule(() => clients.core.createNamespacedEvent({ namespace: NAMESPACE, body: eventBody(name, new Date()) }), 'event');
       case 'throttle-noop':

@@ -9,7 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { AgentOptions } from 'node:https';
-import { fetch, request as undiciRequest } from 'undici';
+import { fetch, request as undiciRequest, type Dispatcher } from 'undici';
 import { STATUS_CODES } from 'node:http';
 import {
   ApiException,
@@ -19,7 +19,7 @@ import {
   HttpMethod,
   Observable,
   RequestContext,
-  type ResponseContext,
+  ResponseContext,
   CoordinationV1Api,
   CoreV1Api,
   createConfiguration,
@@ -166,6 +166,56 @@ function sendThen(
         throw err;
       }),
   );
+}
+
+/**
+ * Sends the typed clients' requests through undici's `request` instead of client-node 2.0.1's
+ * `IsomorphicFetchHttpLibrary` (undici's `fetch`), with the same dispatcher, headers, body and
+ * signal. Why: a fetch builds a WHATWG Request, Headers and Response and pumps the body through a
+ * web stream; for a small JSON write that is most of this process's CPU per request (issue 29,
+ * `bench/write-cost.ts`: `fetch` against `request`). Wire and semantics are the same: the same
+ * bytes go out, the status, the headers (lower-case names, a repeated header joined with ", " as
+ * fetch's `Headers` joins it) and the body come back in client-node's `ResponseContext`.
+ *
+ * The body is read whole before the response is handed on (client-node reads every body it
+ * deserializes, but not, for example, a 401's; an unread undici body would hold its connection).
+ * `stream()` serves those bytes as a web stream; no typed call of this project streams.
+ *
+ * A body that is not a string (client-node sends JSON as a string; form data exists only for
+ * calls this project never makes) goes to `fallback`, client-node's own library.
+ * An aborted signal rejects with its reason, as fetch does (undici `api/abort-signal.js`), so
+ * {@link withRequestTimeout}'s {@link RequestTimeoutError} arrives unchanged.
+ * @param fallback the library for any other body (client-node's `IsomorphicFetchHttpLibrary`).
+ * @returns an `HttpLibrary` with the same `send` contract.
+ */
+export function undiciRequestHttpLibrary(fallback: HttpLibrary): HttpLibrary {
+  return {
+    send(request: RequestContext) {
+      const body = request.getBody();
+      if (body !== undefined && typeof body !== 'string') return fallback.send(request);
+      return new Observable(sendWithRequest(request, body));
+    },
+  };
+}
+
+async function sendWithRequest(request: RequestContext, body: string | undefined): Promise<ResponseContext> {
+  const signal = request.getSignal();
+  const dispatcher = request.getDispatcher();
+  const res = await undiciRequest(request.getUrl(), {
+    method: request.getHttpMethod().toString() as Dispatcher.HttpMethod,
+    headers: request.getHeaders(),
+    ...(body !== undefined ? { body } : {}),
+    ...(signal ? { signal } : {}),
+    ...(dispatcher ? { dispatcher: dispatcher as Dispatcher } : {}),
+  });
+  const bytes = Buffer.from(await res.body.arrayBuffer());
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  return new ResponseContext(res.statusCode, headers, {
+    text: () => Promise.resolve(bytes.toString('utf8')),
+    binary: () => Promise.resolve(bytes),
+    stream: () => ReadableStream.from([new Uint8Array(bytes)]),
+  });
 }
 
 /**
@@ -412,7 +462,7 @@ function apiClient<T>(
   const baseServer = new ServerConfiguration(cluster.server, {});
   const middleware = [setHeaderMiddleware('User-Agent', USER_AGENT)];
   const plain = createConfiguration({ baseServer, authMethods: { default: kc }, middleware });
-  const timed = withRequestTimeout(plain.httpApi, timeouts);
+  const timed = withRequestTimeout(undiciRequestHttpLibrary(plain.httpApi), timeouts);
   const httpApi = sink ? instrumentHttpLibrary(timed, new URL(cluster.server).host, sink) : timed;
   return new Api(createConfiguration({ baseServer, authMethods: { default: kc }, middleware, httpApi }));
 }
