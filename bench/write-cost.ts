@@ -13,6 +13,8 @@
  *   library with nothing of ours (what `typed` replaced);
  * - `throttled`: the same through `ApiWriteThrottle` with `--qps`/`--burst` (default 20/30, the
  *   controller's default) and the controller's in-flight cap;
+ * - `throttled-client-node`: `client-node`'s call through the same throttle (the paced write as it
+ *   was before the typed clients sent through undici's `request`);
  * - `recorder`: `EventRecorder.record` (the controller's Event path: spam filter, LRU, body,
  *   throttle, typed client);
  * - `throttle-noop`: the throttle with a write that does nothing (its own cost);
@@ -51,7 +53,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NAMESPACE = 'default';
 
 /** The variants, in the order of the first round. */
-export const VARIANTS = ['fetch', 'typed', 'client-node', 'throttled', 'recorder', 'throttle-noop', 'idle'] as const;
+export const VARIANTS = ['fetch', 'typed', 'client-node', 'throttled', 'throttled-client-node', 'recorder', 'throttle-noop', 'idle'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** One measured variant run. CPU in microseconds per write; wall in milliseconds. */
@@ -144,6 +146,8 @@ export async function measureVariant(env: RunEnv, variant: Variant, o: { writes:
         return plainCore.createNamespacedEvent({ namespace: NAMESPACE, body: eventBody(name, new Date()) });
       case 'throttled':
         return throttle.schedule(() => clients.core.createNamespacedEvent({ namespace: NAMESPACE, body: eventBody(name, new Date()) }), 'event');
+      case 'throttled-client-node':
+        return throttle.schedule(() => plainCore.createNamespacedEvent({ namespace: NAMESPACE, body: eventBody(name, new Date()) }), 'event');
       case 'throttle-noop':
         return throttle.schedule(async () => undefined, 'event');
       case 'recorder':
@@ -161,7 +165,7 @@ export async function measureVariant(env: RunEnv, variant: Variant, o: { writes:
     if (c.created !== o.writes) throw new Error(`recorder created ${c.created} of ${o.writes} Events (failed ${c.failed}, dropped ${c.dropped})`);
   } else {
     // The throttled variants are fire-and-forget like the controller's writers: queue them all, then wait.
-    const concurrency = variant === 'throttled' || variant === 'throttle-noop' ? o.writes : o.concurrency;
+    const concurrency = variant === 'throttled' || variant === 'throttled-client-node' || variant === 'throttle-noop' ? o.writes : o.concurrency;
     await runPool(o.writes, concurrency, one);
   }
   const wallMs = performance.now() - t0;
