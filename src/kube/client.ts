@@ -214,14 +214,14 @@ async function sendWithRequest(request: RequestContext, body: string | undefined
   return new ResponseContext(res.statusCode, headers, {
     text: () => Promise.resolve(bytes.toString('utf8')),
     binary: () => Promise.resolve(bytes),
-    stream: () => ReadableStream.from([new Uint8Array(bytes)]),
+    stream: () => ReadableStream.from([bytes]),
   });
 }
 
 /**
  * Wraps a client-node `HttpLibrary` so that each request is aborted after its method's timeout with a
- * {@link RequestTimeoutError} (undici's fetch rejects with the abort reason; the body read is
- * covered too). A signal already on the request still aborts it.
+ * {@link RequestTimeoutError} (undici rejects with the abort reason; the body read is covered
+ * too). A signal already on the request still aborts it.
  *
  * The timer is cleared once the request fails or its body has been read (`text()`/`binary()`
  * settled): a middleware's `pre` cannot see the response, so the earlier middleware left every
@@ -229,7 +229,7 @@ async function sendWithRequest(request: RequestContext, body: string | undefined
  * signal and closure alive that long (2.2–2.5 % of steady-state CPU in a profile, thousands of
  * live timers during mass eviction; bench/README.md). A body handed out as a `stream()` keeps its
  * timer: the deadline then covers the whole stream, as before.
- * @param inner the library that sends (client-node's `IsomorphicFetchHttpLibrary`).
+ * @param inner the library that sends ({@link undiciRequestHttpLibrary}).
  * @param timeouts per-method timeouts, **milliseconds**; 0 means none.
  * @returns an `HttpLibrary` with the same `send` contract.
  */
@@ -274,7 +274,9 @@ export interface RestClientMetricsSink {
    * @param method upper-case HTTP method, e.g. `PATCH` (client-go's `req.verb`).
    * @param host the API server's `host[:port]` (client-go `url.Host`).
    * @param code the HTTP status as a string, or `<error>` when no response arrived (network error, timeout).
-   * @param durationSeconds time until the response headers (or the error), **seconds**.
+   * @param durationSeconds time until the response (the typed clients: its whole body, which
+   *   {@link undiciRequestHttpLibrary} reads before handing it on; the informers' raw reads: its
+   *   headers) or the error, **seconds**.
    */
   request(method: string, host: string, code: string, durationSeconds: number): void;
   /**
@@ -326,7 +328,7 @@ function recordRequest(sink: RestClientMetricsSink, method: string, host: string
  * Wraps client-node's HTTP library so that every request of a typed client is measured: the one
  * place every typed request passes with its method, URL and outcome (a middleware's `post` sees the
  * response but not which request it answers). Exported for unit tests.
- * @param inner the library to wrap (client-node's default fetch library).
+ * @param inner the library to wrap (the request timeout over {@link undiciRequestHttpLibrary}).
  * @param host the `host` label, the API server's `host[:port]`.
  * @returns an `HttpLibrary` that behaves as `inner` and reports to `sink`. Never throws itself.
  */

@@ -55,6 +55,13 @@ async function admissionTimes(qps: number, burst: number, count: number, priorit
   return times;
 }
 
+/**
+ * One-by-one pacing: the i-th write (0-based) of writes queued at once needs i + 1 tokens (burst at
+ * t = 0, then one per 1000 / qps ms) and is admitted on the first whole fake millisecond at or after
+ * it is due, **ms**.
+ */
+const oneByOneDueMs = (i: number, qps: number, burst: number): number => (i < burst ? 0 : Math.ceil(((i + 1 - burst) * 1000) / qps - 1e-6));
+
 describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.NewTokenBucketRateLimiter)', () => {
   test('qps 20 / burst 30: the burst at once, then one write every 50 ms; over 30 s exactly burst + qps × 30 s', async () => {
     const times = await admissionTimes(20, 30, 30 + 600 + 20);
@@ -78,9 +85,7 @@ describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.Ne
       fc.asyncProperty(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 60 }), async (qps, burst, extra) => {
         const times = await admissionTimes(qps, burst, burst + extra);
         for (let i = 0; i < times.length; i++) {
-          // The i-th write (0-based) needs i + 1 tokens: burst at t = 0, then one per 1000 / qps ms,
-          // admitted on the first whole fake millisecond at or after it is due.
-          const dueMs = i < burst ? 0 : Math.ceil(((i + 1 - burst) * 1000) / qps - 1e-6);
+          const dueMs = oneByOneDueMs(i, qps, burst);
           assert.ok(Math.abs((times[i] as number) - dueMs) <= 1, `qps ${qps} burst ${burst}: write ${i} at ${times[i]} ms, due ${dueMs} ms`);
         }
       }),
@@ -127,9 +132,6 @@ describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.Ne
     assert.deepEqual(times, [0, 100, 200, 300, 400, 500, 600]);
   });
 });
-
-/** One-by-one pacing: the i-th write (0-based) of writes queued at once is due when its token is, **ms**. */
-const oneByOneDueMs = (i: number, qps: number, burst: number): number => (i < burst ? 0 : Math.ceil(((i + 1 - burst) * 1000) / qps - 1e-6));
 
 describe('ApiWriteThrottle eventBatch: Events paced a batch at a time (a deliberate difference that can only delay an Event)', () => {
   test('qps 20 / burst 30 / eventBatch 10: the burst at once, then 10 Events every 500 ms', async () => {
