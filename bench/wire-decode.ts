@@ -13,18 +13,25 @@
  * bench/informer-sync.ts `--raw`). Prints one JSON line per round and a summary: CPU ms (user+sys of
  * this process) per variant, median and min–max, and the bytes per pod in each encoding.
  *
- *   KUBECONFIG=… node --import tsx bench/wire-decode.ts [--pods 30060] [--rounds 5]
+ *   KUBECONFIG=… node --import tsx bench/wire-decode.ts [--pods 30060] [--rounds 5] [--cold 9]
+ *
+ * `--cold N` adds `watch-protobuf-cold`: the same watch stream decoded once in each of N fresh
+ * processes (run with the image's node option), as a start-up decodes its watch-list before the JIT
+ * has warmed up; the CPU counted is the decode's own, not the process's start or module loading.
  *
  * Needs a running API server (any: it creates one namespace and one pod, and deletes them).
  */
-import { loadavg } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { buildPod, runningPodStatusPatch } from '@node-lifecycle-controller/sim/objects';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { getRaw, loadKubeConfig, makeClients } from '../src/kube/client.js';
 import { frame, FrameReader, unwrapEnvelope } from '../src/kube/protobuf/envelope.js';
 import { decodeList, decodeWatchEvent } from '../src/kube/protobuf/views.js';
 import { toPod } from '../src/kube/objects.js';
-import { benchParser } from './lib/options.js';
+import { benchParser, OURS_NODE_OPTIONS } from './lib/options.js';
 import { median } from './lib/report.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
@@ -71,12 +78,34 @@ function watchEvent(type: string, raw: Uint8Array): Uint8Array {
   return out;
 }
 
+const CHUNK = 64 * 1024; // a watch body arrives in chunks
+
+/** The pods informer's protobuf watch path over `stream`: frames, WatchEvent, envelope, view, toPod. @returns pods decoded. */
+function decodeWatchStream(stream: Uint8Array): number {
+  const r = new FrameReader();
+  let c = 0;
+  // As the pods informer decodes them: without labels, which toPod does not read.
+  for (let at = 0; at < stream.length; at += CHUNK) for (const f of r.push(stream.subarray(at, at + CHUNK))) if (toPod(decodeWatchEvent('Pod', f, false).object)) c++;
+  return c;
+}
+
+/** `--cold-child FILE`: decode the stream in FILE once, in this fresh process, and print `{cpuMs, n}`. */
+function coldChild(file: string): number {
+  const stream = new Uint8Array(readFileSync(file));
+  const r = cpuMs(() => decodeWatchStream(stream));
+  process.stdout.write(`${JSON.stringify({ cpuMs: r.ms, n: r.n })}\n`);
+  return 0;
+}
+
 async function main(): Promise<number> {
+  const child = process.argv.indexOf('--cold-child');
+  if (child >= 0) return coldChild(process.argv[child + 1] ?? '');
   const argv = await benchParser(process.argv.slice(2))
     .usage('Usage: bench/wire-decode.ts [flags]\n\nDecode CPU of N pods, JSON vs protobuf, list and watch.')
     .options({
       pods: { type: 'number', default: 30_060 },
       rounds: { type: 'number', default: 5 },
+      cold: { type: 'number', default: 0, describe: 'also decode the watch stream once in each of this many fresh processes (cold JIT, as at start-up)' },
     })
     .parseAsync();
   if (argv.help === true) return 0;
@@ -113,22 +142,17 @@ async function main(): Promise<number> {
   const jsonWatch = Array(n).fill(`{"type":"ADDED","object":${jsonPod.trim()}}`).join('\n');
   const pbEvent = watchEvent('ADDED', envelope('v1', 'Pod', pbPod));
   const pbWatch = frame(Array<Uint8Array>(n).fill(pbEvent));
-  const CHUNK = 64 * 1024; // a watch body arrives in chunks
 
   const variants: Record<string, () => number> = {
     'list-json': () => (JSON.parse(jsonList) as { items: unknown[] }).items.map(toPod).length,
-    'list-protobuf': () => decodeList('Pod', pbList).items.map(toPod).length,
+    // As the pods informer decodes them: without labels, which toPod does not read.
+    'list-protobuf': () => decodeList('Pod', pbList, false).items.map(toPod).length,
     'watch-json': () => {
       let c = 0;
       for (const line of jsonWatch.split('\n')) if (toPod((JSON.parse(line) as { object: unknown }).object)) c++;
       return c;
     },
-    'watch-protobuf': () => {
-      const r = new FrameReader();
-      let c = 0;
-      for (let at = 0; at < pbWatch.length; at += CHUNK) for (const f of r.push(pbWatch.subarray(at, at + CHUNK))) if (toPod(decodeWatchEvent('Pod', f).object)) c++;
-      return c;
-    },
+    'watch-protobuf': () => decodeWatchStream(pbWatch),
   };
   const out = new Map<string, number[]>(Object.keys(variants).map((k) => [k, []]));
   for (let round = 1; round <= argv.rounds; round++) {
@@ -139,6 +163,24 @@ async function main(): Promise<number> {
       out.get(v)?.push(r.ms);
       process.stdout.write(`${JSON.stringify({ variant: v, round, cpuMs: r.ms, pods: n, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
     }
+  }
+  if (argv.cold > 0) {
+    const dir = mkdtempSync(join(tmpdir(), 'nlc-wire-decode-'));
+    const file = join(dir, 'watch.pb');
+    writeFileSync(file, pbWatch);
+    const cold: number[] = [];
+    try {
+      for (let i = 1; i <= argv.cold; i++) {
+        const outText = execFileSync(process.execPath, [...OURS_NODE_OPTIONS.split(' '), '--import', 'tsx', import.meta.filename, '--cold-child', file], { encoding: 'utf8' });
+        const r = JSON.parse(outText.trim().split('\n').at(-1) ?? '{}') as { cpuMs: number; n: number };
+        if (r.n !== n) throw new Error(`watch-protobuf-cold: decoded ${r.n} of ${n} pods`);
+        cold.push(r.cpuMs);
+        process.stdout.write(`${JSON.stringify({ variant: 'watch-protobuf-cold', round: i, cpuMs: r.cpuMs, pods: n, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    out.set('watch-protobuf-cold', cold);
   }
   const summary = (v: number[]): string => `median ${median(v)} ms (${Math.min(...v)}–${Math.max(...v)})`;
   process.stdout.write(

@@ -55,6 +55,11 @@ export interface WireCodecOptions {
   resource: string;
   /** What to ask for; `application/json` makes the codec a plain JSON one (default {@link defaultKubeContentType}). */
   contentType?: KubeContentType;
+  /**
+   * Decode `metadata.labels` (default true). False only where the converter drops them (Pods
+   * without `keepLabels`, Leases): the JSON fallback still carries them, and the converter ignores them there too.
+   */
+  labels?: boolean;
   /** The JSON list (src/kube/informerfactory.ts builds it on {@link getJson}). */
   jsonList: ListPageFn;
   /** The JSON watch (default client-node's `Watch`); not instrumented: the informer factory instruments the codec's watch. */
@@ -116,7 +121,7 @@ export class WireCodec {
     }
     const bytes = new Uint8Array(await res.arrayBuffer());
     try {
-      const page = decodeList(this.#o.kind, bytes);
+      const page = decodeList(this.#o.kind, bytes, this.#o.labels ?? true);
       if (page.malformed > 0) this.#malformed(page.malformed, 'list item');
       return page;
     } catch (err) {
@@ -195,11 +200,12 @@ export class WireCodec {
     finish: (err: unknown) => void,
   ): Promise<void> {
     const frames = new FrameReader();
+    const labels = this.#o.labels ?? true;
     try {
       for await (const chunk of body) {
         onData();
         for (const f of frames.push(chunk)) {
-          const ev = decodeWatchEvent(this.#o.kind, f);
+          const ev = decodeWatchEvent(this.#o.kind, f, labels);
           if (ev.object === undefined) {
             this.#malformed(1, `watch ${ev.type} event`);
             continue;

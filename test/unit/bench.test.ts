@@ -18,6 +18,7 @@ import { FailureTracker, failureLatencies } from '../../bench/lib/observe.js';
 import { dist, spreadPick } from '../../bench/scenarios/failure.js';
 import { passMsOf, passStats } from '../../bench/scenarios/steady.js';
 import { quietLimits, syncedLine } from '../../bench/lib/harness.js';
+import { rotation, summarize } from '../../bench/startup.js';
 import { histogramMean, memoryBreakdown } from '../../bench/scenarios/scale.js';
 import { encodePng, Raster } from '../../bench/lib/png.js';
 import { niceTicks, renderCdfChart } from '../../bench/lib/chart.js';
@@ -922,5 +923,19 @@ describe('bench/write-cost.ts', () => {
   test('the idle variant is measured, so the paced variants can have this process\'s background CPU taken off', () => {
     assert.ok(VARIANTS.includes('idle'));
     assert.deepEqual(VARIANTS.slice(0, 2), ['fetch', 'typed']);
+  });
+});
+
+describe('bench/startup.ts', () => {
+  test('rotation puts each build first in turn and keeps the cyclic order', () => {
+    const builds = ['upstream', 'a.mjs', 'b.mjs'];
+    assert.deepEqual([0, 1, 2, 3].map((r) => rotation(builds, r)), [builds, ['a.mjs', 'b.mjs', 'upstream'], ['b.mjs', 'upstream', 'a.mjs'], builds]);
+    assert.deepEqual(rotation([], 3), []);
+  });
+
+  test('summarize gives the median and the range, and a dash for no samples', () => {
+    assert.equal(summarize([3, 1, 2]), '2.00 (1.00–3.00)');
+    assert.equal(summarize([200.4, 210.6], 0), '206 (200–211)');
+    assert.equal(summarize([]), '—');
   });
 });

@@ -8,11 +8,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { create, toBinary, type DescMessage, type MessageInitShape } from '@bufbuild/protobuf';
+import fc from 'fast-check';
+import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape } from '@bufbuild/protobuf';
 import { KubeConfig } from '@kubernetes/client-node';
 import { makeClients, type RestClientMetricsSink, type WatchStarter } from '../../src/kube/client.js';
 import { FrameReader, frame, MAX_FRAME_BYTES, PROTOBUF_MAGIC, unwrapEnvelope, WireFormatError } from '../../src/kube/protobuf/envelope.js';
 import { decodeList, decodeObject, decodeWatchEvent } from '../../src/kube/protobuf/views.js';
+import { unknownFields, watchEventFields } from '../../src/kube/protobuf/decoder.js';
 import { LeaseSchema } from '../../src/kube/protobuf/gen/k8s.io/api/coordination/v1/generated_pb.js';
 import { PodListSchema, PodSchema } from '../../src/kube/protobuf/gen/k8s.io/api/core/v1/generated_pb.js';
 import { StatusSchema, WatchEventSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
@@ -70,10 +72,61 @@ describe('envelope and frames', () => {
     for (const chunkSize of [1, 3, 5, 64, stream.length]) {
       const r = new FrameReader();
       const got: Uint8Array[] = [];
-      for (let i = 0; i < stream.length; i += chunkSize) got.push(...r.push(stream.subarray(i, i + chunkSize)));
+      // Each frame is a view valid until the next push: copied here, as a caller that keeps one must.
+      for (let i = 0; i < stream.length; i += chunkSize) got.push(...r.push(stream.subarray(i, i + chunkSize)).map((f) => f.slice()));
       assert.deepEqual(got.map((f) => [...f]), messages.map((m) => [...m]), `chunk size ${chunkSize}`);
       assert.equal(r.pending, 0);
     }
+  });
+
+  test('property: any split of any frame sequence gives the frames back, whether read from the chunk or the buffer', () => {
+    const messages = fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 12 });
+    fc.assert(
+      fc.property(messages, fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 20 }), (ms, sizes) => {
+        const stream = frame(ms);
+        const r = new FrameReader();
+        const got: number[][] = [];
+        let at = 0;
+        for (let i = 0; at < stream.length; i++) {
+          const n = sizes[i % sizes.length]!;
+          // A fresh copy per chunk, then scribbled over after the push: frames read from the chunk
+          // must have been used before the caller reuses it, as #pump does.
+          const chunk = stream.slice(at, at + n);
+          got.push(...r.push(chunk).map((f) => [...f]));
+          chunk.fill(0xee);
+          at += n;
+        }
+        assert.deepEqual(got, ms.map((m) => [...m]));
+        assert.equal(r.pending, 0);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test("property: the envelope and watch-frame readers read what @bufbuild/protobuf's reflective decoder reads", () => {
+    const s = fc.string({ maxLength: 40 });
+    fc.assert(
+      fc.property(s, s, fc.uint8Array({ maxLength: 64 }), s, s, fc.boolean(), (apiVersion, kind, raw, contentEncoding, contentType, withTypeMeta) => {
+        const bytes = toBinary(UnknownSchema, create(UnknownSchema, { ...(withTypeMeta ? { typeMeta: { apiVersion, kind } } : {}), raw, contentEncoding, contentType }));
+        const want = fromBinary(UnknownSchema, bytes);
+        const got = unknownFields(bytes);
+        assert.deepEqual(
+          { apiVersion: got.apiVersion, kind: got.kind, raw: [...got.raw], contentEncoding: got.contentEncoding, contentType: got.contentType },
+          { apiVersion: want.typeMeta?.apiVersion ?? '', kind: want.typeMeta?.kind ?? '', raw: [...want.raw], contentEncoding: want.contentEncoding, contentType: want.contentType },
+        );
+        const frameBytes = watchFrame(kind, raw);
+        const ev = fromBinary(WatchEventSchema, frameBytes);
+        const mine = watchEventFields(frameBytes);
+        assert.deepEqual({ type: mine.type, raw: [...mine.raw] }, { type: ev.type, raw: [...(ev.object?.raw ?? [])] });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('a field of the envelope or the watch frame with the wrong wire type is malformed, not misread', () => {
+    // Unknown field 2 (raw) as a varint; WatchEvent field 1 (type) as a varint.
+    assert.throws(() => unwrapEnvelope(Uint8Array.of(0x6b, 0x38, 0x73, 0x00, 0x10, 0x01)), WireFormatError);
+    assert.throws(() => decodeWatchEvent('Pod', Uint8Array.of(0x08, 0x01)), WireFormatError);
   });
 
   test('a length prefix over the limit is a wire format error (a garbled stream), not a wait for 4 GiB', () => {
@@ -105,6 +158,19 @@ describe('views restore what JSON says and protobuf does not', () => {
     assert.ok(plain);
     assert.equal(plain.deletionGracePeriodSeconds, undefined);
     assert.equal(plain.deletionTimestamp, undefined);
+  });
+
+  test('labels are skipped where the converter reads none, and the slim Pod is the same', () => {
+    const bytes = podBytes('labelled', { metadata: { name: 'labelled', namespace: 'ns', uid: 'u', resourceVersion: '7', creationTimestamp: time(T0), labels: { app: 'web', 'pod-template-hash': 'abc' } } });
+    const withLabels = decodeObject('Pod', bytes);
+    const without = decodeObject('Pod', bytes, false, false);
+    assert.deepEqual((withLabels['metadata'] as Record<string, unknown>)['labels'], { app: 'web', 'pod-template-hash': 'abc' });
+    assert.equal((without['metadata'] as Record<string, unknown>)['labels'], undefined);
+    assert.deepEqual(toPod(without), toPod(withLabels));
+    const page = decodeList('Pod', envelope('PodList', 'v1', PodListSchema, { metadata: { resourceVersion: '9' }, items: [pod('a', { metadata: { name: 'a', namespace: 'ns', uid: 'u', resourceVersion: '7', creationTimestamp: time(T0), labels: { app: 'web' } } })] }), false);
+    assert.equal((page.items[0]?.['metadata'] as Record<string, unknown>)['labels'], undefined);
+    const ev = decodeWatchEvent('Pod', watchFrame('ADDED', bytes), false);
+    assert.equal((ev.object?.['metadata'] as Record<string, unknown>)['labels'], undefined);
   });
 
   test("a Pod's status.reason survives (pod GC deletes an Evicted terminated pod first)", () => {

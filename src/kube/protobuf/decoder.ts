@@ -33,7 +33,8 @@ import {
   VolumeSourceSchema,
 } from './gen/k8s.io/api/core/v1/generated_pb.js';
 import { LeaseSchema, LeaseSpecSchema } from './gen/k8s.io/api/coordination/v1/generated_pb.js';
-import { ObjectMetaSchema, OwnerReferenceSchema, TimeSchema } from './gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
+import { ObjectMetaSchema, OwnerReferenceSchema, TimeSchema, WatchEventSchema } from './gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
+import { RawExtensionSchema, TypeMetaSchema, UnknownSchema } from './gen/k8s.io/apimachinery/pkg/runtime/generated_pb.js';
 
 /** A JSON-shaped view of an object (see ./views.ts). */
 export type View = Record<string, unknown>;
@@ -54,6 +55,10 @@ function numbers<K extends string>(schema: DescMessage, names: readonly K[]): Re
   return out;
 }
 
+const UNKNOWN = numbers(UnknownSchema, ['typeMeta', 'raw', 'contentEncoding', 'contentType']);
+const TYPE_META = numbers(TypeMetaSchema, ['apiVersion', 'kind']);
+const WATCH_EVENT = numbers(WatchEventSchema, ['type', 'object']);
+const RAW_EXTENSION = numbers(RawExtensionSchema, ['raw']);
 const POD = numbers(PodSchema, ['metadata', 'spec', 'status']);
 const NODE = numbers(NodeSchema, ['metadata', 'spec', 'status']);
 const LEASE = numbers(LeaseSchema, ['metadata', 'spec']);
@@ -169,6 +174,16 @@ class Reader {
     return utf8.decode(b.subarray(s, e));
   }
 
+  /** A length-delimited `bytes` field: a view into the input, not a copy. */
+  bytes(): Uint8Array {
+    const len = this.uvarint();
+    const s = this.pos;
+    const e = s + len;
+    if (e > this.end) throw new MalformedMessage('bytes past the end of its message');
+    this.pos = e;
+    return this.b.subarray(s, e);
+  }
+
   skip(wt: number): void {
     switch (wt) {
       case 0:
@@ -238,7 +253,19 @@ function putNz(o: View, k: string, v: string): void {
   if (v !== '') o[k] = v;
 }
 
-function objectMeta(r: Reader, withAnnotations: boolean): View {
+/** What a view keeps of `metadata` beyond the fields every converter reads. */
+export interface MetaOptions {
+  /** `metadata.annotations` (a watch bookmark's initial-events-end mark; no converter reads them). */
+  annotations: boolean;
+  /**
+   * `metadata.labels`. Nodes need them (zone, exclusion labels); a Pod's are read only with
+   * `keepLabels` (src/kube/informerfactory.ts), a Lease's never: skipping them there saves a map
+   * per object that the converter would drop.
+   */
+  labels: boolean;
+}
+
+function objectMeta(r: Reader, o: MetaOptions): View {
   const m: View = {};
   let labels: Record<string, string> | undefined;
   let annotations: Record<string, string> | undefined;
@@ -278,11 +305,12 @@ function objectMeta(r: Reader, withAnnotations: boolean): View {
         break;
       case META.labels:
         expect(wt, 2, no);
-        mapEntry(r.sub(), (labels ??= {}));
+        if (o.labels) mapEntry(r.sub(), (labels ??= {}));
+        else r.skip(wt);
         break;
       case META.annotations:
         expect(wt, 2, no);
-        if (withAnnotations) mapEntry(r.sub(), (annotations ??= {}));
+        if (o.annotations) mapEntry(r.sub(), (annotations ??= {}));
         else r.skip(wt);
         break;
       case META.ownerReferences:
@@ -429,6 +457,78 @@ function taint(r: Reader): View {
   return t;
 }
 
+// ---- the envelope and watch frames --------------------------------------------------------------
+
+/** The fields of a `runtime.Unknown` (the envelope after `k8s\x00`); absent strings are `''`, absent `raw` is empty. */
+export interface UnknownFields {
+  apiVersion: string;
+  kind: string;
+  /** The object's message bytes: a view into the input, not a copy. */
+  raw: Uint8Array;
+  contentEncoding: string;
+  contentType: string;
+}
+
+const NO_BYTES: Uint8Array = new Uint8Array(0);
+
+/**
+ * Reads a `runtime.Unknown` from its message bytes. Proto2 merge rules: a scalar written twice keeps
+ * its last value, a `typeMeta` written twice merges field by field.
+ * @throws {MalformedMessage} when the bytes do not parse or a field has the wrong wire type.
+ * Mirrors `runtime.Unknown.Unmarshal` (k8s.io/apimachinery v0.37.2 `pkg/runtime/generated.pb.go`) for the fields read.
+ */
+export function unknownFields(bytes: Uint8Array): UnknownFields {
+  const r = new Reader(bytes, 0, bytes.length);
+  const out: UnknownFields = { apiVersion: '', kind: '', raw: NO_BYTES, contentEncoding: '', contentType: '' };
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === UNKNOWN.typeMeta) {
+      expect(wt, 2, no);
+      const t = r.sub();
+      while (t.more) {
+        const tt = t.tag(), tno = tt >>> 3, twt = tt & 7;
+        if (tno === TYPE_META.apiVersion) out.apiVersion = str(t, twt, tno);
+        else if (tno === TYPE_META.kind) out.kind = str(t, twt, tno);
+        else t.skip(twt);
+      }
+    } else if (no === UNKNOWN.raw) {
+      expect(wt, 2, no);
+      out.raw = r.bytes();
+    } else if (no === UNKNOWN.contentEncoding) out.contentEncoding = str(r, wt, no);
+    else if (no === UNKNOWN.contentType) out.contentType = str(r, wt, no);
+    else r.skip(wt);
+  }
+  return out;
+}
+
+/**
+ * Reads a `metav1.WatchEvent` frame: its `type` and its object's `raw` bytes (a view into the input;
+ * empty when absent). The same merge rules as {@link unknownFields}.
+ * @throws {MalformedMessage} when the bytes do not parse or a field has the wrong wire type.
+ * Mirrors `WatchEvent.Unmarshal` (k8s.io/apimachinery v0.37.2 `pkg/apis/meta/v1/generated.pb.go`) for the fields read.
+ */
+export function watchEventFields(bytes: Uint8Array): { type: string; raw: Uint8Array } {
+  const r = new Reader(bytes, 0, bytes.length);
+  let type = '';
+  let raw = NO_BYTES;
+  while (r.more) {
+    const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
+    if (no === WATCH_EVENT.type) type = str(r, wt, no);
+    else if (no === WATCH_EVENT.object) {
+      expect(wt, 2, no);
+      const o = r.sub();
+      while (o.more) {
+        const ot = o.tag(), ono = ot >>> 3, owt = ot & 7;
+        if (ono === RAW_EXTENSION.raw) {
+          expect(owt, 2, ono);
+          raw = o.bytes();
+        } else o.skip(owt);
+      }
+    } else r.skip(wt);
+  }
+  return { type, raw };
+}
+
 // ---- objects ------------------------------------------------------------------------------------
 
 /** Appends `v` to the list `o[k]`, creating it. */
@@ -474,14 +574,14 @@ function podStatus(r: Reader): View {
  * A Pod's view from its message bytes (the envelope's `raw`).
  * @throws {MalformedMessage} when the bytes do not parse.
  */
-export function podView(bytes: Uint8Array, withAnnotations: boolean): View {
+export function podView(bytes: Uint8Array, meta: MetaOptions): View {
   const r = new Reader(bytes, 0, bytes.length);
   let metadata: View = {};
   let spec: View = {};
   let status: View = {};
   while (r.more) {
     const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
-    if (no === POD.metadata && wt === 2) metadata = objectMeta(r.sub(), withAnnotations);
+    if (no === POD.metadata && wt === 2) metadata = objectMeta(r.sub(), meta);
     else if (no === POD.spec && wt === 2) spec = podSpec(r.sub());
     else if (no === POD.status && wt === 2) status = podStatus(r.sub());
     else r.skip(wt);
@@ -493,14 +593,14 @@ export function podView(bytes: Uint8Array, withAnnotations: boolean): View {
  * A Node's view from its message bytes.
  * @throws {MalformedMessage} when the bytes do not parse.
  */
-export function nodeView(bytes: Uint8Array, withAnnotations: boolean): View {
+export function nodeView(bytes: Uint8Array, meta: MetaOptions): View {
   const r = new Reader(bytes, 0, bytes.length);
   let metadata: View = {};
   const spec: View = {};
   const status: View = {};
   while (r.more) {
     const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
-    if (no === NODE.metadata && wt === 2) metadata = objectMeta(r.sub(), withAnnotations);
+    if (no === NODE.metadata && wt === 2) metadata = objectMeta(r.sub(), meta);
     else if (no === NODE.spec && wt === 2) {
       const s = r.sub();
       while (s.more) {
@@ -527,13 +627,13 @@ export function nodeView(bytes: Uint8Array, withAnnotations: boolean): View {
  * `leaseTransitions` are pointers: present exactly when written.
  * @throws {MalformedMessage} when the bytes do not parse.
  */
-export function leaseView(bytes: Uint8Array, withAnnotations: boolean): View {
+export function leaseView(bytes: Uint8Array, meta: MetaOptions): View {
   const r = new Reader(bytes, 0, bytes.length);
   let metadata: View = {};
   const spec: View = {};
   while (r.more) {
     const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
-    if (no === LEASE.metadata && wt === 2) metadata = objectMeta(r.sub(), withAnnotations);
+    if (no === LEASE.metadata && wt === 2) metadata = objectMeta(r.sub(), meta);
     else if (no === LEASE.spec && wt === 2) {
       const s = r.sub();
       while (s.more) {

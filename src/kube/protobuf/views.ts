@@ -18,8 +18,8 @@
  */
 import { fromBinary } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { ListMetaSchema, StatusSchema, WatchEventSchema } from './gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
-import { leaseView, nodeView, podView, type View } from './decoder.js';
+import { ListMetaSchema, StatusSchema } from './gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
+import { leaseView, nodeView, podView, watchEventFields, type MetaOptions, type View } from './decoder.js';
 import { unwrapEnvelope, WireFormatError } from './envelope.js';
 
 export type { View } from './decoder.js';
@@ -30,18 +30,22 @@ export type ProtobufKind = 'Pod' | 'Node' | 'Lease';
 const READ = { readUnknownFields: false } as const;
 
 /** The skipping decoders of ./decoder.ts: only the fields the converters read are decoded. */
-const decodeFns: Record<ProtobufKind, (raw: Uint8Array, withAnnotations: boolean) => View> = { Pod: podView, Node: nodeView, Lease: leaseView };
+const decodeFns: Record<ProtobufKind, (raw: Uint8Array, meta: MetaOptions) => View> = { Pod: podView, Node: nodeView, Lease: leaseView };
+
+/** The metadata options of an object or list item (labels as asked, no annotations). */
+const ITEM: Readonly<Record<'labels' | 'noLabels', MetaOptions>> = { labels: { annotations: false, labels: true }, noLabels: { annotations: false, labels: false } };
 
 /**
  * Decodes one enveloped object of `kind` into its view.
  * @param withAnnotations keep `metadata.annotations` (a watch bookmark's initial-events-end mark; no converter reads them).
+ * @param withLabels keep `metadata.labels` (default true; false where the converter drops them, see {@link MetaOptions}).
  * @throws {WireFormatError} when the envelope is malformed or names another kind; a
  *   `MalformedMessage` (./decoder.ts) when the object's bytes do not decode.
  */
-export function decodeObject(kind: ProtobufKind, bytes: Uint8Array, withAnnotations = false): View {
+export function decodeObject(kind: ProtobufKind, bytes: Uint8Array, withAnnotations = false, withLabels = true): View {
   const env = unwrapEnvelope(bytes);
   if (env.kind !== kind) throw new WireFormatError(`expected a ${kind}, got ${env.kind || 'no kind'}`);
-  return decodeFns[kind](env.raw, withAnnotations);
+  return decodeFns[kind](env.raw, withAnnotations ? { annotations: true, labels: withLabels } : withLabels ? ITEM.labels : ITEM.noLabels);
 }
 
 /** One decoded page of a list: the JSON list shape src/kube/listwatch.ts `ListPage` reads. */
@@ -55,12 +59,14 @@ export interface ListView {
 /**
  * Decodes an enveloped `<kind>List`. Items are decoded one by one, so a malformed item is skipped
  * (and counted in `malformed`) instead of failing the page.
+ * @param withLabels keep each item's `metadata.labels` (default true).
  * @throws {WireFormatError} when the envelope or the list's own framing is malformed, or it is not a `<kind>List`.
  */
-export function decodeList(kind: ProtobufKind, bytes: Uint8Array): ListView {
+export function decodeList(kind: ProtobufKind, bytes: Uint8Array, withLabels = true): ListView {
   const env = unwrapEnvelope(bytes);
   if (env.kind !== `${kind}List`) throw new WireFormatError(`expected a ${kind}List, got ${env.kind || 'no kind'}`);
   const decode = decodeFns[kind];
+  const meta = withLabels ? ITEM.labels : ITEM.noLabels;
   const out: ListView = { metadata: { resourceVersion: '' }, items: [], malformed: 0 };
   try {
     // PodList, NodeList and LeaseList all are `metadata = 1 (ListMeta)`, `items = 2 (repeated <kind>)`.
@@ -74,7 +80,7 @@ export function decodeList(kind: ProtobufKind, bytes: Uint8Array): ListView {
       } else if (no === 2 && wt === WireType.LengthDelimited) {
         const item = r.bytes();
         try {
-          out.items.push(decode(item, false));
+          out.items.push(decode(item, meta));
         } catch {
           out.malformed++;
         }
@@ -97,21 +103,23 @@ export interface WatchEventView {
 /**
  * Decodes one watch frame (a `metav1.WatchEvent` without envelope). An ERROR event's object is a
  * `metav1.Status` (`{code, reason, message}`); a BOOKMARK keeps its annotations.
+ * @param withLabels keep the object's `metadata.labels` (default true).
  * @throws {WireFormatError} when the frame is not a WatchEvent (the stream is unusable); an object
  *   that does not decode gives `object: undefined` instead (that one event is skipped).
  */
-export function decodeWatchEvent(kind: ProtobufKind, frameBytes: Uint8Array): WatchEventView {
+export function decodeWatchEvent(kind: ProtobufKind, frameBytes: Uint8Array, withLabels = true): WatchEventView {
   let ev;
   try {
-    ev = fromBinary(WatchEventSchema, frameBytes, READ);
+    // The skipping reader (./decoder.ts) rather than the reflective fromBinary: one frame per event.
+    ev = watchEventFields(frameBytes);
   } catch (err) {
     throw new WireFormatError(`watch frame: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (ev.type === '') throw new WireFormatError('watch frame: WatchEvent without a type');
-  const raw = ev.object?.raw ?? new Uint8Array(0);
+  const raw = ev.raw;
   try {
     if (ev.type === 'ERROR') return { type: ev.type, object: statusView(raw) };
-    return { type: ev.type, object: decodeObject(kind, raw, ev.type === 'BOOKMARK') };
+    return { type: ev.type, object: decodeObject(kind, raw, ev.type === 'BOOKMARK', withLabels) };
   } catch {
     return { type: ev.type, object: undefined };
   }
