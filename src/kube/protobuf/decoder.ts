@@ -144,22 +144,26 @@ class Reader {
     return this.uvarint();
   }
 
-  /** A length-delimited field's sub-reader. */
-  sub(): Reader {
+  /** Reads a length prefix and steps over that many bytes. @returns where they start (they end at `pos`). */
+  #lengthDelimited(what: string): number {
     const len = this.uvarint();
     const start = this.pos;
     const end = start + len;
-    if (end > this.end) throw new MalformedMessage('length past the end of its message');
+    if (end > this.end) throw new MalformedMessage(`${what} past the end of its message`);
     this.pos = end;
-    return new Reader(this.b, start, end);
+    return start;
+  }
+
+  /** A length-delimited field's sub-reader. */
+  sub(): Reader {
+    const start = this.#lengthDelimited('length');
+    return new Reader(this.b, start, this.pos);
   }
 
   string(): string {
-    const len = this.uvarint();
-    const s = this.pos;
-    const e = s + len;
-    if (e > this.end) throw new MalformedMessage('string past the end of its message');
-    this.pos = e;
+    const s = this.#lengthDelimited('string');
+    const e = this.pos;
+    const len = e - s;
     const b = this.b;
     if (len <= 32) {
       // Short ASCII strings (names, reasons, keys) without a native call.
@@ -176,12 +180,8 @@ class Reader {
 
   /** A length-delimited `bytes` field: a view into the input, not a copy. */
   bytes(): Uint8Array {
-    const len = this.uvarint();
-    const s = this.pos;
-    const e = s + len;
-    if (e > this.end) throw new MalformedMessage('bytes past the end of its message');
-    this.pos = e;
-    return this.b.subarray(s, e);
+    const s = this.#lengthDelimited('bytes');
+    return this.b.subarray(s, this.pos);
   }
 
   skip(wt: number): void {
