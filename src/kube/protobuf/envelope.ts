@@ -58,7 +58,8 @@ export function unwrapEnvelope(bytes: Uint8Array): Envelope {
   if (unknown.contentType !== '' && unknown.contentType !== PROTOBUF_CONTENT_TYPE) {
     throw new WireFormatError(`protobuf envelope: unexpected contentType ${unknown.contentType}`);
   }
-  return { apiVersion: unknown.apiVersion, kind: unknown.kind, raw: unknown.raw };
+  // The reader's result is already an Envelope (and more): no second object per event.
+  return unknown;
 }
 
 /**
