@@ -25,7 +25,7 @@ import { runEviction } from './scenarios/eviction.js';
 import { runFailure } from './scenarios/failure.js';
 import { runScale } from './scenarios/scale.js';
 import { runSteady } from './scenarios/steady.js';
-import { benchParser, DEFAULT_SCENARIOS, OURS_NODE_OPTIONS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
+import { benchParser, DEFAULT_CONTROLLER_FLAGS, DEFAULT_SCENARIOS, OURS_NODE_OPTIONS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
 import { runLimits } from './scenarios/limits.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -134,13 +134,13 @@ async function main(): Promise<number> {
         baseline: { type: 'string', describe: 'no-controller baseline window (default 30s; --quick 10s)' },
         warmup: { type: 'string', default: '10s', describe: 'wait after caches synced before measuring or injecting faults' },
         'pod-mix': { type: 'string', default: 'plain=1,tolerationSeconds=1,tolerateForever=1,daemonSet=1', describe: 'scenario 1 pod mix (kind=weight,…; add pvc=1 for volumes)' },
-        'node-monitor-period': { type: 'string', default: '5s' },
-        'node-monitor-grace-period': { type: 'string', default: '20s' },
-        'node-startup-grace-period': { type: 'string', default: '1m' },
-        'node-eviction-rate': { type: 'number', default: 100 },
-        'secondary-node-eviction-rate': { type: 'number', default: 100 },
-        'kube-api-qps': { type: 'number', default: 20, describe: 'both controllers, scenarios 1, 3, 4 and 5 (kube-controller-manager default)' },
-        'kube-api-burst': { type: 'number', default: 30 },
+        'node-monitor-period': { type: 'string', default: DEFAULT_CONTROLLER_FLAGS.nodeMonitorPeriod },
+        'node-monitor-grace-period': { type: 'string', default: DEFAULT_CONTROLLER_FLAGS.nodeMonitorGracePeriod },
+        'node-startup-grace-period': { type: 'string', default: DEFAULT_CONTROLLER_FLAGS.nodeStartupGracePeriod },
+        'node-eviction-rate': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.nodeEvictionRate },
+        'secondary-node-eviction-rate': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.secondaryNodeEvictionRate },
+        'kube-api-qps': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.kubeApiQps, describe: 'both controllers, scenarios 1, 3, 4 and 5 (kube-controller-manager default)' },
+        'kube-api-burst': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.kubeApiBurst },
         'failure-kube-api-qps': { type: 'number', default: 100, describe: 'both controllers in scenario 2 (high, so API throttling does not dominate)' },
         'failure-kube-api-burst': { type: 'number', default: 200 },
         'realistic-etcd': { type: 'boolean', default: false, describe: "etcd fsyncs its WAL as in production (NLC_ETCD_FSYNC=1) instead of the default --unsafe-no-fsync; most telling with --scenario failure" },

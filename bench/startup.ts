@@ -26,7 +26,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanupAll, launchSynced, sleep, startFleet, withControlPlane, type BenchContext } from './lib/harness.js';
-import { benchParser, OURS_NODE_OPTIONS } from './lib/options.js';
+import { benchParser, DEFAULT_CONTROLLER_FLAGS, OURS_NODE_OPTIONS } from './lib/options.js';
 import { procUsage, UPSTREAM_CONTROLLERS, type SharedControllerFlags } from './lib/procs.js';
 import { median } from './lib/report.js';
 import { LIMITS_POD_MIX } from './scenarios/limits.js';
@@ -72,8 +72,8 @@ async function main(): Promise<number> {
       ours: { type: 'string', describe: "bundles of ours, comma-separated (default: the working tree's, built now)" },
       'first-minute': { type: 'boolean', default: false, describe: 'also read CPU and VmHWM 60 s after each spawn' },
       'cpu-profile': { type: 'boolean', default: false, describe: "write a V8 CPU profile of each start of ours (node --cpu-prof) into <work dir>/profiles; pass a tsc build's main.js to --ours for readable names" },
-      'kube-api-qps': { type: 'number', default: 20 },
-      'kube-api-burst': { type: 'number', default: 30 },
+      'kube-api-qps': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.kubeApiQps },
+      'kube-api-burst': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.kubeApiBurst },
       out: { type: 'string', describe: 'write every sample as JSON here' },
     })
     .parseAsync();
@@ -106,15 +106,7 @@ async function main(): Promise<number> {
     maxSimLagMs: 2000,
     log,
   });
-  const flags: SharedControllerFlags = {
-    nodeMonitorPeriod: '5s',
-    nodeMonitorGracePeriod: '20s',
-    nodeStartupGracePeriod: '1m',
-    nodeEvictionRate: 100,
-    secondaryNodeEvictionRate: 100,
-    kubeApiQps: argv['kube-api-qps'],
-    kubeApiBurst: argv['kube-api-burst'],
-  };
+  const flags: SharedControllerFlags = { ...DEFAULT_CONTROLLER_FLAGS, kubeApiQps: argv['kube-api-qps'], kubeApiBurst: argv['kube-api-burst'] };
   // Build names: `upstream`, then each bundle by its file name (its directory when names repeat).
   const names = bundles.map((b) => basename(b));
   const builds = [

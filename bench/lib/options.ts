@@ -3,13 +3,24 @@
  */
 import yargs, { type Argv } from 'yargs';
 import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
-import type { ControllerKind } from './procs.js';
+import type { ControllerKind, SharedControllerFlags } from './procs.js';
 
 /**
  * The node options ours runs with by default in the bench: the same V8 young-generation cap as the
  * image's ENTRYPOINT (Dockerfile, checked by test/unit/dockerfile.test.ts), so that the bench measures
  * what the chart deploys. Issue 18: Node 24 otherwise grows each semi-space to 64 MiB (128 MiB of RSS).
  */
+/** The controller flags bench/run.ts passes both controllers unless told otherwise (its option defaults). */
+export const DEFAULT_CONTROLLER_FLAGS: Readonly<SharedControllerFlags> = {
+  nodeMonitorPeriod: '5s',
+  nodeMonitorGracePeriod: '20s',
+  nodeStartupGracePeriod: '1m',
+  nodeEvictionRate: 100,
+  secondaryNodeEvictionRate: 100,
+  kubeApiQps: 20,
+  kubeApiBurst: 30,
+};
+
 export const OURS_NODE_OPTIONS = '--max-semi-space-size=16';
 
 /**
