@@ -25,7 +25,7 @@ import { runEviction } from './scenarios/eviction.js';
 import { runFailure } from './scenarios/failure.js';
 import { runScale } from './scenarios/scale.js';
 import { runSteady } from './scenarios/steady.js';
-import { benchParser, DEFAULT_CONTROLLER_FLAGS, DEFAULT_SCENARIOS, OURS_NODE_OPTIONS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, type Scenario } from './lib/options.js';
+import { benchParser, DEFAULT_CONTROLLER_FLAGS, DEFAULT_SCENARIOS, OURS_NODE_OPTIONS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, SCENARIOS, splitNodeOptions, type Scenario } from './lib/options.js';
 import { runLimits } from './scenarios/limits.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -250,7 +250,7 @@ async function main(): Promise<number> {
     oursMode: argv.ours,
     oursEntry,
     cpuProfile: argv['cpu-profile'],
-    oursNodeArgs: argv['ours-node-options'].split(/\s+/).filter((a) => a !== ''),
+    oursNodeArgs: splitNodeOptions(argv['ours-node-options']),
     maxSimLagMs,
     log,
   };

@@ -5,12 +5,17 @@
  * so every build sees the same API server, the same objects and the same load.
  *
  *   node --import tsx bench/startup.ts [--nodes 1000] [--pods-per-node 30] [--rounds 5]
- *     [--ours a.mjs,b.mjs] [--first-minute] [--cpu-profile] [--out FILE]
+ *     [--ours a.mjs,b.mjs] [--node-options "A;B"] [--first-minute] [--steady S] [--cpu-profile] [--out FILE]
  *
  * Each start: spawn → the synced log line (upstream's third `"Caches are synced"`, ours'
  * `caches synced`, as bench/run.ts reads them), the process's CPU seconds (user + sys, /proc) at that
  * line and its VmHWM; with `--first-minute`, also CPU and VmHWM 60 s after the spawn (the start-up
- * writes included). Then the process is stopped and the next one starts after a 5 s pause.
+ * writes included); with `--steady S`, also the CPU of the S seconds after that first minute, as
+ * s per minute (a steady-state A/B: every build on the same fleet in the same run). Then the process
+ * is stopped and the next one starts after a 5 s pause.
+ *
+ * `--node-options` gives ours' node options as `;`-separated variants (each space-separated; an
+ * empty variant is none), default the image's: every bundle runs once per variant and round.
  *
  * `--ours` takes bundles built elsewhere (e.g. `npm run build:bundle` at two commits), so a change's
  * start-up cost is measured against its parent in one run; without it, the working tree's bundle is
@@ -26,10 +31,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanupAll, launchSynced, sleep, startFleet, withControlPlane, type BenchContext } from './lib/harness.js';
-import { benchParser, DEFAULT_CONTROLLER_FLAGS, OURS_NODE_OPTIONS } from './lib/options.js';
+import { benchParser, DEFAULT_CONTROLLER_FLAGS, OURS_NODE_OPTIONS, splitNodeOptions } from './lib/options.js';
 import { procUsage, UPSTREAM_CONTROLLERS, type SharedControllerFlags } from './lib/procs.js';
 import { median } from './lib/report.js';
-import { LIMITS_POD_MIX } from './scenarios/limits.js';
+import { clearAdmissionTaints, LIMITS_POD_MIX } from './scenarios/limits.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -46,6 +51,8 @@ export interface StartSample {
   /** with --first-minute: CPU and VmHWM 60 s after the spawn */
   firstMinuteCpuS?: number;
   firstMinuteHwmMiB?: number;
+  /** with --steady: CPU over the steady window after the first minute, s per minute */
+  steadyCpuPerMin?: number;
 }
 
 /** Median and range of `xs`, as `m (lo–hi)` with `digits` decimals. Pure. */
@@ -71,6 +78,8 @@ async function main(): Promise<number> {
       rounds: { type: 'number', default: 5, describe: 'starts of each build' },
       ours: { type: 'string', describe: "bundles of ours, comma-separated (default: the working tree's, built now)" },
       'first-minute': { type: 'boolean', default: false, describe: 'also read CPU and VmHWM 60 s after each spawn' },
+      steady: { type: 'number', default: 0, describe: 'also read CPU over this many seconds after the first minute (s per minute); 0: not' },
+      'node-options': { type: 'string', default: OURS_NODE_OPTIONS, describe: "ours' node options: ';'-separated variants, each space-separated (default: the image's)" },
       'cpu-profile': { type: 'boolean', default: false, describe: "write a V8 CPU profile of each start of ours (node --cpu-prof) into <work dir>/profiles; pass a tsc build's main.js to --ours for readable names" },
       'kube-api-qps': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.kubeApiQps },
       'kube-api-burst': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.kubeApiBurst },
@@ -93,7 +102,7 @@ async function main(): Promise<number> {
     bundles = [copy];
   }
   const log = (m: string): void => void process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
-  const ctx = (entry: string): BenchContext => ({
+  const ctx = (entry: string, nodeArgs: string[] = splitNodeOptions(OURS_NODE_OPTIONS)): BenchContext => ({
     repoRoot: REPO,
     workDir,
     upstreamBinary,
@@ -102,16 +111,23 @@ async function main(): Promise<number> {
     oursMode: 'bundle',
     oursEntry: resolve(entry),
     cpuProfile: argv['cpu-profile'],
-    oursNodeArgs: OURS_NODE_OPTIONS.split(' '),
+    oursNodeArgs: nodeArgs,
     maxSimLagMs: 2000,
     log,
   });
   const flags: SharedControllerFlags = { ...DEFAULT_CONTROLLER_FLAGS, kubeApiQps: argv['kube-api-qps'], kubeApiBurst: argv['kube-api-burst'] };
-  // Build names: `upstream`, then each bundle by its file name (its directory when names repeat).
+  // Build names: `upstream`, then each bundle by its file name (its directory when names repeat),
+  // with its node options when there is more than one variant.
   const names = bundles.map((b) => basename(b));
+  const variants = argv['node-options'].split(';').map(splitNodeOptions);
   const builds = [
-    { name: 'upstream', kind: 'upstream' as const, entry: '' },
-    ...bundles.map((b, i) => ({ name: new Set(names).size === names.length ? (names[i] as string) : b, kind: 'ours' as const, entry: b })),
+    { name: 'upstream', kind: 'upstream' as const, entry: '', nodeArgs: [] as string[] },
+    ...bundles.flatMap((b, i) =>
+      variants.map((nodeArgs) => {
+        const bundle = new Set(names).size === names.length ? (names[i] as string) : b;
+        return { name: variants.length > 1 ? `${bundle} [${nodeArgs.join(' ') || 'no node options'}]` : bundle, kind: 'ours' as const, entry: b, nodeArgs };
+      }),
+    ),
   ];
   const samples: StartSample[] = [];
   const base = ctx(bundles[0] as string);
@@ -123,23 +139,30 @@ async function main(): Promise<number> {
       15_000,
     );
     try {
+      log(`  took the admission's not-ready:NoSchedule taint off ${await clearAdmissionTaints(env, fleet.nodeNames())} nodes (every start a failover's)`);
       for (let round = 0; round < argv.rounds; round++) {
         for (const b of rotation(builds, round)) {
-          const c = ctx(b.entry || (bundles[0] as string));
+          const c = ctx(b.entry || (bundles[0] as string), b.nodeArgs);
           const synced = await launchSynced(c, env, b.kind, flags, `r${round}-${b.name.replace(/[^\w.-]/g, '_')}`);
           const atSync = procUsage(synced.proc.pid);
           const s: StartSample = { build: b.name, round, syncS: synced.syncMs / 1000, cpuAtSyncS: atSync.cpuSeconds, hwmAtSyncMiB: atSync.hwmKiB / 1024 };
-          if (argv['first-minute']) {
+          if (argv['first-minute'] || argv.steady > 0) {
             await sleep(Math.max(0, synced.proc.startedAtMs + 60_000 - Date.now()));
             const u = procUsage(synced.proc.pid);
             s.firstMinuteCpuS = u.cpuSeconds;
             s.firstMinuteHwmMiB = u.hwmKiB / 1024;
+            if (argv.steady > 0) {
+              const t0 = Date.now();
+              await sleep(argv.steady * 1000);
+              s.steadyCpuPerMin = ((procUsage(synced.proc.pid).cpuSeconds - u.cpuSeconds) * 60_000) / (Date.now() - t0);
+            }
           }
           await synced.proc.stop();
           samples.push(s);
           log(
             `  round ${round + 1} ${b.name}: synced ${s.syncS.toFixed(2)} s, CPU ${s.cpuAtSyncS.toFixed(2)} s` +
               (s.firstMinuteCpuS !== undefined ? `, first minute CPU ${s.firstMinuteCpuS.toFixed(2)} s, VmHWM ${s.firstMinuteHwmMiB?.toFixed(0)} MiB` : '') +
+              (s.steadyCpuPerMin !== undefined ? `, steady CPU ${s.steadyCpuPerMin.toFixed(2)} s/min` : '') +
               `; load ${loadavg()[0]?.toFixed(2)}`,
           );
           await sleep(5_000);
@@ -150,13 +173,17 @@ async function main(): Promise<number> {
     }
   });
   const up = samples.filter((s) => s.build === 'upstream');
-  const rows: string[] = ['| build | spawn → synced (s) | CPU at synced (s) | VmHWM at synced (MiB) | first-minute CPU (s) | sync / upstream |', '|---|---|---|---|---|---|'];
+  const rows: string[] = [
+    '| build | spawn → synced (s) | CPU at synced (s) | VmHWM at synced (MiB) | first-minute CPU (s) | steady CPU (s/min) | sync / upstream |',
+    '|---|---|---|---|---|---|---|',
+  ];
   const upSync = median(up.map((s) => s.syncS)) ?? Number.NaN;
   for (const b of builds) {
     const mine = samples.filter((s) => s.build === b.name);
     const fm = mine.flatMap((s) => (s.firstMinuteCpuS !== undefined ? [s.firstMinuteCpuS] : []));
+    const steady = mine.flatMap((s) => (s.steadyCpuPerMin !== undefined ? [s.steadyCpuPerMin] : []));
     rows.push(
-      `| ${b.name} | ${summarize(mine.map((s) => s.syncS))} | ${summarize(mine.map((s) => s.cpuAtSyncS))} | ${summarize(mine.map((s) => s.hwmAtSyncMiB), 0)} | ${summarize(fm)} | ${((median(mine.map((s) => s.syncS)) ?? Number.NaN) / upSync).toFixed(2)}× |`,
+      `| ${b.name} | ${summarize(mine.map((s) => s.syncS))} | ${summarize(mine.map((s) => s.cpuAtSyncS))} | ${summarize(mine.map((s) => s.hwmAtSyncMiB), 0)} | ${summarize(fm)} | ${summarize(steady)} | ${((median(mine.map((s) => s.syncS)) ?? Number.NaN) / upSync).toFixed(2)}× |`,
     );
   }
   log(`logs${argv['cpu-profile'] ? ' and profiles' : ''} in ${workDir}`);

@@ -31,7 +31,7 @@ import { getRaw, loadKubeConfig, makeClients } from '../src/kube/client.js';
 import { frame, FrameReader, unwrapEnvelope } from '../src/kube/protobuf/envelope.js';
 import { decodeList, decodeWatchEvent } from '../src/kube/protobuf/views.js';
 import { toPod } from '../src/kube/objects.js';
-import { benchParser, OURS_NODE_OPTIONS } from './lib/options.js';
+import { benchParser, OURS_NODE_OPTIONS, splitNodeOptions } from './lib/options.js';
 import { median } from './lib/report.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
@@ -171,7 +171,7 @@ async function main(): Promise<number> {
     const cold: number[] = [];
     try {
       for (let i = 1; i <= argv.cold; i++) {
-        const outText = execFileSync(process.execPath, [...OURS_NODE_OPTIONS.split(' '), '--import', 'tsx', import.meta.filename, '--cold-child', file], { encoding: 'utf8' });
+        const outText = execFileSync(process.execPath, [...splitNodeOptions(OURS_NODE_OPTIONS), '--import', 'tsx', import.meta.filename, '--cold-child', file], { encoding: 'utf8' });
         const r = JSON.parse(outText.trim().split('\n').at(-1) ?? '{}') as { cpuMs: number; n: number };
         if (r.n !== n) throw new Error(`watch-protobuf-cold: decoded ${r.n} of ${n} pods`);
         cold.push(r.cpuMs);

@@ -23,6 +23,11 @@ export const DEFAULT_CONTROLLER_FLAGS: Readonly<SharedControllerFlags> = {
 
 export const OURS_NODE_OPTIONS = '--max-semi-space-size=16';
 
+/** Node options as given on a command line: space-separated words, empty ones dropped. Pure. */
+export function splitNodeOptions(options: string): string[] {
+  return options.split(/\s+/).filter((o) => o !== '');
+}
+
 /**
  * The scenarios, in issue 9's order, then issue 18's failure wave at the default API QPS, then
  * issue 29's limits scenario (5,000 nodes × 30 pods by default: hours, so never run unless asked).

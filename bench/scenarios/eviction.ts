@@ -4,7 +4,7 @@
  * second from the first taint write until the last pod is terminating, at the same `--kube-api-qps`
  * for both controllers.
  */
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1Taint } from '@kubernetes/client-node';
 import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { isConflict } from '../../src/kube/client.js';
 import { byVerb, countsToObject, diffCounts, scrapeRequestTotals, subtractBaseline, subtractKnown, withoutSimulatorOnly, type RequestCounts } from '../lib/apimetrics.js';
@@ -104,18 +104,30 @@ export interface EvictionRun {
  * @throws {Error} for any error but a conflict.
  */
 async function setBenchTaint(env: RunEnv, name: string, on = true): Promise<{ gets: number; patches: number }> {
+  return await editNodeTaints(env, name, (taints) => {
+    const others = taints.filter((t) => t.key !== BENCH_TAINT.key);
+    return on ? [...others, { ...BENCH_TAINT, timeAdded: new Date() }] : others;
+  });
+}
+
+/**
+ * Replaces node `name`'s taints with `edit(current)`, read-modify-write under the read's
+ * resourceVersion, again on a conflict. An unchanged list (same length) is not written.
+ * @returns the GETs and PATCHes it took.
+ * @throws {Error} for any API error but a conflict.
+ */
+export async function editNodeTaints(env: RunEnv, name: string, edit: (taints: V1Taint[]) => V1Taint[]): Promise<{ gets: number; patches: number }> {
   let gets = 0;
   let patches = 0;
   for (;;) {
     const node = await env.clients.core.readNode({ name });
     gets++;
-    const taints = (node.spec?.taints ?? []).filter((t) => t.key !== BENCH_TAINT.key);
+    const before = node.spec?.taints ?? [];
+    const taints = edit(before);
+    if (taints.length === before.length && taints.every((t, i) => t === before[i])) return { gets, patches };
     try {
       patches++;
-      await env.clients.core.patchNode(
-        { name, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints: on ? [...taints, { ...BENCH_TAINT, timeAdded: new Date() }] : taints } } },
-        MERGE_PATCH,
-      );
+      await env.clients.core.patchNode({ name, body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } } }, MERGE_PATCH);
       return { gets, patches };
     } catch (err) {
       if (!isConflict(err)) throw err;

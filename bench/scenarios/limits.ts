@@ -13,6 +13,9 @@
  * 5. a restart at the fast QPS (100): caches synced again, and the failure wave at that QPS.
  * After each fault the fleet is restored while the controller still runs (it takes its taints
  * off the revived nodes; the bench takes its own off), so the next step starts from a healthy fleet.
+ * Before the first start the bench takes the admission's `not-ready:NoSchedule` taint off every
+ * new node ({@link clearAdmissionTaints}), so no controller's first minute carries 1 write per node
+ * that the others' are spared.
  */
 import type { PodMix } from '@node-lifecycle-controller/sim/fleet';
 import { POD_KIND_LABEL } from '@node-lifecycle-controller/sim/fleet';
@@ -38,7 +41,7 @@ import { observeCluster } from '../lib/observe.js';
 import type { ControllerKind, SharedControllerFlags } from '../lib/procs.js';
 import { WatchLagMeter, withLeaseWriteHook } from '../lib/watchlag.js';
 import { orderOf } from '../lib/options.js';
-import { measureMassEviction, untaintNodes, type EvictionRun } from './eviction.js';
+import { editNodeTaints, measureMassEviction, untaintNodes, type EvictionRun } from './eviction.js';
 import { measureFailureWave, spreadPick, type FailureRun, type WaveSession } from './failure.js';
 import { memoryBreakdown } from './scale.js';
 
@@ -135,6 +138,27 @@ export interface LimitsResults {
 
 /** Node taints a node lifecycle controller puts on an unhealthy node; the fleet is healthy again once none is left. */
 const HEALTH_TAINTS = new Set(['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready']);
+
+/** The taint the API server's admission (TaintNodesByCondition) puts on every new node, until a node lifecycle controller sees it Ready. */
+const ADMISSION_TAINT = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
+
+/**
+ * Takes the admission's `not-ready:NoSchedule` taint off `names`, as the controller that ran the
+ * cluster before would have: on a fresh fleet the first controller started would otherwise make
+ * one write per node that every later start is spared, and its first minute would not compare
+ * with theirs. Every start measured is then a failover's. 16 nodes at a time.
+ * @returns how many nodes had it.
+ * @throws {Error} for any API error but a conflict.
+ */
+export async function clearAdmissionTaints(env: RunEnv, names: readonly string[]): Promise<number> {
+  let had = 0;
+  const one = async (name: string): Promise<void> => {
+    const r = await editNodeTaints(env, name, (taints) => taints.filter((t) => !(t.key === ADMISSION_TAINT.key && t.effect === ADMISSION_TAINT.effect)));
+    if (r.patches > 0) had++;
+  };
+  for (let i = 0; i < names.length; i += 16) await Promise.all(names.slice(i, i + 16).map(one));
+  return had;
+}
 
 /**
  * How many whole nodes carry `pods` pods at `podsPerNode` each, at most `available`. Pure.
@@ -332,6 +356,7 @@ export async function runLimits(ctx: BenchContext, o: LimitsOptions, onRun: (r: 
     );
     const observer = observeCluster(env.kc, { namespace: fleet.namespace, podKindLabel: POD_KIND_LABEL, onLeaseSeen: (name, renewMs, at) => watchLag.seen(name, renewMs, at) });
     try {
+      ctx.log(`  took the admission's not-ready:NoSchedule taint off ${await clearAdmissionTaints(env, fleet.nodeNames())} nodes (every start a failover's)`);
       await observer.synced;
       ctx.log(`  baseline (no controller) for ${o.baselineMs / 1000} s`);
       const baseline = await measureBaseline(env, o.baselineMs);

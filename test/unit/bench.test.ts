@@ -31,7 +31,7 @@ import { measureThrottleRate } from '../../bench/throttle-rate.js';
 import { nodesForPods, worseSim, type LimitsRun } from '../../bench/scenarios/limits.js';
 import { extrapolate, renderFit, type GoalExtrapolation, type SizedLimits } from '../../bench/limits-fit.js';
 import { linearFit } from '../../bench/lib/fit.js';
-import { DEFAULT_SCENARIOS, orderOf, parsePodMix, parseScaleSizes, parseScenarios } from '../../bench/lib/options.js';
+import { DEFAULT_SCENARIOS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, splitNodeOptions } from '../../bench/lib/options.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { inclusiveOwnTimes, origin, selfTimes } from '../../bench/profile-summary.js';
 import { pacedWallMs, VARIANTS } from '../../bench/write-cost.js';
@@ -937,5 +937,10 @@ describe('bench/startup.ts', () => {
     assert.equal(summarize([3, 1, 2]), '2.00 (1.00–3.00)');
     assert.equal(summarize([200.4, 210.6], 0), '206 (200–211)');
     assert.equal(summarize([]), '—');
+  });
+
+  test('splitNodeOptions splits node options as a shell would a plain word list; an empty variant is none', () => {
+    assert.deepEqual(splitNodeOptions('--max-semi-space-size=16  --single-threaded-gc '), ['--max-semi-space-size=16', '--single-threaded-gc']);
+    assert.deepEqual('--max-semi-space-size=16;'.split(';').map(splitNodeOptions), [['--max-semi-space-size=16'], []]);
   });
 });
