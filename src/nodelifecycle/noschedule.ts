@@ -78,6 +78,9 @@ export class NoScheduleTaintPass {
       const r = await this.#d.writes.swapNodeTaints(name, [], [], node, {
         conditionTaints: true,
         onConditionTaints: (added, removed) => (applied = { added, removed }),
+        // Behind status and NoExecute writes in the throttle (src/kube/throttle.ts `WritePriority`):
+        // later only; a NoExecute taint write carries these taints too (difference 12).
+        priority: 'noschedule-taint',
       });
       if (r === 'written') {
         this.#d.log.info(

@@ -26,7 +26,7 @@ import {
 import { readLease, readNode } from '../kube/reads.js';
 import { isUidMismatch, patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff } from '../kube/retry.js';
-import type { WriteScheduler } from '../kube/throttle.js';
+import type { WritePriority, WriteScheduler } from '../kube/throttle.js';
 import type { Clock } from '../util/clock.js';
 import { conditionTaintDiff, fencedTaintSwap } from './taints.js';
 
@@ -65,6 +65,11 @@ export interface SwapNodeTaintsOptions {
    * the all-zones stop is on.
    */
   noExecuteFence?: () => boolean;
+  /**
+   * The write's place in the throttle's order (src/kube/throttle.ts); default `'node'`. The
+   * NoSchedule pass passes `'noschedule-taint'`, which waits behind status and NoExecute writes.
+   */
+  priority?: WritePriority;
 }
 
 
@@ -143,7 +148,7 @@ export class NodeLifecycleWriter {
     opts: SwapNodeTaintsOptions = {},
   ): Promise<TaintWriteResult> {
     let fenced = false;
-    const r = await this.#nodeWrite(name, cached, UPDATE_TAINT_BACKOFF, async (node) => {
+    const r = await this.#nodeWrite(name, cached, UPDATE_TAINT_BACKOFF, opts.priority ?? 'node', async (node) => {
       const d = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
       if (d) opts.onConditionTaints?.(d.toAdd, d.toRemove);
       // The fence is read here, right before the patch, on every attempt: a stop that began while
@@ -181,7 +186,7 @@ export class NodeLifecycleWriter {
     compute: (node: Node) => NodeCondition[] | undefined,
   ): Promise<{ result: WriteResult; written?: NodeCondition[]; node?: Node }> {
     let written: NodeCondition[] | undefined;
-    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, async (node) => {
+    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, 'node', async (node) => {
       written = compute(node);
       if (!written) return undefined;
       const conditions = written.map(nodeConditionToWire);
@@ -259,7 +264,7 @@ export class NodeLifecycleWriter {
     cached: Node | undefined,
     compute: (node: Node) => Record<string, string> | undefined,
   ): Promise<WriteResult> {
-    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, async (node) => {
+    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, 'node', async (node) => {
       const labels = compute(node);
       if (!labels) return undefined;
       return this.#clients.core.patchNode({ name, body: { metadata: { resourceVersion: node.resourceVersion, labels } } }, MERGE);
@@ -272,12 +277,14 @@ export class NodeLifecycleWriter {
    * race each other into 409s), starting from the newest copy we know — the informer's, or the
    * one our own last patch returned, which is newer for the few milliseconds until the watch
    * delivers it — and, after a 409, from a fresh GET.
+   * @param priority the write's place in the throttle's order.
    * @param attempt returns the API's response to its patch, or `undefined` when nothing needs writing.
    */
   async #nodeWrite(
     name: string,
     cached: Node | undefined,
     backoff: Backoff,
+    priority: WritePriority,
     attempt: (node: Node) => Promise<unknown>,
   ): Promise<{ result: WriteResult; node?: Node }> {
     const prev = this.#locks.get(name) ?? Promise.resolve();
@@ -296,7 +303,7 @@ export class NodeLifecycleWriter {
           const node = hint ?? (await this.getNode(name));
           hint = undefined;
           if (!node) return { result: 'gone' as const };
-          const response = await this.#writes.schedule(() => attempt(node), 'node');
+          const response = await this.#writes.schedule(() => attempt(node), priority);
           if (response === undefined) return { result: 'unchanged' as const, node };
           const updated = toNode(response) ?? node;
           this.#latest.set(name, updated);

@@ -319,4 +319,16 @@ describe('NodeLifecycleWriter.swapNodeTaints reads the fence right before each p
     assert.equal(r, 'fenced');
     assert.deepEqual(patches, [[]]);
   });
+
+  describe('issue 29: the throttle order of node writes', () => {
+    test('a taint swap goes at node priority unless it asks for another; the NoSchedule pass asks for noschedule-taint', async () => {
+      const core = { patchNode: async () => wireNode([], '6') };
+      const priorities: (string | undefined)[] = [];
+      const writes: WriteScheduler = { schedule: (fn, priority) => (priorities.push(priority), fn()) };
+      const writer = new NodeLifecycleWriter({ core } as unknown as KubeClients, writes, new FakeClock(1_000_000));
+      await writer.swapNodeTaints('n1', [UNREACHABLE_TAINT_TEMPLATE], [NOT_READY_TAINT_TEMPLATE], cached([notReady], '5'));
+      await writer.swapNodeTaints('n2', [UNREACHABLE_TAINT_TEMPLATE], [], cached([notReady], '5'), { conditionTaints: true, priority: 'noschedule-taint' });
+      assert.deepEqual(priorities, ['node', 'noschedule-taint']);
+    });
+  });
 });

@@ -14,6 +14,8 @@ interface Call {
   kind: 'taints' | 'labels';
   name: string;
   conditionTaints?: boolean;
+  /** the throttle order asked for (issue 29: NoSchedule writes wait behind NoExecute ones) */
+  priority?: string;
   labels?: Record<string, string>;
 }
 
@@ -28,7 +30,7 @@ function build(nodes: Node[], syncing = new Set<string>()) {
     caches: { nodes: cache },
     writes: {
       swapNodeTaints: async (name, _add, _remove, cached, opts = {}) => {
-        calls.push({ kind: 'taints', name, conditionTaints: opts.conditionTaints === true });
+        calls.push({ kind: 'taints', name, conditionTaints: opts.conditionTaints === true, ...(opts.priority ? { priority: opts.priority } : {}) });
         if (cached) {
           const d = conditionTaintDiff(cached);
           opts.onConditionTaints?.(d.toAdd, d.toRemove);
@@ -52,7 +54,7 @@ describe('NoSchedule part through parts.ts', () => {
     t.after(() => w.part.stop());
     w.part.enqueue('n1');
     await settle(w.clock);
-    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true }]);
+    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
   });
 
   test('a node already in line (taint present, labels reconciled) gets no write', async (t) => {
@@ -81,7 +83,7 @@ describe('NoSchedule part through parts.ts', () => {
     w.syncing.delete('n1');
     w.part.healthSyncDone('n1');
     await settle(w.clock);
-    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true }]);
+    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
   });
 
   test('healthSyncDone of a node that was not deferred queues nothing', async (t) => {

@@ -131,6 +131,23 @@ describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.Ne
     assert.deepEqual(seen, ['event0', 'node3', 'node5', 'pod1', 'pod2', 'pod6', 'event4']);
     assert.deepEqual(times, [0, 100, 200, 300, 400, 500, 600]);
   });
+
+  test('NoSchedule condition-taint writes wait behind status and NoExecute writes queued after them, and go before pod writes (issue 29)', async () => {
+    // A wave's NoSchedule writes, queued first, must not hold back the NoExecute taints queued
+    // after them; they are only delayed (each still runs, before any pod write).
+    const order: WritePriority[] = ['pod', 'noschedule-taint', 'noschedule-taint', 'pod', 'node', 'node', 'event'];
+    const clock = new FakeClock();
+    const throttle = new ApiWriteThrottle({ qps: 10, burst: 1, clock });
+    const seen: string[] = [];
+    const jobs = order.map((p, i) => throttle.schedule(async () => void seen.push(`${p}${i}`), p));
+    while (seen.length < order.length) {
+      if (clock.pendingTimers > 0 && idle(throttle)) clock.advance(1);
+      else await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(jobs);
+    await throttle.stop();
+    assert.deepEqual(seen, ['pod0', 'node4', 'node5', 'noschedule-taint1', 'noschedule-taint2', 'pod3', 'event6']);
+  });
 });
 
 describe('ApiWriteThrottle eventBatch: Events paced a batch at a time (a deliberate difference that can only delay an Event)', () => {
