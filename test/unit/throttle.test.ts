@@ -32,6 +32,32 @@ describe('throttleSettings: --kube-api-qps / --kube-api-burst', () => {
 const idle = (t: ApiWriteThrottle): boolean => t.stats().admitted === 0 && t.stats().received === 0;
 
 /**
+ * Schedules one write per entry of `order` (at that priority) on a 10/s throttle with a bucket of
+ * 1, on a FakeClock, and advances the clock until all ran. @returns each write as `<priority><index>`
+ * in the order it ran, and when (ms after the start).
+ */
+async function admitOnEmptyBucket(order: readonly WritePriority[]): Promise<{ seen: string[]; times: number[] }> {
+  const clock = new FakeClock();
+  const t0 = clock.now();
+  const throttle = new ApiWriteThrottle({ qps: 10, burst: 1, clock });
+  const seen: string[] = [];
+  const times: number[] = [];
+  const jobs = order.map((p, i) =>
+    throttle.schedule(async () => {
+      seen.push(`${p}${i}`);
+      times.push(clock.now() - t0);
+    }, p),
+  );
+  while (seen.length < order.length) {
+    if (clock.pendingTimers > 0 && idle(throttle)) clock.advance(1);
+    else await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all(jobs);
+  await throttle.stop();
+  return { seen, times };
+}
+
+/**
  * Schedules `count` writes at once on a FakeClock throttle and drives the clock like an infinitely
  * fast machine: fake time moves (1 ms at a time) only while the throttle sleeps on it, never while
  * a write is still entering bottleneck's queue or already has its token and waits for bottleneck's
@@ -109,24 +135,7 @@ describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.Ne
   });
 
   test('node writes before pod writes before events while the bucket is empty, at the bucket rate', async () => {
-    const order: WritePriority[] = ['event', 'pod', 'pod', 'node', 'event', 'node', 'pod'];
-    const clock = new FakeClock();
-    const t0 = clock.now();
-    const throttle = new ApiWriteThrottle({ qps: 10, burst: 1, clock });
-    const seen: string[] = [];
-    const times: number[] = [];
-    const jobs = order.map((p, i) =>
-      throttle.schedule(async () => {
-        seen.push(`${p}${i}`);
-        times.push(clock.now() - t0);
-      }, p),
-    );
-    while (seen.length < order.length) {
-      if (clock.pendingTimers > 0 && idle(throttle)) clock.advance(1);
-      else await new Promise((r) => setImmediate(r));
-    }
-    await Promise.all(jobs);
-    await throttle.stop();
+    const { seen, times } = await admitOnEmptyBucket(['event', 'pod', 'pod', 'node', 'event', 'node', 'pod']);
     // The first write takes the only token; each later token goes to the first waiting write in priority order.
     assert.deepEqual(seen, ['event0', 'node3', 'node5', 'pod1', 'pod2', 'pod6', 'event4']);
     assert.deepEqual(times, [0, 100, 200, 300, 400, 500, 600]);
@@ -135,17 +144,7 @@ describe('ApiWriteThrottle admission is a token bucket (client-go flowcontrol.Ne
   test('NoSchedule condition-taint writes wait behind status and NoExecute writes queued after them, and go before pod writes (issue 29)', async () => {
     // A wave's NoSchedule writes, queued first, must not hold back the NoExecute taints queued
     // after them; they are only delayed (each still runs, before any pod write).
-    const order: WritePriority[] = ['pod', 'noschedule-taint', 'noschedule-taint', 'pod', 'node', 'node', 'event'];
-    const clock = new FakeClock();
-    const throttle = new ApiWriteThrottle({ qps: 10, burst: 1, clock });
-    const seen: string[] = [];
-    const jobs = order.map((p, i) => throttle.schedule(async () => void seen.push(`${p}${i}`), p));
-    while (seen.length < order.length) {
-      if (clock.pendingTimers > 0 && idle(throttle)) clock.advance(1);
-      else await new Promise((r) => setImmediate(r));
-    }
-    await Promise.all(jobs);
-    await throttle.stop();
+    const { seen } = await admitOnEmptyBucket(['pod', 'noschedule-taint', 'noschedule-taint', 'pod', 'node', 'node', 'event']);
     assert.deepEqual(seen, ['pod0', 'node4', 'node5', 'noschedule-taint1', 'noschedule-taint2', 'pod3', 'event6']);
   });
 });
