@@ -115,6 +115,7 @@ export class NodeLifecycleController {
         this.#pods.allZonesStopEnded(nowMs);
       },
       legacy: { evictOne: (zone, v) => this.#legacy.evictOne(zone, v), forgetEvictions: () => this.#legacy.forgetEvictions() },
+      noExecuteTaintDone: (name) => this.#noSchedule.enqueue(name),
     });
     const pods: PodQueue = { podMarkingHeld: () => this.#pods.podMarkingHeld(), queuePod: (key) => this.#pods.queuePod(key) };
     this.#legacy = new LegacyEviction(deps, { health, pods, zones: this.#zones });
@@ -125,7 +126,10 @@ export class NodeLifecycleController {
       allZonesStopped: () => this.#zones.allZonesStopped(),
       ...(deps.config.enableTaintManager ? {} : { processPod: (pod, h, ready) => legacy.processPod(pod, h, ready) }),
     });
-    this.#noSchedule = new NoScheduleTaintPass(deps, { healthSyncRunning: (name) => this.#monitor.isSyncing(name) });
+    this.#noSchedule = new NoScheduleTaintPass(deps, {
+      healthSyncRunning: (name) => this.#monitor.isSyncing(name),
+      noExecuteTaintPending: (node) => this.#zones.noExecuteTaintPending(node),
+    });
     this.#monitor = new NodeHealthMonitor(deps, {
       stopped,
       zones: this.#zones,

@@ -16,12 +16,20 @@ const LABEL_RECONCILE: readonly [primary: string, secondary: string][] = [
   ['kubernetes.io/arch', 'beta.kubernetes.io/arch'],
 ];
 
+/**
+ * The longest, in **milliseconds**, a condition-taint write waits for the node's coming NoExecute
+ * taint write, which carries the same taints (deliberate difference 13 in docs/node-lifecycle.md).
+ */
+export const NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS = 1000;
+
 /** The NoSchedule pass. Mirrors upstream's `nodeUpdateQueue` and its workers. */
 export class NoScheduleTaintPass {
   readonly #d: NoScheduleDeps;
   readonly #l: NoScheduleLinks;
   /** Nodes whose NoSchedule pass waits for their running health sync (see #doNoScheduleTaintingPass). */
   readonly #afterHealth = new Set<string>();
+  /** Nodes whose condition-taint write waits for their NoExecute taint write: since when, epoch ms. */
+  readonly #afterNoExecute = new Map<string, number>();
   readonly #queue: WorkQueue;
 
   /**
@@ -58,6 +66,8 @@ export class NoScheduleTaintPass {
 
   /** Mirrors `doNoScheduleTaintingPass` + `reconcileNodeLabels`. Throws to request a retry. */
   async #doNoScheduleTaintingPass(name: string): Promise<void> {
+    // Kept across a health-sync deferral, so that the wait's bound counts from its first pass.
+    const waitingSince = this.#afterNoExecute.get(name);
     if (this.#l.healthSyncRunning(name)) {
       // Our own status write's watch event often arrives before its response. Wait for the
       // health sync: the NoExecute taint it queues carries the condition taints in the same
@@ -65,12 +75,14 @@ export class NoScheduleTaintPass {
       this.#afterHealth.add(name);
       return;
     }
+    this.#afterNoExecute.delete(name);
     const node = this.#d.caches.nodes.get(name);
     // A node whose newest version could not be read gets no write (difference 24, unreadable.ts);
     // its readable version arrives as a node event, which queues it again.
     if (!node || newestUnreadable(this.#d.caches.nodes, name)) return;
     const cachedDiff = conditionTaintDiff(node);
     if (cachedDiff.toAdd.length > 0 || cachedDiff.toRemove.length > 0) {
+      if (this.#waitForNoExecute(node, waitingSince)) return;
       // The diff is recomputed on the copy the patch starts from (our own last write's response
       // when the cache lags): a cache-based diff would re-add a taint that write already added,
       // re-stamping its timeAdded in a second, useless patch.
@@ -98,5 +110,28 @@ export class NoScheduleTaintPass {
       return Object.keys(labels).length > 0 ? labels : undefined;
     };
     if (wanted(node)) await this.#d.writes.patchNodeLabels(name, node, wanted);
+  }
+
+  /**
+   * Deliberate difference 13 (only delays a NoSchedule taint, by at most
+   * {@link NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS}): while the node's NoExecute taint write is coming,
+   * its condition taints are left to that write. Our writes to one node run one after another
+   * (writer.ts), so a condition-taint write that took the node first, and waits in the throttle
+   * behind pod writes (`noschedule-taint` priority), held the NoExecute taint back with it: in a
+   * 17-node wave at 100/200 those nodes were the taint latency's tail (0.6–1.0 s, issue 29).
+   * The zone part re-queues the node when its taint attempt ends; the wait is re-queued here too,
+   * so a NoExecute taint that does not come (a 409 loop, a guard's hold) costs at most the bound.
+   * @param since when this node's wait began (epoch ms), if it was waiting already.
+   * @returns true when the write waits (the node is queued again).
+   */
+  #waitForNoExecute(node: Node, since: number | undefined): boolean {
+    if (!this.#l.noExecuteTaintPending(node)) return false;
+    const now = this.#d.clock.now();
+    const began = since ?? now;
+    const left = began + NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS - now;
+    if (left <= 0) return false;
+    this.#afterNoExecute.set(node.name, began);
+    this.#queue.addAfter(node.name, left);
+    return true;
   }
 }

@@ -352,6 +352,12 @@ export interface PodReadinessLinks {
 export interface NoScheduleLinks {
   /** True while the health part syncs the node (its status write may not be in the cache yet). */
   healthSyncRunning(name: string): boolean;
+  /**
+   * True while the zone part's NoExecute taint write of the node is coming: the node waits in (or
+   * is being written from) its zone's taint queue, and the zone's rate is above 0. That write
+   * carries the node's condition taints (deliberate difference 12). Always false in legacy mode.
+   */
+  noExecuteTaintPending(node: Node): boolean;
 }
 
 /** The other parts as the zone part (tainting.ts) sees them. */
@@ -363,6 +369,8 @@ export interface ZoneTaintingLinks {
   allZonesStopEnded(nowMs: number): void;
   /** Legacy eviction: drains the zone queues in legacy mode; forgets evictions on the all-zones stop. */
   legacy: LegacyEvictionForZones;
+  /** A NoExecute taint attempt of the node ended (written or not): the NoSchedule part re-checks it. */
+  noExecuteTaintDone(name: string): void;
 }
 
 /** The other parts as the legacy eviction part (legacyeviction.ts) sees them. */

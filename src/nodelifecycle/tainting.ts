@@ -224,6 +224,18 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     return this.#zoneQueues.get(zone)?.has(name) ?? false;
   }
 
+  /**
+   * Whether the node's NoExecute taint write is coming: taint mode, the node waits in its zone's
+   * queue or its write runs, and the zone's rate is above 0 (not paused, not in the all-zones
+   * stop). The NoSchedule part then leaves the condition taints to that write (noschedule.ts).
+   * O(log n) at most; never throws.
+   */
+  noExecuteTaintPending(node: Node): boolean {
+    if (!this.#cfg.enableTaintManager) return false;
+    const q = this.#zoneQueues.get(getZoneKey(node.labels));
+    return q !== undefined && q.qps > 0 && q.isPending(node.name);
+  }
+
   // ---------------------------------------------------------------------------------------------
   // NoExecute tainting (taint-based eviction): the health part's NodeReaction in taint mode.
   // ---------------------------------------------------------------------------------------------
@@ -376,7 +388,8 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
           .tryAsync(
             (v) => {
               this.#publishQueueLength(zone);
-              return this.#cfg.enableTaintManager ? this.#taintOne(zone, v) : this.#l.legacy.evictOne(zone, v);
+              if (!this.#cfg.enableTaintManager) return this.#l.legacy.evictOne(zone, v);
+              return this.#taintOne(zone, v).finally(() => this.#l.noExecuteTaintDone(v.value));
             },
             this.#cfg.enableTaintManager ? TAINT_WRITES_IN_FLIGHT : 1,
           )

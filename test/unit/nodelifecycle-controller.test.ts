@@ -591,3 +591,45 @@ describe('issue 18: node_collector_update_node_health_duration_seconds counts wh
     assert.equal(await count(w.metrics.updateNodeHealthDuration), names.length * passes);
   });
 });
+
+describe('issue 29: a dying node gets its NoSchedule and NoExecute taints in one write (differences 12 and 13)', () => {
+  const NO_EXECUTE = '+node.kubernetes.io/unreachable:NoExecute -node.kubernetes.io/not-ready:NoExecute';
+  const taints = (w: World, n: string): RecordedWrite[] => w.writes.filter((x) => x.kind === 'taint' && x.target === n);
+  const unknownAt = (w: World, n: string): number | undefined => w.writes.find((x) => x.kind === 'status' && x.target === n && x.detail === 'Unknown')?.atMs;
+  const carriesNoSchedule = (w: World, n: string): boolean =>
+    w.nodes.get(n)?.taints.some((x) => x.key === 'node.kubernetes.io/unreachable' && x.effect === 'NoSchedule') ?? false;
+
+  /** Zone a of 5 nodes, all alive for 20 s; then a-n0 and a-n1 die together (2 of 5: Normal). */
+  async function wave(t: TestContext, nodeEvictionRate: number): Promise<World> {
+    const w = started(t, { nodeEvictionRate }, (w) => {
+      for (const n of zoneNodes('a', 5)) w.addNode(n, 'a');
+    });
+    await w.run(20_000, 100);
+    w.alive.delete('a-n0');
+    w.alive.delete('a-n1');
+    await w.run(GRACE_MS + 25_000, 100);
+    return w;
+  }
+
+  test('with tokens to spare, each node gets one taint write, which carries the condition taints too', async (t) => {
+    const w = await wave(t, 100);
+    for (const n of ['a-n0', 'a-n1']) {
+      assert.deepEqual(taints(w, n).map((x) => x.detail), [NO_EXECUTE], `${n}: no separate NoSchedule write`);
+      assert.ok(carriesNoSchedule(w, n), `${n} carries unreachable:NoSchedule`);
+    }
+  });
+
+  test('a node still waiting for its token gets its condition taints on their own, at most 1 s after its Unknown write', async (t) => {
+    const w = await wave(t, 0.1); // one token per 10 s
+    for (const n of ['a-n0', 'a-n1']) {
+      const unknown = unknownAt(w, n);
+      assert.ok(unknown !== undefined, `${n} was marked Unknown`);
+      const [noSchedule, noExecute] = taints(w, n);
+      assert.equal(noSchedule?.detail, '', `${n}: the condition-taint write`);
+      const after = (noSchedule?.atMs ?? Infinity) - unknown;
+      assert.ok(after <= 1100, `${n}: no more than 1 s after the Unknown write (+${after} ms)`);
+      assert.equal(noExecute?.detail, NO_EXECUTE, `${n}: then its NoExecute taint, at the zone rate`);
+      assert.ok(carriesNoSchedule(w, n));
+    }
+  });
+});

@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node, Taint } from '../../src/kube/objects.js';
-import { NoScheduleTaintPass } from '../../src/nodelifecycle/noschedule.js';
+import { NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS, NoScheduleTaintPass } from '../../src/nodelifecycle/noschedule.js';
 import type { NoScheduleDeps } from '../../src/nodelifecycle/parts.js';
 import { conditionTaintDiff } from '../../src/nodelifecycle/taints.js';
 import { basics, MapStore, node, settle } from '../support/nodelifecycle-parts.js';
@@ -19,7 +19,7 @@ interface Call {
   labels?: Record<string, string>;
 }
 
-function build(nodes: Node[], syncing = new Set<string>()) {
+function build(nodes: Node[], syncing = new Set<string>(), noExecutePending = new Set<string>()) {
   const { clock, log } = basics();
   const cache = new MapStore<Node>();
   for (const n of nodes) cache.set(n);
@@ -44,8 +44,8 @@ function build(nodes: Node[], syncing = new Set<string>()) {
       },
     },
   };
-  const part = new NoScheduleTaintPass(deps, { healthSyncRunning: (name) => syncing.has(name) });
-  return { clock, part, calls, syncing };
+  const part = new NoScheduleTaintPass(deps, { healthSyncRunning: (name) => syncing.has(name), noExecuteTaintPending: (n) => noExecutePending.has(n.name) });
+  return { clock, cache, part, calls, syncing, noExecutePending };
 }
 
 describe('NoSchedule part through parts.ts', () => {
@@ -82,6 +82,44 @@ describe('NoSchedule part through parts.ts', () => {
     assert.deepEqual(w.calls, [], 'deferred while the health sync runs');
     w.syncing.delete('n1');
     w.part.healthSyncDone('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
+  });
+
+  test('difference 13: a condition-taint write leaves the taints to the coming NoExecute taint write of the node', async (t) => {
+    const w = build([node('n1', 'Unknown')], new Set(), new Set(['n1']));
+    t.after(() => w.part.stop());
+    w.part.enqueue('n1');
+    await settle(w.clock, 100);
+    assert.deepEqual(w.calls, [], 'no write while the NoExecute taint write is coming');
+    // That write carried the condition taints (difference 12); the zone part re-queues the node.
+    w.noExecutePending.delete('n1');
+    const unreachable: Taint[] = [
+      { key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' },
+      { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' },
+    ];
+    w.cache.set(node('n1', 'Unknown', { taints: unreachable }));
+    w.part.enqueue('n1');
+    await settle(w.clock, NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS);
+    assert.deepEqual(w.calls, [], 'one write per node, not two');
+  });
+
+  test('difference 13: the wait for a NoExecute taint write that does not come ends after its bound, counted from the first pass', async (t) => {
+    const w = build([node('n1', 'Unknown')], new Set(), new Set(['n1']));
+    t.after(() => w.part.stop());
+    w.part.enqueue('n1');
+    await settle(w.clock, NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS / 2);
+    w.part.enqueue('n1'); // a node event meanwhile does not restart the bound
+    await settle(w.clock, NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS / 2 - 1);
+    assert.deepEqual(w.calls, [], 'still waiting 1 ms before the bound');
+    await settle(w.clock, 1);
+    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
+  });
+
+  test('difference 13: without a coming NoExecute taint write the condition taints are written at once', async (t) => {
+    const w = build([node('n1', 'Unknown')]);
+    t.after(() => w.part.stop());
+    w.part.enqueue('n1');
     await settle(w.clock);
     assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
   });

@@ -56,6 +56,7 @@ function build(names: Record<string, string>, evictionGuards?: EvictionGuardsCon
     canSeeCluster: () => true,
   };
   let stopped = false;
+  const taintDone: string[] = [];
   const part = new ZoneTainting(deps, {
     stopped: () => stopped,
     health,
@@ -64,6 +65,7 @@ function build(names: Record<string, string>, evictionGuards?: EvictionGuardsCon
       evictOne: () => Promise.reject(new Error('legacy eviction is not used in taint mode')),
       forgetEvictions: () => void forgotten++,
     },
+    noExecuteTaintDone: (name) => taintDone.push(name),
   });
   const readyOf = (name: string) => ({ type: 'Ready', status: health.lastReady(name) ?? 'Unknown' });
   return {
@@ -76,6 +78,7 @@ function build(names: Record<string, string>, evictionGuards?: EvictionGuardsCon
     swaps,
     stopEnded,
     forgotten: () => forgotten,
+    taintDone,
     readyOf,
     stop: () => {
       stopped = true;
@@ -93,8 +96,11 @@ describe('zone part through parts.ts', () => {
     assert.equal(w.part.wouldAct(n1, w.readyOf('n1')), true);
     assert.equal(w.part.actSync(n1, w.readyOf('n1')), true, 'queuing needs no write');
     assert.equal(w.part.isQueued(ZONE, 'n1'), true);
+    assert.equal(w.part.noExecuteTaintPending(n1), true, 'the NoSchedule part leaves its condition taints to this write');
     await settle(w.clock);
     assert.deepEqual(w.swaps, [{ name: 'n1', add: [TAINT_NODE_NOT_READY], remove: [TAINT_NODE_UNREACHABLE] }]);
+    assert.equal(w.part.noExecuteTaintPending(n1), false, 'written: no longer pending');
+    assert.deepEqual(w.taintDone, ['n1'], 'the end of the attempt is handed on');
     assert.equal(await metricValue(w.deps.metrics.evictionsTotal, { zone: ZONE }), 1);
     assert.deepEqual(
       w.part.zoneViews().map((z) => [z.state, z.size, z.unhealthy, z.queueLength]),
@@ -132,6 +138,10 @@ describe('zone part through parts.ts', () => {
     t.after(w.stop);
     w.part.handleDisruption();
     assert.equal(w.part.allZonesStopped(), true);
+    const n1 = w.nodes.get('n1') as Node;
+    w.part.actSync(n1, w.readyOf('n1'));
+    assert.equal(w.part.isQueued(ZONE, 'n1'), true);
+    assert.equal(w.part.noExecuteTaintPending(n1), false, 'rate 0: no NoExecute taint write is coming, so no NoSchedule write waits for one');
     assert.equal(w.forgotten(), 1);
     assert.ok(w.events.reasons().includes('AllZonesDisrupted'));
     assert.equal(await metricValue(w.deps.metrics.zoneEvictionPaused, { zone: ZONE, reason: 'all-zones-fully-disrupted' }), 1);
