@@ -5,7 +5,8 @@
  *
  * - admission: the `--kube-api-qps` / `--kube-api-burst` token bucket (client-go's
  *   `flowcontrol.NewTokenBucketRateLimiter`, which `rest.Config` installs on every client): the
- *   project's token bucket for admission, bottleneck for the priority order (node, pod, event);
+ *   project's token bucket for admission, the priority order (node, pod, event) in its own heap
+ *   until a token is handed over, bottleneck for the in-flight cap;
  * - the fencing gate: refuses a write with {@link FencedError} once this process may no longer act
  *   (leader election supplies "am I still leader");
  * - `Retry-After`: a write answered 429 or 5xx with a `Retry-After` header is sent again after that
@@ -19,6 +20,7 @@
  */
 import Bottleneck from 'bottleneck';
 import { realClock, sleepUnlessAborted, type Clock } from '../util/clock.js';
+import { MinHeap } from '../util/heap.js';
 import { TokenBucket } from '../util/tokenbucket.js';
 import { apiStatusCode, runAfterThrottleWait } from './client.js';
 import { ApiException } from '@kubernetes/client-node';
@@ -98,6 +100,22 @@ export type WritePriority = 'node' | 'noschedule-taint' | 'pod' | 'event';
 
 /** bottleneck priorities (0 runs first, 9 last; 5 is its default). */
 const BOTTLENECK_PRIORITY: Readonly<Record<WritePriority, number>> = { node: 1, 'noschedule-taint': 2, pod: 5, event: 8 };
+
+/** A write held back from bottleneck until a token is handed over for it (see {@link ApiWriteThrottle}). */
+interface HeldWrite {
+  /** Its bottleneck priority (lower first). */
+  readonly rank: number;
+  /** Arrival order, first come first served within a rank. */
+  readonly seq: number;
+  /** Hands the write to bottleneck. */
+  submit(): void;
+  /** Rejects the write without running it (stop). */
+  drop(err: Error): void;
+}
+
+function heldBefore(a: HeldWrite, b: HeldWrite): boolean {
+  return a.rank < b.rank || (a.rank === b.rank && a.seq < b.seq);
+}
 
 /** Anything that can run a write under the throttle and the fencing gate (tests pass a stub). */
 export interface WriteScheduler {
@@ -183,11 +201,11 @@ export interface ApiWriteThrottleStats {
  * second; callers wait for a token). The bucket is the project's one token bucket
  * (src/util/tokenbucket.ts, {@link TokenBucket.reserve}, as `rate.Limiter.Wait` uses it).
  *
- * How a write is admitted: bottleneck keeps the waiting writes in priority order and caps the
- * writes in flight (`maxInFlight`), as before; its reservoir (no heartbeat, no refill of its own)
+ * How a write is admitted: the waiting writes are kept in priority order, and bottleneck caps the
+ * writes in flight (`maxInFlight`); bottleneck's reservoir (no heartbeat, no refill of its own)
  * is fed from the token bucket, one taken token per write that is waiting and has a free slot. When
  * the bucket is empty the feeder reserves the next token and sleeps on the injected clock until it
- * is due; only then does bottleneck hand it to whichever write is first in priority order. The
+ * is due; only then is it handed, with the write first in priority order, to bottleneck. The
  * admitted rate over any window of T seconds is therefore at most `burst + qps × T` and, while
  * writes wait, at least `qps × T − 1`, or `qps × T − eventBatch` while only Events wait (unit
  * tests: test/unit/throttle.test.ts).
@@ -196,6 +214,16 @@ export interface ApiWriteThrottleStats {
  * tokens are due and hands them over together: one wake of this process per N Events instead of
  * one per Event. Each Event still takes its own token, no sooner than one by one, so the bound
  * above holds; an Event starts up to N tokens later. A node or pod write ends such a wait.
+ *
+ * Writes wait in this class's own priority heap, not in bottleneck's queue, until a token is handed
+ * over for them: one write, first in priority order, per token (with the bucket off, one per free
+ * in-flight slot). Workaround for bottleneck 2.19.5's submit step: each `schedule` call passes a
+ * lock (`_submitLock`) one at a time, and inside it `LocalDatastore.__submit__` and the drain that
+ * follows each yield a `setTimeout(0)` turn, so a burst of N writes reaches bottleneck's priority
+ * queues only after N or more timer turns, and a node write submitted behind them waits that long
+ * whatever its priority: in a failure wave at 100/200 (24 pod marks per node) node status and taint
+ * writes waited 200–340 ms with 28 writes still in that step and 15 tokens unused (issue 29).
+ * Bottleneck still keeps the in-flight cap and orders the few writes handed over at once.
  *
  * Why not bottleneck's own refill: `reservoirIncreaseInterval` runs on a 250 ms `setInterval`
  * heartbeat that sets `_lastReservoirIncrease = now` and compares with `>=`, so a late beat drops
@@ -234,6 +262,11 @@ export class ApiWriteThrottle implements WriteScheduler {
   #batchWait: AbortController | undefined;
   /** Tokens in bottleneck's reservoir that no write has taken yet. */
   #granted = 0;
+  /** Writes waiting for a token, in priority order; only {@link #handOver} passes them to bottleneck. */
+  readonly #held = new MinHeap<HeldWrite>(heldBefore);
+  #heldSeq = 0;
+  /** Writes handed to bottleneck whose function has not started. */
+  #handedOver = 0;
   #feeding = false;
   readonly #clock: Clock;
   readonly #maxRetryAfterRetries: number;
@@ -326,6 +359,22 @@ export class ApiWriteThrottle implements WriteScheduler {
       }
       this.#granted += n;
       await this.#limiter.incrementReservoir(n);
+      this.#handOver();
+    }
+  }
+
+  /**
+   * Hands the first held writes in priority order to bottleneck: as many as there are tokens in its
+   * reservoir not yet claimed by a handed-over write (with the bucket off, as many as there are free
+   * in-flight slots), so bottleneck's submit step never holds more than that.
+   */
+  #handOver(): void {
+    const room = (this.#bucket ? this.#granted : this.#maxInFlight - this.#running) - this.#handedOver;
+    for (let i = 0; i < room; i++) {
+      const write = this.#held.pop();
+      if (!write) return;
+      this.#handedOver++;
+      write.submit();
     }
   }
 
@@ -367,6 +416,7 @@ export class ApiWriteThrottle implements WriteScheduler {
     let started = false;
     const run = async (): Promise<T> => {
       started = true;
+      this.#handedOver--;
       this.#waiting--;
       if (priority !== 'event') this.#waitingUrgent--;
       if (this.#bucket) this.#granted--;
@@ -384,8 +434,9 @@ export class ApiWriteThrottle implements WriteScheduler {
         return await runAfterThrottleWait(Math.max(0, this.#clock.now() - queuedAt) / 1000, fn);
       } finally {
         this.#running--;
-        // A freed slot may let a waiting write take a token.
+        // A freed slot may let a waiting write take a token (or, with the bucket off, be handed over).
         this.#wakeFeeder();
+        if (!this.#bucket) this.#handOver();
       }
     };
     this.#waiting++;
@@ -394,7 +445,16 @@ export class ApiWriteThrottle implements WriteScheduler {
       // A node or pod write never waits for an Event batch: the feeder goes back to one token at a time.
       this.#batchWait?.abort();
     }
-    const done = this.#limiter.schedule({ priority: BOTTLENECK_PRIORITY[priority] }, run);
+    const rank = BOTTLENECK_PRIORITY[priority];
+    const done = new Promise<T>((resolve, reject) => {
+      const write: HeldWrite = { rank, seq: this.#heldSeq++, submit: () => void this.#limiter.schedule({ priority: rank }, run).then(resolve, reject), drop: reject };
+      // Once stopped nothing is handed over any more: bottleneck rejects the write at once.
+      if (this.#stopping.signal.aborted) {
+        this.#handedOver++;
+        write.submit();
+      } else this.#held.push(write);
+    });
+    this.#handOver();
     this.#wakeFeeder();
     try {
       return await done;
@@ -434,6 +494,7 @@ export class ApiWriteThrottle implements WriteScheduler {
    */
   async stop(): Promise<void> {
     this.#stopping.abort();
+    for (let write = this.#held.pop(); write; write = this.#held.pop()) write.drop(new Error('throttle stopped'));
     await this.#limiter.stop({ dropWaitingJobs: true });
   }
 }
