@@ -49,7 +49,7 @@ function build(nodes: Node[], syncing = new Set<string>(), noExecutePending = ne
 }
 
 describe('NoSchedule part through parts.ts', () => {
-  test('a NotReady node without its condition taint gets one condition-taint write', async (t) => {
+  test('a NotReady node without its condition taint (and no NoExecute taint write coming) gets one condition-taint write at once', async (t) => {
     const w = build([node('n1', 'False')]);
     t.after(() => w.part.stop());
     w.part.enqueue('n1');
@@ -113,14 +113,6 @@ describe('NoSchedule part through parts.ts', () => {
     await settle(w.clock, NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS / 2 - 1);
     assert.deepEqual(w.calls, [], 'still waiting 1 ms before the bound');
     await settle(w.clock, 1);
-    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
-  });
-
-  test('difference 13: without a coming NoExecute taint write the condition taints are written at once', async (t) => {
-    const w = build([node('n1', 'Unknown')]);
-    t.after(() => w.part.stop());
-    w.part.enqueue('n1');
-    await settle(w.clock);
     assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
   });
 
