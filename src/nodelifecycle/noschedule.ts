@@ -117,8 +117,10 @@ export class NoScheduleTaintPass {
    * {@link NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS}): while the node's NoExecute taint write is coming,
    * its condition taints are left to that write. Our writes to one node run one after another
    * (writer.ts), so a condition-taint write that took the node first, and waits in the throttle
-   * behind pod writes (`noschedule-taint` priority), held the NoExecute taint back with it: in a
-   * 17-node wave at 100/200 those nodes were the taint latency's tail (0.6–1.0 s, issue 29).
+   * behind other nodes' status and NoExecute writes (`noschedule-taint` priority), holds the
+   * NoExecute taint back with it, and costs a write the NoExecute patch makes anyway: in a 17-node
+   * wave at 100/200 those nodes were the taint latency's tail (0.6–1.0 s, issue 29, measured
+   * while bottleneck's submit step still queued them behind pod writes too).
    * The zone part re-queues the node when its taint attempt ends; the wait is re-queued here too,
    * so a NoExecute taint that does not come (a 409 loop, a guard's hold) costs at most the bound.
    * @param since when this node's wait began (epoch ms), if it was waiting already.

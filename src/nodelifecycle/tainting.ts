@@ -228,7 +228,7 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
    * Whether the node's NoExecute taint write is coming: taint mode, the node waits in its zone's
    * queue or its write runs, and the zone's rate is above 0 (not paused, not in the all-zones
    * stop). The NoSchedule part then leaves the condition taints to that write (noschedule.ts).
-   * O(log n) at most; never throws.
+   * O(1); never throws.
    */
   noExecuteTaintPending(node: Node): boolean {
     if (!this.#cfg.enableTaintManager) return false;
