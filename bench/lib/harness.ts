@@ -11,7 +11,7 @@ import { loadKubeConfig, makeClients, type KubeClients } from '../../src/kube/cl
 import { Fleet, POD_KIND_LABEL, type PodMix, type FleetStats } from '@node-lifecycle-controller/sim/fleet';
 import { startPrivateControlPlane, freePorts, type PrivateControlPlane } from './controlplane.js';
 import { scrapeRequestTotals, diffCounts, subtractBaseline, totalWrites, withoutSimulatorOnly, type RequestCounts } from './apimetrics.js';
-import { ControllerProcess, procUsage, threadCpuPerMinute, threadCpuSeconds, type ControllerKind, type ControllerLaunch, type OursMode, type ProcUsage, type SharedControllerFlags, type UpstreamVersion } from './procs.js';
+import { ControllerProcess, primeCompileCache, procUsage, threadCpuPerMinute, threadCpuSeconds, type ControllerKind, type ControllerLaunch, type OursMode, type ProcUsage, type SharedControllerFlags, type UpstreamVersion } from './procs.js';
 import { percentile } from '@node-lifecycle-controller/sim/schedule';
 import { observeCluster, type ClusterObserver } from './observe.js';
 import { WatchLagMeter, withLeaseWriteHook } from './watchlag.js';
@@ -34,6 +34,24 @@ export interface BenchContext {
   maxSimLagMs: number;
   /** progress lines to the terminal */
   log: (msg: string) => void;
+}
+
+/** Bundles (entry and node options) whose compile cache this bench process has primed. */
+const primed = new Set<string>();
+
+/**
+ * The `NODE_COMPILE_CACHE` directory of ours' bundle in `ctx.workDir`, primed once per bundle and
+ * node options as the image's build primes it ({@link primeCompileCache}).
+ * @throws {Error} when the bundle does not answer `--version`.
+ */
+function compileCacheFor(ctx: BenchContext): string {
+  const dir = join(ctx.workDir, 'compile-cache');
+  const key = JSON.stringify([ctx.oursEntry, ctx.oursNodeArgs]);
+  if (!primed.has(key)) {
+    primeCompileCache(process.execPath, ctx.oursEntry, ctx.oursNodeArgs, dir);
+    primed.add(key);
+  }
+  return dir;
 }
 
 /**
@@ -238,6 +256,8 @@ export async function launchSynced(
     ...(opts.oursArgs ? { oursArgs: opts.oursArgs } : {}),
     ...(ctx.oursNodeArgs.length > 0 ? { oursNodeArgs: ctx.oursNodeArgs } : {}),
   };
+  // The image ships the bundle with its V8 code cache built in (Dockerfile): so does the bench.
+  if (kind === 'ours' && ctx.oursMode === 'bundle') launch.oursCompileCache = compileCacheFor(ctx);
   const proc = new ControllerProcess(launch, join(ctx.workDir, `${tag}-${kind}.log`), ctx.repoRoot);
   const stop = (): Promise<void> => proc.stop();
   cleanups.add(stop);

@@ -2,7 +2,7 @@
  * Controller processes under test: how to launch upstream kube-controller-manager (1.37.2, or 1.20.2)
  * and ours with the same flags, their log lines as they arrive, and their CPU and memory from /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, readdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -73,14 +73,16 @@ export interface ControllerLaunch {
   oursArgs?: readonly string[];
   /** ours: extra `node` options before the entry script (e.g. `--max-old-space-size=256`) */
   oursNodeArgs?: readonly string[];
+  /** ours: `NODE_COMPILE_CACHE`, as the image sets it; primed first by {@link primeCompileCache} */
+  oursCompileCache?: string;
 }
 
 /**
  * The command line for a launch. Pure.
- * @returns the executable and its arguments.
+ * @returns the executable, its arguments and the environment variables it adds (ours' `NODE_COMPILE_CACHE`).
  * Upstream flags follow the peer set-up of issue 9 and local-control-plane.md ("Upstream as a peer").
  */
-export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): { command: string; args: string[] } {
+export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): { command: string; args: string[]; env: Record<string, string> } {
   const f = l.flags;
   const shared = [
     `--kubeconfig=${l.kubeconfig}`,
@@ -96,7 +98,7 @@ export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): 
   if (l.kind === 'upstream') {
     // No serving: `--secure-port=0`; 1.20 also serves insecurely unless `--port=0` (removed in 1.24).
     const serving = l.upstreamVersion === '1.20' ? ['--port=0', '--secure-port=0'] : ['--secure-port=0'];
-    return { command: l.upstreamBinary, args: [...shared, `--controllers=${l.upstreamControllers}`, ...serving] };
+    return { command: l.upstreamBinary, args: [...shared, `--controllers=${l.upstreamControllers}`, ...serving], env: {} };
   }
   const node = [
     ...(l.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${l.cpuProfDir}`] : []),
@@ -117,7 +119,22 @@ export function controllerCommand(l: ControllerLaunch, nodeExecutable: string): 
       '--log-format=json',
       ...(l.oursArgs ?? []),
     ],
+    env: l.oursCompileCache !== undefined ? { NODE_COMPILE_CACHE: l.oursCompileCache } : {},
   };
+}
+
+/**
+ * Writes the V8 code cache of ours' bundle into `dir`, as the image's build does (the Dockerfile's
+ * runtime-stage `RUN`: the ENTRYPOINT's node and flags on the bundle, `--version`, with
+ * `NODE_COMPILE_CACHE` set), so that the bench's first start of the bundle finds it, as a Pod's first
+ * start in the image does. The cache holds what V8 compiles when it loads the bundle, which does not
+ * depend on the subcommand. Mirrors no upstream code.
+ * @param nodeExecutable the node binary that will run the bundle (its version names the cache's subdirectory).
+ * @param nodeArgs the node options it will run with.
+ * @throws {Error} when the bundle does not answer `--version`.
+ */
+export function primeCompileCache(nodeExecutable: string, entry: string, nodeArgs: readonly string[], dir: string): void {
+  execFileSync(nodeExecutable, [...nodeArgs, entry, '--version'], { env: { ...process.env, NODE_COMPILE_CACHE: dir }, stdio: 'ignore' });
 }
 
 /** CPU and memory of one process. */
@@ -239,9 +256,10 @@ export class ControllerProcess {
    * @throws {Error} when the process cannot be spawned.
    */
   constructor(launch: ControllerLaunch | RawControllerLaunch, logFile: string, cwd: string) {
-    const { command, args } = 'command' in launch ? launch : controllerCommand(launch, process.execPath);
+    const { command, args, env: added } = 'command' in launch ? { ...launch, env: {} } : controllerCommand(launch, process.execPath);
     const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NLC_') && k !== 'KUBECONFIG') env[k] = v;
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('NLC_') && k !== 'KUBECONFIG' && k !== 'NODE_COMPILE_CACHE') env[k] = v;
+    Object.assign(env, added);
     this.kind = launch.kind;
     this.startedAtMs = Date.now();
     this.#child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -167,6 +167,26 @@ describe('bench /proc parsing and launch commands', () => {
     assert.equal(gated.args.at(-1), '--feature-gates=PodDisruptionConditions=false');
     assert.ok(!controllerCommand({ ...launch, oursArgs: ['--feature-gates=PodDisruptionConditions=false'] }, '/node').args.some((a) => a.startsWith('--feature-gates')));
   });
+
+  test("ours' bundle gets the image's NODE_COMPILE_CACHE; upstream and a launch without one get no environment", () => {
+    const launch: ControllerLaunch = {
+      kind: 'ours',
+      kubeconfig: '/k',
+      flags: { nodeMonitorPeriod: '5s', nodeMonitorGracePeriod: '20s', nodeStartupGracePeriod: '1m', nodeEvictionRate: 100, secondaryNodeEvictionRate: 50, kubeApiQps: 20, kubeApiBurst: 30 },
+      upstreamBinary: '/bin/kcm',
+      upstreamControllers: UPSTREAM_CONTROLLERS['1.37'],
+      upstreamVersion: '1.37',
+      oursMode: 'bundle',
+      oursEntry: '/b/node-lifecycle-controller.mjs',
+      metricsPort: 9999,
+      logLevel: 'info',
+      oursCompileCache: '/w/compile-cache',
+    };
+    assert.deepEqual(controllerCommand(launch, '/node').env, { NODE_COMPILE_CACHE: '/w/compile-cache' });
+    assert.deepEqual(controllerCommand({ ...launch, kind: 'upstream' }, '/node').env, {});
+    const { oursCompileCache: _unused, ...withoutCache } = launch;
+    assert.deepEqual(controllerCommand(withoutCache, '/node').env, {});
+  });
 });
 
 const node = (name: string, ready: string, hb: number | undefined, taints: Node['taints'] = []): Node => ({

@@ -177,8 +177,16 @@ describe('Dockerfile', () => {
     }
   });
 
-  test('no shell in the runtime stage: no RUN; ENTRYPOINT is distroless node with its flags on the bundle, so Pod args are flags', () => {
-    assert.equal(ops(runtime, 'RUN').length, 0, 'distroless has no shell');
+  test('no shell in the runtime stage: one exec-form RUN, which primes the compile cache; ENTRYPOINT is distroless node with its flags on the bundle, so Pod args are flags', () => {
+    // distroless has no shell: the one RUN is exec form, the ENTRYPOINT's own node and flags on the
+    // bundle with --version, after USER (node files the cache under the uid), into NODE_COMPILE_CACHE.
+    const runs = ops(runtime, 'RUN');
+    assert.equal(runs.length, 1, 'only the compile-cache RUN');
+    assert.deepEqual(execForm(runs[0]), [...execForm(ops(runtime, 'ENTRYPOINT').at(-1)), '--version']);
+    const user = ops(runtime, 'USER').at(-1);
+    assert.ok(user !== undefined && runs[0] !== undefined && user.line < runs[0].line, 'the RUN comes after USER 65532:65532');
+    const cacheDir = /\bNODE_COMPILE_CACHE=(\S+)/.exec(ops(runtime, 'ENV').map((e) => e.args).join(' '))?.[1];
+    assert.ok(cacheDir?.startsWith('/home/nonroot/'), `NODE_COMPILE_CACHE under the nonroot user's home (0700, its own), got ${cacheDir}`);
     // The V8 young-generation cap is the one node option; the bench runs ours with the same.
     const entrypoint = execForm(ops(runtime, 'ENTRYPOINT').at(-1));
     assert.deepEqual(entrypoint, ['/nodejs/bin/node', OURS_NODE_OPTIONS, basename(bundleOut)]);
@@ -201,6 +209,27 @@ describe('Dockerfile', () => {
       assert.equal(r.stdout, `node-lifecycle-controller v${pkg.version}\n`);
       // A misspelt node flag would stop the container before the program starts.
       assert.equal(r.stderr, '');
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  });
+
+  test("the RUN's cache is the one the ENTRYPOINT's start reads: V8 accepts it and node writes nothing more", () => {
+    const build = spawnSync('npm', ['run', '-s', 'build:bundle'], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(build.status, 0, build.stderr);
+    const app = mkdtempSync(join(tmpdir(), 'nlc-image-app-'));
+    try {
+      copyFileSync(join(ROOT, bundleOut), join(app, basename(bundleOut)));
+      const env = { PATH: '', NODE_ENV: 'production', NODE_COMPILE_CACHE: join(app, 'compile-cache') };
+      const [, ...primeArgs] = execForm(ops(runtime, 'RUN')[0]);
+      const prime = spawnSync(process.execPath, primeArgs, { cwd: app, encoding: 'utf8', env });
+      assert.equal(prime.status, 0, prime.stderr);
+      const [, ...args] = execForm(ops(runtime, 'ENTRYPOINT').at(-1));
+      // NODE_DEBUG_NATIVE=COMPILE_CACHE: node's own account of the cache, on stderr.
+      const start = spawnSync(process.execPath, [...args, '--version'], { cwd: app, encoding: 'utf8', env: { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' } });
+      assert.equal(start.status, 0, start.stderr);
+      assert.match(start.stderr, new RegExp(`V8 code cache for ESM \\S*${basename(bundleOut).replace(/\./g, '\\.')} was accepted`));
+      assert.match(start.stderr, /skip persisting ESM \S+ because cache was the same/);
     } finally {
       rmSync(app, { recursive: true, force: true });
     }
