@@ -62,7 +62,7 @@ COPY --from=build /app/LICENSE ./LICENSE
 USER 65532:65532
 # The bundle's V8 code cache, built into the image: V8 compiles the 3.6 MB bundle before any of it
 # runs, so only a cache that exists before node starts spares a Pod's start that compile (measured:
-# bench/startup.ts at 501 x 30, CPU to caches synced 1.67 -> 1.40 s; bench/README.md, 2026-12-03).
+# bench/startup.ts at 501 x 30, CPU to caches synced 1.82 -> 1.65 s; bench/README.md, 2026-12-03).
 # Exec form, so distroless needs no shell; the ENTRYPOINT's node and flags, as the image's user,
 # because node files the cache under its version, architecture and uid (another runAsUser, or a
 # cache V8 rejects, is a cold start as before: node leaves the read-only root filesystem alone).

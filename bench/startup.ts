@@ -5,7 +5,8 @@
  * so every build sees the same API server, the same objects and the same load.
  *
  *   node --import tsx bench/startup.ts [--nodes 1000] [--pods-per-node 30] [--rounds 5]
- *     [--ours a.mjs,b.mjs] [--node-options "A;B"] [--first-minute] [--steady S] [--cpu-profile] [--out FILE]
+ *     [--ours a.mjs,b.mjs] [--node-options "A;B"] [--compile-cache on|off|both] [--first-minute] [--steady S]
+ *     [--cpu-profile] [--out FILE]
  *
  * Each start: spawn → the synced log line (upstream's third `"Caches are synced"`, ours'
  * `caches synced`, as bench/run.ts reads them), the process's CPU seconds (user + sys, /proc) at that
@@ -16,6 +17,9 @@
  *
  * `--node-options` gives ours' node options as `;`-separated variants (each space-separated; an
  * empty variant is none), default the image's: every bundle runs once per variant and round.
+ * `--compile-cache` (default `on`, as the image ships it: bench/lib/harness.ts primes the bundle's V8
+ * code cache and passes `NODE_COMPILE_CACHE`) with `off` runs the bundle without it and with `both`
+ * runs each variant both ways.
  *
  * `--ours` takes bundles built elsewhere (e.g. `npm run build:bundle` at two commits), so a change's
  * start-up cost is measured against its parent in one run; without it, the working tree's bundle is
@@ -80,6 +84,12 @@ async function main(): Promise<number> {
       'first-minute': { type: 'boolean', default: false, describe: 'also read CPU and VmHWM 60 s after each spawn' },
       steady: { type: 'number', default: 0, describe: 'also read CPU over this many seconds after the first minute (s per minute); 0: not' },
       'node-options': { type: 'string', default: OURS_NODE_OPTIONS, describe: "ours' node options: ';'-separated variants, each space-separated (default: the image's)" },
+      'compile-cache': {
+        type: 'string',
+        choices: ['on', 'off', 'both'] as const,
+        default: 'on' as const,
+        describe: "ours' bundle with the image's V8 code cache (on), without it (off), or each start both ways (an A/B)",
+      },
       'cpu-profile': { type: 'boolean', default: false, describe: "write a V8 CPU profile of each start of ours (node --cpu-prof) into <work dir>/profiles; pass a tsc build's main.js to --ours for readable names" },
       'kube-api-qps': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.kubeApiQps },
       'kube-api-burst': { type: 'number', default: DEFAULT_CONTROLLER_FLAGS.kubeApiBurst },
@@ -102,7 +112,7 @@ async function main(): Promise<number> {
     bundles = [copy];
   }
   const log = (m: string): void => void process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
-  const ctx = (entry: string, nodeArgs: string[] = splitNodeOptions(OURS_NODE_OPTIONS)): BenchContext => ({
+  const ctx = (entry: string, nodeArgs: string[] = splitNodeOptions(OURS_NODE_OPTIONS), coldCompile = false): BenchContext => ({
     repoRoot: REPO,
     workDir,
     upstreamBinary,
@@ -112,6 +122,7 @@ async function main(): Promise<number> {
     oursEntry: resolve(entry),
     cpuProfile: argv['cpu-profile'],
     oursNodeArgs: nodeArgs,
+    oursColdCompile: coldCompile,
     maxSimLagMs: 2000,
     log,
   });
@@ -120,13 +131,18 @@ async function main(): Promise<number> {
   // with its node options when there is more than one variant.
   const names = bundles.map((b) => basename(b));
   const variants = argv['node-options'].split(';').map(splitNodeOptions);
+  const caches = argv['compile-cache'] === 'both' ? [false, true] : [argv['compile-cache'] === 'off'];
   const builds = [
-    { name: 'upstream', kind: 'upstream' as const, entry: '', nodeArgs: [] as string[] },
+    { name: 'upstream', kind: 'upstream' as const, entry: '', nodeArgs: [] as string[], coldCompile: false },
     ...bundles.flatMap((b, i) =>
-      variants.map((nodeArgs) => {
-        const bundle = new Set(names).size === names.length ? (names[i] as string) : b;
-        return { name: variants.length > 1 ? `${bundle} [${nodeArgs.join(' ') || 'no node options'}]` : bundle, kind: 'ours' as const, entry: b, nodeArgs };
-      }),
+      variants.flatMap((nodeArgs) =>
+        caches.map((coldCompile) => {
+          const bundle = new Set(names).size === names.length ? (names[i] as string) : b;
+          const options = variants.length > 1 ? ` [${nodeArgs.join(' ') || 'no node options'}]` : '';
+          const cache = caches.length > 1 ? (coldCompile ? ' (no code cache)' : ' (code cache)') : '';
+          return { name: `${bundle}${options}${cache}`, kind: 'ours' as const, entry: b, nodeArgs, coldCompile };
+        }),
+      ),
     ),
   ];
   const samples: StartSample[] = [];
@@ -142,7 +158,7 @@ async function main(): Promise<number> {
       log(`  took the admission's not-ready:NoSchedule taint off ${await clearAdmissionTaints(env, fleet.nodeNames())} nodes (every start a failover's)`);
       for (let round = 0; round < argv.rounds; round++) {
         for (const b of rotation(builds, round)) {
-          const c = ctx(b.entry || (bundles[0] as string), b.nodeArgs);
+          const c = ctx(b.entry || (bundles[0] as string), b.nodeArgs, b.coldCompile);
           const synced = await launchSynced(c, env, b.kind, flags, `r${round}-${b.name.replace(/[^\w.-]/g, '_')}`);
           const atSync = procUsage(synced.proc.pid);
           const s: StartSample = { build: b.name, round, syncS: synced.syncMs / 1000, cpuAtSyncS: atSync.cpuSeconds, hwmAtSyncMiB: atSync.hwmKiB / 1024 };

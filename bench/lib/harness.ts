@@ -30,6 +30,8 @@ export interface BenchContext {
   cpuProfile: boolean;
   /** extra `node` options for ours (e.g. `--max-old-space-size=256`) */
   oursNodeArgs: readonly string[];
+  /** ours' bundle without the image's code cache (bench/startup.ts `--compile-cache off`, an A/B); default: with it */
+  oursColdCompile?: boolean;
   /** p99 heartbeat lag of the simulator above this (ms) flags a run */
   maxSimLagMs: number;
   /** progress lines to the terminal */
@@ -257,7 +259,7 @@ export async function launchSynced(
     ...(ctx.oursNodeArgs.length > 0 ? { oursNodeArgs: ctx.oursNodeArgs } : {}),
   };
   // The image ships the bundle with its V8 code cache built in (Dockerfile): so does the bench.
-  if (kind === 'ours' && ctx.oursMode === 'bundle') launch.oursCompileCache = compileCacheFor(ctx);
+  if (kind === 'ours' && ctx.oursMode === 'bundle' && ctx.oursColdCompile !== true) launch.oursCompileCache = compileCacheFor(ctx);
   const proc = new ControllerProcess(launch, join(ctx.workDir, `${tag}-${kind}.log`), ctx.repoRoot);
   const stop = (): Promise<void> => proc.stop();
   cleanups.add(stop);

@@ -107,6 +107,20 @@ describe('bench API accounting', () => {
   });
 });
 
+/** A launch of the peer, the base of the command-line tests. */
+const LAUNCH: ControllerLaunch = {
+  kind: 'upstream',
+  kubeconfig: '/k',
+  flags: { nodeMonitorPeriod: '5s', nodeMonitorGracePeriod: '20s', nodeStartupGracePeriod: '1m', nodeEvictionRate: 100, secondaryNodeEvictionRate: 50, kubeApiQps: 20, kubeApiBurst: 30 },
+  upstreamBinary: '/bin/kcm',
+  upstreamControllers: UPSTREAM_CONTROLLERS['1.37'],
+  upstreamVersion: '1.37',
+  oursMode: 'dist',
+  oursEntry: '/d/main.js',
+  metricsPort: 9999,
+  logLevel: 'info',
+};
+
 describe('bench /proc parsing and launch commands', () => {
   test('reads utime + stime after a command name with spaces and parentheses', () => {
     const stat = '1234 (kube (ctl) m) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 12 0 100 1000 200';
@@ -132,19 +146,7 @@ describe('bench /proc parsing and launch commands', () => {
   });
 
   test('both controllers get the same node lifecycle flags; only the peer gets its controller set and ports', () => {
-    const launch: ControllerLaunch = {
-      kind: 'upstream',
-      kubeconfig: '/k',
-      flags: { nodeMonitorPeriod: '5s', nodeMonitorGracePeriod: '20s', nodeStartupGracePeriod: '1m', nodeEvictionRate: 100, secondaryNodeEvictionRate: 50, kubeApiQps: 20, kubeApiBurst: 30 },
-      upstreamBinary: '/bin/kcm',
-      upstreamControllers: UPSTREAM_CONTROLLERS['1.37'],
-      upstreamVersion: '1.37',
-      oursMode: 'dist',
-      oursEntry: '/d/main.js',
-      metricsPort: 9999,
-      logLevel: 'info',
-      cpuProfDir: '/prof',
-    };
+    const launch: ControllerLaunch = { ...LAUNCH, cpuProfDir: '/prof' };
     const up = controllerCommand(launch, '/node');
     const ours = controllerCommand({ ...launch, kind: 'ours' }, '/node');
     assert.equal(up.command, '/bin/kcm');
@@ -169,19 +171,7 @@ describe('bench /proc parsing and launch commands', () => {
   });
 
   test("ours' bundle gets the image's NODE_COMPILE_CACHE; upstream and a launch without one get no environment", () => {
-    const launch: ControllerLaunch = {
-      kind: 'ours',
-      kubeconfig: '/k',
-      flags: { nodeMonitorPeriod: '5s', nodeMonitorGracePeriod: '20s', nodeStartupGracePeriod: '1m', nodeEvictionRate: 100, secondaryNodeEvictionRate: 50, kubeApiQps: 20, kubeApiBurst: 30 },
-      upstreamBinary: '/bin/kcm',
-      upstreamControllers: UPSTREAM_CONTROLLERS['1.37'],
-      upstreamVersion: '1.37',
-      oursMode: 'bundle',
-      oursEntry: '/b/node-lifecycle-controller.mjs',
-      metricsPort: 9999,
-      logLevel: 'info',
-      oursCompileCache: '/w/compile-cache',
-    };
+    const launch: ControllerLaunch = { ...LAUNCH, kind: 'ours', oursMode: 'bundle', oursEntry: '/b/node-lifecycle-controller.mjs', oursCompileCache: '/w/compile-cache' };
     assert.deepEqual(controllerCommand(launch, '/node').env, { NODE_COMPILE_CACHE: '/w/compile-cache' });
     assert.deepEqual(controllerCommand({ ...launch, kind: 'upstream' }, '/node').env, {});
     const { oursCompileCache: _unused, ...withoutCache } = launch;

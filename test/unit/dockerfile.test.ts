@@ -197,29 +197,32 @@ describe('Dockerfile', () => {
     }
   });
 
-  test('the ENTRYPOINT runs: its node flags are accepted and the bundle answers --version alone in /app, as in the image', () => {
+  /** Builds the bundle and runs `fn` in a temporary directory holding it alone, as the image's /app does. */
+  function inImageApp(fn: (app: string) => void): void {
     const build = spawnSync('npm', ['run', '-s', 'build:bundle'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(build.status, 0, build.stderr);
     const app = mkdtempSync(join(tmpdir(), 'nlc-image-app-'));
     try {
       copyFileSync(join(ROOT, bundleOut), join(app, basename(bundleOut)));
+      fn(app);
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  }
+
+  test('the ENTRYPOINT runs: its node flags are accepted and the bundle answers --version alone in /app, as in the image', () => {
+    inImageApp((app) => {
       const [, ...args] = execForm(ops(runtime, 'ENTRYPOINT').at(-1));
       const r = spawnSync(process.execPath, [...args, '--version'], { cwd: app, encoding: 'utf8', env: { PATH: '', NODE_ENV: 'production' } });
       assert.equal(r.status, 0, r.stderr);
       assert.equal(r.stdout, `node-lifecycle-controller v${pkg.version}\n`);
       // A misspelt node flag would stop the container before the program starts.
       assert.equal(r.stderr, '');
-    } finally {
-      rmSync(app, { recursive: true, force: true });
-    }
+    });
   });
 
   test("the RUN's cache is the one the ENTRYPOINT's start reads: V8 accepts it and node writes nothing more", () => {
-    const build = spawnSync('npm', ['run', '-s', 'build:bundle'], { cwd: ROOT, encoding: 'utf8' });
-    assert.equal(build.status, 0, build.stderr);
-    const app = mkdtempSync(join(tmpdir(), 'nlc-image-app-'));
-    try {
-      copyFileSync(join(ROOT, bundleOut), join(app, basename(bundleOut)));
+    inImageApp((app) => {
       const env = { PATH: '', NODE_ENV: 'production', NODE_COMPILE_CACHE: join(app, 'compile-cache') };
       const [, ...primeArgs] = execForm(ops(runtime, 'RUN')[0]);
       const prime = spawnSync(process.execPath, primeArgs, { cwd: app, encoding: 'utf8', env });
@@ -230,9 +233,7 @@ describe('Dockerfile', () => {
       assert.equal(start.status, 0, start.stderr);
       assert.match(start.stderr, new RegExp(`V8 code cache for ESM \\S*${basename(bundleOut).replace(/\./g, '\\.')} was accepted`));
       assert.match(start.stderr, /skip persisting ESM \S+ because cache was the same/);
-    } finally {
-      rmSync(app, { recursive: true, force: true });
-    }
+    });
   });
 
   test('OCI labels: title, description, version, revision, created, licenses (package.json\'s), base name', () => {
