@@ -102,7 +102,9 @@ export interface Pod {
   deletionGracePeriodSeconds?: number;
   /** Only the types in `CACHED_POD_CONDITION_TYPES` (./podconditions.ts), in wire order. */
   conditions: readonly PodCondition[];
+  /** Frozen, and shared by every pod with an equal list ({@link toPod}): never mutate. */
   tolerations: readonly Toleration[];
+  /** Frozen, and shared by every pod with an equal list ({@link toPod}): never mutate. */
   ownerReferences: readonly OwnerRef[];
   /** Names of the PersistentVolumeClaims the pod mounts through `persistentVolumeClaim` volumes. */
   pvcNames: readonly string[];
@@ -513,8 +515,9 @@ export function toPod(raw: unknown): Pod | undefined {
     phase: str(status['phase']) ?? '',
     creationTimestamp,
     conditions: listOf(status['conditions'], toPodCondition),
-    tolerations: listOf(spec['tolerations'], toToleration),
-    ownerReferences: listOf(m['ownerReferences'], toOwnerRef),
+    // Shared and frozen (see SharedFrozen): most pods hold the same few lists.
+    tolerations: internList(sharedTolerations, listOf(spec['tolerations'], toToleration)),
+    ownerReferences: internList(sharedOwnerReferences, listOf(m['ownerReferences'], toOwnerRef)),
     ...podVolumes(spec['volumes'], name),
     finalizers: listOf(m['finalizers'], istr),
     containersNotRunning: ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses'].every((list) =>
@@ -533,14 +536,32 @@ export function toPod(raw: unknown): Pod | undefined {
 }
 
 /**
- * Label sets shared between pods: pods of one ReplicaSet or DaemonSet revision carry identical
- * labels, so 150,000 pods hold a few thousand distinct sets. Weak references let a set go once no
- * pod holds it (rollouts change `pod-template-hash`), and the registry drops its key then.
+ * Frozen values shared between cached objects by content: pods of one ReplicaSet or DaemonSet
+ * revision carry identical labels, tolerations and owner references, so 150,000 pods hold a few
+ * thousand distinct sets of each. Weak references let a value go once no cached object holds it
+ * (rollouts change `pod-template-hash` and the owner), and the table drops its key then. One table
+ * per kind of value; a key is the value's canonical JSON.
  */
-const internedLabels = new Map<string, WeakRef<Readonly<Record<string, string>>>>();
-const internedLabelsCleanup = new FinalizationRegistry<string>((key) => {
-  if (internedLabels.get(key)?.deref() === undefined) internedLabels.delete(key);
-});
+class SharedFrozen<T extends object> {
+  readonly #values = new Map<string, WeakRef<T>>();
+  readonly #cleanup = new FinalizationRegistry<string>((key) => {
+    if (this.#values.get(key)?.deref() === undefined) this.#values.delete(key);
+  });
+
+  /** The shared value for `key`; `make()` (which must return a frozen value) the first time. */
+  get(key: string, make: () => T): T {
+    const hit = this.#values.get(key)?.deref();
+    if (hit !== undefined) return hit;
+    const value = make();
+    this.#values.set(key, new WeakRef(value));
+    this.#cleanup.register(value, key);
+    return value;
+  }
+}
+
+const sharedLabels = new SharedFrozen<Readonly<Record<string, string>>>();
+const sharedTolerations = new SharedFrozen<readonly Toleration[]>();
+const sharedOwnerReferences = new SharedFrozen<readonly OwnerRef[]>();
 
 /**
  * The one frozen object holding exactly these labels (sorted by key), shared by every caller with
@@ -552,13 +573,19 @@ export function internLabels(labels: Readonly<Record<string, string>>): Readonly
   const keys = Object.keys(labels).sort();
   if (keys.length === 0) return undefined;
   const entries = keys.map((k): [string, string] => [k, labels[k] ?? '']);
-  const key = JSON.stringify(entries);
-  const hit = internedLabels.get(key)?.deref();
-  if (hit !== undefined) return hit;
-  const frozen = Object.freeze(Object.fromEntries(entries));
-  internedLabels.set(key, new WeakRef(frozen));
-  internedLabelsCleanup.register(frozen, key);
-  return frozen;
+  return sharedLabels.get(JSON.stringify(entries), () => Object.freeze(Object.fromEntries(entries)));
+}
+
+/**
+ * The one frozen list (of frozen elements) equal to `list`, element by element and in order,
+ * shared by every pod with the same one. Order and every field are kept: `list` is what
+ * `toToleration` or `toOwnerRef` built, its fields always in the same order, so equal lists have
+ * equal JSON.
+ * @returns `list` itself when empty (the shared {@link EMPTY}). Never throws.
+ */
+function internList<T extends object>(table: SharedFrozen<readonly T[]>, list: readonly T[]): readonly T[] {
+  if (list.length === 0) return list;
+  return table.get(JSON.stringify(list), () => Object.freeze(list.map((e) => Object.freeze(e))));
 }
 
 /**

@@ -31,6 +31,39 @@ test('pods without finalizers, owners or claims share one frozen empty list; a w
   assert.throws(() => (a.finalizers as string[]).push('x'), TypeError);
 });
 
+test('pods with equal tolerations or owner references share one frozen list; any difference (a field, the order) keeps them apart; a write throws', () => {
+  const owner = (uid: string): unknown => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid, controller: true });
+  const meta = (name: string, uid = 'rs-1'): Record<string, unknown> => ({
+    namespace: 'team-a',
+    name,
+    uid: `uid-${name}`,
+    resourceVersion: '7',
+    creationTimestamp: '2026-11-24T07:00:00Z',
+    ownerReferences: [owner(uid)],
+  });
+  const notReady = { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 };
+  const unreachable = { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 };
+  const spec = (tolerations: unknown[]): Record<string, unknown> => ({ nodeName: 'n1', tolerations });
+  const a = toPod(wirePod('a', { metadata: meta('a'), spec: spec([notReady, unreachable]) }));
+  const b = toPod(wirePod('b', { metadata: meta('b'), spec: spec([notReady, unreachable]) }));
+  const swapped = toPod(wirePod('c', { metadata: meta('c', 'rs-2'), spec: spec([unreachable, notReady]) }));
+  const longer = toPod(wirePod('d', { metadata: meta('d'), spec: spec([notReady, { ...unreachable, tolerationSeconds: 301 }]) }));
+  assert.ok(a && b && swapped && longer);
+  assert.equal(a.tolerations, b.tolerations);
+  assert.equal(a.ownerReferences, b.ownerReferences);
+  assert.deepEqual(a.tolerations, [notReady, unreachable]);
+  assert.deepEqual(a.ownerReferences, [owner('rs-1')]);
+  assert.notEqual(a.tolerations, swapped.tolerations);
+  assert.deepEqual(swapped.tolerations, [unreachable, notReady]);
+  assert.notEqual(a.ownerReferences, swapped.ownerReferences);
+  assert.deepEqual(swapped.ownerReferences, [owner('rs-2')]);
+  assert.notEqual(a.tolerations, longer.tolerations);
+  assert.equal(longer.tolerations[1]?.tolerationSeconds, 301);
+  assert.ok(Object.isFrozen(a.tolerations) && Object.isFrozen(a.tolerations[0]) && Object.isFrozen(a.ownerReferences[0]));
+  assert.throws(() => ((a.tolerations[0] as { tolerationSeconds?: number }).tolerationSeconds = 1), TypeError);
+  assert.throws(() => (a.ownerReferences as unknown[]).push({}), TypeError);
+});
+
 test('lists with entries keep every entry, in order, and drop only malformed ones', () => {
   const pod = toPod(wirePod('c', {}));
   assert.ok(pod);
