@@ -38,17 +38,17 @@ export interface BenchContext {
   log: (msg: string) => void;
 }
 
-/** Bundles (entry and node options) whose compile cache this bench process has primed. */
+/** Cache directories, bundles and node options this bench process has primed. */
 const primed = new Set<string>();
 
 /**
- * The `NODE_COMPILE_CACHE` directory of ours' bundle in `ctx.workDir`, primed once per bundle and
- * node options as the image's build primes it ({@link primeCompileCache}).
+ * The `NODE_COMPILE_CACHE` directory of ours' bundle in `ctx.workDir`, primed once per directory,
+ * bundle and node options, as the image's build primes it ({@link primeCompileCache}).
  * @throws {Error} when the bundle does not answer `--version`.
  */
 function compileCacheFor(ctx: BenchContext): string {
   const dir = join(ctx.workDir, 'compile-cache');
-  const key = JSON.stringify([ctx.oursEntry, ctx.oursNodeArgs]);
+  const key = JSON.stringify([dir, ctx.oursEntry, ctx.oursNodeArgs]);
   if (!primed.has(key)) {
     primeCompileCache(process.execPath, ctx.oursEntry, ctx.oursNodeArgs, dir);
     primed.add(key);
