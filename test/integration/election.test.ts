@@ -103,6 +103,19 @@ async function eventsAbout(namespaces: string[], prefix: string, leaseName?: str
   return out;
 }
 
+/**
+ * The `default` namespace's Events with `reason` about node `involved`, once at least one is there.
+ * Events are written after the node write they explain, through the event throttle (a new leader
+ * queues its RegisteredNode Events first), so the node's taint can be seen before its Event: wait
+ * for it (up to `timeoutMs`, milliseconds) rather than list once. Throws when none shows up.
+ */
+async function eventsOnceWritten(prefix: string, reason: string, involved: string, timeoutMs = 15_000): Promise<SeenEvent[]> {
+  return waitFor(`a ${reason} Event about ${involved}`, async () => {
+    const evs = (await eventsAbout(['default'], prefix)).filter((e) => e.reason === reason && e.involved === involved);
+    return evs.length > 0 ? evs : undefined;
+  }, timeoutMs, 200);
+}
+
 /** Current etcd revision (a quorum list returns it as the list's resourceVersion). */
 async function currentRevision(namespace: string): Promise<bigint> {
   const l = await clients.coordination.listNamespacedLease({ namespace });
@@ -234,8 +247,8 @@ describe('leader election, fencing and RBAC with the real program (issue 7)', { 
         const pods = await clients.core.listNamespacedPod({ namespace: prefix, fieldSelector: `spec.nodeName=${victim}` });
         return pods.items.every((p) => toPod(p)?.deletionTimestamp !== undefined);
       }, 10_000, 100);
-      const notReady = (await eventsAbout(['default'], prefix)).filter((e) => e.reason === 'NodeNotReady' && e.involved === victim);
-      assert.ok(notReady.length > 0 && notReady.every((e) => e.host === second.identity), 'NodeNotReady on the victim comes from the new leader');
+      const notReady = await eventsOnceWritten(prefix, 'NodeNotReady', victim);
+      assert.ok(notReady.every((e) => e.host === second.identity), `NodeNotReady on the victim comes from the new leader: ${notReady.map((e) => e.host).join(', ')}`);
       const live = procs.filter((p) => p !== first);
       assert.deepEqual(await Promise.all(live.map((p) => p.masterStatus(leaseName))), live.map((p) => (p === second ? 1 : 0)));
 
@@ -505,8 +518,8 @@ describe('a replica that cannot run never holds the Lease (issue 14 item 8)', { 
         const n = await readNode(victim);
         return readyOf(n) === 'Unknown' && hasNoExecute(n, UNREACHABLE);
       }, GRACE_S * 1000 + 15_000, 100);
-      const notReady = (await eventsAbout(['default'], prefix)).filter((e) => e.reason === 'NodeNotReady' && e.involved === victim);
-      assert.ok(notReady.length > 0 && notReady.every((e) => e.host === standby.identity), 'NodeNotReady on the dead node comes from the new leader');
+      const notReady = await eventsOnceWritten(prefix, 'NodeNotReady', victim);
+      assert.ok(notReady.every((e) => e.host === standby.identity), `NodeNotReady on the dead node comes from the new leader: ${notReady.map((e) => e.host).join(', ')}`);
 
       // 3. The killed replica is replaced (as its Deployment would), then SIGTERM the leader: it
       // releases the Lease and the replacement leads within one retry period plus 1 s.
