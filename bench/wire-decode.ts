@@ -13,11 +13,13 @@
  * bench/informer-sync.ts `--raw`). Prints one JSON line per round and a summary: CPU ms (user+sys of
  * this process) per variant, median and min–max, and the bytes per pod in each encoding.
  *
- *   KUBECONFIG=… node --import tsx bench/wire-decode.ts [--pods 30060] [--rounds 5] [--cold 9]
+ *   KUBECONFIG=… node --import tsx bench/wire-decode.ts [--pods 30060] [--rounds 5] [--cold 9] [--cold-node-options="A;B"]
  *
  * `--cold N` adds `watch-protobuf-cold`: the same watch stream decoded once in each of N fresh
  * processes (run with the image's node option), as a start-up decodes its watch-list before the JIT
  * has warmed up; the CPU counted is the decode's own, not the process's start or module loading.
+ * `--cold-node-options` gives those processes' node options as `;`-separated variants (default the
+ * image's), each run N times, taking turns: the A/B for V8 flags that change how cold code runs.
  *
  * Needs a running API server (any: it creates one namespace and one pod, and deletes them).
  */
@@ -106,6 +108,11 @@ async function main(): Promise<number> {
       pods: { type: 'number', default: 30_060 },
       rounds: { type: 'number', default: 5 },
       cold: { type: 'number', default: 0, describe: 'also decode the watch stream once in each of this many fresh processes (cold JIT, as at start-up)' },
+      'cold-node-options': {
+        type: 'string',
+        default: OURS_NODE_OPTIONS,
+        describe: "the fresh processes' node options as ';'-separated variants (each space-separated; an empty variant is none), default the image's; pass as --cold-node-options=…",
+      },
     })
     .parseAsync();
   if (argv.help === true) return 0;
@@ -168,19 +175,23 @@ async function main(): Promise<number> {
     const dir = mkdtempSync(join(tmpdir(), 'nlc-wire-decode-'));
     const file = join(dir, 'watch.pb');
     writeFileSync(file, pbWatch);
-    const cold: number[] = [];
+    const variantsOfCold = argv['cold-node-options'].split(';').map((v) => v.trim());
+    const label = (v: string): string => (variantsOfCold.length === 1 ? 'watch-protobuf-cold' : `watch-protobuf-cold [${v || 'no options'}]`);
+    for (const v of variantsOfCold) out.set(label(v), []);
     try {
+      // Variants take turns within a round, so a change of the machine's load falls on each alike.
       for (let i = 1; i <= argv.cold; i++) {
-        const outText = execFileSync(process.execPath, [...splitNodeOptions(OURS_NODE_OPTIONS), '--import', 'tsx', import.meta.filename, '--cold-child', file], { encoding: 'utf8' });
-        const r = JSON.parse(outText.trim().split('\n').at(-1) ?? '{}') as { cpuMs: number; n: number };
-        if (r.n !== n) throw new Error(`watch-protobuf-cold: decoded ${r.n} of ${n} pods`);
-        cold.push(r.cpuMs);
-        process.stdout.write(`${JSON.stringify({ variant: 'watch-protobuf-cold', round: i, cpuMs: r.cpuMs, pods: n, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
+        for (const v of i % 2 === 1 ? variantsOfCold : [...variantsOfCold].reverse()) {
+          const outText = execFileSync(process.execPath, [...splitNodeOptions(v), '--import', 'tsx', import.meta.filename, '--cold-child', file], { encoding: 'utf8' });
+          const r = JSON.parse(outText.trim().split('\n').at(-1) ?? '{}') as { cpuMs: number; n: number };
+          if (r.n !== n) throw new Error(`${label(v)}: decoded ${r.n} of ${n} pods`);
+          out.get(label(v))?.push(r.cpuMs);
+          process.stdout.write(`${JSON.stringify({ variant: label(v), round: i, cpuMs: r.cpuMs, pods: n, loadavg: loadavg().map((x) => Math.round(x * 100) / 100) })}\n`);
+        }
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    out.set('watch-protobuf-cold', cold);
   }
   const summary = (v: number[]): string => `median ${median(v)} ms (${Math.min(...v)}–${Math.max(...v)})`;
   process.stdout.write(
