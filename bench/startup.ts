@@ -35,7 +35,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanupAll, launchSynced, sleep, startFleet, withControlPlane, type BenchContext } from './lib/harness.js';
-import { benchParser, DEFAULT_CONTROLLER_FLAGS, OURS_NODE_OPTIONS, splitNodeOptions } from './lib/options.js';
+import { benchParser, DEFAULT_CONTROLLER_FLAGS, nodeOptionsLabel, nodeOptionVariants, OURS_NODE_OPTIONS, splitNodeOptions } from './lib/options.js';
 import { procUsage, UPSTREAM_CONTROLLERS, type SharedControllerFlags } from './lib/procs.js';
 import { median } from './lib/report.js';
 import { clearAdmissionTaints, LIMITS_POD_MIX } from './scenarios/limits.js';
@@ -130,7 +130,7 @@ async function main(): Promise<number> {
   // Build names: `upstream`, then each bundle by its file name (its directory when names repeat),
   // with its node options when there is more than one variant.
   const names = bundles.map((b) => basename(b));
-  const variants = argv['node-options'].split(';').map(splitNodeOptions);
+  const variants = nodeOptionVariants(argv['node-options']);
   const caches = argv['compile-cache'] === 'both' ? [false, true] : [argv['compile-cache'] === 'off'];
   const builds = [
     { name: 'upstream', kind: 'upstream' as const, entry: '', nodeArgs: [] as string[], coldCompile: false },
@@ -138,7 +138,7 @@ async function main(): Promise<number> {
       variants.flatMap((nodeArgs) =>
         caches.map((coldCompile) => {
           const bundle = new Set(names).size === names.length ? (names[i] as string) : b;
-          const options = variants.length > 1 ? ` [${nodeArgs.join(' ') || 'no node options'}]` : '';
+          const options = variants.length > 1 ? ` [${nodeOptionsLabel(nodeArgs)}]` : '';
           const cache = caches.length > 1 ? (coldCompile ? ' (no code cache)' : ' (code cache)') : '';
           return { name: `${bundle}${options}${cache}`, kind: 'ours' as const, entry: b, nodeArgs, coldCompile };
         }),

@@ -33,7 +33,7 @@ import { getRaw, loadKubeConfig, makeClients } from '../src/kube/client.js';
 import { frame, FrameReader, unwrapEnvelope } from '../src/kube/protobuf/envelope.js';
 import { decodeList, decodeWatchEvent } from '../src/kube/protobuf/views.js';
 import { toPod } from '../src/kube/objects.js';
-import { benchParser, OURS_NODE_OPTIONS, splitNodeOptions } from './lib/options.js';
+import { benchParser, nodeOptionsLabel, nodeOptionVariants, OURS_NODE_OPTIONS } from './lib/options.js';
 import { median } from './lib/report.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
@@ -175,14 +175,14 @@ async function main(): Promise<number> {
     const dir = mkdtempSync(join(tmpdir(), 'nlc-wire-decode-'));
     const file = join(dir, 'watch.pb');
     writeFileSync(file, pbWatch);
-    const variantsOfCold = argv['cold-node-options'].split(';').map((v) => v.trim());
-    const label = (v: string): string => (variantsOfCold.length === 1 ? 'watch-protobuf-cold' : `watch-protobuf-cold [${v || 'no options'}]`);
+    const variantsOfCold = nodeOptionVariants(argv['cold-node-options']);
+    const label = (v: readonly string[]): string => (variantsOfCold.length === 1 ? 'watch-protobuf-cold' : `watch-protobuf-cold [${nodeOptionsLabel(v)}]`);
     for (const v of variantsOfCold) out.set(label(v), []);
     try {
       // Variants take turns within a round, so a change of the machine's load falls on each alike.
       for (let i = 1; i <= argv.cold; i++) {
         for (const v of i % 2 === 1 ? variantsOfCold : [...variantsOfCold].reverse()) {
-          const outText = execFileSync(process.execPath, [...splitNodeOptions(v), '--import', 'tsx', import.meta.filename, '--cold-child', file], { encoding: 'utf8' });
+          const outText = execFileSync(process.execPath, [...v, '--import', 'tsx', import.meta.filename, '--cold-child', file], { encoding: 'utf8' });
           const r = JSON.parse(outText.trim().split('\n').at(-1) ?? '{}') as { cpuMs: number; n: number };
           if (r.n !== n) throw new Error(`${label(v)}: decoded ${r.n} of ${n} pods`);
           out.get(label(v))?.push(r.cpuMs);

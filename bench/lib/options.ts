@@ -29,6 +29,20 @@ export function splitNodeOptions(options: string): string[] {
 }
 
 /**
+ * A `--node-options`-style value: `;`-separated variants, each space-separated node options (an
+ * empty variant is none), as bench/startup.ts and bench/wire-decode.ts take it. Pure.
+ * @returns one argument list per variant, in the order given.
+ */
+export function nodeOptionVariants(value: string): string[][] {
+  return value.split(';').map(splitNodeOptions);
+}
+
+/** How a variant of {@link nodeOptionVariants} is named in a report: its options, or `no node options`. Pure. */
+export function nodeOptionsLabel(nodeArgs: readonly string[]): string {
+  return nodeArgs.join(' ') || 'no node options';
+}
+
+/**
  * The scenarios, in issue 9's order, then issue 18's failure wave at the default API QPS, then
  * issue 29's limits scenario (5,000 nodes × 30 pods by default: hours, so never run unless asked).
  */

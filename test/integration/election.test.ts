@@ -105,9 +105,11 @@ async function eventsAbout(namespaces: string[], prefix: string, leaseName?: str
 
 /**
  * The `default` namespace's Events with `reason` about node `involved`, once at least one is there.
- * Events are written after the node write they explain, through the event throttle (a new leader
- * queues its RegisteredNode Events first), so the node's taint can be seen before its Event: wait
- * for it (up to `timeoutMs`, milliseconds) rather than list once. Throws when none shows up.
+ * An Event goes through the write throttle at the lowest priority (src/kube/throttle.ts: node, pod,
+ * event), so it is written after the node's condition and taint writes and the pods' NotReady marks
+ * that are waiting with it, and after any RegisteredNode Events still queued: the taint can be seen
+ * before its Event. Wait for it (up to `timeoutMs`, milliseconds) rather than list once. Throws
+ * when none shows up.
  */
 async function eventsOnceWritten(prefix: string, reason: string, involved: string, timeoutMs = 15_000): Promise<SeenEvent[]> {
   return waitFor(`a ${reason} Event about ${involved}`, async () => {

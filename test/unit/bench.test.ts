@@ -31,7 +31,7 @@ import { measureThrottleRate } from '../../bench/throttle-rate.js';
 import { nodesForPods, worseSim, type LimitsRun } from '../../bench/scenarios/limits.js';
 import { extrapolate, renderFit, type GoalExtrapolation, type SizedLimits } from '../../bench/limits-fit.js';
 import { linearFit } from '../../bench/lib/fit.js';
-import { DEFAULT_SCENARIOS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, splitNodeOptions } from '../../bench/lib/options.js';
+import { DEFAULT_SCENARIOS, orderOf, parsePodMix, parseScaleSizes, parseScenarios, splitNodeOptions, nodeOptionVariants, nodeOptionsLabel } from '../../bench/lib/options.js';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { inclusiveOwnTimes, origin, selfTimes } from '../../bench/profile-summary.js';
 import { pacedWallMs, VARIANTS } from '../../bench/write-cost.js';
@@ -952,5 +952,11 @@ describe('bench/startup.ts', () => {
   test('splitNodeOptions splits node options as a shell would a plain word list; an empty variant is none', () => {
     assert.deepEqual(splitNodeOptions('--max-semi-space-size=16  --single-threaded-gc '), ['--max-semi-space-size=16', '--single-threaded-gc']);
     assert.deepEqual('--max-semi-space-size=16;'.split(';').map(splitNodeOptions), [['--max-semi-space-size=16'], []]);
+  });
+
+  test('nodeOptionVariants gives one argument list per ;-separated variant (bench/startup.ts --node-options, bench/wire-decode.ts --cold-node-options); nodeOptionsLabel names them', () => {
+    const variants = nodeOptionVariants('--max-semi-space-size=16;--max-semi-space-size=16  --min-semi-space-size=16;');
+    assert.deepEqual(variants, [['--max-semi-space-size=16'], ['--max-semi-space-size=16', '--min-semi-space-size=16'], []]);
+    assert.deepEqual(variants.map(nodeOptionsLabel), ['--max-semi-space-size=16', '--max-semi-space-size=16 --min-semi-space-size=16', 'no node options']);
   });
 });
