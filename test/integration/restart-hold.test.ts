@@ -70,9 +70,8 @@ describe('the start hold across a failover (two replicas, --leader-elect=true)',
       const [a, b] = procs as [ControllerProcess, ControllerProcess];
       await Promise.all([a.waitReady(), b.waitReady()]);
       await releasePlaceholderLease(clients, prefix, leaseName);
-      const leader = await waitFor('a leader', () => [a, b].find((p) => tracker.holder() === p.identity), 15_000, 50);
-      const standby = leader === a ? b : a;
-      await waitFor('the leader judges the nodes', async () => (await leader.masterStatus(leaseName)) === 1, 10_000, 100);
+      const first = await waitFor('a leader', () => [a, b].find((p) => tracker.holder() === p.identity), 15_000, 50);
+      await waitFor('the leader judges the nodes', async () => (await first.masterStatus(leaseName)) === 1, 10_000, 100);
 
       // The node dies; the leader marks it Unknown and taints it.
       fleet.killNode(victim);
@@ -80,7 +79,14 @@ describe('the start hold across a failover (two replicas, --leader-elect=true)',
       assert.ok(taint.timeAdded !== undefined);
       const deadline = taint.timeAdded + TOLERATION_S * 1000;
 
-      // 1. SIGKILL the leader before the deadline: no replica leads until its Lease expires.
+      // 1. SIGKILL the leader before the deadline: no replica leads until its Lease expires. The
+      // leader is whoever holds the Lease now: on a loaded machine the first one can miss its renew
+      // deadline (4 s) and hand over before the taint, and killing the standby instead would leave
+      // the Lease held, so the "takeover" found below would be the holder's next renewal.
+      const leader = [a, b].find((p) => tracker.holder() === p.identity);
+      assert.ok(leader, `a replica holds the Lease when the taint is seen: ${JSON.stringify(tracker.holders())}`);
+      if (leader !== first) t.diagnostic('the first leader handed over before the taint; the second is killed');
+      const standby = leader === a ? b : a;
       const killedAt = leader.signal('SIGKILL');
       assert.ok(killedAt < deadline, `killed ${deadline - killedAt} ms before the deadline`);
       await leader.exited;
