@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { loadAllYaml, PatchStrategy, setHeaderOptions, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig, type KubeClients } from '../../src/kube/client.js';
 import { kubeconfigPath } from './cluster.js';
+import { ROOT, runCommand as runRepoCommand } from './command.js';
 import { metricValue } from './controller.js';
 import { freePort } from './private-cluster.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const NODE = join(ROOT, 'node_modules', '.bin', 'node');
 const CHART = join(ROOT, 'charts', 'node-lifecycle-controller');
 
@@ -341,18 +341,15 @@ interface RenderedObject {
   subjects?: { kind?: string; name?: string; namespace?: string }[];
 }
 
-/** Runs a command, feeding `input` on stdin. @returns stdout. @throws {Error} with stderr on a non-zero exit. */
-export function runCommand(cmd: string, args: string[], input = '', env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}:\n${stderr}${stdout}`))));
-    child.stdin.end(input);
-  });
+/**
+ * Runs a command from the repository root, feeding `input` on stdin (support/command.ts's
+ * runCommand, which this wraps). @returns stdout.
+ * @throws {Error} with stderr and stdout on a non-zero exit, or when it cannot be spawned.
+ */
+export async function runCommand(cmd: string, args: string[], input = '', env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const r = await runRepoCommand(cmd, args, { env, input });
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
+  return r.stdout;
 }
 
 /** `kubectl` against the shared cluster as admin. */
