@@ -537,3 +537,84 @@ describe('ApiWriteThrottle: Retry-After on 429 and 5xx (client-go rest/with_retr
     assert.equal(retryAfterMs(new Error('socket hang up')), undefined);
   });
 });
+
+describe('ApiWriteThrottle: Events handed over together go to bottleneck as one weighted job (issue 29: its per-job timer turns)', () => {
+  /**
+   * Schedules `events` Events (and, at `nodeAtMs`, one node write) on a FakeClock throttle at qps 10 /
+   * burst 9 / eventBatch 8 and drives fake time only while the throttle sleeps on it. Each write
+   * holds its in-flight slot until the test lets it go (`holdMs` of fake time after it starts).
+   * A real `setTimeout(0)` ticker counts timer turns, the unit of bottleneck's per-job cost.
+   * @returns each write's label, start (ms of fake time) and timer turn, in start order, and the peak in flight.
+   */
+  async function runEvents(events: number, maxInFlight: number, holdMs: number, nodeAtMs?: number): Promise<{ started: Array<{ label: string; atMs: number; turn: number }>; peak: number }> {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const throttle = new ApiWriteThrottle({ qps: 10, burst: 9, clock, eventBatch: 8, maxInFlight });
+    const started: Array<{ label: string; atMs: number; turn: number }> = [];
+    let turn = 0;
+    let running = 0;
+    let peak = 0;
+    const ticker = setInterval(() => turn++, 0);
+    const write = (label: string) => async (): Promise<void> => {
+      const atMs = clock.now() - t0;
+      started.push({ label, atMs, turn });
+      peak = Math.max(peak, ++running);
+      try {
+        // Fake time: the slot is held until the clock passes start + holdMs.
+        while (clock.now() - t0 < atMs + holdMs) await new Promise((r) => setImmediate(r));
+      } finally {
+        running--;
+      }
+    };
+    try {
+      const jobs = Array.from({ length: events }, (_, i) => throttle.schedule(write(`event${i}`), 'event'));
+      const total = events + (nodeAtMs === undefined ? 0 : 1);
+      let done = 0;
+      for (const j of jobs) void j.finally(() => done++);
+      while (done < total) {
+        if (nodeAtMs !== undefined && clock.now() - t0 >= nodeAtMs && jobs.length === events) {
+          const node = throttle.schedule(write('node'), 'node');
+          void node.finally(() => done++);
+          jobs.push(node);
+        }
+        // Fake time moves only once every write with a token has started (as admissionTimes), while
+        // the throttle sleeps on it or a write holds its slot (writes wait on fake time too).
+        if (idle(throttle) && (clock.pendingTimers > 0 || running > 0)) clock.advance(1);
+        else await new Promise((r) => setImmediate(r));
+        await new Promise((r) => setImmediate(r));
+      }
+      await Promise.all(jobs);
+      await throttle.stop();
+    } finally {
+      clearInterval(ticker);
+    }
+    return { started, peak };
+  }
+
+  test('a paced batch of eight Events starts in one timer turn, on its tokens (no sooner than one by one)', async () => {
+    const { started } = await runEvents(9 + 16, 32, 0);
+    // The burst of 9, then batches of 8 tokens: due at 800 and 1,600 ms (one by one: 100 ms apart).
+    for (const [b, dueMs] of [[9, 800], [17, 1600]] as const) {
+      const batch = started.slice(b, b + 8);
+      assert.deepEqual(batch.map((s) => s.atMs), new Array(8).fill(dueMs), `batch at ${dueMs} ms: ${batch.map((s) => s.atMs).join(',')}`);
+      assert.equal(new Set(batch.map((s) => s.turn)).size, 1, `the batch at ${dueMs} ms started in one timer turn: turns ${batch.map((s) => s.turn).join(',')}`);
+    }
+    started.forEach((s, k) => assert.ok(k + 1 <= 9 + Math.floor((s.atMs * 10) / 1000 + 1e-9), `${s.label}, write ${k + 1}, at ${s.atMs} ms: more than burst + qps × t`));
+  });
+
+  test('the in-flight cap holds with groups: never more than maxInFlight Events run at once', async () => {
+    for (const maxInFlight of [1, 3, 4]) {
+      const { started, peak } = await runEvents(9 + 16, maxInFlight, 250);
+      assert.equal(started.length, 25);
+      assert.ok(peak <= maxInFlight, `maxInFlight ${maxInFlight}: ${peak} in flight`);
+      assert.equal(peak, maxInFlight, `maxInFlight ${maxInFlight}: the cap is used`);
+    }
+  });
+
+  test('a node write that arrives behind a group of running Events takes the next free slot before the waiting Events', async () => {
+    const { started } = await runEvents(9 + 8, 4, 300, 50);
+    const nodeAt = started.findIndex((s) => s.label === 'node');
+    // Four Events run (the cap); the node write arrives at 50 ms and goes first once their slots are free.
+    assert.equal(nodeAt, 4, `start order: ${started.map((s) => s.label).join(',')}`);
+  });
+});
