@@ -104,10 +104,16 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** A cursor over one message: bytes `[pos, end)` of `b`. */
 class Reader {
   constructor(
-    readonly b: Uint8Array,
+    readonly b: Buffer,
     public pos: number,
     readonly end: number,
   ) {}
+
+  /** A reader over all of `bytes` (a Buffer view of the same memory, not a copy, when it is not one). */
+  static of(bytes: Uint8Array): Reader {
+    const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return new Reader(b, 0, b.length);
+  }
 
   get more(): boolean {
     return this.pos < this.end;
@@ -163,19 +169,13 @@ class Reader {
   string(): string {
     const s = this.#lengthDelimited('string');
     const e = this.pos;
-    const len = e - s;
     const b = this.b;
-    if (len <= 32) {
-      // Short ASCII strings (names, reasons, keys) without a native call.
-      let out = '';
-      for (let i = s; i < e; i++) {
-        const c = b[i]!;
-        if (c >= 0x80) return utf8.decode(b.subarray(s, e));
-        out += String.fromCharCode(c);
-      }
-      return out;
-    }
-    return utf8.decode(b.subarray(s, e));
+    // Nearly every string here is ASCII (names, uids, reasons, keys), where latin1 and UTF-8 agree:
+    // one native slice gives a flat one-byte string. Building it a character at a time (`out +=`)
+    // gave a cons string that every later hash (intern, the caches' Maps) had to flatten again,
+    // and cost about twice the CPU in a cold start (issue 29, 340,000 strings per 15,030 pods).
+    for (let i = s; i < e; i++) if (b[i]! >= 0x80) return utf8.decode(b.subarray(s, e));
+    return b.toString('latin1', s, e);
   }
 
   /** A length-delimited `bytes` field: a view into the input, not a copy. */
@@ -239,7 +239,10 @@ function mapEntry(r: Reader, into: Record<string, string>): void {
     else if (no === 2 && wt === 2) v = r.string();
     else r.skip(wt);
   }
-  into[k] = v;
+  // An own property even for `__proto__`, as JSON.parse makes it (assignment would set the
+  // prototype and lose the entry). The API server refuses such a key; the two encodings still agree.
+  if (k === '__proto__') Object.defineProperty(into, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else into[k] = v;
 }
 
 /** Reads a length-delimited string field (wire type checked). */
@@ -478,7 +481,7 @@ const NO_BYTES: Uint8Array = new Uint8Array(0);
  * Mirrors `runtime.Unknown.Unmarshal` (k8s.io/apimachinery v0.37.2 `pkg/runtime/generated.pb.go`) for the fields read.
  */
 export function unknownFields(bytes: Uint8Array): UnknownFields {
-  const r = new Reader(bytes, 0, bytes.length);
+  const r = Reader.of(bytes);
   const out: UnknownFields = { apiVersion: '', kind: '', raw: NO_BYTES, contentEncoding: '', contentType: '' };
   while (r.more) {
     const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
@@ -508,7 +511,7 @@ export function unknownFields(bytes: Uint8Array): UnknownFields {
  * Mirrors `WatchEvent.Unmarshal` (k8s.io/apimachinery v0.37.2 `pkg/apis/meta/v1/generated.pb.go`) for the fields read.
  */
 export function watchEventFields(bytes: Uint8Array): { type: string; raw: Uint8Array } {
-  const r = new Reader(bytes, 0, bytes.length);
+  const r = Reader.of(bytes);
   let type = '';
   let raw = NO_BYTES;
   while (r.more) {
@@ -575,7 +578,7 @@ function podStatus(r: Reader): View {
  * @throws {MalformedMessage} when the bytes do not parse.
  */
 export function podView(bytes: Uint8Array, meta: MetaOptions): View {
-  const r = new Reader(bytes, 0, bytes.length);
+  const r = Reader.of(bytes);
   let metadata: View = {};
   let spec: View = {};
   let status: View = {};
@@ -594,7 +597,7 @@ export function podView(bytes: Uint8Array, meta: MetaOptions): View {
  * @throws {MalformedMessage} when the bytes do not parse.
  */
 export function nodeView(bytes: Uint8Array, meta: MetaOptions): View {
-  const r = new Reader(bytes, 0, bytes.length);
+  const r = Reader.of(bytes);
   let metadata: View = {};
   const spec: View = {};
   const status: View = {};
@@ -628,7 +631,7 @@ export function nodeView(bytes: Uint8Array, meta: MetaOptions): View {
  * @throws {MalformedMessage} when the bytes do not parse.
  */
 export function leaseView(bytes: Uint8Array, meta: MetaOptions): View {
-  const r = new Reader(bytes, 0, bytes.length);
+  const r = Reader.of(bytes);
   let metadata: View = {};
   const spec: View = {};
   while (r.more) {
