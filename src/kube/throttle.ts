@@ -400,7 +400,8 @@ export class ApiWriteThrottle implements WriteScheduler {
    * batch of eight paced Events took about 44 timer wakes and 0.6 ms of CPU per Event with a write
    * that does nothing (issue 29, the first minute's RegisteredNode Events). As one job the batch
    * takes a job's few turns. The weight keeps the in-flight cap exact; the price is that the batch's
-   * slots are freed together, when its last Event is answered, which can only delay other writes.
+   * slots are freed together, when its last Event is answered, which can only delay other writes:
+   * an Event that hangs keeps its whole group's slots until its write timeout, not just its own.
    */
   #submit(writes: readonly HeldWrite[]): void {
     const [first] = writes;
