@@ -204,8 +204,9 @@ export interface ApiWriteThrottleStats {
  * second; callers wait for a token). The bucket is the project's one token bucket
  * (src/util/tokenbucket.ts, {@link TokenBucket.reserve}, as `rate.Limiter.Wait` uses it).
  *
- * How a write is admitted: the waiting writes are kept in priority order, and bottleneck caps the
- * writes in flight (`maxInFlight`); bottleneck's reservoir (no heartbeat, no refill of its own)
+ * How a write is admitted: the waiting writes are kept in priority order, and this class caps the
+ * writes in flight (`maxInFlight`: a write is handed over only to a free slot, and its slot is freed
+ * when it is answered); bottleneck's reservoir (no heartbeat, no refill of its own)
  * is fed from the token bucket, one taken token per write that is waiting and has a free slot. When
  * the bucket is empty the feeder reserves the next token and sleeps on the injected clock until it
  * is due; only then is it handed, with the write first in priority order, to bottleneck. The
@@ -217,8 +218,8 @@ export interface ApiWriteThrottleStats {
  * tokens are due and hands them over together: one wake of this process per N Events instead of
  * one per Event. Each Event still takes its own token, no sooner than one by one, so the bound
  * above holds; an Event starts up to N tokens later. A node or pod write ends such a wait. Events
- * handed over together go to bottleneck as one job of weight = their count (`#submit`), whose
- * slots are freed together: that can only delay another write.
+ * handed over together go to bottleneck as one job of weight = their count (`#submit`); each
+ * Event's slot is still freed when that Event is answered.
  *
  * Writes wait in this class's own priority heap, not in bottleneck's queue, until a token is handed
  * over for them: one write, first in priority order, per token (with the bucket off, one per free
@@ -228,7 +229,9 @@ export interface ApiWriteThrottleStats {
  * queues only after N or more timer turns, and a node write submitted behind them waits that long
  * whatever its priority: in a failure wave at 100/200 (24 pod marks per node) node status and taint
  * writes waited 200–340 ms with 28 writes still in that step and 15 tokens unused (issue 29).
- * Bottleneck still keeps the in-flight cap and orders the few writes handed over at once.
+ * Bottleneck still orders the few writes handed over at once and takes their tokens from its
+ * reservoir; it has no `maxConcurrent` of its own, because its slots are freed per job, and a job of
+ * several Events would keep all of them until its last Event is answered (see {@link #submit}).
  *
  * Why not bottleneck's own refill: `reservoirIncreaseInterval` runs on a 250 ms `setInterval`
  * heartbeat that sets `_lastReservoirIncrease = now` and compares with `>=`, so a late beat drops
@@ -249,7 +252,7 @@ export interface ApiWriteThrottleStats {
  */
 export class ApiWriteThrottle implements WriteScheduler {
   readonly settings: ThrottleSettings | null;
-  /** Priority order and the in-flight cap; its reservoir holds tokens handed over by {@link #feed}. */
+  /** Priority order of the writes handed over; its reservoir holds tokens handed over by {@link #feed}. */
   #limiter: Bottleneck;
   #bucket: TokenBucket | null;
   readonly #maxInFlight: number;
@@ -301,7 +304,9 @@ export class ApiWriteThrottle implements WriteScheduler {
     this.#bucket = this.settings ? new TokenBucket(this.#clock, this.settings.qps, this.settings.burst) : null;
     // No reservoirIncrease*/reservoirRefresh* options: bottleneck starts no heartbeat, and this class
     // never calls updateSettings (bottleneck#185); only incrementReservoir, from the feeder.
-    this.#limiter = new Bottleneck({ reservoir: this.#bucket ? 0 : null, maxConcurrent: opts.maxInFlight ?? null, minTime: 0 });
+    // No maxConcurrent either: the in-flight cap is this class's (#running + #handedOver, see
+    // #handOver and #feedLoop), so that each Event of a group frees its own slot when it is answered.
+    this.#limiter = new Bottleneck({ reservoir: this.#bucket ? 0 : null, maxConcurrent: null, minTime: 0 });
   }
 
   /** Starts the feeder unless it runs already (or writes are not rate-limited). */
@@ -372,6 +377,11 @@ export class ApiWriteThrottle implements WriteScheduler {
    * Hands the first held writes in priority order to bottleneck: as many as there are tokens in its
    * reservoir not yet claimed by a handed-over write (with the bucket off, as many as there are free
    * in-flight slots), so bottleneck's submit step never holds more than that.
+   *
+   * This is where the in-flight cap is kept: `#running + #handedOver ≤ maxInFlight`. With the bucket
+   * off, `room` says so directly; with it on, the feeder grants a token only to a free slot
+   * (`#running + #granted ≤ maxInFlight`, and a write that starts moves one from granted to running),
+   * and `#handedOver ≤ #granted`.
    */
   #handOver(): void {
     const room = (this.#bucket ? this.#granted : this.#maxInFlight - this.#running) - this.#handedOver;
@@ -399,9 +409,11 @@ export class ApiWriteThrottle implements WriteScheduler {
    * (`LocalDatastore.yieldLoop`), and `schedule` calls pass its submit lock one at a time, so a
    * batch of eight paced Events took about 44 timer wakes and 0.6 ms of CPU per Event with a write
    * that does nothing (issue 29, the first minute's RegisteredNode Events). As one job the batch
-   * takes a job's few turns. The weight keeps the in-flight cap exact; the price is that the batch's
-   * slots are freed together, when its last Event is answered, which can only delay other writes:
-   * an Event that hangs keeps its whole group's slots until its write timeout, not just its own.
+   * takes a job's few turns. The weight takes one reservoir token per Event. Bottleneck's own slots
+   * would be freed per job, when the group's last Event is answered, so an Event that hung until its
+   * 30 s write timeout would hold back every write behind its group's slots; the in-flight cap is
+   * therefore kept by this class, which frees each Event's slot (`#running`) when it is answered and
+   * hands the slot on at once.
    */
   #submit(writes: readonly HeldWrite[]): void {
     const [first] = writes;

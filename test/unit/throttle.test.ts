@@ -542,11 +542,12 @@ describe('ApiWriteThrottle: Events handed over together go to bottleneck as one 
   /**
    * Schedules `events` Events (and, at `nodeAtMs`, one node write) on a FakeClock throttle at qps 10 /
    * burst 9 / eventBatch 8 and drives fake time only while the throttle sleeps on it. Each write
-   * holds its in-flight slot until the test lets it go (`holdMs` of fake time after it starts).
+   * holds its in-flight slot until the test lets it go (`holdMs` of fake time after it starts, or
+   * `holdMs(i)` for the i-th write to start).
    * A real `setTimeout(0)` ticker counts timer turns, the unit of bottleneck's per-job cost.
    * @returns each write's label, start (ms of fake time) and timer turn, in start order, and the peak in flight.
    */
-  async function runEvents(events: number, maxInFlight: number, holdMs: number, nodeAtMs?: number): Promise<{ started: Array<{ label: string; atMs: number; turn: number }>; peak: number }> {
+  async function runEvents(events: number, maxInFlight: number, holdMs: number | ((i: number) => number), nodeAtMs?: number): Promise<{ started: Array<{ label: string; atMs: number; turn: number }>; peak: number }> {
     const clock = new FakeClock();
     const t0 = clock.now();
     const throttle = new ApiWriteThrottle({ qps: 10, burst: 9, clock, eventBatch: 8, maxInFlight });
@@ -557,11 +558,12 @@ describe('ApiWriteThrottle: Events handed over together go to bottleneck as one 
     const ticker = setInterval(() => turn++, 0);
     const write = (label: string) => async (): Promise<void> => {
       const atMs = clock.now() - t0;
+      const heldMs = typeof holdMs === 'number' ? holdMs : holdMs(started.length);
       started.push({ label, atMs, turn });
       peak = Math.max(peak, ++running);
       try {
         // Fake time: the slot is held until the clock passes start + holdMs.
-        while (clock.now() - t0 < atMs + holdMs) await new Promise((r) => setImmediate(r));
+        while (clock.now() - t0 < atMs + heldMs) await new Promise((r) => setImmediate(r));
       } finally {
         running--;
       }
@@ -570,6 +572,7 @@ describe('ApiWriteThrottle: Events handed over together go to bottleneck as one 
       const jobs = Array.from({ length: events }, (_, i) => throttle.schedule(write(`event${i}`), 'event'));
       const total = events + (nodeAtMs === undefined ? 0 : 1);
       let done = 0;
+      let movedAt = Date.now();
       for (const j of jobs) void j.finally(() => done++);
       while (done < total) {
         if (nodeAtMs !== undefined && clock.now() - t0 >= nodeAtMs && jobs.length === events) {
@@ -579,9 +582,14 @@ describe('ApiWriteThrottle: Events handed over together go to bottleneck as one 
         }
         // Fake time moves only once every write with a token has started (as admissionTimes), while
         // the throttle sleeps on it or a write holds its slot (writes wait on fake time too).
-        if (idle(throttle) && (clock.pendingTimers > 0 || running > 0)) clock.advance(1);
-        else await new Promise((r) => setImmediate(r));
+        if (idle(throttle) && (clock.pendingTimers > 0 || running > 0)) {
+          clock.advance(1);
+          movedAt = Date.now();
+        } else await new Promise((r) => setImmediate(r));
         await new Promise((r) => setImmediate(r));
+        // Writes that wait in bottleneck for a slot while others hold theirs on fake time never let
+        // the clock move: fail (after 5 s of real time without it moving) rather than spin forever.
+        if (Date.now() - movedAt > 5000) throw new Error(`stalled at ${clock.now() - t0} ms of fake time: ${started.length} of ${total} started, ${running} running`);
       }
       await Promise.all(jobs);
       await throttle.stop();
@@ -616,5 +624,74 @@ describe('ApiWriteThrottle: Events handed over together go to bottleneck as one 
     const nodeAt = started.findIndex((s) => s.label === 'node');
     // Four Events run (the cap); the node write arrives at 50 ms and goes first once their slots are free.
     assert.equal(nodeAt, 4, `start order: ${started.map((s) => s.label).join(',')}`);
+  });
+
+  test('the in-flight cap holds while a group\'s Events are answered at different times, and every freed slot is used', async () => {
+    for (const maxInFlight of [2, 3, 4, 8]) {
+      // Hold times 0–290 ms in a fixed scramble: the Events of one group are answered one by one.
+      const { started, peak } = await runEvents(9 + 24, maxInFlight, (i) => ((i * 37) % 11) * 29);
+      assert.equal(started.length, 33);
+      assert.ok(peak <= maxInFlight, `maxInFlight ${maxInFlight}: ${peak} in flight`);
+      assert.equal(peak, maxInFlight, `maxInFlight ${maxInFlight}: the cap is used`);
+    }
+  });
+
+  /**
+   * On an empty bucket (qps 10 / burst 5 / eventBatch 8 / maxInFlight 4), four Events are scheduled
+   * at once: the first starts alone on the next token (100 ms), the other three as one group on three
+   * tokens due together (400 ms); with the first, that fills the cap. The first and the group's
+   * second hang; the other two are answered. Fake time moves only while the throttle sleeps on it.
+   * @returns the Events' start times (ms of fake time), and whether a node write scheduled then
+   *   started while both still hung.
+   */
+  async function nodeWriteBehindHungEvent(): Promise<{ groupAtMs: number[]; nodeStarted: boolean }> {
+    const clock = new FakeClock();
+    const t0 = clock.now();
+    const throttle = new ApiWriteThrottle({ qps: 10, burst: 5, clock, eventBatch: 8, maxInFlight: 4 });
+    // Bottleneck dispatches on real setTimeout(0) turns: wait (real time, generously) for a condition.
+    const until = async (cond: () => boolean): Promise<boolean> => {
+      for (const deadline = Date.now() + 2000; !cond() && Date.now() < deadline; ) {
+        if (idle(throttle) && clock.pendingTimers > 0) clock.advance(1);
+        await new Promise((r) => setTimeout(r, 0));
+      }
+      return cond();
+    };
+    let release = (): void => {};
+    const hung = new Promise<void>((r) => (release = r));
+    try {
+      // The burst's five tokens, spent.
+      await Promise.all(Array.from({ length: 5 }, () => throttle.schedule(async () => {}, 'event')));
+      const groupAtMs: number[] = [];
+      let answered = 0;
+      const events = [0, 1, 2, 3].map((i) =>
+        throttle.schedule(async () => {
+          groupAtMs.push(clock.now() - t0);
+          if (i === 0 || i === 2) await hung;
+          else answered++;
+        }, 'event'),
+      );
+      assert.equal(await until(() => answered === 2), true, 'two Events answered');
+      assert.equal(throttle.stats().running, 2, 'two Events hang');
+      let nodeStarted = false;
+      const node = throttle.schedule(async () => void (nodeStarted = true), 'node');
+      // Read before the release: once released, the node write starts in either case.
+      const startedWhileHung = await until(() => nodeStarted);
+      release();
+      await Promise.all([...events, node]);
+      return { groupAtMs, nodeStarted: startedWhileHung };
+    } finally {
+      release();
+      await throttle.stop();
+    }
+  }
+
+  test('an Event that hangs holds only its own in-flight slot: a node write behind its group starts while it hangs', async () => {
+    // With bottleneck's per-job slots the group's three were held until its hung Event was answered
+    // (its 30 s write timeout in the controller): with the first Event's, all four, and the node
+    // write waited that long. Now two slots are held, one per hung Event.
+    const { groupAtMs, nodeStarted } = await nodeWriteBehindHungEvent();
+    // The first on its token at 100 ms; then three tokens due together at 400 ms: one group.
+    assert.deepEqual(groupAtMs, [100, 400, 400, 400]);
+    assert.equal(nodeStarted, true, 'the node write started while the hung Event held its slot');
   });
 });
