@@ -10,6 +10,7 @@
  * malformed object, so the informer can log and skip it instead of crashing.
  */
 import { CACHED_POD_CONDITION_TYPES } from './podconditions.js';
+import { SharedFrozen } from '../util/sharedfrozen.js';
 
 /** Condition status values as the API spells them. */
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
@@ -516,8 +517,8 @@ export function toPod(raw: unknown): Pod | undefined {
     creationTimestamp,
     conditions: listOf(status['conditions'], toPodCondition),
     // Shared and frozen (see SharedFrozen): most pods hold the same few lists.
-    tolerations: internList(sharedTolerations, listOf(spec['tolerations'], toToleration)),
-    ownerReferences: internList(sharedOwnerReferences, listOf(m['ownerReferences'], toOwnerRef)),
+    tolerations: sharedTolerations.convert(spec['tolerations']),
+    ownerReferences: sharedOwnerReferences.convert(m['ownerReferences']),
     ...podVolumes(spec['volumes'], name),
     finalizers: listOf(m['finalizers'], istr),
     containersNotRunning: ['initContainerStatuses', 'containerStatuses', 'ephemeralContainerStatuses'].every((list) =>
@@ -535,33 +536,45 @@ export function toPod(raw: unknown): Pod | undefined {
   return pod;
 }
 
-/**
- * Frozen values shared between cached objects by content: pods of one ReplicaSet or DaemonSet
- * revision carry identical labels, tolerations and owner references, so 150,000 pods hold a few
- * thousand distinct sets of each. Weak references let a value go once no cached object holds it
- * (rollouts change `pod-template-hash` and the owner), and the table drops its key then. One table
- * per kind of value; a key is the value's canonical JSON.
- */
-class SharedFrozen<T extends object> {
-  readonly #values = new Map<string, WeakRef<T>>();
-  readonly #cleanup = new FinalizationRegistry<string>((key) => {
-    if (this.#values.get(key)?.deref() === undefined) this.#values.delete(key);
-  });
+const sharedLabels = new SharedFrozen<Readonly<Record<string, string>>>();
 
-  /** The shared value for `key`; `make()` (which must return a frozen value) the first time. */
-  get(key: string, make: () => T): T {
-    const hit = this.#values.get(key)?.deref();
+/**
+ * A pod list field (tolerations, owner references) converted to its shared frozen slim list.
+ *
+ * A frozen input list (of frozen items) converted before gives the same slim list again, found by identity: the
+ * protobuf decoder (src/kube/protobuf/decoder.ts) hands every pod whose list has the same wire bytes
+ * the same frozen view list, so such a pod costs one lookup instead of a conversion and a JSON key.
+ * JSON.parse never freezes an array, so JSON input is converted every time, as before. The slim
+ * list keeps its input list alive (`#inputOf`), which keeps the decoder's weak entry for those bytes
+ * while any cached pod holds the slim list; when the last such pod goes, both go.
+ */
+class SharedPodList<T extends object> {
+  readonly #table = new SharedFrozen<readonly T[]>();
+  readonly #slimOf = new WeakMap<object, readonly T[]>();
+  readonly #inputOf = new WeakMap<object, object>();
+
+  constructor(readonly convertItem: (v: unknown) => T | undefined) {}
+
+  /**
+   * @param v the field as parsed (JSON) or decoded (a view); anything but an array is an empty list.
+   * @returns the shared frozen slim list (the shared empty list for none). Never throws.
+   */
+  convert(v: unknown): readonly T[] {
+    // Frozen items too: only then can the input not have changed since it was converted (the
+    // decoder's views are flat, so frozen items are immutable ones).
+    if (!Array.isArray(v) || !Object.isFrozen(v) || !v.every(Object.isFrozen)) return internList(this.#table, listOf(v, this.convertItem));
+    const hit = this.#slimOf.get(v);
     if (hit !== undefined) return hit;
-    const value = make();
-    this.#values.set(key, new WeakRef(value));
-    this.#cleanup.register(value, key);
-    return value;
+    const slim = internList(this.#table, listOf(v, this.convertItem));
+    this.#slimOf.set(v, slim);
+    // Not the shared empty list: it would pin every input that converts to nothing.
+    if (slim.length > 0) this.#inputOf.set(slim, v);
+    return slim;
   }
 }
 
-const sharedLabels = new SharedFrozen<Readonly<Record<string, string>>>();
-const sharedTolerations = new SharedFrozen<readonly Toleration[]>();
-const sharedOwnerReferences = new SharedFrozen<readonly OwnerRef[]>();
+const sharedTolerations = new SharedPodList<Toleration>(toToleration);
+const sharedOwnerReferences = new SharedPodList<OwnerRef>(toOwnerRef);
 
 /**
  * The one frozen object holding exactly these labels (sorted by key), shared by every caller with

@@ -16,8 +16,8 @@ import { FrameReader, frame, MAX_FRAME_BYTES, PROTOBUF_MAGIC, unwrapEnvelope, Wi
 import { decodeList, decodeObject, decodeWatchEvent } from '../../src/kube/protobuf/views.js';
 import { unknownFields, watchEventFields } from '../../src/kube/protobuf/decoder.js';
 import { LeaseSchema } from '../../src/kube/protobuf/gen/k8s.io/api/coordination/v1/generated_pb.js';
-import { PodListSchema, PodSchema } from '../../src/kube/protobuf/gen/k8s.io/api/core/v1/generated_pb.js';
-import { StatusSchema, WatchEventSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
+import { PodListSchema, PodSchema, PodSpecSchema } from '../../src/kube/protobuf/gen/k8s.io/api/core/v1/generated_pb.js';
+import { ObjectMetaSchema, StatusSchema, WatchEventSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
 import { UnknownSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/runtime/generated_pb.js';
 import { toLease, toPod } from '../../src/kube/objects.js';
 import { WireCodec } from '../../src/kube/wire.js';
@@ -263,6 +263,115 @@ describe('views restore what JSON says and protobuf does not', () => {
 
   test('an envelope of another kind is refused', () => {
     assert.throws(() => decodeObject('Node', podBytes('p')), WireFormatError);
+  });
+});
+
+// ---- shared lists -----------------------------------------------------------------------------
+
+describe('pods whose tolerations or owner references have the same wire bytes share them (issue 29)', () => {
+  type TolerationInit = { key: string; operator: string; value: string; effect: string; tolerationSeconds?: bigint };
+  type OwnerInit = { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean };
+  const withLists = (name: string, tolerations: TolerationInit[], owners: OwnerInit[]): Uint8Array =>
+    podBytes(name, {
+      metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: time(T0), ownerReferences: owners },
+      spec: { containers: [{ name: 'c', image: 'pause' }], nodeName: 'node-a', tolerations },
+    });
+  /** The same pod as the API server's JSON has it (omitempty toleration strings, pointer fields only when set). */
+  const asJson = (name: string, tolerations: TolerationInit[], owners: OwnerInit[]): unknown => ({
+    metadata: {
+      name,
+      namespace: 'ns',
+      uid: `uid-${name}`,
+      resourceVersion: '7',
+      creationTimestamp: new Date(Number(T0) * 1000).toISOString().replace('.000Z', 'Z'),
+      ownerReferences: owners.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid, ...(o.controller === undefined ? {} : { controller: o.controller }) })),
+    },
+    spec: {
+      nodeName: 'node-a',
+      tolerations: tolerations.map((t) => ({
+        ...(t.key ? { key: t.key } : {}),
+        ...(t.operator ? { operator: t.operator } : {}),
+        ...(t.value ? { value: t.value } : {}),
+        ...(t.effect ? { effect: t.effect } : {}),
+        ...(t.tolerationSeconds === undefined ? {} : { tolerationSeconds: Number(t.tolerationSeconds) }),
+      })),
+    },
+    status: { phase: 'Running' },
+  });
+  const DEFAULTS: TolerationInit[] = [
+    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', value: '', effect: 'NoExecute', tolerationSeconds: 300n },
+    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', value: '', effect: 'NoExecute', tolerationSeconds: 300n },
+  ];
+  const RS: OwnerInit[] = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'rs-uid-1', controller: true }];
+
+  test('two pods of one ReplicaSet get one frozen view list each for tolerations and owners, and one slim list', () => {
+    const a = decodeObject('Pod', withLists('web-5d8f-a', DEFAULTS, RS), false, false);
+    const b = decodeObject('Pod', withLists('web-5d8f-b', DEFAULTS, RS), false, false);
+    const specOf = (v: Record<string, unknown>): Record<string, unknown> => v['spec'] as Record<string, unknown>;
+    const metaOf = (v: Record<string, unknown>): Record<string, unknown> => v['metadata'] as Record<string, unknown>;
+    assert.equal(specOf(a)['tolerations'], specOf(b)['tolerations'], 'one view list for equal toleration bytes');
+    assert.equal(metaOf(a)['ownerReferences'], metaOf(b)['ownerReferences'], 'one view list for equal owner bytes');
+    assert.ok(Object.isFrozen(specOf(a)['tolerations']) && Object.isFrozen((specOf(a)['tolerations'] as unknown[])[0]), 'shared views are frozen');
+    const pa = toPod(a);
+    const pb = toPod(b);
+    assert.ok(pa && pb);
+    assert.equal(pa.tolerations, pb.tolerations);
+    assert.equal(pa.ownerReferences, pb.ownerReferences);
+    assert.deepEqual(pa, toPod(asJson('web-5d8f-a', DEFAULTS, RS)), 'the slim Pod is the one JSON gives');
+    // JSON's lists are converted on their own and land on the same shared slim lists.
+    const pj = toPod(asJson('web-5d8f-c', DEFAULTS, RS));
+    assert.equal(pj?.tolerations, pa.tolerations);
+    assert.equal(pj?.ownerReferences, pa.ownerReferences);
+  });
+
+  test("property: with the shared lists, every pod's slim tolerations and owner references are what JSON gives, the first time and the second", () => {
+    const short = fc.constantFrom('', 'k', 'node.kubernetes.io/unreachable', 'Exists', 'Equal', 'NoExecute', 'NoSchedule', 'v', 'é');
+    const toleration = fc.record({ key: short, operator: short, value: short, effect: short, tolerationSeconds: fc.option(fc.constantFrom(0n, 1n, 300n, -5n), { nil: undefined }) });
+    const owner = fc.record({ apiVersion: fc.constantFrom('', 'apps/v1', 'batch/v1'), kind: fc.constantFrom('', 'ReplicaSet', 'Job'), name: fc.constantFrom('', 'web', 'web-2'), uid: fc.constantFrom('', 'u1', 'u2'), controller: fc.option(fc.boolean(), { nil: undefined }) });
+    let n = 0;
+    fc.assert(
+      fc.property(fc.array(toleration, { maxLength: 4 }), fc.array(owner, { maxLength: 3 }), (tolerations, owners) => {
+        const json = toPod(asJson('p', tolerations, owners));
+        assert.ok(json);
+        for (const name of [`p-${n++}`, `p-${n++}`]) {
+          const got = toPod(decodeObject('Pod', withLists(name, tolerations, owners), false, false));
+          assert.ok(got);
+          assert.deepEqual(got.tolerations, json.tolerations);
+          assert.deepEqual(got.ownerReferences, json.ownerReferences);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  test('tolerations written in two runs (another field between them) decode as one list, merged as proto merges them, and are not shared', () => {
+    const [t1, t2] = DEFAULTS;
+    // PodSpec bytes: tolerations[t1], nodeName, tolerations[t2] — proto appends a repeated field's runs.
+    const spec = Uint8Array.of(
+      ...toBinary(PodSpecSchema, create(PodSpecSchema, { tolerations: [t1!] })),
+      ...toBinary(PodSpecSchema, create(PodSpecSchema, { nodeName: 'node-a' })),
+      ...toBinary(PodSpecSchema, create(PodSpecSchema, { tolerations: [t2!] })),
+    );
+    const meta = toBinary(ObjectMetaSchema, create(ObjectMetaSchema, { name: 'split', namespace: 'ns', uid: 'u', resourceVersion: '7', creationTimestamp: time(T0) }));
+    const raw = Uint8Array.of(0x0a, ...varint(meta.length), ...meta, 0x12, ...varint(spec.length), ...spec);
+    const bytes = Uint8Array.of(...PROTOBUF_MAGIC, ...toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'Pod' }, raw })));
+    assert.deepEqual(fromBinary(PodSchema, raw).spec?.tolerations.map((t) => t.key), [t1!.key, t2!.key], 'the reflective decoder merges the runs');
+    const view = decodeObject('Pod', bytes, false, false);
+    const list = (view['spec'] as Record<string, unknown>)['tolerations'];
+    assert.equal(Object.isFrozen(list), false, 'two runs are decoded on their own');
+    assert.deepEqual(toPod(view)?.tolerations, toPod(asJson('split', DEFAULTS, []))?.tolerations);
+  });
+
+  test('a toleration that does not decode makes its pod malformed every time: a failed decode is never stored', () => {
+    const good = toBinary(PodSpecSchema, create(PodSpecSchema, { nodeName: 'node-a' }));
+    // PodSpec.tolerations (22, wire type 2) holding Toleration.key (1) with a length past its end.
+    const tolerationsNo = PodSpecSchema.field['tolerations']!.number;
+    const badSpec = Uint8Array.of(...good, ...varint((tolerationsNo << 3) | 2), 3, 0x0a, 0x7f, 0x01);
+    const meta = toBinary(ObjectMetaSchema, create(ObjectMetaSchema, { name: 'bad', namespace: 'ns', uid: 'u', resourceVersion: '7', creationTimestamp: time(T0) }));
+    const raw = Uint8Array.of(0x0a, ...varint(meta.length), ...meta, 0x12, ...varint(badSpec.length), ...badSpec);
+    const bytes = Uint8Array.of(...PROTOBUF_MAGIC, ...toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'Pod' }, raw })));
+    assert.throws(() => decodeObject('Pod', bytes));
+    assert.throws(() => decodeObject('Pod', bytes), 'the second time too');
   });
 });
 

@@ -35,6 +35,7 @@ import {
 import { LeaseSchema, LeaseSpecSchema } from './gen/k8s.io/api/coordination/v1/generated_pb.js';
 import { ObjectMetaSchema, OwnerReferenceSchema, TimeSchema, WatchEventSchema } from './gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
 import { RawExtensionSchema, TypeMetaSchema, UnknownSchema } from './gen/k8s.io/apimachinery/pkg/runtime/generated_pb.js';
+import { SharedFrozen } from '../../util/sharedfrozen.js';
 
 /** A JSON-shaped view of an object (see ./views.ts). */
 export type View = Record<string, unknown>;
@@ -208,6 +209,48 @@ class Reader {
   }
 }
 
+/**
+ * The view lists of a Pod's tolerations and owner references, shared by the exact wire bytes of
+ * their fields: pods of one ReplicaSet or DaemonSet carry byte-for-byte the same lists, so after
+ * the first such pod the rest cost one latin1 slice and a lookup instead of a decode (issue 29:
+ * the start-up's watch-list of 15,030 pods). Equal bytes decode to an equal list (the decode is a
+ * function of the bytes alone), and a list whose bytes do not decode throws and is never stored,
+ * so a pod is malformed exactly when it was without the table. The lists are frozen (their
+ * readers, src/kube/objects.ts `toPod`, only read them); objects.ts keeps each one alive while a
+ * cached pod holds the slim list made from it, and then both go.
+ */
+const sharedTolerationViews = new SharedFrozen<readonly View[]>();
+const sharedOwnerViews = new SharedFrozen<readonly View[]>();
+
+/** The sub-messages of one repeated field of a message, and whether their bytes form one run. */
+class RepeatedField {
+  readonly #items: Reader[] = [];
+  #start = -1;
+  #end = -1;
+  #oneRun = true;
+
+  /**
+   * Adds the field whose tag starts at `fieldStart`; `r` stands at its length prefix and is
+   * moved past it. @throws {MalformedMessage} when the length runs past the message.
+   */
+  add(fieldStart: number, r: Reader): void {
+    if (this.#end !== -1 && fieldStart !== this.#end) this.#oneRun = false;
+    if (this.#start === -1) this.#start = fieldStart;
+    this.#items.push(r.sub());
+    this.#end = r.pos;
+  }
+
+  /**
+   * The decoded list: the frozen one of `table` for these exact bytes (tags and lengths included)
+   * when they form one run, as the API server writes them; else decoded on its own.
+   * @throws {MalformedMessage} when an item does not decode.
+   */
+  views(b: Buffer, table: SharedFrozen<readonly View[]>, decode: (r: Reader) => View): readonly View[] {
+    if (!this.#oneRun) return this.#items.map(decode);
+    return table.get(b.toString('latin1', this.#start, this.#end), () => Object.freeze(this.#items.map((item) => Object.freeze(decode(item)))));
+  }
+}
+
 /** Requires wire type `want` for field `no` (a mismatch means the bytes are not this message). */
 function expect(wt: number, want: number, no: number): void {
   if (wt !== want) throw new MalformedMessage(`field ${no}: wire type ${wt}, expected ${want}`);
@@ -272,9 +315,10 @@ function objectMeta(r: Reader, o: MetaOptions): View {
   const m: View = {};
   let labels: Record<string, string> | undefined;
   let annotations: Record<string, string> | undefined;
-  let owners: View[] | undefined;
+  let owners: RepeatedField | undefined;
   let finalizers: string[] | undefined;
   while (r.more) {
+    const at = r.pos;
     const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
     switch (no) {
       case META.name:
@@ -318,7 +362,7 @@ function objectMeta(r: Reader, o: MetaOptions): View {
         break;
       case META.ownerReferences:
         expect(wt, 2, no);
-        (owners ??= []).push(ownerReference(r.sub()));
+        (owners ??= new RepeatedField()).add(at, r);
         break;
       case META.finalizers:
         (finalizers ??= []).push(str(r, wt, no));
@@ -329,7 +373,7 @@ function objectMeta(r: Reader, o: MetaOptions): View {
   }
   if (labels) m['labels'] = labels;
   if (annotations) m['annotations'] = annotations;
-  if (owners) m['ownerReferences'] = owners;
+  if (owners) m['ownerReferences'] = owners.views(r.b, sharedOwnerViews, ownerReference);
   if (finalizers) m['finalizers'] = finalizers;
   return m;
 }
@@ -543,13 +587,16 @@ function push(o: View, k: string, v: View): void {
 
 function podSpec(r: Reader): View {
   const spec: View = {};
+  let tolerations: RepeatedField | undefined;
   while (r.more) {
+    const at = r.pos;
     const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
     if (no === POD_SPEC.nodeName) putNz(spec, 'nodeName', str(r, wt, no));
-    else if (no === POD_SPEC.tolerations && wt === 2) push(spec, 'tolerations', toleration(r.sub()));
+    else if (no === POD_SPEC.tolerations && wt === 2) (tolerations ??= new RepeatedField()).add(at, r);
     else if (no === POD_SPEC.volumes && wt === 2) push(spec, 'volumes', volume(r.sub()));
     else r.skip(wt);
   }
+  if (tolerations) spec['tolerations'] = tolerations.views(r.b, sharedTolerationViews, toleration);
   return spec;
 }
 

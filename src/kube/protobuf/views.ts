@@ -14,6 +14,10 @@
  * - a zero `metav1.Time` / `MicroTime` (an empty message: `time_proto.go` writes nothing for it) is
  *   absent, as JSON's `null` is.
  *
+ * One thing JSON does not do: a Pod's `spec.tolerations` and `metadata.ownerReferences` lists are
+ * frozen and shared by every pod whose list has the same wire bytes (./decoder.ts), which the
+ * converter then finds by identity (objects.ts `SharedPodList`). Never mutate a view.
+ *
  * Pure: no I/O. Errors: {@link decodeObject} and friends throw on bytes that do not decode.
  */
 import { fromBinary } from '@bufbuild/protobuf';
