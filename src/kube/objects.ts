@@ -541,8 +541,8 @@ const sharedLabels = new SharedFrozen<Readonly<Record<string, string>>>();
 /**
  * A pod list field (tolerations, owner references) converted to its shared frozen slim list.
  *
- * A frozen input list (of frozen items) converted before gives the same slim list again, found by identity: the
- * protobuf decoder (src/kube/protobuf/decoder.ts) hands every pod whose list has the same wire bytes
+ * A frozen input list (of frozen items) converted before gives the same slim list again, found by
+ * identity: the protobuf decoder (src/kube/protobuf/decoder.ts) hands every pod whose list has the same wire bytes
  * the same frozen view list, so such a pod costs one lookup instead of a conversion and a JSON key.
  * JSON.parse never freezes an array, so JSON input is converted every time, as before. The slim
  * list keeps its input list alive (`#inputOf`), which keeps the decoder's weak entry for those bytes
@@ -562,13 +562,14 @@ class SharedPodList<T extends object> {
   convert(v: unknown): readonly T[] {
     // Frozen items too: only then can the input not have changed since it was converted (the
     // decoder's views are flat, so frozen items are immutable ones).
-    if (!Array.isArray(v) || !Object.isFrozen(v) || !v.every(Object.isFrozen)) return internList(this.#table, listOf(v, this.convertItem));
-    const hit = this.#slimOf.get(v);
+    const input: readonly unknown[] | undefined = Array.isArray(v) && Object.isFrozen(v) && v.every(Object.isFrozen) ? v : undefined;
+    const hit = input && this.#slimOf.get(input);
     if (hit !== undefined) return hit;
     const slim = internList(this.#table, listOf(v, this.convertItem));
-    this.#slimOf.set(v, slim);
+    if (!input) return slim;
+    this.#slimOf.set(input, slim);
     // Not the shared empty list: it would pin every input that converts to nothing.
-    if (slim.length > 0) this.#inputOf.set(slim, v);
+    if (slim.length > 0) this.#inputOf.set(slim, input);
     return slim;
   }
 }

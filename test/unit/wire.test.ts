@@ -362,6 +362,20 @@ describe('pods whose tolerations or owner references have the same wire bytes sh
     assert.deepEqual(toPod(view)?.tolerations, toPod(asJson('split', DEFAULTS, []))?.tolerations);
   });
 
+  test("a node Lease's owner reference (its Node, unique to it) is decoded on its own, never put in the shared table", () => {
+    const lease = (rv: string): Uint8Array =>
+      envelope('Lease', 'coordination.k8s.io/v1', LeaseSchema, {
+        metadata: { name: 'node-a', namespace: 'kube-node-lease', resourceVersion: rv, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid-a' }] },
+        spec: { holderIdentity: 'node-a', leaseDurationSeconds: 40 },
+      });
+    const owners = (rv: string): unknown => (decodeObject('Lease', lease(rv), false, false)['metadata'] as Record<string, unknown>)['ownerReferences'];
+    const first = owners('1');
+    const second = owners('2');
+    assert.deepEqual(first, [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid-a' }]);
+    assert.notEqual(first, second, 'each renewal gets its own list');
+    assert.equal(Object.isFrozen(first), false);
+  });
+
   test('a toleration that does not decode makes its pod malformed every time: a failed decode is never stored', () => {
     const good = toBinary(PodSpecSchema, create(PodSpecSchema, { nodeName: 'node-a' }));
     // PodSpec.tolerations (22, wire type 2) holding Toleration.key (1) with a length past its end.

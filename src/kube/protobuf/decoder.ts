@@ -242,11 +242,11 @@ class RepeatedField {
 
   /**
    * The decoded list: the frozen one of `table` for these exact bytes (tags and lengths included)
-   * when they form one run, as the API server writes them; else decoded on its own.
+   * when they form one run, as the API server writes them; else (or without a table) decoded on its own.
    * @throws {MalformedMessage} when an item does not decode.
    */
-  views(b: Buffer, table: SharedFrozen<readonly View[]>, decode: (r: Reader) => View): readonly View[] {
-    if (!this.#oneRun) return this.#items.map(decode);
+  views(b: Buffer, table: SharedFrozen<readonly View[]> | undefined, decode: (r: Reader) => View): readonly View[] {
+    if (!table || !this.#oneRun) return this.#items.map(decode);
     return table.get(b.toString('latin1', this.#start, this.#end), () => Object.freeze(this.#items.map((item) => Object.freeze(decode(item)))));
   }
 }
@@ -311,7 +311,12 @@ export interface MetaOptions {
   labels: boolean;
 }
 
-function objectMeta(r: Reader, o: MetaOptions): View {
+/**
+ * @param ownerTable where owner-reference view lists are shared by their bytes: Pods only. A Node's
+ *   or Lease's converter never reads them, and a node Lease's owner (its Node, by uid) is unique to
+ *   it, so sharing there would only churn the table on every Lease renewal.
+ */
+function objectMeta(r: Reader, o: MetaOptions, ownerTable?: SharedFrozen<readonly View[]>): View {
   const m: View = {};
   let labels: Record<string, string> | undefined;
   let annotations: Record<string, string> | undefined;
@@ -373,7 +378,7 @@ function objectMeta(r: Reader, o: MetaOptions): View {
   }
   if (labels) m['labels'] = labels;
   if (annotations) m['annotations'] = annotations;
-  if (owners) m['ownerReferences'] = owners.views(r.b, sharedOwnerViews, ownerReference);
+  if (owners) m['ownerReferences'] = owners.views(r.b, ownerTable, ownerReference);
   if (finalizers) m['finalizers'] = finalizers;
   return m;
 }
@@ -631,7 +636,7 @@ export function podView(bytes: Uint8Array, meta: MetaOptions): View {
   let status: View = {};
   while (r.more) {
     const tg = r.tag(), no = tg >>> 3, wt = tg & 7;
-    if (no === POD.metadata && wt === 2) metadata = objectMeta(r.sub(), meta);
+    if (no === POD.metadata && wt === 2) metadata = objectMeta(r.sub(), meta, sharedOwnerViews);
     else if (no === POD.spec && wt === 2) spec = podSpec(r.sub());
     else if (no === POD.status && wt === 2) status = podStatus(r.sub());
     else r.skip(wt);
