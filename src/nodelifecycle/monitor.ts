@@ -57,6 +57,17 @@ interface Observed {
 }
 
 /**
+ * What one health sync did, for its debug line: where it ended, and how long its live Lease read,
+ * status write and reaction (taint or eviction) took, milliseconds (absent: not made).
+ */
+interface HealthSyncStages {
+  end: string;
+  liveReadMs?: number;
+  writeMs?: number;
+  actMs?: number;
+}
+
+/**
  * The health part. Mirrors the health half of upstream `nodelifecycle.Controller`. Implements
  * {@link NodeHealthReader} for the other parts.
  */
@@ -71,6 +82,13 @@ export class NodeHealthMonitor implements NodeHealthReader {
   readonly #inFlight = new Set<string>();
   /** Per node, monitor passes waiting for its next health sync to finish (see #awaitHealthSyncs). */
   readonly #healthWaiters = new Map<string, (() => void)[]>();
+  /**
+   * When each node now waiting in the health queue was first handed to it (epoch ms), and by what.
+   * Only for the per-sync debug line ({@link HealthSyncStages}): a wave whose deadlines all fell
+   * together once had 11 of its 17 nodes marked one monitor period late, and the log could not say
+   * whether their deadline timers had queued them or where they waited (bench/README.md, 2026-12-05).
+   */
+  readonly #healthQueued = new Map<string, { atMs: number; by: 'deadline' | 'pass' | 'event' }>();
   /** The live Lease read before acting on an expired node, and the hold while the Lease cache is behind. */
   readonly #breaker: LeaseCircuitBreaker;
   readonly #healthOpts: { nodeMonitorGracePeriodMs: number; nodeStartupGracePeriodMs: number };
@@ -90,7 +108,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
     this.#deadlines = new DeadlineScheduler<string>(clock, {
       onError: (err, e) => log.error({ node: e.key, err: describeError(err) }, 'probe deadline handler failed'),
     });
-    this.#deadlines.onDue((e) => this.#healthQueue.add(e.key));
+    this.#deadlines.onDue((e) => this.#queueHealth(e.key, 'deadline'));
     this.#healthQueue = new WorkQueue({
       name: 'node_lifecycle_controller_health',
       concurrency: NODE_WORKERS,
@@ -115,6 +133,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
     // A monitor pass waiting for health syncs that shutDown drops must not hold stop() up.
     for (const name of [...this.#healthWaiters.keys()]) this.#resolveHealthWaiters(name);
     await this.#healthQueue.shutDown();
+    this.#healthQueued.clear();
     await this.#monitorRunning;
   }
 
@@ -335,8 +354,9 @@ export class NodeHealthMonitor implements NodeHealthReader {
    * @returns true when the node was handed to the health queue.
    */
   monitorOne(name: string, timed = false): boolean {
+    const by = timed ? 'pass' : 'event';
     if (this.#inFlight.has(name)) {
-      this.#healthQueue.add(name);
+      this.#queueHealth(name, by);
       return true;
     }
     const endTimer = timed ? this.#d.metrics.updateNodeHealthDuration.startTimer() : undefined;
@@ -344,12 +364,12 @@ export class NodeHealthMonitor implements NodeHealthReader {
       const o = this.#observe(name);
       if (!o) return false;
       if (o.obs.needsStatusUpdate || this.#needsLiveLeaseCheck(o)) {
-        this.#healthQueue.add(name);
+        this.#queueHealth(name, by);
         return true;
       }
       this.#afterObservation(o);
       if (o.obs.currentReady && !this.#actSync(o, o.node, o.obs.currentReady)) {
-        this.#healthQueue.add(name);
+        this.#queueHealth(name, by);
         return true;
       }
       return false;
@@ -393,44 +413,72 @@ export class NodeHealthMonitor implements NodeHealthReader {
     }
   }
 
-  /** The per-node body of `monitorNodeHealth` (`updateNodeFunc` + `tryUpdateNodeHealth`), run by the health queue. */
+  /** Hands `name` to the health queue, noting when and by what it was first queued (for the debug line). */
+  #queueHealth(name: string, by: 'deadline' | 'pass' | 'event'): void {
+    if (!this.#healthQueued.has(name)) this.#healthQueued.set(name, { atMs: this.#d.clock.now(), by });
+    this.#healthQueue.add(name);
+  }
+
+  /**
+   * The per-node body of `monitorNodeHealth` (`updateNodeFunc` + `tryUpdateNodeHealth`), run by the
+   * health queue. Logs one debug line per sync: how long the node waited in the queue and by what it
+   * was queued (`retry`: the queue's own backoff), the time of each stage, and where it ended.
+   */
   async #syncNodeHealth(name: string): Promise<void> {
+    const startMs = this.#d.clock.now();
+    const queued = this.#healthQueued.get(name);
+    this.#healthQueued.delete(name);
+    const stages: HealthSyncStages = { end: 'not judged' };
     this.#inFlight.add(name);
     try {
-      await this.#syncNodeHealthLocked(name);
+      await this.#syncNodeHealthLocked(name, stages);
     } finally {
       this.#inFlight.delete(name);
       this.#resolveHealthWaiters(name);
       this.#l.healthSyncDone(name);
+      const ms = this.#d.clock.now() - startMs;
+      this.#d.log.debug({ node: name, queuedBy: queued?.by ?? 'retry', queuedMs: queued ? startMs - queued.atMs : 0, ms, ...stages }, 'node health sync done');
     }
   }
 
-  async #syncNodeHealthLocked(name: string): Promise<void> {
+  async #syncNodeHealthLocked(name: string, stages: HealthSyncStages): Promise<void> {
+    const clock = this.#d.clock;
     let o = this.#observe(name);
     if (!o) return;
     if (this.#needsLiveLeaseCheck(o)) {
-      if (!(await this.#breaker.allows(o.name, o.obs.health.lease?.resourceVersion))) return;
+      const readFrom = clock.now();
+      stages.end = 'live Lease read failed';
+      const allowed = await this.#breaker.allows(o.name, o.obs.health.lease?.resourceVersion).finally(() => (stages.liveReadMs = clock.now() - readFrom));
+      stages.end = 'held by the live Lease read';
+      if (!allowed) return;
       // The read took a round trip: decide again on the caches as they are now (a renewal seen
       // meanwhile ends the expiry), and act only on the Lease the read confirmed.
       const again = this.#observe(name);
+      stages.end = 'not judged after the live Lease read';
       if (!again) return;
+      stages.end = 'a newer Lease after the live read';
       if (this.#needsLiveLeaseCheck(again) && again.obs.health.lease?.resourceVersion !== o.obs.health.lease?.resourceVersion) return;
       o = again;
     }
+    stages.end = 'no status write';
     const { node, lease } = o;
     const endTimer = this.#d.metrics.updateNodeHealthDuration.startTimer();
     let current: Node = node;
     try {
       if (o.obs.needsStatusUpdate) {
         const before = o.obs.health;
-        const { result, node: written } = await this.#d.writes.updateNodeConditions(name, node, (fresh) => {
+        const writeFrom = clock.now();
+        const { result, node: written } = await this.#d.writes
+          .updateNodeConditions(name, node, (fresh) => {
           // After a conflict the node changed under us (maybe a heartbeat): decide again on it.
           if (fresh !== node) {
             o.obs = observeNodeHealth(before, fresh, lease, this.#d.clock.now(), this.#healthOpts);
             this.#health.set(name, o.obs.health);
           }
           return o.obs.needsStatusUpdate ? o.obs.unknownConditions : undefined;
-        });
+          })
+          .finally(() => (stages.writeMs = clock.now() - writeFrom));
+        stages.end = result === 'gone' ? 'node gone' : `status ${result}`;
         if (result === 'gone') return;
         if (result === 'written' && o.obs.healthAfterStatusUpdate) {
           this.#health.set(name, o.obs.healthAfterStatusUpdate);
@@ -440,6 +488,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
       }
     } catch (err) {
       // Upstream: "Update health of Node from Controller error, Skipping - no pods will be evicted".
+      stages.end = 'status write failed';
       this.#d.log.warn({ node: name, err: describeError(err) }, 'updating node health failed; retrying');
       throw err; // the work queue retries with backoff
     } finally {
@@ -451,7 +500,10 @@ export class NodeHealthMonitor implements NodeHealthReader {
     if (this.#actSync(o, current, currentReady)) return;
     // Taint mode: `processTaintBaseEviction`; legacy: 1.20 `processNoTaintBaseEviction`.
     const acting = this.#l.reaction.act(current, currentReady);
-    if (acting) await acting;
+    if (acting) {
+      const actFrom = clock.now();
+      await acting.finally(() => (stages.actMs = clock.now() - actFrom));
+    }
     if (isReadyToNotReadyTransition(o.obs.observedReady, currentReady)) {
       recordEvent(this.#d.events, { kind: 'Node', name, uid: node.uid }, nodeNotReadyEvent(name));
       this.#l.pods.queuePodsNotReady(name);
