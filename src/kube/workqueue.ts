@@ -204,8 +204,12 @@ export function setWorkQueueMetricsProvider(provider: WorkQueueMetricsProvider):
 export interface WorkQueueOptions {
   /** Queue name for logs (upstream: `node_lifecycle_controller_pods`, …). */
   name: string;
-  /** Handles one key. Throw (reject) to have the key retried with `addRateLimited`. */
-  sync: (key: string) => Promise<void>;
+  /**
+   * Handles one key. Throw (reject) to have the key retried with `addRateLimited`. `run.queuedMs`:
+   * how long the key waited in the queue before this run, milliseconds (what
+   * `queue_duration_seconds` observes).
+   */
+  sync: (key: string, run: { queuedMs: number }) => Promise<void>;
   /** Maximum number of keys handled at once (upstream: the worker count). Default 1. */
   concurrency?: number;
   /** Clock for `addAfter` / `addRateLimited` delays. */
@@ -237,7 +241,7 @@ export interface WorkQueueStats {
  */
 export class WorkQueue {
   readonly name: string;
-  readonly #sync: (key: string) => Promise<void>;
+  readonly #sync: WorkQueueOptions['sync'];
   readonly #clock: Clock;
   readonly #limiter: RateLimiter;
   readonly #log: Logger;
@@ -393,11 +397,12 @@ export class WorkQueue {
     if (!this.#dirty.delete(key)) return; // dropped by shutDown
     this.#processing.add(key);
     const start = this.#clock.now();
-    this.#metrics.started(Math.max(0, start - (this.#addedAt.get(key) ?? start)) / 1000);
+    const queuedMs = Math.max(0, start - (this.#addedAt.get(key) ?? start));
+    this.#metrics.started(queuedMs / 1000);
     this.#addedAt.delete(key);
     this.#startedAt.set(key, start);
     try {
-      await this.#sync(key);
+      await this.#sync(key, { queuedMs });
       this.#succeeded++;
       this.#limiter.forget(key);
     } catch (err) {

@@ -83,12 +83,12 @@ export class NodeHealthMonitor implements NodeHealthReader {
   /** Per node, monitor passes waiting for its next health sync to finish (see #awaitHealthSyncs). */
   readonly #healthWaiters = new Map<string, (() => void)[]>();
   /**
-   * When each node now waiting in the health queue was first handed to it (epoch ms), and by what.
-   * Only for the per-sync debug line ({@link HealthSyncStages}): a wave whose deadlines all fell
+   * What first handed each node now waiting in the health queue to it (the queue itself times the
+   * wait). Only for the per-sync debug line ({@link HealthSyncStages}): a wave whose deadlines all fell
    * together once had 11 of its 17 nodes marked one monitor period late, and the log could not say
    * whether their deadline timers had queued them or where they waited (bench/README.md, 2026-12-05).
    */
-  readonly #healthQueued = new Map<string, { atMs: number; by: 'deadline' | 'pass' | 'event' }>();
+  readonly #healthQueuedBy = new Map<string, 'deadline' | 'pass' | 'event'>();
   /** The live Lease read before acting on an expired node, and the hold while the Lease cache is behind. */
   readonly #breaker: LeaseCircuitBreaker;
   readonly #healthOpts: { nodeMonitorGracePeriodMs: number; nodeStartupGracePeriodMs: number };
@@ -114,7 +114,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
       concurrency: NODE_WORKERS,
       clock,
       log,
-      sync: (name) => this.#syncNodeHealth(name),
+      sync: (name, run) => this.#syncNodeHealth(name, run.queuedMs),
     });
   }
 
@@ -133,7 +133,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
     // A monitor pass waiting for health syncs that shutDown drops must not hold stop() up.
     for (const name of [...this.#healthWaiters.keys()]) this.#resolveHealthWaiters(name);
     await this.#healthQueue.shutDown();
-    this.#healthQueued.clear();
+    this.#healthQueuedBy.clear();
     await this.#monitorRunning;
   }
 
@@ -413,9 +413,9 @@ export class NodeHealthMonitor implements NodeHealthReader {
     }
   }
 
-  /** Hands `name` to the health queue, noting when and by what it was first queued (for the debug line). */
+  /** Hands `name` to the health queue, noting what first queued it (for the debug line). */
   #queueHealth(name: string, by: 'deadline' | 'pass' | 'event'): void {
-    if (!this.#healthQueued.has(name)) this.#healthQueued.set(name, { atMs: this.#d.clock.now(), by });
+    if (!this.#healthQueuedBy.has(name)) this.#healthQueuedBy.set(name, by);
     this.#healthQueue.add(name);
   }
 
@@ -423,11 +423,12 @@ export class NodeHealthMonitor implements NodeHealthReader {
    * The per-node body of `monitorNodeHealth` (`updateNodeFunc` + `tryUpdateNodeHealth`), run by the
    * health queue. Logs one debug line per sync: how long the node waited in the queue and by what it
    * was queued (`retry`: the queue's own backoff), the time of each stage, and where it ended.
+   * @param queuedMs how long it waited in the queue, milliseconds (the queue's own measure).
    */
-  async #syncNodeHealth(name: string): Promise<void> {
+  async #syncNodeHealth(name: string, queuedMs: number): Promise<void> {
     const startMs = this.#d.clock.now();
-    const queued = this.#healthQueued.get(name);
-    this.#healthQueued.delete(name);
+    const queuedBy = this.#healthQueuedBy.get(name) ?? 'retry';
+    this.#healthQueuedBy.delete(name);
     const stages: HealthSyncStages = { end: 'not judged' };
     this.#inFlight.add(name);
     try {
@@ -437,7 +438,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
       this.#resolveHealthWaiters(name);
       this.#l.healthSyncDone(name);
       const ms = this.#d.clock.now() - startMs;
-      this.#d.log.debug({ node: name, queuedBy: queued?.by ?? 'retry', queuedMs: queued ? startMs - queued.atMs : 0, ms, ...stages }, 'node health sync done');
+      this.#d.log.debug({ node: name, queuedBy, queuedMs, ms, ...stages }, 'node health sync done');
     }
   }
 
@@ -470,12 +471,12 @@ export class NodeHealthMonitor implements NodeHealthReader {
         const writeFrom = clock.now();
         const { result, node: written } = await this.#d.writes
           .updateNodeConditions(name, node, (fresh) => {
-          // After a conflict the node changed under us (maybe a heartbeat): decide again on it.
-          if (fresh !== node) {
-            o.obs = observeNodeHealth(before, fresh, lease, this.#d.clock.now(), this.#healthOpts);
-            this.#health.set(name, o.obs.health);
-          }
-          return o.obs.needsStatusUpdate ? o.obs.unknownConditions : undefined;
+            // After a conflict the node changed under us (maybe a heartbeat): decide again on it.
+            if (fresh !== node) {
+              o.obs = observeNodeHealth(before, fresh, lease, this.#d.clock.now(), this.#healthOpts);
+              this.#health.set(name, o.obs.health);
+            }
+            return o.obs.needsStatusUpdate ? o.obs.unknownConditions : undefined;
           })
           .finally(() => (stages.writeMs = clock.now() - writeFrom));
         stages.end = result === 'gone' ? 'node gone' : `status ${result}`;

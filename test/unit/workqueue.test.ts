@@ -121,6 +121,31 @@ describe('WorkQueue dedup and per-key exclusion', () => {
     assert.equal(q.stats().succeeded, 5);
   });
 
+  test('each run is told how long its key waited in the queue, from its first add, in milliseconds', async () => {
+    const clock = new FakeClock();
+    const waited = new Map<string, number>();
+    const g = gate();
+    const q = new WorkQueue({
+      name: 't',
+      clock,
+      concurrency: 1,
+      sync: async (k, run) => {
+        waited.set(k, run.queuedMs);
+        if (k === 'a') await g.promise;
+      },
+    });
+    q.add('a');
+    await settle();
+    q.add('b');
+    clock.advance(1_500);
+    q.add('b'); // a second add while queued keeps the first add's time
+    clock.advance(500);
+    g.open();
+    await q.onIdle();
+    assert.equal(waited.get('a'), 0);
+    assert.equal(waited.get('b'), 2_000);
+  });
+
   test('property: never concurrent per key, and every key is handled after its last add', async () => {
     const op = fc.oneof(
       fc.record({ add: fc.constantFrom('a', 'b', 'c', 'd') }),
