@@ -9,7 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { AgentOptions } from 'node:https';
-import { fetch, request as undiciRequest, type Dispatcher } from 'undici';
+import { Agent as UndiciAgent, fetch, request as undiciRequest, type Dispatcher } from 'undici';
 import { STATUS_CODES } from 'node:http';
 import {
   ApiException,
@@ -26,6 +26,7 @@ import {
   EventsV1Api,
   KubeConfig,
   ServerConfiguration,
+  type Cluster,
   setHeaderMiddleware,
   StorageV1Api,
   type Configuration,
@@ -57,11 +58,32 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
 }
 
 /**
+ * HTTP/2 flow-control windows of the connections to the API server, bytes: per stream and per
+ * connection, as client-go's transport has them (golang.org/x/net v0.57.0, the version
+ * k8s.io/kubernetes v1.37.2 builds with, `http2/transport.go` `transportDefaultStreamFlow` and
+ * `transportDefaultConnFlow`; k8s.io/apimachinery `SetTransportDefaults` keeps them). undici 8's
+ * defaults are 256 KiB and 512 KiB, and the informers' watch streams share one connection.
+ *
+ * Why (issue 29, the start-up): Node tells the server it may send more only while the stream is
+ * read; while this thread decodes a burst of the Pods watch-list, undici's body buffer fills, the
+ * stream pauses, and the API server could run only 256 KiB ahead before it stalled, so on two
+ * cores the server and this process took turns instead of working at once (the start-up profile's
+ * idle gaps during the stream). With client-go's windows the server keeps sending while we decode.
+ * Memory: unread data is bounded by the stream window, 4 MiB per watch, as in client-go.
+ */
+export const HTTP2_WINDOWS = Object.freeze({ streamBytes: 4 << 20, connectionBytes: 1 << 30 });
+
+/**
  * Workaround for client-node 2.0.1: `KubeConfig.createDispatcher` builds a new undici `Agent` for
  * every request and every watch, so no TLS connection is ever reused (each call pays a handshake;
  * measured: open FDs 35 → 232 after 200 calls, reclaimed ~6 s later). The 2.x fix for #2893 caches
  * the `https.Agent` only. We memoise the dispatcher per cluster server and TLS material, so a
  * rotated client certificate still gets a new one. Remove once client-node caches it itself.
+ *
+ * A direct connection (client-node's `agent` dispatcher: no proxy) is built here as client-node
+ * builds it (`new Agent({ connect })` from its public `createDispatcherOptions`), plus
+ * {@link HTTP2_WINDOWS}, which client-node 2.0.1 has no option for. Proxied and SOCKS connections
+ * are client-node's own, unchanged.
  * Idempotent; {@link makeClients} applies it, so every client in the project gets it. Never throws.
  * @param kc the KubeConfig to patch in place.
  */
@@ -84,7 +106,11 @@ export function reuseConnections(kc: KubeConfig): void {
     const key = h.digest('hex');
     let dispatcher = cache.get(key);
     if (dispatcher === undefined) {
-      dispatcher = original.call(kc, cluster, agentOptions);
+      const options = kc.createDispatcherOptions(cluster as Cluster | null, agentOptions);
+      dispatcher =
+        options.type === 'agent'
+          ? new UndiciAgent({ connect: options.connect, initialWindowSize: HTTP2_WINDOWS.streamBytes, connectionWindowSize: HTTP2_WINDOWS.connectionBytes })
+          : original.call(kc, cluster, agentOptions);
       if (dispatcher !== undefined) {
         if (cache.size >= 8) cache.clear(); // rotated credentials: drop the old entries
         cache.set(key, dispatcher);
