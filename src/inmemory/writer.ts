@@ -13,6 +13,7 @@ import type { Node, Pod, PodCondition, Taint, VolumeAttachment } from '../kube/o
 import { getCondition, podKey } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
 import { LiveReadError } from '../kube/reads.js';
+import { assertStillCalledFor } from '../kube/throttle.js';
 import type { NodeLifecycleWrites } from '../nodelifecycle/controller.js';
 import { conditionTaintDiff, fencedTaintSwap } from '../nodelifecycle/taints.js';
 import type { TaintEvictionWrites } from '../tainteviction/controller.js';
@@ -82,9 +83,12 @@ const BY_POD_GC = 'pod-garbage-collector-controller';
  * - `fail(call)`: an error to throw instead of the write (undefined: no failure). It is asked when
  *   the mutating request would reach the API: at the start of each call, except for
  *   `forceDeletePod`, whose recheck (a read) comes first. A failure is recorded in {@link writes}.
- * - `gate(call)`: awaited, when it returns a promise, before `updateNodeConditions` or
- *   `swapNodeTaints` reaches the API (holds a status or taint write open mid-flight); returning
- *   `undefined` lets the call through in the same tick.
+ * - `gate(call)`: awaited, when it returns a promise, before `updateNodeConditions`,
+ *   `swapNodeTaints`, `markPodNotReady`, `addDisruptionCondition` or `deletePod` reaches the API (holds a write open
+ *   mid-flight, as a wait for a token in the real throttle would); returning `undefined` lets the
+ *   call through in the same tick. A taint eviction write's recheck (src/kube/throttle.ts
+ *   `WriteRecheck`) runs after the gate, as the real throttle runs it after the wait; a write it
+ *   no longer calls for throws `NotCalledForError` and is neither failed nor recorded.
  * - `lose(call)`: true makes `updateNodeConditions` answer 'unchanged' without writing (a write
  *   that never lands).
  * - `failRead(call)`: an error to throw instead of a live read (`getNode`, `listPodsOnNode`,
@@ -127,8 +131,10 @@ export class RecordingWriter {
         call.asked = [...toAdd.map((t) => `+${t.key}:${t.effect}`), ...toRemove.map((t) => `-${t.key}:${t.effect}`)].join(' ');
         const held = this.gate?.(call);
         if (held) await held;
-        // As the real writer: the fence is read right before the write, after any hold, and the
-        // node is read after it (reading the fence may start the stop, which removes taints first).
+        // As the real writer: the recheck and then the fence are read right before the write, after
+        // any hold, and the node is read after them (reading the fence may start the stop, which
+        // removes taints first).
+        assertStillCalledFor(opts.recheck);
         const fence = opts.noExecuteFence?.() ?? false;
         const node = c.nodes.get(name);
         if (!node) return 'gone';
@@ -146,10 +152,11 @@ export class RecordingWriter {
         c.putNode({ ...node, taints: next });
         return fenced ? 'fenced' : 'written';
       },
-      updateNodeConditions: async (name, cached, compute) => {
+      updateNodeConditions: async (name, cached, compute, recheck) => {
         const call = this.#call('updateNodeConditions', name, 'status');
         const held = this.gate?.(call);
         if (held) await held;
+        assertStillCalledFor(recheck);
         const node = c.nodes.get(name) ?? cached;
         if (!node || !c.nodes.has(name)) return { result: 'gone' };
         if (this.lose?.(call)) return { result: 'unchanged', node };
@@ -166,9 +173,12 @@ export class RecordingWriter {
         this.#record('status', name, after?.status ?? '');
         return { result: 'written', written, node: updated };
       },
-      markPodNotReady: async (pod, nodeName) => {
+      markPodNotReady: async (pod, nodeName, recheck) => {
         const key = podKey(pod);
-        this.#call('markPodNotReady', key, 'podNotReady');
+        const call = this.#call('markPodNotReady', key, 'podNotReady');
+        const held = this.gate?.(call);
+        if (held) await held;
+        assertStillCalledFor(recheck);
         const cur = c.pods.get(key);
         if (!cur || cur.uid !== pod.uid) return 'gone';
         if (cur.nodeName !== nodeName) return 'unchanged';
@@ -179,17 +189,19 @@ export class RecordingWriter {
         c.putPod({ ...cur, conditions: cur.conditions.map((x) => (x.type === 'Ready' ? { ...x, status: 'False', lastTransitionTime: this.#clock.now() } : x)) });
         return 'written';
       },
-      evictPodLegacy: async (pod, nodeName) => {
+      evictPodLegacy: async (pod, nodeName, recheck) => {
         const key = podKey(pod);
         this.#call('evictPodLegacy', key, 'evict');
+        assertStillCalledFor(recheck);
         const cur = c.pods.get(key);
         if (!cur || cur.uid !== pod.uid) return 'gone';
         this.#record('evict', key, nodeName);
         c.deletePod(cur, { force: false, by: BY_NODE_LIFECYCLE, reason: `NodeLost: node ${nodeName} is unresponsive (legacy eviction)` });
         return 'written';
       },
-      patchNodeLabels: async (name, cached, compute) => {
+      patchNodeLabels: async (name, cached, compute, recheck) => {
         this.#call('patchNodeLabels', name, 'labels');
+        assertStillCalledFor(recheck);
         const node = c.nodes.get(name) ?? cached;
         if (!node || !c.nodes.has(name)) return 'gone';
         const labels = compute(node);
@@ -206,9 +218,14 @@ export class RecordingWriter {
   taintEvictionWrites(): TaintEvictionWrites {
     const c = this.#cluster;
     return {
-      addDisruptionCondition: async (namespace, name, uid) => {
+      addDisruptionCondition: async (namespace, name, uid, _cached, recheck) => {
         const key = `${namespace}/${name}`;
-        this.#call('addDisruptionCondition', key, 'condition', uid);
+        const call = this.#log('addDisruptionCondition', key);
+        const held = this.gate?.(call);
+        if (held) await held;
+        // As the real write path: decided again right before the write would reach the API.
+        assertStillCalledFor(recheck);
+        this.#failIfAsked(call, 'condition', uid);
         const cur = c.pods.get(key);
         if (!cur || cur.uid !== uid) return 'gone';
         if (hasDisruptionTarget(cur)) return 'unchanged';
@@ -216,9 +233,13 @@ export class RecordingWriter {
         c.putPod({ ...cur, conditions: [...cur.conditions, taintEvictionDisruptionCondition(this.#clock.now())] });
         return 'written';
       },
-      deletePod: async (namespace, name, uid) => {
+      deletePod: async (namespace, name, uid, recheck) => {
         const key = `${namespace}/${name}`;
-        this.#call('deletePod', key, 'delete', uid);
+        const call = this.#log('deletePod', key);
+        const held = this.gate?.(call);
+        if (held) await held;
+        assertStillCalledFor(recheck);
+        this.#failIfAsked(call, 'delete', uid);
         const cur = c.pods.get(key);
         if (!cur || cur.uid !== uid) return 'gone';
         this.#record('delete', key, '', uid);
@@ -237,7 +258,7 @@ export class RecordingWriter {
         this.#call('getNode', name);
         return c.nodes.get(name);
       },
-      forceDeletePod: async (namespace, name, uid, recheck) => {
+      forceDeletePod: async (namespace, name, uid, recheck, sendCheck) => {
         const key = `${namespace}/${name}`;
         const call = this.#log('forceDeletePod', key);
         const cur = c.pods.get(key);
@@ -245,6 +266,7 @@ export class RecordingWriter {
         if (this.unreadable?.('pod', key)) throw new LiveReadError('pod', key, 'unparsable');
         const condition: PodCondition | undefined = await recheck(cur);
         if (!condition) return 'skipped';
+        assertStillCalledFor(sendCheck);
         this.#failIfAsked(call, 'forceDelete', uid);
         if (this.recording) this.writes.push({ kind: 'forceDelete', target: key, atMs: this.#clock.now(), detail: '', uid, condition });
         c.deletePod(cur, { force: true, by: BY_POD_GC, reason: condition.message ?? condition.reason ?? 'force deleted' });
@@ -272,8 +294,9 @@ export class RecordingWriter {
         this.#call('getVolumeAttachment', name);
         return c.volumeAttachments.get(name);
       },
-      deleteVolumeAttachment: async (name, uid) => {
+      deleteVolumeAttachment: async (name, uid, recheck) => {
         this.#call('deleteVolumeAttachment', name, 'detach', uid);
+        assertStillCalledFor(recheck);
         const va = c.volumeAttachments.get(name);
         if (!va || va.uid !== uid) return 'gone';
         this.#record('detach', name, '', uid);

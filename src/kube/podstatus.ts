@@ -12,7 +12,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { apiStatusCode, apiStatusReason, isNotFound, type KubeClients } from './client.js';
 import { toRfc3339, type PodCondition } from './objects.js';
-import type { WritePriority, WriteScheduler } from './throttle.js';
+import type { WritePriority, WriteRecheck, WriteScheduler } from './throttle.js';
 
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
@@ -45,8 +45,10 @@ export function isUidMismatch(err: unknown): boolean {
  * Merges `conditions` (by type) into the status of the pod with exactly this UID, through the
  * throttled, fenced write path.
  * @param priority see {@link WritePriority} (default `'pod'`).
+ * @param recheck the caller's decision taken again right before the patch is sent (see `WriteRecheck`).
  * @returns `'written'`, or `'gone'` when the pod no longer exists or another pod now has its name.
- * @throws a `FencedError`, or any other API error (callers retry).
+ * @throws a `FencedError`, a `NotCalledForError` (not sent: `recheck` said no), or any other API
+ *   error (callers retry).
  */
 export async function patchPodConditionsByUid(
   clients: Pick<KubeClients, 'core'>,
@@ -55,6 +57,7 @@ export async function patchPodConditionsByUid(
   conditions: readonly PodCondition[],
   extraStatus: Record<string, unknown> = {},
   priority: WritePriority = 'pod',
+  recheck?: WriteRecheck,
 ): Promise<'written' | 'gone'> {
   try {
     await writes.schedule(
@@ -68,6 +71,7 @@ export async function patchPodConditionsByUid(
           STRATEGIC,
         ),
       priority,
+      recheck,
     );
     return 'written';
   } catch (err) {

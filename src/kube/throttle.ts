@@ -12,7 +12,12 @@
  * - `Retry-After`: a write answered 429 or 5xx with a `Retry-After` header is sent again after that
  *   many seconds, up to 10 times, as client-go's REST client does (`rest/with_retry.go`); each
  *   retry takes a new token and passes the fencing gate again. Every write of the controller goes
- *   through that one method, so this is the one place for it.
+ *   through that one method, so this is the one place for it;
+ * - the send-time re-decision (ours, issue 53 item 4): a write may carry a {@link WriteRecheck}, its
+ *   caller's decision taken again from the current view; it runs right after the fencing gate,
+ *   each time the write is about to be sent (its first send, each `Retry-After` resend), and a
+ *   write it no longer calls for is not sent ({@link NotCalledForError}). A retry re-decides; it
+ *   never replays a decision taken before a wait in this queue.
  *
  * The caller-side retries (conflict retry, retry until the work no longer matters) are in
  * src/kube/retry.ts. Every sleep uses the injected {@link Clock}, so unit tests drive the throttle
@@ -44,6 +49,39 @@ export class FencedError extends Error {
 /** True when `err` is a {@link FencedError}. */
 export function isFenced(err: unknown): boolean {
   return err instanceof FencedError;
+}
+
+/**
+ * A write's decision taken again, synchronously, from the current view (caches, sight, judgements,
+ * holds, fences), right before the write is sent.
+ * @returns `undefined` while the write is still called for; otherwise why it no longer is (a clause
+ *   for logs, e.g. `the node is Ready again`). May throw: the write is then not sent either (fail
+ *   closed) and the caller gets that error.
+ */
+export type WriteRecheck = () => string | undefined;
+
+/**
+ * Thrown (as a promise rejection) by {@link ApiWriteThrottle.schedule} when the write's
+ * {@link WriteRecheck} said, right before the write would have been sent, that it is no longer
+ * called for. The write function was not called. Deliberate difference from upstream (client-go
+ * sends a request once its token arrives, on the decision taken before the wait): it can only
+ * withhold a write, never add one (issue 53 item 4).
+ */
+export class NotCalledForError extends Error {
+  /** Why the write is no longer called for (the recheck's answer). */
+  readonly reason: string;
+
+  /** @param reason the recheck's answer. */
+  constructor(reason: string) {
+    super(`API write not sent: no longer called for (${reason})`);
+    this.name = 'NotCalledForError';
+    this.reason = reason;
+  }
+}
+
+/** True when `err` is a {@link NotCalledForError}. */
+export function isNotCalledFor(err: unknown): err is NotCalledForError {
+  return err instanceof NotCalledForError;
 }
 
 // ---------------------------------------------------------------------------
@@ -122,8 +160,21 @@ function heldBefore(a: HeldWrite, b: HeldWrite): boolean {
 
 /** Anything that can run a write under the throttle and the fencing gate (tests pass a stub). */
 export interface WriteScheduler {
-  /** @param priority default `'pod'`; see {@link WritePriority}. */
-  schedule<T>(fn: () => Promise<T>, priority?: WritePriority): Promise<T>;
+  /**
+   * @param priority default `'pod'`; see {@link WritePriority}.
+   * @param recheck the write's decision taken again right before each send (see {@link WriteRecheck});
+   *   an implementation must call it immediately before `fn` and not call `fn` when it answers a reason.
+   */
+  schedule<T>(fn: () => Promise<T>, priority?: WritePriority, recheck?: WriteRecheck): Promise<T>;
+}
+
+/**
+ * Runs `recheck` for a write about to be sent (see {@link WriteRecheck}).
+ * @throws {NotCalledForError} when it answers a reason; whatever it throws.
+ */
+export function assertStillCalledFor(recheck: WriteRecheck | undefined): void {
+  const why = recheck?.();
+  if (why !== undefined) throw new NotCalledForError(why);
 }
 
 /** Options of {@link ApiWriteThrottle}. */
@@ -194,6 +245,8 @@ export interface ApiWriteThrottleStats {
   fenced: number;
   /** Writes sent again after a 429/5xx answer with `Retry-After`. */
   retriedAfter: number;
+  /** Writes not sent because their recheck said they were no longer called for ({@link NotCalledForError}). */
+  notCalledFor: number;
 }
 
 /**
@@ -261,6 +314,7 @@ export class ApiWriteThrottle implements WriteScheduler {
   #fenced = 0;
   #running = 0;
   #retriedAfter = 0;
+  #notCalledFor = 0;
   /** Writes scheduled whose function has not started (and that were not dropped by stop). */
   #waiting = 0;
   /** Of those, node and pod writes (not Events): while any waits, no Event batch is waited for. */
@@ -440,15 +494,19 @@ export class ApiWriteThrottle implements WriteScheduler {
    * When `fn` fails with 429 or 5xx and a `Retry-After` header ({@link retryAfterMs}), it is called
    * again after that wait, at most `maxRetryAfterRetries` times, each time through the token bucket,
    * the in-flight cap and the fencing gate (client-go `rest.Request` with `withRetry`).
+   * @param recheck the write's decision taken again right after the fencing gate, before each send
+   *   (the first and each `Retry-After` resend): a write no longer called for is not sent.
    * @returns what `fn` resolves to.
    * @throws {FencedError} (rejection) when the gate refuses the write (also before a retry); `fn` is not called.
+   * @throws {NotCalledForError} when `recheck` answers a reason (also before a retry); `fn` is not
+   *   called. Whatever `recheck` throws, likewise without calling `fn`.
    * @throws whatever `fn` rejects with (the last answer once the `Retry-After` retries run out);
    *   a bottleneck error, or an `Error` "throttle stopped", when the throttle was stopped.
    */
-  async schedule<T>(fn: () => Promise<T>, priority: WritePriority = 'pod'): Promise<T> {
+  async schedule<T>(fn: () => Promise<T>, priority: WritePriority = 'pod', recheck?: WriteRecheck): Promise<T> {
     for (let retries = 0; ; retries++) {
       try {
-        return await this.#scheduleOnce(fn, priority);
+        return await this.#scheduleOnce(fn, priority, recheck);
       } catch (err) {
         const waitMs = retries < this.#maxRetryAfterRetries && !isFenced(err) ? retryAfterMs(err) : undefined;
         if (waitMs === undefined) throw err;
@@ -459,7 +517,7 @@ export class ApiWriteThrottle implements WriteScheduler {
     }
   }
 
-  async #scheduleOnce<T>(fn: () => Promise<T>, priority: WritePriority): Promise<T> {
+  async #scheduleOnce<T>(fn: () => Promise<T>, priority: WritePriority, recheck: WriteRecheck | undefined): Promise<T> {
     const queuedAt = this.#clock.now();
     let started = false;
     const run = async (): Promise<T> => {
@@ -472,6 +530,15 @@ export class ApiWriteThrottle implements WriteScheduler {
         this.#fenced++;
         this.#wakeFeeder();
         throw new FencedError();
+      }
+      try {
+        // Decided again now, after every wait (token, slot, Retry-After): a retry never replays.
+        assertStillCalledFor(recheck);
+      } catch (err) {
+        if (isNotCalledFor(err)) this.#notCalledFor++;
+        this.#wakeFeeder();
+        if (!this.#bucket) this.#handOver();
+        throw err;
       }
       this.#executed++;
       this.#running++;
@@ -525,6 +592,7 @@ export class ApiWriteThrottle implements WriteScheduler {
       executed: this.#executed,
       fenced: this.#fenced,
       retriedAfter: this.#retriedAfter,
+      notCalledFor: this.#notCalledFor,
     };
   }
 

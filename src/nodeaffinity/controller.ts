@@ -25,7 +25,7 @@
 import type { Logger } from '../log/logger.js';
 import type { Node } from '../kube/objects.js';
 import { describeError } from '../kube/client.js';
-import { isFenced } from '../kube/throttle.js';
+import { isFenced, isNotCalledFor } from '../kube/throttle.js';
 import type { NodeAffinityMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import { rateLimiterFor, type RateLimiter } from '../util/tokenbucket.js';
@@ -383,12 +383,24 @@ export class NodeAffinityEnforcer {
     }
   }
 
-  async #evict(k: string, e: Entry): Promise<void> {
-    // Re-decide from the caches right before the write: the label may have come back.
+  /**
+   * The eviction of `k` decided again from the caches: sight, the pod (same UID) and whether its
+   * node still violates its affinity past the grace.
+   * @returns why it is no longer called for, or `undefined`.
+   */
+  #stillEvicts(k: string, e: Entry): string | undefined {
+    if (!this.#running || !this.#d.canSeeCluster()) return 'the controller is stopped or cannot see the cluster';
     const pod = this.#d.caches.pods.get(k);
     const node = pod?.nodeName ? this.#d.caches.nodes.get(pod.nodeName) : undefined;
-    const now = this.#d.clock.now();
-    if (!pod || pod.uid !== e.violation.uid || decideAffinity(pod, node, e.violation, now, this.#o.graceMs).action !== 'evict') {
+    if (!pod || pod.uid !== e.violation.uid) return 'the pod is gone';
+    return decideAffinity(pod, node, e.violation, this.#d.clock.now(), this.#o.graceMs).action === 'evict' ? undefined : 'the node satisfies the affinity again';
+  }
+
+  async #evict(k: string, e: Entry): Promise<void> {
+    // Re-decide from the caches right before the write (the label may have come back), and again
+    // when its turn in the throttle comes (src/kube/throttle.ts `WriteRecheck`, issue 53 item 4).
+    const pod = this.#d.caches.pods.get(k);
+    if (!pod || this.#stillEvicts(k, e) !== undefined) {
       e.state = 'waiting';
       this.#mark(k);
       return;
@@ -397,7 +409,7 @@ export class NodeAffinityEnforcer {
     e.reason = 'eviction sent';
     const target = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
     try {
-      const out = await this.#d.evictor.evict(target);
+      const out = await this.#d.evictor.evict(target, () => this.#stillEvicts(k, e));
       if (this.#entries.get(k) !== e) return;
       if (out.kind === 'evicted') {
         e.state = 'evicted';
@@ -436,6 +448,12 @@ export class NodeAffinityEnforcer {
       if (isFenced(err)) {
         e.state = 'waiting';
         e.reason = 'not the leader';
+        return;
+      }
+      if (isNotCalledFor(err)) {
+        e.state = 'waiting';
+        e.reason = `not sent: ${err.reason}`;
+        this.#mark(k);
         return;
       }
       e.errors++;

@@ -15,7 +15,7 @@
 import type { V1Eviction } from '@kubernetes/client-node';
 import { ApiException } from '@kubernetes/client-node';
 import { apiStatusCode, isConflict, isNotFound, type KubeClients } from '../kube/client.js';
-import type { WriteScheduler } from '../kube/throttle.js';
+import type { WriteRecheck, WriteScheduler } from '../kube/throttle.js';
 
 /** `policyv1.DisruptionBudgetCause`. */
 export const DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget';
@@ -42,10 +42,12 @@ export type EvictionOutcome =
 export interface AffinityEvictor {
   /**
    * Evicts one pod (UID precondition).
+   * @param recheck the eviction decided again right before it is sent (src/kube/throttle.ts `WriteRecheck`).
    * @returns the outcome; see {@link EvictionOutcome}.
-   * @throws any other API or network error, and `FencedError` when the process may not write.
+   * @throws any other API or network error, `FencedError` when the process may not write, and
+   *   `NotCalledForError` when `recheck` withheld it.
    */
-  evict(target: EvictionTarget): Promise<EvictionOutcome>;
+  evict(target: EvictionTarget, recheck?: WriteRecheck): Promise<EvictionOutcome>;
 }
 
 /**
@@ -91,7 +93,7 @@ export class AffinityEvictionWriter implements AffinityEvictor {
   }
 
   /** See {@link AffinityEvictor.evict}. */
-  evict(target: EvictionTarget): Promise<EvictionOutcome> {
+  evict(target: EvictionTarget, recheck?: WriteRecheck): Promise<EvictionOutcome> {
     const body: V1Eviction = {
       apiVersion: 'policy/v1',
       kind: 'Eviction',
@@ -111,6 +113,6 @@ export class AffinityEvictionWriter implements AffinityEvictor {
         if (isConflict(err)) return { kind: 'gone', detail: 'UID precondition failed (409): the name holds another pod' };
         throw err;
       }
-    }, 'pod');
+    }, 'pod', recheck);
   }
 }

@@ -48,10 +48,10 @@ export function withNoExecuteFence(
       }
       return r;
     },
-    updateNodeConditions: (name, cached, compute) => w.updateNodeConditions(name, cached, compute),
-    markPodNotReady: (pod, nodeName) => w.markPodNotReady(pod, nodeName),
-    evictPodLegacy: (pod, nodeName) => w.evictPodLegacy(pod, nodeName),
-    patchNodeLabels: (name, cached, compute) => w.patchNodeLabels(name, cached, compute),
+    updateNodeConditions: (name, cached, compute, recheck) => w.updateNodeConditions(name, cached, compute, recheck),
+    markPodNotReady: (pod, nodeName, recheck) => w.markPodNotReady(pod, nodeName, recheck),
+    evictPodLegacy: (pod, nodeName, recheck) => w.evictPodLegacy(pod, nodeName, recheck),
+    patchNodeLabels: (name, cached, compute, recheck) => w.patchNodeLabels(name, cached, compute, recheck),
     forgetNode: (name) => w.forgetNode(name),
   };
 }

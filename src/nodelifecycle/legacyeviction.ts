@@ -12,7 +12,8 @@
 import type { Node, NodeCondition, Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
 import { describeError } from '../kube/client.js';
-import type { NodeHealth } from './health.js';
+import { isNotCalledFor } from '../kube/throttle.js';
+import { savedReadyCondition, type NodeHealth } from './health.js';
 import type { TimedValue, TryResult } from './timedqueue.js';
 import type { WriteResult } from './writer.js';
 import { formatZoneKey, getZoneKey } from './zones.js';
@@ -118,7 +119,36 @@ export class LegacyEviction implements NodeReaction, LegacyEvictionForZones {
     if (!this.#evicted.has(pod.nodeName) || !this.#pastPodEvictionTimeout(health, ready)) return undefined;
     const zone = this.#health.registration(pod.nodeName)?.zone ?? '';
     if (!this.#zones.admits('LegacyEviction', zone, pod.nodeName)) return Promise.resolve();
-    return this.#evictPod(pod, pod.nodeName);
+    // Not retried when no longer called for at its turn: the next monitor pass queues the pod again if it is.
+    return this.#evictPod(pod, pod.nodeName, zone).catch((err: unknown) => {
+      if (!isNotCalledFor(err)) throw err;
+    });
+  }
+
+  /**
+   * Whether `nodeName` still calls for the eviction of its pods: this controller sees the cluster,
+   * the node is cached and readable, and its saved Ready condition has been not True for longer
+   * than `--pod-eviction-timeout` (1.20 `processNoTaintBaseEviction`).
+   */
+  #stillEvicts(nodeName: string): boolean {
+    if (!this.#d.canSeeCluster() || !this.#d.caches.nodes.get(nodeName) || newestUnreadable(this.#d.caches.nodes, nodeName)) return false;
+    const h = this.#health.health(nodeName);
+    return h !== undefined && this.#pastPodEvictionTimeout(h, savedReadyCondition(h)?.status);
+  }
+
+  /**
+   * One legacy eviction decided again right before each of its writes is sent (src/kube/throttle.ts
+   * `WriteRecheck`, issue 53 item 4): {@link #stillEvicts}, the pod (same UID, same node, not
+   * terminating), and the gate. Deliberate difference from 1.20 (whose `DeletePods` sends each
+   * delete on the decision taken before the client's rate-limiter wait): it can only withhold one.
+   * @returns why the eviction is no longer called for, or `undefined`.
+   */
+  #stillEvictsPod(pod: Pod, nodeName: string, zone: string): string | undefined {
+    if (!this.#stillEvicts(nodeName)) return 'the node is no longer past its pod eviction timeout, or cannot be seen';
+    const cur = this.#d.caches.pods.get(podKey(pod));
+    if (!cur || cur.uid !== pod.uid || cur.nodeName !== nodeName || cur.deletionTimestamp !== undefined) return 'the pod is gone, moved or terminating';
+    if (!this.#zones.admits('LegacyEviction', zone, nodeName)) return 'an eviction guard is open';
+    return undefined;
   }
 
   /**
@@ -142,6 +172,13 @@ export class LegacyEviction implements NodeReaction, LegacyEvictionForZones {
     // Its newest version could not be read: held until it can (difference 24, unreadable.ts).
     if (newestUnreadable(this.#d.caches.nodes, v.value)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
     if (!this.#zones.admits('LegacyEviction', zone, v.value)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
+    // Decided again at its turn: a node no longer past its pod eviction timeout (Ready again) is
+    // dropped, as the taint pass drops a Ready node. 1.20's `doEvictionPass` relies on
+    // `cancelPodEviction` alone; this can only reduce (issue 53 item 4: a retry re-decides).
+    if (!this.#stillEvicts(v.value)) {
+      this.#d.log.info({ node: v.value }, "Node was in the eviction queue, but it's no longer past its pod eviction timeout. Ignoring");
+      return { done: true, waitMs: 0 };
+    }
     const pods = this.#d.caches.pods.podsOnNode(v.value).filter((p) => p.nodeName === v.value);
     // 1.20 `DeletePods` records DeletingAllPods only when the node has pods.
     if (node && pods.length > 0) {
@@ -155,10 +192,12 @@ export class LegacyEviction implements NodeReaction, LegacyEvictionForZones {
     let remaining = 0;
     for (const pod of pods) {
       try {
-        if ((await this.#evictPod(pod, v.value)) === 'written') remaining++;
+        if ((await this.#evictPod(pod, v.value, zone)) === 'written') remaining++;
       } catch (err) {
+        // A deletion no longer called for when its turn came counts as not done: the retry decides again.
         failed++;
-        this.#d.log.warn({ node: v.value, pod: podKey(pod), err: describeError(err) }, 'legacy pod eviction failed; retrying');
+        if (isNotCalledFor(err)) this.#d.log.info({ node: v.value, pod: podKey(pod), why: err.reason }, 'legacy pod eviction not sent: no longer called for when its turn came');
+        else this.#d.log.warn({ node: v.value, pod: podKey(pod), err: describeError(err) }, 'legacy pod eviction failed; retrying');
       }
     }
     if (node) this.#d.metrics.evictionsTotal.inc({ zone });
@@ -174,16 +213,17 @@ export class LegacyEviction implements NodeReaction, LegacyEvictionForZones {
    * deleted or belongs to a DaemonSet: a controller owner reference to an existing DaemonSet, or,
    * as 1.20's `GetPodDaemonSets`, a DaemonSet of its namespace selecting it (`selectsPod`). Either
    * rule alone skips the pod, so we never delete a pod 1.20 would keep.
+   * @param zone the node's zone key (the gate's, read again right before each write).
    * @returns `'written'` when the delete was accepted, `'gone'` (the pod, with that UID, no longer
    *   exists), `'unchanged'` when skipped.
-   * @throws API errors (the caller retries).
+   * @throws a `NotCalledForError` (no longer called for right before a write), or API errors (the caller retries).
    */
-  async #evictPod(pod: Pod, nodeName: string): Promise<WriteResult> {
+  async #evictPod(pod: Pod, nodeName: string, zone: string): Promise<WriteResult> {
     if (pod.nodeName !== nodeName || pod.deletionTimestamp !== undefined) return 'unchanged';
     const owner = pod.ownerReferences.find((r) => r.kind === 'DaemonSet' && r.controller);
     if (owner && this.#d.caches.daemonSets.has(`${pod.namespace}/${owner.name}`)) return 'unchanged';
     if (this.#d.caches.daemonSets.selectsPod?.(pod)) return 'unchanged';
-    const r = await this.#d.writes.evictPodLegacy(pod, nodeName);
+    const r = await this.#d.writes.evictPodLegacy(pod, nodeName, () => this.#stillEvictsPod(pod, nodeName, zone));
     if (r === 'written') {
       recordEvent(this.#d.events, { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid }, {
         type: 'Normal',

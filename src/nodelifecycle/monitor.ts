@@ -13,6 +13,7 @@ import { leaseKey } from '../kube/informerfactory.js';
 import type { Lease, Node, NodeCondition } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { describeError } from '../kube/client.js';
+import { isNotCalledFor } from '../kube/throttle.js';
 import type { TimerHandle } from '../util/clock.js';
 import { DeadlineScheduler } from '../util/scheduler.js';
 import {
@@ -470,14 +471,19 @@ export class NodeHealthMonitor implements NodeHealthReader {
         const before = o.obs.health;
         const writeFrom = clock.now();
         const { result, node: written } = await this.#d.writes
-          .updateNodeConditions(name, node, (fresh) => {
-            // After a conflict the node changed under us (maybe a heartbeat): decide again on it.
-            if (fresh !== node) {
-              o.obs = observeNodeHealth(before, fresh, lease, this.#d.clock.now(), this.#healthOpts);
-              this.#health.set(name, o.obs.health);
-            }
-            return o.obs.needsStatusUpdate ? o.obs.unknownConditions : undefined;
-          })
+          .updateNodeConditions(
+            name,
+            node,
+            (fresh) => {
+              // After a conflict the node changed under us (maybe a heartbeat): decide again on it.
+              if (fresh !== node) {
+                o.obs = observeNodeHealth(before, fresh, lease, this.#d.clock.now(), this.#healthOpts);
+                this.#health.set(name, o.obs.health);
+              }
+              return o.obs.needsStatusUpdate ? o.obs.unknownConditions : undefined;
+            },
+            () => this.#stillMarksUnknown(name, lease),
+          )
           .finally(() => (stages.writeMs = clock.now() - writeFrom));
         stages.end = result === 'gone' ? 'node gone' : `status ${result}`;
         if (result === 'gone') return;
@@ -488,6 +494,13 @@ export class NodeHealthMonitor implements NodeHealthReader {
         if (written) current = written;
       }
     } catch (err) {
+      if (isNotCalledFor(err)) {
+        // Decided again when its turn in the throttle came, and no longer called for. Not retried:
+        // what changed the view queues the node again (a Lease event, sight regained; level-based).
+        stages.end = 'status write not sent';
+        this.#d.log.info({ node: name, why: err.reason }, 'Unknown mark not sent: no longer called for when its turn came');
+        return;
+      }
       // Upstream: "Update health of Node from Controller error, Skipping - no pods will be evicted".
       stages.end = 'status write failed';
       this.#d.log.warn({ node: name, err: describeError(err) }, 'updating node health failed; retrying');
@@ -509,6 +522,24 @@ export class NodeHealthMonitor implements NodeHealthReader {
       recordEvent(this.#d.events, { kind: 'Node', name, uid: node.uid }, nodeNotReadyEvent(name));
       this.#l.pods.queuePodsNotReady(name);
     }
+  }
+
+  /**
+   * The Unknown mark decided again right before its patch is sent (src/kube/throttle.ts
+   * `WriteRecheck`, issue 53 item 4): the controller still runs and sees the cluster, and the
+   * node's Lease in the cache is still `lease`, the one the mark was decided on (and, with the
+   * circuit breaker, confirmed live). A renewal that arrived while the write waited for its turn
+   * withholds the mark; its Lease event queues a new health sync. Deliberate difference from
+   * upstream (`tryUpdateNodeHealth` sends its `UpdateStatus` after the client's rate-limiter wait
+   * on the decision taken before it): it can only withhold or delay a mark.
+   * @returns why the mark is no longer called for, or `undefined`.
+   */
+  #stillMarksUnknown(name: string, lease: Lease | undefined): string | undefined {
+    if (this.#l.stopped()) return 'the controller stopped';
+    if (!this.#d.canSeeCluster()) return 'the controller cannot see the cluster';
+    const now = this.#d.caches.leases.get(leaseKey(name));
+    if (now?.resourceVersion !== lease?.resourceVersion) return `the node's Lease changed (resourceVersion ${lease?.resourceVersion ?? 'none'} → ${now?.resourceVersion ?? 'none'})`;
+    return undefined;
   }
 
   /**

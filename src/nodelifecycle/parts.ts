@@ -177,6 +177,8 @@ export interface PodReadinessDeps {
   config: Pick<NodeLifecycleConfig, 'nodeMonitorGracePeriodMs'>;
   clock: Clock;
   log: Logger;
+  /** Read right before each NotReady mark is sent (its send-time re-decision). */
+  canSeeCluster: () => boolean;
   caches: Pick<NodeLifecycleCaches, 'nodes' | 'pods'>;
   writes: Pick<NodeLifecycleWrites, 'markPodNotReady'>;
   events: EventSink;

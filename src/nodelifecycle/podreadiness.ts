@@ -11,6 +11,7 @@
 import type { Pod } from '../kube/objects.js';
 import { podKey } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
+import { isNotCalledFor } from '../kube/throttle.js';
 import { EVENT_POD_MARKING_HELD, podNeedsNotReadyMark, podNeedsNotReadyOnNode, podNodeNotReadyEvent, savedReadyCondition } from './health.js';
 import type { WriteResult } from './writer.js';
 import { recordEvent, type PodQueue, type PodReadinessDeps, type PodReadinessLinks } from './parts.js';
@@ -72,12 +73,38 @@ export class PodReadiness implements PodQueue {
   }
 
   async #markPodNotReady(pod: Pod, nodeName: string): Promise<WriteResult> {
-    const result = await this.#d.writes.markPodNotReady(pod, nodeName);
+    let result: WriteResult;
+    try {
+      result = await this.#d.writes.markPodNotReady(pod, nodeName, () => this.#stillMarksPod(podKey(pod), pod.uid, nodeName));
+    } catch (err) {
+      // Not retried: what changed the view (a Ready node, sight regained, the stop's end) queues the pod again.
+      if (isNotCalledFor(err)) return 'unchanged';
+      throw err;
+    }
     if (result === 'written') {
       recordEvent(this.#d.events, { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid }, podNodeNotReadyEvent());
       this.#d.log.info({ node: nodeName, pod: podKey(pod) }, 'Marked pod NotReady');
     }
     return result;
+  }
+
+  /**
+   * A NotReady mark decided again right before its patch is sent (src/kube/throttle.ts
+   * `WriteRecheck`, issue 53 item 4): the controller sees the cluster, the node is cached and
+   * readable, its saved Ready condition is still not True, the pod (same UID) still needs the mark,
+   * and marking is not held (the all-zones stop). Deliberate difference from upstream (which sends
+   * `MarkPodsNotReady`'s patches after the client's rate-limiter wait on the decision taken
+   * before it): it can only withhold or delay a mark.
+   * @returns why the mark is no longer called for, or `undefined`.
+   */
+  #stillMarksPod(key: string, uid: string, nodeName: string): string | undefined {
+    if (!this.#d.canSeeCluster()) return 'the controller cannot see the cluster';
+    const pod = this.#d.caches.pods.get(key);
+    if (!pod || pod.uid !== uid || pod.nodeName !== nodeName) return 'the pod is gone or moved';
+    if (!this.#d.caches.nodes.get(nodeName) || newestUnreadable(this.#d.caches.nodes, nodeName)) return 'the node is gone or cannot be read';
+    if (!podNeedsNotReadyOnNode(this.#l.health.health(nodeName), pod)) return 'the node is Ready, or the pod is marked already';
+    if (this.podMarkingHeld()) return 'pod marking is held (the all-zones stop)';
+    return undefined;
   }
 
   /**

@@ -17,6 +17,7 @@ import { leaseKey } from '../kube/informerfactory.js';
 import type { Node, NodeCondition } from '../kube/objects.js';
 import { getCondition } from '../kube/objects.js';
 import { describeError } from '../kube/client.js';
+import { isNotCalledFor } from '../kube/throttle.js';
 import { NODE_READY, taintExists } from '../kube/taints.js';
 import type { TimerHandle } from '../util/clock.js';
 import { EvictionGuardHold } from './guardhold.js';
@@ -293,10 +294,13 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
 
   async #swapNow(node: Node, add: typeof NOT_READY_TAINT_TEMPLATE, remove: typeof NOT_READY_TAINT_TEMPLATE): Promise<void> {
     try {
-      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [remove], node);
+      const recheck = (): string | undefined => this.#stillTaints(node.uid, node.name, add.key);
+      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [remove], node, { recheck });
       if (r === 'written') this.#d.log.info({ node: node.name, added: add.key, removed: remove.key }, 'Swapped NoExecute taint');
     } catch (err) {
-      this.#d.log.warn({ node: node.name, err: describeError(err) }, 'Failed to instantly swap NoExecute taints. Will try again in the next cycle');
+      // Not sent: the next health sync of the node decides again (level-based).
+      if (isNotCalledFor(err)) this.#d.log.info({ node: node.name, why: err.reason }, 'NoExecute taint swap not sent: no longer called for when its turn came');
+      else this.#d.log.warn({ node: node.name, err: describeError(err) }, 'Failed to instantly swap NoExecute taints. Will try again in the next cycle');
     }
   }
 
@@ -409,25 +413,18 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     // Its newest version could not be read: held until it can (difference 24, unreadable.ts), as
     // upstream's swap, whose GET of the node fails, is retried.
     if (newestUnreadable(this.#d.caches.nodes, node.name)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
-    // The saved condition includes our own Unknown write, which the cache may not show yet.
-    const ready = savedReadyCondition(this.#l.health.health(node.name)) ?? getCondition(node.conditions, NODE_READY);
+    const ready = this.#readyOf(node);
     if (!ready) return { done: false, waitMs: RETRY_WAIT_MS };
-    let add: typeof NOT_READY_TAINT_TEMPLATE;
-    let opposite: typeof NOT_READY_TAINT_TEMPLATE;
-    if (ready.status === 'False') {
-      add = NOT_READY_TAINT_TEMPLATE;
-      opposite = UNREACHABLE_TAINT_TEMPLATE;
-    } else if (ready.status === 'Unknown') {
-      add = UNREACHABLE_TAINT_TEMPLATE;
-      opposite = NOT_READY_TAINT_TEMPLATE;
-    } else {
+    if (ready.status !== 'False' && ready.status !== 'Unknown') {
       this.#d.log.info({ node: node.name }, "Node was in a taint queue, but it's ready now. Ignoring taint request");
       return { done: true, waitMs: 0 };
     }
+    const [add, opposite] = ready.status === 'False' ? [NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE] : [UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE];
     if (taintExists(node.taints, add) && !taintExists(node.taints, opposite)) return { done: true, waitMs: 0 };
     if (!this.admits('NoExecuteTaint', zone, node.name)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
     try {
-      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [opposite], node, { conditionTaints: true });
+      const recheck = (): string | undefined => this.#stillTaints(node.uid, node.name, add.key, zone);
+      const r = await this.#d.writes.swapNodeTaints(node.name, [add], [opposite], node, { conditionTaints: true, recheck });
       // The NoExecute fence (fence.ts) refused the taint: the all-zones stop began after this
       // node's token was taken. Dropped, not retried: the monitor passes queue the node again and
       // the stop's rate 0 holds it until the stop ends.
@@ -438,9 +435,40 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       }
       return { done: true, waitMs: 0 };
     } catch (err) {
+      if (isNotCalledFor(err)) {
+        // The next try decides from scratch (a Ready node is dropped there; a blind controller waits).
+        this.#d.log.info({ node: node.name, why: err.reason }, 'NoExecute taint not sent: no longer called for when its turn came');
+        return { done: false, waitMs: RETRY_WAIT_MS };
+      }
       this.#d.log.warn({ node: node.name, err: describeError(err) }, 'NoExecute taint failed; retrying');
       return { done: false, waitMs: RETRY_WAIT_MS };
     }
+  }
+
+  /** The node's Ready condition as this controller saved it (with our own Unknown write, which the cache may not show yet), else as cached. */
+  #readyOf(node: Node): NodeCondition | undefined {
+    return savedReadyCondition(this.#l.health.health(node.name)) ?? getCondition(node.conditions, NODE_READY);
+  }
+
+  /**
+   * A NoExecute taint decided again right before its patch is sent (src/kube/throttle.ts
+   * `WriteRecheck`, issue 53 item 4): sight, the node (same UID, readable), its Ready condition
+   * (still calling for `taintKey`) and, with `gatedZone`, {@link admits}; the writer reads the
+   * fence then too. Deliberate difference (upstream's `SwapNodeControllerTaint` sends what was
+   * decided before the rate-limiter wait): it can only withhold a taint.
+   * @returns why the taint is no longer called for, or `undefined`.
+   */
+  #stillTaints(uid: string, name: string, taintKey: string, gatedZone?: string): string | undefined {
+    if (this.#l.stopped()) return 'the controller stopped';
+    if (!this.#d.canSeeCluster()) return 'the controller cannot see the cluster';
+    const node = this.#d.caches.nodes.get(name);
+    if (!node || node.uid !== uid) return 'the node is gone';
+    if (newestUnreadable(this.#d.caches.nodes, name)) return 'the newest version of the node cannot be read';
+    const ready = this.#readyOf(node)?.status;
+    const want = ready === 'False' ? NOT_READY_TAINT_TEMPLATE.key : ready === 'Unknown' ? UNREACHABLE_TAINT_TEMPLATE.key : undefined;
+    if (want !== taintKey) return `the node's Ready condition is ${ready ?? 'absent'} now`;
+    if (gatedZone !== undefined && !this.admits('NoExecuteTaint', gatedZone, name)) return 'an eviction guard is open';
+    return undefined;
   }
 
   // ---------------------------------------------------------------------------------------------

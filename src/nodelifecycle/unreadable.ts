@@ -17,6 +17,7 @@
  * Upstream: `pkg/controller/nodelifecycle/node_lifecycle_controller.go` `monitorNodeHealth`.
  */
 import type { NodeLifecycleCaches, NodeLifecycleWrites } from './parts.js';
+import type { WriteRecheck } from '../kube/throttle.js';
 
 /** Refused: a write to a node (or to a pod on a node) whose newest version could not be read. */
 export class UnreadableNodeError extends Error {
@@ -41,19 +42,27 @@ export function newestUnreadable(nodes: NodeLifecycleCaches['nodes'], name: stri
  * eviction) throw {@link UnreadableNodeError} instead; every caller already treats a thrown write as
  * "not done, try again later" (the callers that can check first do, to avoid the retry churn).
  * @param writes the writes to wrap.
- * @param nodes the node cache (its `newestUnreadable`, read right before each write).
+ * @param nodes the node cache (its `newestUnreadable`, read when a write is asked for and again
+ *   right before each send: a node that became unreadable while its write waited is not written, and
+ *   the write rejects with `NotCalledForError`).
  * @returns writes with the same contract. Throws (rejects) {@link UnreadableNodeError} as above.
  */
 export function withUnreadableNodeGuard(writes: NodeLifecycleWrites, nodes: NodeLifecycleCaches['nodes']): NodeLifecycleWrites {
   const check = (name: string): void => {
     if (newestUnreadable(nodes, name)) throw new UnreadableNodeError(name);
   };
+  // Read again right before each send (src/kube/throttle.ts `WriteRecheck`): a node whose newest
+  // version became unreadable while the write waited is not written either.
+  const sendTime =
+    (name: string, recheck: WriteRecheck | undefined): WriteRecheck =>
+    () =>
+      newestUnreadable(nodes, name) ? `the newest version of node ${name} cannot be read` : recheck?.();
   return {
-    swapNodeTaints: async (name, toAdd, toRemove, cached, opts) => (check(name), writes.swapNodeTaints(name, toAdd, toRemove, cached, opts)),
-    updateNodeConditions: async (name, cached, compute) => (check(name), writes.updateNodeConditions(name, cached, compute)),
-    markPodNotReady: async (pod, nodeName) => (check(nodeName), writes.markPodNotReady(pod, nodeName)),
-    evictPodLegacy: async (pod, nodeName) => (check(nodeName), writes.evictPodLegacy(pod, nodeName)),
-    patchNodeLabels: async (name, cached, compute) => (check(name), writes.patchNodeLabels(name, cached, compute)),
+    swapNodeTaints: async (name, toAdd, toRemove, cached, opts = {}) => (check(name), writes.swapNodeTaints(name, toAdd, toRemove, cached, { ...opts, recheck: sendTime(name, opts.recheck) })),
+    updateNodeConditions: async (name, cached, compute, recheck) => (check(name), writes.updateNodeConditions(name, cached, compute, sendTime(name, recheck))),
+    markPodNotReady: async (pod, nodeName, recheck) => (check(nodeName), writes.markPodNotReady(pod, nodeName, sendTime(nodeName, recheck))),
+    evictPodLegacy: async (pod, nodeName, recheck) => (check(nodeName), writes.evictPodLegacy(pod, nodeName, sendTime(nodeName, recheck))),
+    patchNodeLabels: async (name, cached, compute, recheck) => (check(name), writes.patchNodeLabels(name, cached, compute, sendTime(name, recheck))),
     forgetNode: (name) => writes.forgetNode(name),
   };
 }

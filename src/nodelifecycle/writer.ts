@@ -26,7 +26,7 @@ import {
 import { readLease, readNode } from '../kube/reads.js';
 import { isUidMismatch, patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff } from '../kube/retry.js';
-import type { WritePriority, WriteScheduler } from '../kube/throttle.js';
+import type { WritePriority, WriteRecheck, WriteScheduler } from '../kube/throttle.js';
 import type { Clock } from '../util/clock.js';
 import { conditionTaintDiff, fencedTaintSwap } from './taints.js';
 
@@ -70,6 +70,12 @@ export interface SwapNodeTaintsOptions {
    * NoSchedule pass passes `'noschedule-taint'`, which waits behind status and NoExecute writes.
    */
   priority?: WritePriority;
+  /**
+   * The caller's decision taken again right before each attempt's patch is sent (after the node's
+   * lock, the throttle and any conflict's GET; src/kube/throttle.ts `WriteRecheck`): a reason
+   * withholds the patch and the swap rejects with `NotCalledForError`.
+   */
+  recheck?: WriteRecheck;
 }
 
 
@@ -138,7 +144,8 @@ export class NodeLifecycleWriter {
    *   read right before each attempt's patch (so also after a conflict, against the fresh GET).
    * @returns `'written'`, `'unchanged'`, `'gone'` when the node no longer exists, or `'fenced'` when
    *   the last attempt's fence refused a NoExecute addition (anything else in the swap was written).
-   * @throws the last error after 5 conflicts (backoff 100 ms, jitter 1.0), or any other API error.
+   * @throws the last error after 5 conflicts (backoff 100 ms, jitter 1.0), a `NotCalledForError`
+   *   (`opts.recheck` withheld the patch), or any other API error.
    */
   async swapNodeTaints(
     name: string,
@@ -148,7 +155,7 @@ export class NodeLifecycleWriter {
     opts: SwapNodeTaintsOptions = {},
   ): Promise<TaintWriteResult> {
     let fenced = false;
-    const r = await this.#nodeWrite(name, cached, UPDATE_TAINT_BACKOFF, opts.priority ?? 'node', async (node) => {
+    const r = await this.#nodeWrite(name, cached, UPDATE_TAINT_BACKOFF, opts.priority ?? 'node', opts.recheck, async (node) => {
       const d = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
       if (d) opts.onConditionTaints?.(d.toAdd, d.toRemove);
       // The fence is read here, right before the patch, on every attempt: a stop that began while
@@ -177,16 +184,19 @@ export class NodeLifecycleWriter {
    * `nodes/status` (conditions merge by `type`). `compute` returns `undefined` when no write is
    * needed any more, for example because a heartbeat arrived in between.
    * Mirrors the `UpdateStatus` retry in `monitorNodeHealth`/`tryUpdateNodeHealth`.
+   * @param recheck the caller's decision taken again right before each patch is sent (see
+   *   {@link SwapNodeTaintsOptions.recheck}).
    * @returns the result, the conditions written (if any), and the node as the API server returned it.
-   * @throws after 5 conflicts, or on any other API error.
+   * @throws after 5 conflicts, a `NotCalledForError` (`recheck` withheld the patch), or on any other API error.
    */
   async updateNodeConditions(
     name: string,
     cached: Node | undefined,
     compute: (node: Node) => NodeCondition[] | undefined,
+    recheck?: WriteRecheck,
   ): Promise<{ result: WriteResult; written?: NodeCondition[]; node?: Node }> {
     let written: NodeCondition[] | undefined;
-    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, 'node', async (node) => {
+    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, 'node', recheck, async (node) => {
       written = compute(node);
       if (!written) return undefined;
       const conditions = written.map(nodeConditionToWire);
@@ -204,16 +214,18 @@ export class NodeLifecycleWriter {
    * src/kube/podstatus.ts for why not resourceVersion: the taint manager writes the same pods'
    * conditions at the same moment).
    * Mirrors `MarkPodsNotReady` in `controller_utils.go` for one pod.
+   * @param recheck the caller's decision taken again right before the patch is sent.
    * @returns `'written'`, `'unchanged'` (no Ready condition, already False, or on another node), or
    *   `'gone'` (deleted, or replaced by a pod of the same name).
-   * @throws a `FencedError` or any other API error (the caller retries on its next pass).
+   * @throws a `FencedError`, a `NotCalledForError` (`recheck` withheld the patch) or any other API
+   *   error (the caller retries on its next pass).
    */
-  async markPodNotReady(pod: Pod, nodeName: string): Promise<WriteResult> {
+  async markPodNotReady(pod: Pod, nodeName: string, recheck?: WriteRecheck): Promise<WriteResult> {
     if (pod.nodeName !== nodeName) return 'unchanged';
     const ready = getCondition(pod.conditions, 'Ready');
     if (!ready || ready.status === 'False') return 'unchanged';
     const next: PodCondition = { ...ready, status: 'False', lastTransitionTime: this.#clock.now() };
-    return patchPodConditionsByUid(this.#clients, this.#writes, pod, [next]);
+    return patchPodConditionsByUid(this.#clients, this.#writes, pod, [next], {}, 'pod', recheck);
   }
 
   /**
@@ -221,14 +233,16 @@ export class NodeLifecycleWriter {
    * `NodeLost` with upstream's message, then deletes the pod gracefully with a UID precondition, so
    * a recreated pod of the same name is never hit.
    * Mirrors `DeletePods` and `SetPodTerminationReason` in 1.20's `pkg/controller/util/node/controller_utils.go`.
+   * @param recheck the caller's decision taken again right before each of the two writes is sent.
    * @returns `'written'` when the delete was accepted, `'gone'` when the pod (with that UID) no longer
    *   exists: 404, or the UID precondition failed — 409 from the delete, 422 "metadata.uid" from the
    *   status patch (a pod recreated under the same name; retrying would fail forever).
-   * @throws on other API errors.
+   * @throws a `NotCalledForError` (`recheck` withheld a write), or other API errors.
    */
-  async evictPodLegacy(pod: Pod, nodeName: string): Promise<WriteResult> {
+  async evictPodLegacy(pod: Pod, nodeName: string, recheck?: WriteRecheck): Promise<WriteResult> {
     try {
-      await this.#writes.schedule(() =>
+      await this.#writes.schedule(
+        () =>
         this.#clients.core.patchNamespacedPodStatus(
           {
             namespace: pod.namespace,
@@ -240,9 +254,13 @@ export class NodeLifecycleWriter {
           },
           MERGE,
         ),
+        'pod',
+        recheck,
       );
-      await this.#writes.schedule(() =>
-        this.#clients.core.deleteNamespacedPod({ namespace: pod.namespace, name: pod.name, body: { preconditions: { uid: pod.uid } } }),
+      await this.#writes.schedule(
+        () => this.#clients.core.deleteNamespacedPod({ namespace: pod.namespace, name: pod.name, body: { preconditions: { uid: pod.uid } } }),
+        'pod',
+        recheck,
       );
       return 'written';
     } catch (err) {
@@ -256,15 +274,17 @@ export class NodeLifecycleWriter {
    * on conflict. Used for upstream's `reconcileNodeLabels` (beta os/arch twins).
    * Mirrors `AddOrUpdateLabelsOnNode` in `pkg/controller/controller_utils.go`.
    * @param compute returns the labels to set given the node as read, or `undefined` when none are needed.
+   * @param recheck the caller's decision taken again right before each patch is sent.
    * @returns `'written'`, `'unchanged'` or `'gone'`.
-   * @throws after 5 conflicts, or on any other API error.
+   * @throws after 5 conflicts, a `NotCalledForError` (`recheck` withheld the patch), or on any other API error.
    */
   async patchNodeLabels(
     name: string,
     cached: Node | undefined,
     compute: (node: Node) => Record<string, string> | undefined,
+    recheck?: WriteRecheck,
   ): Promise<WriteResult> {
-    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, 'node', async (node) => {
+    const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, 'node', recheck, async (node) => {
       const labels = compute(node);
       if (!labels) return undefined;
       return this.#clients.core.patchNode({ name, body: { metadata: { resourceVersion: node.resourceVersion, labels } } }, MERGE);
@@ -278,6 +298,7 @@ export class NodeLifecycleWriter {
    * one our own last patch returned, which is newer for the few milliseconds until the watch
    * delivers it — and, after a 409, from a fresh GET.
    * @param priority the write's place in the throttle's order.
+   * @param recheck run by the throttle right before each attempt (a reason: not sent, `NotCalledForError`).
    * @param attempt returns the API's response to its patch, or `undefined` when nothing needs writing.
    */
   async #nodeWrite(
@@ -285,6 +306,7 @@ export class NodeLifecycleWriter {
     cached: Node | undefined,
     backoff: Backoff,
     priority: WritePriority,
+    recheck: WriteRecheck | undefined,
     attempt: (node: Node) => Promise<unknown>,
   ): Promise<{ result: WriteResult; node?: Node }> {
     const prev = this.#locks.get(name) ?? Promise.resolve();
@@ -303,7 +325,7 @@ export class NodeLifecycleWriter {
           const node = hint ?? (await this.getNode(name));
           hint = undefined;
           if (!node) return { result: 'gone' as const };
-          const response = await this.#writes.schedule(() => attempt(node), priority);
+          const response = await this.#writes.schedule(() => attempt(node), priority, recheck);
           if (response === undefined) return { result: 'unchanged' as const, node };
           const updated = toNode(response) ?? node;
           this.#latest.set(name, updated);

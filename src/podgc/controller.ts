@@ -43,8 +43,9 @@ import { podKey } from '../kube/objects.js';
 import type { Logger } from '../log/logger.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { describeError } from '../kube/client.js';
-import { isFenced } from '../kube/throttle.js';
+import { isFenced, isNotCalledFor } from '../kube/throttle.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
+import { isNodeOutOfService } from '../kube/predicates.js';
 import type { PodGCMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import { steadyClock, type Clock, type TimerHandle } from '../util/clock.js';
@@ -428,12 +429,24 @@ export class PodGCController {
     const message = CONDITION_MESSAGES[reason];
     let result: ForceDeleteResult;
     try {
-      result = await this.#d.writes.forceDeletePod(pod.namespace, pod.name, pod.uid, async (live) => {
-        if (isOnlyWaitingForFinalizers(live) || !(await qualifies(live))) return undefined;
-        log.info({ pod: podKey(live), node: live.nodeName, reason }, 'PodGC is force deleting Pod');
-        return podGCCondition(message, live.conditions, this.#d.clock.now());
-      });
+      result = await this.#d.writes.forceDeletePod(
+        pod.namespace,
+        pod.name,
+        pod.uid,
+        async (live) => {
+          if (isOnlyWaitingForFinalizers(live) || !(await qualifies(live))) return undefined;
+          log.info({ pod: podKey(live), node: live.nodeName, reason }, 'PodGC is force deleting Pod');
+          return podGCCondition(message, live.conditions, this.#d.clock.now());
+        },
+        () => this.#stillForceDeletes(podKey(pod), pod.uid, pod.nodeName, reason),
+      );
     } catch (err) {
+      if (isNotCalledFor(err)) {
+        // Decided again when its turn came and no longer called for: not an attempt, not retried;
+        // the next sweep or event queues the pod again if it qualifies then.
+        log.info({ pod: podKey(pod), node: pod.nodeName, reason, why: err.reason }, 'Force delete not sent: no longer called for when its turn came');
+        return;
+      }
       // A failed live read (of the pod, or of the node in the re-check) wrote nothing: not an attempt.
       if (noteLiveReadFailure(err, metrics.liveReadFailuresTotal, log, 'force-deleting')) throw err;
       if (!isFenced(err)) {
@@ -456,6 +469,38 @@ export class PodGCController {
     }
     // Terminated pods get no Event: thousands may go in one pass, and upstream records none.
     this.#d.log.info({ pod: podKey(pod), node: pod.nodeName, reason }, 'PodGC force-deleted pod');
+  }
+
+  /**
+   * A force delete decided again, from the caches, right before each of its writes (the Failed
+   * patch, the DELETE) is sent (src/kube/throttle.ts `WriteRecheck`, issue 53 item 4): the
+   * controller runs and sees the cluster, the pod (same UID) is cached and still qualifies for
+   * `reason` — terminated; terminating and never scheduled; terminating on a node that is still out
+   * of service; bound to a node still absent from the node cache. The live reads before the writes
+   * stay the decision that counts; this only withholds a write whose wait for its turn outlived
+   * it. Deliberate difference from upstream (which sends on the decision taken before the client's
+   * rate-limiter wait): it can only withhold or delay a force delete.
+   * @returns why the force delete is no longer called for, or `undefined`.
+   */
+  #stillForceDeletes(key: string, uid: string, nodeName: string, reason: PodGCForceDeleteReason): string | undefined {
+    if (this.#stopped) return 'the controller stopped';
+    if (!this.#d.canSeeCluster()) return 'the controller cannot see the cluster';
+    const pod = this.#d.caches.pods.get(key);
+    if (!pod || pod.uid !== uid) return 'the pod is gone from the cache';
+    switch (reason) {
+      case 'terminated':
+        return isPodTerminatedForGC(pod) ? undefined : 'the pod is no longer terminated';
+      case 'unscheduled':
+        return pod.deletionTimestamp !== undefined && pod.nodeName === '' ? undefined : 'the pod is scheduled or no longer terminating';
+      case 'out-of-service': {
+        const node = this.#d.caches.nodes.get(pod.nodeName);
+        return pod.deletionTimestamp !== undefined && node !== undefined && pod.nodeName === node.name && isNodeOutOfService(node)
+          ? undefined
+          : 'the pod is no longer terminating on an out-of-service node';
+      }
+      case 'orphaned':
+        return pod.nodeName === nodeName && this.#d.caches.nodes.get(nodeName) === undefined ? undefined : `node ${nodeName} is back in the cache, or the pod moved`;
+    }
   }
 
   #recordEvents(pod: Pod, reason: 'out-of-service' | 'orphaned'): void {

@@ -12,7 +12,7 @@ import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
 import type { Node, Pod, PodCondition } from '../kube/objects.js';
 import { podConditionToWire } from '../kube/podstatus.js';
 import { retryOnConflict } from '../kube/retry.js';
-import type { WriteScheduler } from '../kube/throttle.js';
+import type { WriteRecheck, WriteScheduler } from '../kube/throttle.js';
 import { readNode, readPod } from '../kube/reads.js';
 import type { Clock } from '../util/clock.js';
 import { isPodTerminal } from '../kube/predicates.js';
@@ -76,11 +76,14 @@ export class PodGCWriter {
    * 4. DELETE with `gracePeriodSeconds: 0` and a UID precondition.
    * Mirrors `markFailedAndDeletePodWithCondition` (which patches with a UID precondition and
    * deletes with `NewDeleteOptions(0)`); upstream skips step 1–2 and acts on its cache (#142331).
+   * `sendCheck` is the controller's decision taken again from its caches right before each of the
+   * two writes is sent (src/kube/throttle.ts `WriteRecheck`): a reason withholds the write.
    * @returns see {@link ForceDeleteResult}.
    * @throws after 5 conflicts (10 ms apart), a `LiveReadError` from step 1, whatever `recheck`
-   *   throws, or any other API error (including {@link FencedError} from the write path).
+   *   throws, a `NotCalledForError` (`sendCheck` withheld a write), or any other API error
+   *   (including {@link FencedError} from the write path).
    */
-  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
+  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck, sendCheck?: WriteRecheck): Promise<ForceDeleteResult> {
     return retryOnConflict(
       async () => {
         const live = await this.getPod(namespace, name);
@@ -98,15 +101,18 @@ export class PodGCWriter {
           const status: Record<string, unknown> = { phase: 'Failed', conditions: [wire] };
           if (live.generation !== undefined) status['observedGeneration'] = live.generation;
           try {
-            await this.#writes.schedule(() =>
-              this.#clients.core.patchNamespacedPodStatus(
-                {
-                  namespace,
-                  name,
-                  body: { metadata: { resourceVersion: live.resourceVersion }, status },
-                },
-                STRATEGIC,
-              ),
+            await this.#writes.schedule(
+              () =>
+                this.#clients.core.patchNamespacedPodStatus(
+                  {
+                    namespace,
+                    name,
+                    body: { metadata: { resourceVersion: live.resourceVersion }, status },
+                  },
+                  STRATEGIC,
+                ),
+              'pod',
+              sendCheck,
             );
           } catch (err) {
             if (isNotFound(err)) return 'gone';
@@ -114,13 +120,16 @@ export class PodGCWriter {
           }
         }
         try {
-          await this.#writes.schedule(() =>
-            this.#clients.core.deleteNamespacedPod({
-              namespace,
-              name,
-              gracePeriodSeconds: 0,
-              body: { gracePeriodSeconds: 0, preconditions: { uid } },
-            }),
+          await this.#writes.schedule(
+            () =>
+              this.#clients.core.deleteNamespacedPod({
+                namespace,
+                name,
+                gracePeriodSeconds: 0,
+                body: { gracePeriodSeconds: 0, preconditions: { uid } },
+              }),
+            'pod',
+            sendCheck,
           );
         } catch (err) {
           // 409 here is the UID precondition: the name now belongs to another pod.

@@ -16,6 +16,7 @@ import type { KubeClients } from '../kube/client.js';
 import { getCondition, type Node, type NodeCondition, type Pod, type PodCondition, type Taint } from '../kube/objects.js';
 import { readNode, readPod, readVolumeAttachment } from '../kube/reads.js';
 import { formatTaint, taintMatches } from '../kube/taints.js';
+import { assertStillCalledFor, type WriteRecheck } from '../kube/throttle.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import type { NodeLifecycleWrites } from '../nodelifecycle/controller.js';
 import { conditionTaintDiff, fencedTaintSwap } from '../nodelifecycle/taints.js';
@@ -98,6 +99,7 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
   ): Promise<TaintWriteResult> {
     const node = await this.#current(name, cached);
     if (!node) return 'gone';
+    assertStillCalledFor(opts.recheck);
     const diff = opts.conditionTaints ? conditionTaintDiff(node) : undefined;
     if (diff) opts.onConditionTaints?.(diff.toAdd, diff.toRemove);
     const now = this.#d.clock.now();
@@ -122,9 +124,11 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
     name: string,
     cached: Node | undefined,
     compute: (node: Node) => NodeCondition[] | undefined,
+    recheck?: WriteRecheck,
   ): Promise<{ result: WriteResult; written?: NodeCondition[]; node?: Node }> {
     const node = await this.#current(name, cached);
     if (!node) return { result: 'gone' };
+    assertStillCalledFor(recheck);
     const written = compute(node);
     if (!written) return { result: 'unchanged', node };
     const ref = { kind: 'Node' as const, name, uid: node.uid };
@@ -143,8 +147,9 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
   }
 
   /** See `NodeLifecycleWriter.markPodNotReady`: records "would mark pod NotReady". */
-  async markPodNotReady(pod: Pod, nodeName: string): Promise<WriteResult> {
+  async markPodNotReady(pod: Pod, nodeName: string, recheck?: WriteRecheck): Promise<WriteResult> {
     if (pod.nodeName !== nodeName) return 'unchanged';
+    assertStillCalledFor(recheck);
     const current = this.#d.pods.get(`${pod.namespace}/${pod.name}`);
     if (!current || current.uid !== pod.uid) return 'gone';
     const ready = getCondition(current.conditions, 'Ready');
@@ -157,8 +162,9 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
   }
 
   /** See `NodeLifecycleWriter.evictPodLegacy` (`--enable-taint-manager=false`): records "would evict". */
-  async evictPodLegacy(pod: Pod, nodeName: string): Promise<WriteResult> {
+  async evictPodLegacy(pod: Pod, nodeName: string, recheck?: WriteRecheck): Promise<WriteResult> {
     if (this.#d.overlay.podDeleted(pod.uid)) return 'gone';
+    assertStillCalledFor(recheck);
     const node = this.#d.nodes.get(nodeName);
     this.#d.decisions.record(NODE_LIFECYCLE, 'evict', podRef(pod), 'legacy eviction (status reason NodeLost, graceful delete)', node ? readySummary(node) : `node ${nodeName}`, nodeName);
     this.#d.overlay.deletePod(pod, this.#d.clock.now());
@@ -166,9 +172,10 @@ export class DryRunNodeLifecycleWriter implements NodeLifecycleWrites {
   }
 
   /** See `NodeLifecycleWriter.patchNodeLabels`: records "would label". */
-  async patchNodeLabels(name: string, cached: Node | undefined, compute: (node: Node) => Record<string, string> | undefined): Promise<WriteResult> {
+  async patchNodeLabels(name: string, cached: Node | undefined, compute: (node: Node) => Record<string, string> | undefined, recheck?: WriteRecheck): Promise<WriteResult> {
     const node = await this.#current(name, cached);
     if (!node) return 'gone';
+    assertStillCalledFor(recheck);
     const labels = compute(node);
     if (!labels) return 'unchanged';
     const detail = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
@@ -198,20 +205,22 @@ export class DryRunTaintEvictionWriter implements TaintEvictionWrites {
     return p?.uid === uid ? p : undefined;
   }
 
-  /** See `TaintEvictionWriter.addDisruptionCondition`. */
-  async addDisruptionCondition(namespace: string, name: string, uid: string): Promise<ConditionWriteResult> {
+  /** See `TaintEvictionWriter.addDisruptionCondition` (`recheck` runs as right before a real send). */
+  async addDisruptionCondition(namespace: string, name: string, uid: string, _cached?: Pod, recheck?: WriteRecheck): Promise<ConditionWriteResult> {
     const pod = this.#pod(namespace, name, uid);
     if (!pod) return 'gone';
     if (hasDisruptionTarget(pod)) return 'unchanged';
+    assertStillCalledFor(recheck);
     const c = taintEvictionDisruptionCondition(this.#d.clock.now());
     this.#d.overlay.setPodCondition(pod, { type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: this.#d.clock.now() });
     return 'written';
   }
 
-  /** See `TaintEvictionWriter.deletePod`: records "would delete pod". */
-  async deletePod(namespace: string, name: string, uid: string): Promise<DeleteResult> {
+  /** See `TaintEvictionWriter.deletePod`: records "would delete pod" (`recheck` runs as right before a real send). */
+  async deletePod(namespace: string, name: string, uid: string, recheck?: WriteRecheck): Promise<DeleteResult> {
     const pod = this.#pod(namespace, name, uid);
     if (!pod) return 'gone';
+    assertStillCalledFor(recheck);
     const node = pod.nodeName ? this.#d.nodes.get(pod.nodeName) : undefined;
     this.#d.decisions.record('taint-eviction-controller', 'delete-pod', podRef(pod), 'graceful delete', noExecuteSummary(node), pod.nodeName || undefined);
     this.#d.overlay.deletePod(pod, this.#d.clock.now());
@@ -247,11 +256,12 @@ export class DryRunPodGCWriter extends ShadowLiveReads implements PodGCWrites {
    * patch and the delete become one decision.
    * @throws what the live read or `recheck` throws.
    */
-  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
+  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck, sendCheck?: WriteRecheck): Promise<ForceDeleteResult> {
     const live = await this.getPod(namespace, name);
     if (!live || live.uid !== uid) return 'gone';
     const condition = await recheck(live);
     if (!condition) return 'skipped';
+    assertStillCalledFor(sendCheck);
     const reason = condition.message ?? condition.reason ?? 'pod GC';
     this.d.decisions.record('pod-garbage-collector-controller', 'force-delete', podRef(live), 'phase Failed, delete with grace period 0', reason, live.nodeName || undefined);
     this.d.overlay.deletePod(live, this.d.clock.now());
@@ -279,9 +289,10 @@ export class DryRunForceDetachWriter extends ShadowLiveReads implements ForceDet
   }
 
   /** See `ForceDetachWriter.deleteVolumeAttachment`: records "would detach". */
-  async deleteVolumeAttachment(name: string, uid: string): Promise<'deleted' | 'gone'> {
+  async deleteVolumeAttachment(name: string, uid: string, recheck?: WriteRecheck): Promise<'deleted' | 'gone'> {
     const va = await this.getVolumeAttachment(name);
     if (!va || va.uid !== uid) return 'gone';
+    assertStillCalledFor(recheck);
     const node = this.d.nodes.get(va.nodeName);
     const oos = node?.taints.some((t) => t.key === 'node.kubernetes.io/out-of-service') ? 'node out of service' : `node ${node ? readySummary(node) : 'gone'}`;
     this.d.decisions.record('persistentvolume-attach-detach-controller', 'detach', { kind: 'VolumeAttachment', name, uid }, `delete VolumeAttachment (volume ${va.persistentVolumeName ?? '?'})`, oos, va.nodeName);
@@ -301,8 +312,9 @@ export class DryRunAffinityEvictor implements AffinityEvictor {
   }
 
   /** See {@link AffinityEvictor.evict}; never blocked by a PDB (none is asked). */
-  async evict(target: EvictionTarget): Promise<EvictionOutcome> {
+  async evict(target: EvictionTarget, recheck?: WriteRecheck): Promise<EvictionOutcome> {
     if (this.#d.overlay.podDeleted(target.uid)) return { kind: 'gone', detail: 'the shadow already evicted it' };
+    assertStillCalledFor(recheck);
     this.#d.decisions.record(this.#controller, 'evict', podRef(target), 'policy/v1 Eviction', 'required node affinity no longer matches its node');
     this.#d.overlay.deletePod(target, this.#d.clock.now());
     return { kind: 'evicted' };

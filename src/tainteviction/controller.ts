@@ -37,7 +37,7 @@ import { describeError, isNotFound } from '../kube/client.js';
 import type { Logger } from '../log/logger.js';
 import { podKey, type Node, type Pod, type Taint } from '../kube/objects.js';
 import { formatTaint } from '../kube/taints.js';
-import { isFenced } from '../kube/throttle.js';
+import { isFenced, isNotCalledFor, type WriteRecheck } from '../kube/throttle.js';
 import type { WorkQueue } from '../kube/workqueue.js';
 import type { TaintEvictionMetrics } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
@@ -50,6 +50,7 @@ import { cancelPodDeletionEvent, podDeletionEvent, podDeletionFailingEvent, type
 import { DEFAULT_MIN_BLIND_MS, SightTracker, sightHoldUntilMs, type SightInput } from './blindhold.js';
 import { FAILING_EVENT_AFTER, newDeletionQueue } from './retry.js';
 import { HeldDeletions } from './held.js';
+import type { Payload, PendingPodDeletion, RunningDeletion } from './running.js';
 import { recordOutcome, type AttemptResult } from './outcome.js';
 import { DEFAULT_DELETION_CONCURRENCY, DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS, type TaintEvictionOptions } from './options.js';
 import { noExecuteTaints, sameNoExecuteTaints } from './tolerations.js';
@@ -90,47 +91,7 @@ export interface TaintEvictionDeps {
   options?: TaintEvictionOptions;
 }
 
-/** One pending deletion as `status` and `/debug/state` show it. Times are epoch **milliseconds**. */
-export interface PendingPodDeletion {
-  /** `namespace/name`. */
-  pod: string;
-  uid: string;
-  node: string;
-  /** When the deletion is (or was) due. */
-  deadlineMs: number;
-  /** The node's NoExecute taints when it was decided, as `key=value:effect`. */
-  taints: string[];
-  /** Why, in one sentence (from `decidePodEviction`). */
-  reason: string;
-  /**
-   * `scheduled`: waiting for its deadline; `deleting`: due, being written (or retried, or waiting
-   * for sight); `held`: due, held until the node lifecycle controller confirms the node not Ready
-   * (`deadlineMs`: when it was first held).
-   */
-  state: 'scheduled' | 'deleting' | 'held';
-}
-
-/** What a pending heap entry carries besides key, uid and deadline. */
-interface Payload {
-  namespace: string;
-  name: string;
-  node: string;
-  taints: readonly string[];
-  reason: string;
-}
-
-/** A deletion that is due and running (or retrying). Upstream's nil "immediate" worker. */
-interface RunningDeletion extends Payload {
-  key: string;
-  uid: string;
-  /** When it became due (the deadline, or the decision time for an immediate one), epoch ms. */
-  dueAtMs: number;
-  abort: AbortController;
-  /** The "Marking for deletion" event was emitted. */
-  announced: boolean;
-  /** Attempts that failed since the deletion became due (reset never: a success ends it). */
-  failures: number;
-}
+export type { PendingPodDeletion } from './running.js';
 
 export { DEFAULT_DELETION_CONCURRENCY, DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS } from './options.js';
 
@@ -598,27 +559,26 @@ export class TaintEvictionController {
   }
 
   /**
-   * One try: `blind` while the caches cannot be trusted (difference 6), re-check the caches
-   * (difference 5), announce once, then add the condition and delete. Throws on API errors so the
-   * queue retries.
+   * The due-time decision for `r` from the current view: the caches, sight, the start hold and the
+   * sight hold. Reads only; what a verdict asks for (hold the pod, put it back on the heap) is in
+   * its `then`, for the caller to run.
+   * @returns `undefined` while the deletion is still called for; otherwise the outcome it comes to.
    */
-  async #attempt(r: RunningDeletion): Promise<AttemptResult> {
+  #verdict(r: RunningDeletion): { result: Exclude<AttemptResult, 'deleted'>; then?: () => void } | undefined {
     const { caches, clock } = this.#d;
-    if (!this.#d.canSeeCluster()) return 'blind';
-    if (r.abort.signal.aborted) return 'aborted';
+    if (!this.#d.canSeeCluster()) return { result: 'blind' };
+    if (r.abort.signal.aborted || this.#running.get(r.key) !== r) return { result: 'aborted' };
     const pod = caches.pods.get(r.key);
-    if (!pod || pod.uid !== r.uid) return 'gone';
+    if (!pod || pod.uid !== r.uid) return { result: 'gone' };
     const node = caches.nodes.get(r.node);
-    if (pod.nodeName !== r.node || !node) return 'not-needed';
+    if (pod.nodeName !== r.node || !node) return { result: 'not-needed' };
     // Only "is an eviction still called for" is re-checked, not the deadline: upstream keeps a
     // finite schedule when a toleration is lengthened ("lengthening toleration shouldn't work").
+    const now = clock.now();
     const sight = this.#sightInput();
-    const decision = decidePodEviction(pod, node.taints, clock.now(), this.#decideOptions(pod));
-    if (decision.kind === 'none') return 'not-needed';
-    if (decision.kind === 'held') {
-      this.#hold(pod, noExecuteTaints(node.taints), decision.reason, clock.now());
-      return 'judged';
-    }
+    const decision = decidePodEviction(pod, node.taints, now, this.#decideOptions(pod));
+    if (decision.kind === 'none') return { result: 'not-needed' };
+    if (decision.kind === 'held') return { result: 'judged', then: () => this.#hold(pod, noExecuteTaints(node.taints), decision.reason, now) };
     // The sight hold (docs/taint-eviction.md difference 10). A deletion that became due at or before
     // the end of the last blind interval was decided on a view of the cluster older than the outage:
     // it is decided again, and a `delete-at` (a sight hold, or a later deadline from taints that
@@ -626,18 +586,52 @@ export class TaintEvictionController {
     // synchronously before canSeeCluster() turned true (sightChanged), so `sight` already includes
     // the interval that just ended.
     if (decision.kind === 'delete-at' && (decision.heldForSightFromMs !== undefined || sightHoldUntilMs(r.dueAtMs, sight) !== undefined)) {
-      this.#schedule(pod, noExecuteTaints(node.taints), decision.atMs, decision.reason);
-      return 'held';
+      return { result: 'held', then: () => this.#schedule(pod, noExecuteTaints(node.taints), decision.atMs, decision.reason) };
     }
-    if (pod.deletionTimestamp !== undefined && hasDisruptionTarget(pod)) return 'already-evicted';
-    if (!r.announced) {
-      // Upstream emits this once, before its retries.
-      r.announced = true;
-      this.#emit(r.uid, podDeletionEvent(r.namespace, r.name));
-      this.#d.log.info({ pod: r.key, node: r.node, reason: r.reason }, 'Deleting pod');
+    if (pod.deletionTimestamp !== undefined && hasDisruptionTarget(pod)) return { result: 'already-evicted' };
+    return undefined;
+  }
+
+  /**
+   * One try: {@link #verdict} first (`blind` while the caches cannot be trusted, difference 6; the
+   * cache re-check, difference 5; the start and sight holds), then add the condition and delete.
+   * Each write takes the verdict again right before it is sent (src/kube/throttle.ts
+   * `WriteRecheck`: after its wait for a token, and before each `Retry-After` resend), so a write
+   * queued or retried across a change of view (sight lost or regained, the node judged Ready, the
+   * pod edited) is decided again, never replayed (issue 53 item 4: a deletion decided just before
+   * the node lifecycle controller judged the node Ready went out 34 ms after that judgement held
+   * it). The "Marking for deletion" Event goes out with the first write that is sent. Throws on API
+   * errors so the queue retries; the retry starts again from the verdict.
+   */
+  async #attempt(r: RunningDeletion): Promise<AttemptResult> {
+    const stop = this.#verdict(r);
+    if (stop) {
+      stop.then?.();
+      return stop.result;
     }
-    if (this.#disruptionConditions() && (await this.#d.writes.addDisruptionCondition(r.namespace, r.name, r.uid, pod)) === 'gone') return 'gone';
-    if ((await this.#d.writes.deletePod(r.namespace, r.name, r.uid)) === 'gone') return 'gone';
+    const recheck: WriteRecheck = () => {
+      const v = this.#verdict(r);
+      if (v) return `the deletion comes to '${v.result}' now`;
+      if (!r.announced) {
+        // Upstream emits this once, before its retries; ours with the first write actually sent.
+        r.announced = true;
+        this.#emit(r.uid, podDeletionEvent(r.namespace, r.name));
+        this.#d.log.info({ pod: r.key, node: r.node, reason: r.reason }, 'Deleting pod');
+      }
+      return undefined;
+    };
+    const pod = this.#d.caches.pods.get(r.key);
+    try {
+      if (this.#disruptionConditions() && (await this.#d.writes.addDisruptionCondition(r.namespace, r.name, r.uid, pod, recheck)) === 'gone') return 'gone';
+      if ((await this.#d.writes.deletePod(r.namespace, r.name, r.uid, recheck)) === 'gone') return 'gone';
+    } catch (err) {
+      if (!isNotCalledFor(err)) throw err;
+      const v = this.#verdict(r);
+      this.#d.log.info({ pod: r.key, node: r.node, why: err.reason }, 'taint eviction: write not sent: the deletion was decided again when its turn came');
+      if (!v) return 'blind'; // called for again already: one more turn after the sight poll
+      v.then?.();
+      return v.result;
+    }
     return 'deleted';
   }
 

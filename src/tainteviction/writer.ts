@@ -18,7 +18,7 @@
 import type { KubeClients } from '../kube/client.js';
 import { isConflict, isNotFound } from '../kube/client.js';
 import { getCondition, type Pod, type PodCondition } from '../kube/objects.js';
-import type { WriteScheduler } from '../kube/throttle.js';
+import type { WriteRecheck, WriteScheduler } from '../kube/throttle.js';
 import { patchPodConditionsByUid } from '../kube/podstatus.js';
 import type { Clock } from '../util/clock.js';
 import { DISRUPTION_TARGET_CONDITION_TYPE, taintEvictionDisruptionCondition } from './events.js';
@@ -71,11 +71,13 @@ export class TaintEvictionWriter {
    * someone else, e.g. the kubelet's shutdown manager, as it is).
    * @param uid the UID the eviction was decided for.
    * @param cached the informer's copy of the pod, if any (ignored unless its UID is `uid`).
+   * @param recheck the eviction decided again right before the patch is sent (src/kube/throttle.ts).
    * @returns `'written'`, `'unchanged'`, or `'gone'` when no pod with that name and UID exists.
-   * @throws a `FencedError`, or any other API error (the controller retries with backoff).
+   * @throws a `FencedError`, a `NotCalledForError` (not sent: `recheck` said no), or any other API
+   *   error (the controller retries with backoff).
    * Mirrors the `UpdatePodCondition` + `PatchPodStatus` step of `addConditionAndDeletePod`.
    */
-  async addDisruptionCondition(namespace: string, name: string, uid: string, cached?: Pod): Promise<ConditionWriteResult> {
+  async addDisruptionCondition(namespace: string, name: string, uid: string, cached?: Pod, recheck?: WriteRecheck): Promise<ConditionWriteResult> {
     const ours = cached?.uid === uid ? cached : undefined;
     if (ours && hasDisruptionTarget(ours)) return 'unchanged';
     const c = taintEvictionDisruptionCondition(this.#clock.now());
@@ -84,7 +86,7 @@ export class TaintEvictionWriter {
     // PodObservedGenerationTracking gate is GA and locked on since 1.35). Ours is the generation of
     // the copy the eviction was decided on; upstream GETs the pod first and takes the live one.
     if (ours?.generation !== undefined) condition.observedGeneration = ours.generation;
-    return patchPodConditionsByUid({ core: this.#core }, this.#writes, { namespace, name, uid }, [condition]);
+    return patchPodConditionsByUid({ core: this.#core }, this.#writes, { namespace, name, uid }, [condition], {}, 'pod', recheck);
   }
 
   /**
@@ -92,15 +94,16 @@ export class TaintEvictionWriter {
    * `terminationGracePeriodSeconds` applies) with `preconditions.uid`, so a pod recreated under the
    * same name is never hit.
    * @param uid the UID the eviction was decided for.
+   * @param recheck the eviction decided again right before the DELETE is sent (src/kube/throttle.ts).
    * @returns `'deleted'` when the API server accepted the delete (the pod may stay Terminating until
    *   its kubelet confirms), `'gone'` on 404 or on 409 (UID precondition failed: another pod now has
    *   the name).
-   * @throws a `FencedError` or any other API error.
+   * @throws a `FencedError`, a `NotCalledForError` (not sent), or any other API error.
    * Mirrors the `DeletePod` step of `addConditionAndDeletePod` (newer upstream adds the UID precondition too).
    */
-  async deletePod(namespace: string, name: string, uid: string): Promise<DeleteResult> {
+  async deletePod(namespace: string, name: string, uid: string, recheck?: WriteRecheck): Promise<DeleteResult> {
     try {
-      await this.#writes.schedule(() => this.#core.deleteNamespacedPod({ namespace, name, body: { preconditions: { uid } } }));
+      await this.#writes.schedule(() => this.#core.deleteNamespacedPod({ namespace, name, body: { preconditions: { uid } } }), 'pod', recheck);
       return 'deleted';
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return 'gone';

@@ -39,6 +39,7 @@ import { WorkQueue } from '../kube/workqueue.js';
 import type { AttachDetachMetrics, ForcedDetachReasonLabel } from '../metrics/registry.js';
 import type { EventSink, ReadStore } from '../kube/types.js';
 import { noteLiveReadFailure } from '../kube/reads.js';
+import { isNotCalledFor } from '../kube/throttle.js';
 import { steadyClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders, type ForceDetachDecision } from './decision.js';
 import type { ForceDetachWriter, LivePodsOnNode } from './writer.js';
@@ -288,7 +289,16 @@ export class ForceDetachController {
       this.#keep(name, second);
       return;
     }
-    const result = await this.#d.writes.deleteVolumeAttachment(name, va.uid);
+    let result: 'deleted' | 'gone';
+    try {
+      result = await this.#d.writes.deleteVolumeAttachment(name, va.uid, () => this.#stillDetaches(name, va.uid, pvName, clock));
+    } catch (err) {
+      if (!isNotCalledFor(err)) throw err;
+      // Decided again when its turn came and no longer called for: not retried here; the resync
+      // and the cache's events queue the attachment again.
+      this.#d.log.info({ volumeAttachment: name, node: va.nodeName, why: err.reason }, 'Force detach not sent: no longer called for when its turn came');
+      return;
+    }
     if (result !== 'deleted') {
       // 404 or a uid conflict: someone else deleted or replaced it, so this was not our detach.
       this.#d.log.debug({ volumeAttachment: name, node: va.nodeName }, 'VolumeAttachment already gone: not counted as a forced detach');
@@ -298,6 +308,28 @@ export class ForceDetachController {
     const reason: ForcedDetachReasonLabel = second.reason;
     this.#d.metrics.forcedDetaches.inc({ reason });
     this.#recordDetach(liveVa, pvName, second.reason, liveNode?.uid ?? cachedNode?.uid ?? '');
+  }
+
+  /**
+   * A force detach decided again, from the caches, right before its DELETE is sent
+   * (src/kube/throttle.ts `WriteRecheck`, issue 53 item 4): the controller runs and sees the
+   * cluster, the attachment (same UID) is cached and not deleting, no cached pod holds the volume,
+   * and the node as cached still calls for the detach. The live reads stay the decision that
+   * counts; this only withholds a DELETE whose wait for its turn outlived it (deliberate
+   * difference from upstream, which sends on the decision taken before the client's rate-limiter
+   * wait: it can only withhold or delay a detach).
+   * @param releasedAt when no pod has held the volume since (epoch ms).
+   * @returns why the detach is no longer called for, or `undefined`.
+   */
+  #stillDetaches(name: string, uid: string, pvName: string, releasedAt: number): string | undefined {
+    if (this.#stopped) return 'the controller stopped';
+    if (!this.#d.canSeeCluster()) return 'the controller cannot see the cluster';
+    const va = this.#d.caches.volumeAttachments.get(name);
+    if (!va || va.uid !== uid || va.deletionTimestamp !== undefined) return 'the VolumeAttachment is gone or already detaching';
+    const holders = this.#holders(va, pvName, this.#d.caches.pods.podsOnNode(va.nodeName));
+    if (holders.length > 0) return `pod ${podKey(holders[0] as Pod)} holds the volume`;
+    const d = this.#decide(this.#d.caches.nodes.get(va.nodeName), holders, releasedAt);
+    return d.action === 'keep' ? d.why : undefined;
   }
 
   #keep(name: string, d: Extract<ForceDetachDecision, { action: 'keep' }>): void {

@@ -11,7 +11,7 @@
  */
 import { isConflict, isNotFound, type KubeClients } from '../kube/client.js';
 import { toPod, type Node, type Pod, type VolumeAttachment } from '../kube/objects.js';
-import type { WriteScheduler } from '../kube/throttle.js';
+import type { WriteRecheck, WriteScheduler } from '../kube/throttle.js';
 import { LiveReadError, readNode, readVolumeAttachment } from '../kube/reads.js';
 
 /** The pods a live list found on one node. */
@@ -89,12 +89,15 @@ export class ForceDetachWriter {
   /**
    * Deletes a VolumeAttachment with a UID precondition, so a re-created attachment of the same
    * name is never hit.
+   * @param recheck the controller's decision taken again right before the DELETE is sent
+   *   (src/kube/throttle.ts `WriteRecheck`).
    * @returns `'deleted'`, or `'gone'` when it (with that UID) no longer exists.
-   * @throws on other API errors, including {@link FencedError} from the write path.
+   * @throws a `NotCalledForError` (`recheck` withheld it), or other API errors, including
+   *   {@link FencedError} from the write path.
    */
-  async deleteVolumeAttachment(name: string, uid: string): Promise<'deleted' | 'gone'> {
+  async deleteVolumeAttachment(name: string, uid: string, recheck?: WriteRecheck): Promise<'deleted' | 'gone'> {
     try {
-      await this.#writes.schedule(() => this.#clients.storage.deleteVolumeAttachment({ name, body: { preconditions: { uid } } }));
+      await this.#writes.schedule(() => this.#clients.storage.deleteVolumeAttachment({ name, body: { preconditions: { uid } } }), 'pod', recheck);
       return 'deleted';
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return 'gone';

@@ -78,6 +78,8 @@ export class World {
    * settles; `undefined` lets it through at once.
    */
   taintWriteGate: ((name: string, asked: string) => Promise<void> | undefined) | undefined;
+  /** Called by markPodNotReady (with the pod's key) before it applies a write: a returned promise holds it mid-flight. */
+  podWriteGate: ((key: string) => Promise<void> | undefined) | undefined;
   /** Nodes whose status writes never land (each sync of theirs needs another write). */
   readonly statusWriteLost = new Set<string>();
   ctl!: NodeLifecycleController;
@@ -119,7 +121,13 @@ export class World {
     const writer = this.cluster.writer;
     this.writes = writer.writes;
     writer.gate = (call) =>
-      call.method === 'updateNodeConditions' ? this.statusWriteGate(call.target) : call.method === 'swapNodeTaints' ? this.taintWriteGate?.(call.target, call.asked ?? '') : undefined;
+      call.method === 'updateNodeConditions'
+        ? this.statusWriteGate(call.target)
+        : call.method === 'swapNodeTaints'
+          ? this.taintWriteGate?.(call.target, call.asked ?? '')
+          : call.method === 'markPodNotReady'
+            ? this.podWriteGate?.(call.target)
+            : undefined;
     writer.lose = (call) => this.statusWriteLost.has(call.target);
     writer.fail = (call) => {
       const at = call.method === 'markPodNotReady' ? this.podWriteFailures.indexOf(call.target) : -1;

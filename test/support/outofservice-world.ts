@@ -16,6 +16,7 @@ import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
 import { ORPHAN_QUARANTINE_MS, DEFAULT_TERMINATED_POD_GC_THRESHOLD } from '../../src/podgc/decision.js';
 import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
 import type { ForceDeleteRecheck, ForceDeleteResult } from '../../src/podgc/writer.js';
+import type { WriteRecheck } from '../../src/kube/throttle.js';
 import { ForceDetachController, type ForceDetachWrites } from '../../src/volumes/controller.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Clock } from '../../src/util/clock.js';
@@ -146,8 +147,8 @@ export class FakePodGCApi implements PodGCWrites {
     return this.#writes.getNode(name);
   }
 
-  forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
-    return this.#writes.forceDeletePod(namespace, name, uid, recheck);
+  forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck, sendCheck?: WriteRecheck): Promise<ForceDeleteResult> {
+    return this.#writes.forceDeletePod(namespace, name, uid, recheck, sendCheck);
   }
 }
 
@@ -241,8 +242,8 @@ export class FakeDetachApi implements ForceDetachWrites {
     return this.#writes.getVolumeAttachment(name);
   }
 
-  deleteVolumeAttachment(name: string, uid: string): Promise<'deleted' | 'gone'> {
-    return this.#writes.deleteVolumeAttachment(name, uid);
+  deleteVolumeAttachment(name: string, uid: string, recheck?: WriteRecheck): Promise<'deleted' | 'gone'> {
+    return this.#writes.deleteVolumeAttachment(name, uid, recheck);
   }
 }
 

@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { LegacyEviction } from '../../src/nodelifecycle/legacyeviction.js';
+import { NotCalledForError } from '../../src/kube/throttle.js';
 import { GATE_HOLD_RETRY_MS, type LegacyEvictionDeps, type NoExecuteAction } from '../../src/nodelifecycle/parts.js';
 import { basics, FakeHealth, MapStore, metricValue, node, pod, PodStore, RecordingEvents, T0 } from '../support/nodelifecycle-parts.js';
 
@@ -81,6 +82,7 @@ describe('legacy eviction part through parts.ts', () => {
     w.daemonSets.add('default/ds');
     w.pods.set(pod('web', 'n1'));
     w.pods.set(pod('agent', 'n1', { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', uid: 'u', controller: true }] }));
+    w.health.set('n1', ZONE, 'Unknown', T0 - TIMEOUT_MS - 1);
     const r = await w.part.evictOne(ZONE, { value: 'n1', uid: 'uid-n1', addedAt: T0, processAt: T0 });
     assert.deepEqual(r, { done: true, waitMs: 0 });
     assert.deepEqual(w.gate.asked, ['LegacyEviction']);
@@ -95,6 +97,40 @@ describe('legacy eviction part through parts.ts', () => {
     w.clock.advance(TIMEOUT_MS + 1);
     await w.part.processPod(late, w.health.health('n1')!, 'Unknown');
     assert.deepEqual(w.deleted, ['web', 'late']);
+  });
+
+  test('evictOne decides the node again at its turn (issue 53 item 4): a node Ready again, or no longer past the timeout, is dropped with nothing deleted', async () => {
+    const w = build();
+    w.nodes.set(node('n1', 'Unknown'));
+    w.pods.set(pod('web', 'n1'));
+    w.health.set('n1', ZONE, 'True');
+    assert.deepEqual(await w.part.evictOne(ZONE, { value: 'n1', uid: 'uid-n1', addedAt: T0, processAt: T0 }), { done: true, waitMs: 0 });
+    w.health.set('n1', ZONE, 'Unknown', T0);
+    assert.deepEqual(await w.part.evictOne(ZONE, { value: 'n1', uid: 'uid-n1', addedAt: T0, processAt: T0 }), { done: true, waitMs: 0 });
+    assert.deepEqual(w.deleted, []);
+    assert.deepEqual(w.events.reasons(), []);
+  });
+
+  test("each legacy deletion is decided again right before it is sent: a node judged Ready meanwhile keeps its pods, and the entry is retried", async () => {
+    const w = build();
+    w.nodes.set(node('n1', 'Unknown'));
+    w.pods.set(pod('web', 'n1'));
+    w.pods.set(pod('db', 'n1'));
+    w.health.set('n1', ZONE, 'Unknown', T0 - TIMEOUT_MS - 1);
+    // The writes double runs the recheck as the throttle does; the node is judged Ready while the
+    // first deletion waits for its turn.
+    w.deps.writes.evictPodLegacy = async (p, _node, recheck) => {
+      w.health.set('n1', ZONE, 'True');
+      const why = recheck?.();
+      if (why !== undefined) throw new NotCalledForError(why);
+      w.deleted.push(p.name);
+      return 'written';
+    };
+    const r = await w.part.evictOne(ZONE, { value: 'n1', uid: 'uid-n1', addedAt: T0, processAt: T0 });
+    assert.deepEqual(r, { done: false, waitMs: 1000 }, 'not done: the next try decides again');
+    assert.deepEqual(w.deleted, [], 'no pod deleted');
+    assert.deepEqual(await w.part.evictOne(ZONE, { value: 'n1', uid: 'uid-n1', addedAt: T0, processAt: T0 }), { done: true, waitMs: 0 }, 'the Ready node is dropped');
+    assert.deepEqual(w.deleted, []);
   });
 
   test('a closed gate holds the entry in place: nothing is deleted', async () => {

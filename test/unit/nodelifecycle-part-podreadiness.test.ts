@@ -34,6 +34,7 @@ function build(): {
     config: { nodeMonitorGracePeriodMs: GRACE_MS },
     clock,
     log,
+    canSeeCluster: () => true,
     caches: { nodes, pods },
     writes: {
       markPodNotReady: async (p: Pod, nodeName: string) => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
-import { ApiWriteThrottle, FencedError, retryAfterMs, throttleSettings, type WritePriority } from '../../src/kube/throttle.js';
+import { ApiWriteThrottle, FencedError, isNotCalledFor, retryAfterMs, throttleSettings, type WritePriority } from '../../src/kube/throttle.js';
 
 const conflict = (): ApiException<string> => new ApiException(409, 'Conflict', '{"reason":"Conflict"}', {});
 
@@ -693,5 +693,77 @@ describe('ApiWriteThrottle: Events handed over together go to bottleneck as one 
     // The first on its token at 100 ms; then three tokens due together at 400 ms: one group.
     assert.deepEqual(groupAtMs, [100, 400, 400, 400]);
     assert.equal(nodeStarted, true, 'the node write started while the hung Event held its slot');
+  });
+});
+
+describe('ApiWriteThrottle: the send-time recheck (issue 53 item 4: a retry re-decides, it never replays)', () => {
+  const answer = (code: number, retryAfter: string): ApiException<string> => new ApiException(code, `HTTP-Code: ${code}`, '{}', { 'retry-after': retryAfter });
+  const settle = async (clock: FakeClock, done: () => boolean = () => false): Promise<void> => {
+    const until = Date.now() + 10_000;
+    while (clock.pendingTimers === 0 && !done()) {
+      if (Date.now() > until) throw new Error('settle: the write never waited on the clock');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+
+  test('the recheck runs right before the write, after the fencing gate; a reason withholds it with NotCalledForError and counts it', async () => {
+    const order: string[] = [];
+    const t = new ApiWriteThrottle({ qps: 20, burst: 30, canWrite: () => (order.push('gate'), true) });
+    const sent = await t.schedule(async () => (order.push('write'), 'sent'), 'pod', () => (order.push('recheck'), undefined));
+    assert.equal(sent, 'sent');
+    assert.deepEqual(order, ['gate', 'recheck', 'write']);
+    let called = false;
+    await assert.rejects(
+      t.schedule(async () => void (called = true), 'node', () => 'the node is Ready again'),
+      (err: unknown) => isNotCalledFor(err) && err.reason === 'the node is Ready again',
+    );
+    assert.equal(called, false, 'the write function was not called');
+    assert.equal(t.stats().notCalledFor, 1);
+    assert.equal(t.stats().executed, 1);
+    // A recheck that throws withholds the write too, and its error reaches the caller.
+    const bug = new Error('recheck bug');
+    await assert.rejects(
+      t.schedule(async () => void (called = true), 'pod', () => {
+        throw bug;
+      }),
+      (err: unknown) => err === bug,
+    );
+    assert.equal(called, false);
+    await t.stop();
+  });
+
+  test('a Retry-After resend is decided again: withheld when the recheck says so by then, sent when it still holds', async () => {
+    for (const stillWanted of [false, true]) {
+      const clock = new FakeClock();
+      const t = new ApiWriteThrottle({ qps: -1, burst: 0, clock });
+      let calls = 0;
+      let wanted = true;
+      const p = t.schedule(
+        async () => {
+          if (calls++ === 0) throw answer(503, '2');
+          return 'ok';
+        },
+        'pod',
+        () => (wanted ? undefined : 'the deletion was held meanwhile'),
+      );
+      const outcome = p.then(
+        (v) => v,
+        (err: unknown) => err,
+      );
+      await settle(clock);
+      assert.equal(calls, 1);
+      wanted = stillWanted;
+      await clock.advanceAsync(2000);
+      const got = await outcome;
+      if (stillWanted) {
+        assert.equal(got, 'ok');
+        assert.equal(calls, 2, 'resent');
+      } else {
+        assert.ok(isNotCalledFor(got), 'the resend was withheld');
+        assert.equal(calls, 1, 'not resent');
+        assert.equal(t.stats().notCalledFor, 1);
+      }
+      await t.stop();
+    }
   });
 });
