@@ -5,7 +5,8 @@
  *
  * Sources, highest precedence first:
  * 1. the command line (`--node-monitor-grace-period=50s`; a repeated flag keeps its last value,
- *    except `--controllers`, whose repeats append, as pflag's StringSlice does);
+ *    except `--controllers` and `--feature-gates`, whose repeats append, as pflag's StringSlice and
+ *    component-base's ColonSeparatedMultimapStringString do);
  * 2. environment variables `NLC_<FLAG_NAME_UPPER_SNAKE>` (`NLC_NODE_MONITOR_GRACE_PERIOD=50s`);
  *    empty values count as unset, and unknown `NLC_*` variables are ignored, because Kubernetes
  *    injects service-link variables such as `NLC_PORT` for a Service named `nlc`;
@@ -37,6 +38,7 @@ import { CountOrPercentSyntaxError, parseCountOrPercent, type CountOrPercent } f
 import { versionLine } from '../version.js';
 import type { ControllerConfig, FeatureGates } from '../controllers/config.js';
 import { canonicalControllerName, KNOWN_CONTROLLERS, kubeControllerManagerDisableFlags } from '../controllers/names.js';
+import { DEFAULT_FEATURE_GATES, parseFeatureGates } from './featuregates.js';
 import { FLAG_BY_NAME, FLAGS, flagEnvVar, SHADOW_LEASE_NAME, SHADOW_LEASE_SUFFIX, DEFAULT_METRICS_BIND_ADDRESS, DEFAULT_SECURE_PORT, type FlagName, type FlagSpec } from './flagtable.js';
 
 // Importers of the flags take these from here, beside the parser.
@@ -95,49 +97,7 @@ export class VersionRequested extends HelpRequested {
 // ---------------------------------------------------------------------------------------------
 // The parsed configuration
 
-/** Defaults of {@link FeatureGates}. */
-export const DEFAULT_FEATURE_GATES: Readonly<FeatureGates> = { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true };
-
-/**
- * Parses `--feature-gates` (`Name=true,Other=false`; spaces around entries are ignored).
- * @param text the flag's value; '' gives the defaults.
- * @returns every known gate with its value.
- * @throws {Error} with a one-line reason for an unknown gate, a missing `=`, or a value that is not
- *   a Go boolean (the caller wraps it into a {@link FlagError}).
- * Upstream: `featuregate.(*featureGate).Set` (`staging/src/k8s.io/component-base/featuregate/feature_gate.go`),
- * whose messages ("unrecognized feature gate: X", "missing bool value for X") these mirror.
- */
-export function parseFeatureGates(text: string): FeatureGates {
-  const gates: FeatureGates = { ...DEFAULT_FEATURE_GATES };
-  for (const raw of text.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const eq = entry.indexOf('=');
-    const key = (eq < 0 ? entry : entry.slice(0, eq)).trim();
-    if (eq < 0) throw new Error(`missing bool value for ${key}`);
-    if (!Object.hasOwn(DEFAULT_FEATURE_GATES, key)) throw new Error(`unrecognized feature gate: ${key}`);
-    const value = entry.slice(eq + 1).trim();
-    if (TRUE_WORDS.has(value)) gates[key as keyof FeatureGates] = true;
-    else if (FALSE_WORDS.has(value)) gates[key as keyof FeatureGates] = false;
-    else throw new Error(`invalid value of ${key}=${value}, err: invalid boolean (use true or false)`);
-  }
-  return gates;
-}
-
-/**
- * The gates a `--feature-gates` value names, in order, without repeats; call it after
- * {@link parseFeatureGates} accepted the value (unknown names are left out here, not reported).
- * @param text the flag's value.
- * @returns the named gates. Never throws.
- */
-export function namedFeatureGates(text: string): (keyof FeatureGates)[] {
-  const named: (keyof FeatureGates)[] = [];
-  for (const raw of text.split(',')) {
-    const key = raw.split('=')[0]?.trim() ?? '';
-    if (Object.hasOwn(DEFAULT_FEATURE_GATES, key) && !named.includes(key as keyof FeatureGates)) named.push(key as keyof FeatureGates);
-  }
-  return named;
-}
+export { DEFAULT_FEATURE_GATES, parseFeatureGates };
 
 // ---------------------------------------------------------------------------------------------
 // Parsing
@@ -593,12 +553,14 @@ function buildConfig(pick: (name: FlagName) => RawValue, configFile: string | un
   const logFormat = spellings.format === 'logging-format' && loggingFormat !== undefined ? loggingFormat : logFormatFlag;
 
   let featureGates: FeatureGates = { ...DEFAULT_FEATURE_GATES };
+  let explicitFeatureGates: (keyof FeatureGates)[] = [];
   try {
-    featureGates = parseFeatureGates(str('feature-gates'));
+    // Repeats add to each other (component-base's ColonSeparatedMultimapStringString).
+    const raw = pick('feature-gates').value;
+    ({ gates: featureGates, explicit: explicitFeatureGates } = parseFeatureGates(Array.isArray(raw) ? raw : [raw]));
   } catch (err) {
     fail('feature-gates', (err as Error).message);
   }
-  const explicitFeatureGates = namedFeatureGates(str('feature-gates'));
 
   return {
     kubeconfig: str('kubeconfig') || undefined,

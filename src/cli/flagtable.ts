@@ -392,14 +392,17 @@ export const FLAGS = [
   },
   {
     name: 'feature-gates',
-    kind: 'string',
+    kind: 'list',
     default: '',
-    unit: 'comma-separated Name=true|false pairs',
+    unit: 'comma-separated Name=true|false pairs (kube: prefix allowed); repeats add',
     help:
-      'A set of key=value pairs that describe feature gates. Known gates: ' +
-      'PodDisruptionConditions=true|false (default true: the taint eviction controller adds the DisruptionTarget pod condition before each deletion, as kube-controller-manager 1.26+ does; false: one DELETE per pod, as 1.20–1.25). ' +
-      'NodeControllerLeaseCircuitBreaker=true|false (default true, as 1.37: before acting on a node whose cached Lease expired, the node lifecycle controller reads the Lease live and holds while its Lease cache is behind; false: the cache decides, as 1.36 and earlier). ' +
-      'The gate went GA in 1.31 and 1.37.2 no longer has it (its kube-controller-manager rejects it as unrecognized); we keep it. Unknown gates are an error.',
+      "kube-controller-manager 1.37.2's --feature-gates: every gate it knows is accepted (AllAlpha and AllBeta too), and what it refuses is refused, with its message (unknown gates, gates locked to their default, missing dependencies). " +
+      'The gates that change something here: ' +
+      'TaintTolerationComparisonOperators=true|false (alpha, default false: Lt and Gt tolerations tolerate nothing, so the taint eviction controller deletes a pod they alone covered; true: they compare integer values). ' +
+      'NodeControllerLeaseCircuitBreaker=true|false (beta, default true: before acting on a node whose cached Lease expired, the node lifecycle controller reads the Lease live and holds while its Lease cache is behind; false: the cache decides, as 1.36 and earlier). ' +
+      "WatchListClient=true|false (client-go's, beta, default true: informers try a watch-list first; false: list then watch; when not named here, KUBE_FEATURE_WatchListClient=false also turns it off). " +
+      'PodDisruptionConditions=true|false (ours; 1.37.2 no longer has it. Default true: the taint eviction controller adds the DisruptionTarget pod condition before each deletion, as 1.26+; false: one DELETE per pod, as 1.20–1.25). ' +
+      'The other gates change nothing here (docs/upstream-1.37.md).',
   },
   {
     name: 'dry-run',

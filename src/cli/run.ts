@@ -182,7 +182,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     metrics,
     isReady: () => synced,
     isHealthy: () => !(elector && lostLeadership),
-    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()), timers: pendingRealTimers(), server: decisions }),
+    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, featureGates: config.featureGates, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()), timers: pendingRealTimers(), server: decisions }),
     log,
   }, { clock, sink: metrics.restClient.sink });
   log.info({ identity, securePort: server.securePort, metrics: config.metricsBindAddress ? `${config.metricsBindAddress} (port ${server.plainPort})` : 'off' }, 'node-lifecycle-controller starting');

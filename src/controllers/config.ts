@@ -85,17 +85,25 @@ export interface ControllerConfig extends ServingConfig {
   nodeSelector: string;
   /** `--dry-run`: shadow mode, no writes (src/shadow/). */
   dryRun: boolean;
-  /** `--feature-gates`, every known gate resolved to its value (defaults filled in); see src/cli/flags.ts `parseFeatureGates`. */
+  /**
+   * `--feature-gates`, every gate that changes something here resolved to its value (defaults
+   * filled in); see src/cli/featuregates.ts `parseFeatureGates`, which accepts every gate of
+   * kube-controller-manager 1.37.2 and refuses what it refuses.
+   */
   featureGates: FeatureGates;
   /**
-   * The gates `--feature-gates` names (the others hold their defaults). A gate whose default
+   * The gates `--feature-gates` sets, by name or through `AllAlpha`/`AllBeta` (the others hold their defaults). A gate whose default
    * depends on the API server's minor (src/controllers/serverdecisions.ts) follows the server
    * unless named here. Undefined: none named.
    */
   explicitFeatureGates?: readonly (keyof FeatureGates)[];
 }
 
-/** The feature gates this program knows, with upstream's names. */
+/**
+ * The feature gates that change a decision or the behaviour of these controllers, with upstream's
+ * names (docs/upstream-1.37.md, "Feature gates"). kube-controller-manager's other gates are accepted
+ * and change nothing here.
+ */
 export interface FeatureGates {
   /**
    * Upstream `PodDisruptionConditions` (beta and on by default in 1.26, GA in 1.31): add the
@@ -109,4 +117,17 @@ export interface FeatureGates {
    * (docs/node-lifecycle.md). Default true. Off, the Lease cache decides alone, as in 1.36.
    */
   NodeControllerLeaseCircuitBreaker: boolean;
+  /**
+   * Upstream `TaintTolerationComparisonOperators` (alpha since 1.35, off by default in 1.37): the
+   * `Lt` and `Gt` toleration operators compare a taint's value as an integer. Off, a toleration
+   * with either operator tolerates no taint, so the taint eviction controller deletes a pod it left
+   * uncovered (src/tainteviction/tolerations.ts `toleratesTaint`). Default false.
+   */
+  TaintTolerationComparisonOperators: boolean;
+  /**
+   * client-go `WatchListClient` (beta, on by default since 1.35; kube-controller-manager takes
+   * client-go's gates in its --feature-gates): informers try a streaming watch-list before a list.
+   * Default true. Off, informers list then watch (src/controllers/serverdecisions.ts).
+   */
+  WatchListClient: boolean;
 }

@@ -45,7 +45,8 @@ export interface ServerDecisions {
  * Decides what differs between minors for one server.
  * - Controller names: canonical (`-node-lifecycle-controller,…,-taint-eviction-controller`) from
  *   1.29, the short aliases before (there the taint manager runs inside `nodelifecycle`).
- * - Watch-list: off with `KUBE_FEATURE_WatchListClient=false`; off below 1.27, whose servers refuse
+ * - Watch-list: off with `--feature-gates=WatchListClient=false` (or, when the flag does not set
+ *   the gate, `KUBE_FEATURE_WatchListClient=false`); off below 1.27, whose servers refuse
  *   every watch-list (a deliberate difference from client-go, which tries and falls back at each
  *   relist: only fewer requests, the same cache); otherwise tried, and the informer falls back to
  *   list+watch when the server refuses it (its WatchList gate off), as client-go does.
@@ -58,7 +59,7 @@ export interface ServerDecisions {
  *   would act sooner than v1.37.2 does, which the safety rule forbids.
  * @param server the server's version; undefined when it could not be read.
  * @param config `featureGates` and which of them the flags set explicitly.
- * @param env the process environment (`KUBE_FEATURE_WatchListClient`).
+ * @param env the process environment (`KUBE_FEATURE_WatchListClient`, read when `--feature-gates` does not set the gate).
  * @returns the decisions with their reasons. Never throws.
  */
 export function decideForServer(
@@ -75,8 +76,12 @@ export function decideForServer(
   const kubeControllerManagerFlags = minor === undefined ? undefined : canonical ? flags.canonical : flags.short;
   const namesWhy = minor === undefined ? `${at}: canonical names on 1.29+, short aliases on 1.20–1.28` : canonical ? `${at}: canonical names (1.29+)` : `${at}: short aliases (before 1.29 the taint manager runs inside nodelifecycle)`;
 
-  let watchList = watchListClientEnabled(env);
-  let watchWhy = watchList ? `${at}: tried first; list+watch when the server refuses it` : 'KUBE_FEATURE_WatchListClient=false';
+  // kube-controller-manager reads client-go's gates from --feature-gates only; a client-go program
+  // from KUBE_FEATURE_*. Ours: a named gate wins, else the variable, else the gate's default (on).
+  let watchList = explicit('WatchListClient') ? config.featureGates.WatchListClient : watchListClientEnabled(env);
+  let watchWhy = watchList
+    ? `${at}: tried first; list+watch when the server refuses it`
+    : explicit('WatchListClient') ? '--feature-gates WatchListClient=false' : 'KUBE_FEATURE_WatchListClient=false';
   if (watchList && minor !== undefined && minor < WATCH_LIST_SERVED_SINCE) {
     watchList = false;
     watchWhy = `${at}: servers before 1.${WATCH_LIST_SERVED_SINCE} refuse every watch-list; list+watch`;

@@ -154,9 +154,11 @@ function explainPodTaints(input: PodExplainInput): PodExplanation {
   const key = podKey(pod);
   const pending = state?.taintEviction?.find((p) => p.pod === key && p.uid === pod.uid);
   const taints = node ? noExecuteTaints(node.taints) : [];
+  // As the controller that answered matches (its --feature-gates); without its state, the 1.37 default.
+  const comparisonOperators = state?.featureGates?.TaintTolerationComparisonOperators ?? false;
   const perTaint: TaintToleration[] = taints.map((t) => {
-    const tol = firstToleratingToleration(t, pod.tolerations);
-    const alone = decidePodEviction(pod, [t], nowMs);
+    const tol = firstToleratingToleration(t, pod.tolerations, comparisonOperators);
+    const alone = decidePodEviction(pod, [t], nowMs, { comparisonOperators });
     const at = alone.kind === 'delete-at' ? alone.atMs : alone.kind === 'delete-now' ? nowMs : undefined;
     return {
       taint: formatTaint(t),
@@ -226,7 +228,15 @@ function explainPodTaints(input: PodExplainInput): PodExplanation {
   }
   if (pod.deletionTimestamp !== undefined) say(`The pod is already terminating (deletionTimestamp ${rfc3339(pod.deletionTimestamp)}).`);
 
-  const decision = decidePodEviction(pod, node.taints, nowMs);
+  const decision = decidePodEviction(pod, node.taints, nowMs, { comparisonOperators });
+  if (pod.tolerations.some((t) => t.operator === 'Lt' || t.operator === 'Gt')) {
+    const gate = state?.featureGates?.TaintTolerationComparisonOperators;
+    say(
+      comparisonOperators
+        ? 'The controller runs with TaintTolerationComparisonOperators on: the Lt and Gt tolerations compare integer taint values.'
+        : `The pod's Lt and Gt tolerations tolerate no taint: ${gate === false ? 'the controller runs with' : "the controller's gates are unknown here; assumed"} TaintTolerationComparisonOperators off (the 1.37 default).`,
+    );
+  }
   if (pending) {
     if (pending.state !== 'held') setDeadline(pending.deadlineMs, 'controller');
     out.verdict = pending.state === 'deleting' ? 'deleting' : pending.state === 'held' ? 'held' : 'evict-at';
@@ -262,7 +272,7 @@ function explainPodTaints(input: PodExplainInput): PodExplanation {
     const pause = pauseOf(zone, evictionGuardsOf(state));
     const nodeView = view?.nodes.find((n) => n.name === node.name);
     const coming: Taint = { key: ready?.status === 'False' ? TAINT_NODE_NOT_READY : TAINT_NODE_UNREACHABLE, effect: 'NoExecute' };
-    const comingTol = firstToleratingToleration(coming, pod.tolerations);
+    const comingTol = firstToleratingToleration(coming, pod.tolerations, comparisonOperators);
     const comingText =
       comingTol === undefined ? 'not tolerated' : comingTol.tolerationSeconds === undefined ? 'forever' : `${Math.max(0, comingTol.tolerationSeconds)}s`;
     const then =

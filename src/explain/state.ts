@@ -13,6 +13,7 @@ import type { PodGCView } from '../podgc/controller.js';
 import type { ShadowDebugState } from '../shadow/mode.js';
 import type { PendingPodDeletion } from '../tainteviction/controller.js';
 import type { ForceDetachView } from '../volumes/controller.js';
+import type { FeatureGates } from '../controllers/config.js';
 
 /**
  * The JSON document `/debug/state` serves (built in src/cli/run.ts `startController`). Times are
@@ -27,6 +28,8 @@ export interface DebugState {
   taintEviction?: PendingPodDeletion[];
   podGC?: PodGCView;
   forceDetach?: ForceDetachView;
+  /** The `--feature-gates` the process runs with (absent before issue 53). */
+  featureGates?: Partial<FeatureGates>;
   /** Present only on a `--dry-run` (shadow) process: its decisions (src/shadow/). */
   shadow?: ShadowDebugState;
   informers?: unknown[];

@@ -147,6 +147,7 @@ export class TaintEvictionController {
       disruptionConditions: o.disruptionConditions ?? true,
       nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs ?? DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
       minBlindMs: o.minBlindMs ?? DEFAULT_MIN_BLIND_MS,
+      tolerationComparisonOperators: o.tolerationComparisonOperators ?? false,
     };
     const dc = this.#opts.disruptionConditions;
     this.#disruptionConditions = typeof dc === 'function' ? dc : () => dc;
@@ -362,7 +363,7 @@ export class TaintEvictionController {
       const m = this.#firstSeen.of(pod.nodeName, t);
       return m === undefined ? undefined : wallOf(this.#d.clock, m);
     };
-    return { firstSeen, sight: this.#sightInput(), ...(edited === undefined ? {} : { tolerationsSeenMs: wallOf(this.#d.clock, edited) }), ...(judgement ? { judgement } : {}) };
+    return { firstSeen, sight: this.#sightInput(), comparisonOperators: this.#opts.tolerationComparisonOperators, ...(edited === undefined ? {} : { tolerationsSeenMs: wallOf(this.#d.clock, edited) }), ...(judgement ? { judgement } : {}) };
   }
 
   /** The start hold's input for a pod on `node` (decision.ts `DecideOptions.judgement`). */

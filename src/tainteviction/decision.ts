@@ -66,6 +66,12 @@ export interface DecideOptions {
    *   (`--node-monitor-grace-period`) for the other process's controller to remove a stale taint.
    */
   judgement?: { heldBecause: string } | { firstSightMs: number; holdMs: number };
+  /**
+   * The `TaintTolerationComparisonOperators` feature gate (`--feature-gates`): `Lt`/`Gt`
+   * tolerations tolerate a taint only when it is on (tolerations.ts `toleratesTaint`). Default
+   * false, upstream's default in 1.37; the controller always passes its configured value.
+   */
+  comparisonOperators?: boolean;
 }
 
 /**
@@ -169,7 +175,8 @@ export function decidePodEviction(pod: Pod, taints: readonly Taint[], nowMs: num
 function decideUnheld(pod: Pod, taints: readonly Taint[], nowMs: number, opts: DecideOptions): Exclude<Decision, { kind: 'held' }> {
   if (pod.nodeName === '') return { kind: 'none' };
   const noExecute = noExecuteTaints(taints);
-  const matched = noExecute.map((taint) => ({ taint, toleration: firstToleratingToleration(taint, pod.tolerations) }));
+  const comparisonOperators = opts.comparisonOperators ?? false;
+  const matched = noExecute.map((taint) => ({ taint, toleration: firstToleratingToleration(taint, pod.tolerations, comparisonOperators) }));
 
   // Upstream checks "all tolerated" before looking at any duration, so an untolerated taint wins
   // over an expired toleration.

@@ -37,7 +37,11 @@ export const taintEvictionDescriptor = {
       // The start hold: deletions for the node lifecycle controller's taints wait for its confirmation.
       judgements: ctx.judgements,
       // Decided from the API server's version where `run` reads it; the flag alone elsewhere (what-if).
-      options: { disruptionConditions: decisions ? () => decisions().disruptionConditions : ctx.config.featureGates.PodDisruptionConditions, nodeMonitorGracePeriodMs: ctx.config.nodeMonitorGracePeriod },
+      options: {
+        disruptionConditions: decisions ? () => decisions().disruptionConditions : ctx.config.featureGates.PodDisruptionConditions,
+        nodeMonitorGracePeriodMs: ctx.config.nodeMonitorGracePeriod,
+        tolerationComparisonOperators: ctx.config.featureGates.TaintTolerationComparisonOperators,
+      },
     });
     // Level-based: a changed judgement re-decides the node's pods from the caches.
     ctx.judgements.onChange((node) => te.judgementChanged(node));

@@ -32,6 +32,12 @@ export interface TaintEvictionOptions {
   nodeMonitorGracePeriodMs?: number;
   /** Shortest loss of sight that counts as blind, ms (default 2000; see blindhold.ts `SightTracker`). */
   minBlindMs?: number;
+  /**
+   * The `TaintTolerationComparisonOperators` feature gate: `Lt`/`Gt` tolerations tolerate a taint
+   * only when it is on (tolerations.ts `toleratesTaint`). Default false, as upstream's in 1.37;
+   * the descriptor passes `--feature-gates`' value.
+   */
+  tolerationComparisonOperators?: boolean;
 }
 
 /** Default deletion concurrency (see {@link TaintEvictionOptions.deletionConcurrency}). */

@@ -2,7 +2,8 @@
  * Toleration matching for NoExecute taint eviction: which toleration covers which taint, and how
  * long a pod may stay on a tainted node.
  *
- * Mirrors `staging/src/k8s.io/api/core/v1/toleration.go` (`Toleration.ToleratesTaint`),
+ * Mirrors `staging/src/k8s.io/api/core/v1/toleration.go` (`Toleration.ToleratesTaint`,
+ * `compareNumericValues`), `apimachinery/pkg/api/validate/content` (`IsDecimalInteger`),
  * `pkg/apis/core/v1/helper/helpers.go` (`GetMatchingTolerations`) and
  * `pkg/controller/tainteviction/taint_eviction.go` (`getMinTolerationTime`, `getNoExecuteTaints`).
  */
@@ -24,6 +25,18 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
 /**
+ * Whether `value` is a decimal integer in canonical form: `0`, or an optional `-` and a digit 1–9
+ * followed by digits; no `+`, no leading zero, no `-0`, no spaces, nothing but ASCII digits. Any
+ * length (the range is {@link compareNumericValues}' concern).
+ * @returns true when it is. Never throws.
+ * Mirrors `k8s.io/apimachinery/pkg/api/validate/content` `IsDecimalInteger` (v0.37.2), which
+ * returns error strings where this returns false.
+ */
+export function isDecimalInteger(value: string): boolean {
+  return /^(0|-?[1-9][0-9]*)$/.test(value);
+}
+
+/**
  * Go's `strconv.ParseInt(s, 10, 64)`: an optional sign and decimal digits, within int64.
  * @returns the value as a bigint, or `undefined` where Go returns an error.
  */
@@ -34,22 +47,41 @@ function parseInt64(s: string): bigint | undefined {
 }
 
 /**
+ * The numeric comparison of an `Lt`/`Gt` toleration: both values must be canonical decimal integers
+ * ({@link isDecimalInteger}) within int64; then `Lt` matches when the taint's value is less than the
+ * toleration's, `Gt` when it is greater. Any other operator, or a value that fails either check,
+ * does not match (upstream also logs the parse error).
+ * @returns whether the comparison holds. Never throws.
+ * Mirrors `k8s.io/api/core/v1/toleration.go` `compareNumericValues` (v0.37.2).
+ */
+export function compareNumericValues(tolerationValue: string, taintValue: string, operator: string): boolean {
+  const tol = isDecimalInteger(tolerationValue) ? parseInt64(tolerationValue) : undefined;
+  if (tol === undefined) return false;
+  const tnt = isDecimalInteger(taintValue) ? parseInt64(taintValue) : undefined;
+  if (tnt === undefined) return false;
+  if (operator === 'Lt') return tnt < tol;
+  if (operator === 'Gt') return tnt > tol;
+  return false;
+}
+
+/**
  * Whether `toleration` tolerates `taint`.
  *
  * Rules, in upstream order: a non-empty toleration effect must equal the taint effect; a non-empty
  * toleration key must equal the taint key (so an empty key with `Exists` matches every taint);
  * then by operator: `""`/`Equal` compares values (an absent value is `""`), `Exists` matches any
- * value, `Lt`/`Gt` compare both values as int64 (`taint < toleration` / `taint > toleration`,
- * false if either fails to parse), any other operator never matches. `tolerationSeconds` plays no
- * part.
+ * value, `Lt`/`Gt` match only with the `TaintTolerationComparisonOperators` gate on, and then by
+ * {@link compareNumericValues}; any other operator never matches. `tolerationSeconds` plays no part.
  *
- * Upstream evaluates `Lt`/`Gt` unconditionally here; the alpha feature gate only guards API
- * validation, so a pod can only carry them when the gate is on.
+ * With the gate off (its default in 1.37) an `Lt`/`Gt` toleration tolerates nothing, so a pod that
+ * only such a toleration covered is deleted when the taint comes, as kube-controller-manager does
+ * (issue 53: ours used to compare unconditionally, and kept such pods).
  *
+ * @param comparisonOperators the `TaintTolerationComparisonOperators` gate (src/controllers/config.ts).
  * @returns true if the toleration covers the taint. Never throws.
- * Mirrors `core/v1/toleration.go` `(*Toleration).ToleratesTaint`.
+ * Mirrors `core/v1/toleration.go` `(*Toleration).ToleratesTaint` with `enableComparisonOperators`.
  */
-export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
+export function toleratesTaint(toleration: Toleration, taint: Taint, comparisonOperators: boolean): boolean {
   if (toleration.effect && toleration.effect !== taint.effect) return false;
   if (toleration.key && toleration.key !== taint.key) return false;
   switch (toleration.operator ?? '') {
@@ -59,12 +91,9 @@ export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
     case 'Exists':
       return true;
     case 'Lt':
-    case 'Gt': {
-      const tolerationValue = parseInt64(toleration.value ?? '');
-      const taintValue = parseInt64(taint.value ?? '');
-      if (tolerationValue === undefined || taintValue === undefined) return false;
-      return toleration.operator === 'Lt' ? taintValue < tolerationValue : taintValue > tolerationValue;
-    }
+    case 'Gt':
+      if (!comparisonOperators) return false;
+      return compareNumericValues(toleration.value ?? '', taint.value ?? '', toleration.operator ?? '');
     default:
       return false;
   }
@@ -72,16 +101,19 @@ export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
 
 /**
  * The first toleration, in toleration order, that tolerates `taint`.
+ * @param comparisonOperators the `TaintTolerationComparisonOperators` gate (see {@link toleratesTaint}).
  * @returns that toleration, or `undefined` if none does. Never throws.
  * Mirrors the inner loop of `pkg/apis/core/v1/helper/helpers.go` `GetMatchingTolerations`.
  */
-export function firstToleratingToleration(taint: Taint, tolerations: readonly Toleration[]): Toleration | undefined {
-  return tolerations.find((t) => toleratesTaint(t, taint));
+export function firstToleratingToleration(taint: Taint, tolerations: readonly Toleration[], comparisonOperators: boolean): Toleration | undefined {
+  return tolerations.find((t) => toleratesTaint(t, taint, comparisonOperators));
 }
 
 /**
  * Matches every taint to the first toleration that tolerates it.
  *
+ * @param comparisonOperators the `TaintTolerationComparisonOperators` gate, which upstream reads
+ *   here from the global feature gate (see {@link toleratesTaint}).
  * @returns `{ allTolerated: true, used }` with one entry in `used` per taint, in taint order (the
  *   same toleration may appear more than once); `{ allTolerated: false, used: [] }` as soon as one
  *   taint has no tolerating toleration. No taints gives `{ allTolerated: true, used: [] }`.
@@ -91,10 +123,11 @@ export function firstToleratingToleration(taint: Taint, tolerations: readonly To
 export function getMatchingTolerations(
   taints: readonly Taint[],
   tolerations: readonly Toleration[],
+  comparisonOperators: boolean,
 ): { allTolerated: boolean; used: Toleration[] } {
   const used: Toleration[] = [];
   for (const taint of taints) {
-    const match = firstToleratingToleration(taint, tolerations);
+    const match = firstToleratingToleration(taint, tolerations, comparisonOperators);
     if (match === undefined) return { allTolerated: false, used: [] };
     used.push(match);
   }

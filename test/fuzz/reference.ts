@@ -10,7 +10,9 @@ import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint, Tolerat
 /**
  * Whether `tol` tolerates `taint`. Upstream `Toleration.ToleratesTaint`
  * (staging/src/k8s.io/api/core/v1/toleration.go): the effect is empty or equal; the key is empty
- * with `Exists` (matches every key) or equal; `Exists` matches any value, `Equal` (or empty) an equal value.
+ * with `Exists` (matches every key) or equal; `Exists` matches any value, `Equal` (or empty) an equal value;
+ * `Lt`/`Gt` match nothing, as upstream with `TaintTolerationComparisonOperators` off (its 1.37 default,
+ * the fuzzed controllers' configuration).
  */
 export function toleratesTaint(tol: Toleration, taint: Taint): boolean {
   if (tol.effect !== undefined && tol.effect !== '' && tol.effect !== taint.effect) return false;

@@ -28,7 +28,7 @@ test('the controller reads the same version, and decides each version-dependent 
   const server = await readServerVersion(testClients(), silentLogger, AbortSignal.timeout(30_000));
   assert.ok(server, 'GET /version answered');
   assert.equal(server.gitVersion, expected);
-  const d = decideForServer(server, { featureGates: { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true } }, {});
+  const d = decideForServer(server, { featureGates: { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true, TaintTolerationComparisonOperators: false, WatchListClient: true } }, {});
   const minor = server.minor;
   assert.equal(d.disruptionConditions, minor >= 26);
   assert.equal(d.watchList, minor >= 27);

@@ -78,7 +78,7 @@ const DEFAULTS: [flag: string, text: string, field: keyof ControllerConfig, valu
   ['controllers', '*', 'controllers', ['*']],
   ['node-selector', '""', 'nodeSelector', ''],
   ['dry-run', 'false', 'dryRun', false],
-  ['feature-gates', '""', 'featureGates', { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true }],
+  ['feature-gates', '""', 'featureGates', { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true, TaintTolerationComparisonOperators: false, WatchListClient: true }],
   ['kubeconfig', '""', 'kubeconfig', undefined],
   ['config', '""', 'configFile', undefined],
 ];
@@ -561,30 +561,57 @@ describe('label selectors (--node-selector)', () => {
   });
 });
 
-describe('--feature-gates (component-base featuregate syntax)', () => {
+describe('--feature-gates (component-base featuregate syntax; the parser itself: test/unit/featuregates.test.ts)', () => {
+  const defaults = { PodDisruptionConditions: true, NodeControllerLeaseCircuitBreaker: true, TaintTolerationComparisonOperators: false, WatchListClient: true };
+
   test('PodDisruptionConditions=false turns the gate off; spaces and Go booleans are accepted', async () => {
-    const on = { NodeControllerLeaseCircuitBreaker: true };
-    assert.deepEqual((await parse(['--feature-gates=PodDisruptionConditions=false'])).featureGates, { PodDisruptionConditions: false, ...on });
-    assert.deepEqual((await parse(['--feature-gates= PodDisruptionConditions = F ,'])).featureGates, { PodDisruptionConditions: false, ...on });
-    assert.deepEqual((await parse([], { NLC_FEATURE_GATES: 'PodDisruptionConditions=true' })).featureGates, { PodDisruptionConditions: true, ...on });
+    assert.deepEqual((await parse(['--feature-gates=PodDisruptionConditions=false'])).featureGates, { ...defaults, PodDisruptionConditions: false });
+    assert.deepEqual((await parse(['--feature-gates= PodDisruptionConditions = F ,'])).featureGates, { ...defaults, PodDisruptionConditions: false });
+    assert.deepEqual((await parse([], { NLC_FEATURE_GATES: 'PodDisruptionConditions=true' })).featureGates, defaults);
   });
 
   test('NodeControllerLeaseCircuitBreaker: on by default (beta in 1.37.2), =false turns it off', async () => {
     assert.equal((await parse([])).featureGates.NodeControllerLeaseCircuitBreaker, true);
-    assert.deepEqual((await parse(['--feature-gates=NodeControllerLeaseCircuitBreaker=false'])).featureGates, {
-      PodDisruptionConditions: true,
-      NodeControllerLeaseCircuitBreaker: false,
-    });
-    assert.deepEqual((await parse(['--feature-gates=NodeControllerLeaseCircuitBreaker=true,PodDisruptionConditions=false'])).featureGates, {
-      PodDisruptionConditions: false,
-      NodeControllerLeaseCircuitBreaker: true,
-    });
+    assert.deepEqual((await parse(['--feature-gates=NodeControllerLeaseCircuitBreaker=false'])).featureGates, { ...defaults, NodeControllerLeaseCircuitBreaker: false });
+    assert.deepEqual((await parse(['--feature-gates=NodeControllerLeaseCircuitBreaker=true,PodDisruptionConditions=false'])).featureGates, { ...defaults, PodDisruptionConditions: false });
   });
 
-  test('an unknown gate is named in a one-line error with upstream\'s wording', async () => {
-    const err = await flagError(['--feature-gates=PodDisruptionConditions=true,Nope=false']);
-    assert.equal(err.flag, 'feature-gates');
-    assert.match(err.message, /^--feature-gates: unrecognized feature gate: Nope$/);
+  test('TaintTolerationComparisonOperators: off by default (alpha in 1.37.2), =true turns it on, and so does AllAlpha=true', async () => {
+    assert.equal((await parse([])).featureGates.TaintTolerationComparisonOperators, false);
+    assert.equal((await parse(['--feature-gates=TaintTolerationComparisonOperators=true'])).featureGates.TaintTolerationComparisonOperators, true);
+    // AllAlpha=true alone is refused by 1.37.2 (alpha gates that need the beta GenericWorkload); with AllBeta it is not.
+    assert.equal((await parse(['--feature-gates=AllAlpha=true,AllBeta=true'])).featureGates.TaintTolerationComparisonOperators, true);
+  });
+
+  test('a repeated --feature-gates adds to the earlier ones; NLC_FEATURE_GATES and the config file take the same syntax', async () => {
+    const repeated = await parse(['--feature-gates=TaintTolerationComparisonOperators=true', '--feature-gates', 'WatchListClient=false']);
+    assert.deepEqual(repeated.featureGates, { ...defaults, TaintTolerationComparisonOperators: true, WatchListClient: false });
+    assert.deepEqual(repeated.explicitFeatureGates, ['TaintTolerationComparisonOperators', 'WatchListClient']);
+    assert.equal((await parse([], { NLC_FEATURE_GATES: 'kube:TaintTolerationComparisonOperators=true' })).featureGates.TaintTolerationComparisonOperators, true);
+  });
+
+  test('a gate kube-controller-manager 1.37.2 knows that changes nothing here is accepted, and leaves ours at their defaults', async () => {
+    const c = await parse(['--feature-gates=DynamicResourceAllocation=true,ClientsPreferCBOR=true,SeparateTaintEvictionController=true']);
+    assert.deepEqual(c.featureGates, defaults);
+    assert.equal(c.explicitFeatureGates, undefined);
+  });
+
+  test('refused as kube-controller-manager 1.37.2 refuses it: exit 2, one line, its message', async () => {
+    const cases: [string, RegExp][] = [
+      ['PodDisruptionConditions=true,Nope=false', /^--feature-gates: unrecognized feature gate: Nope$/],
+      ['SeparateTaintEvictionController=false', /^--feature-gates: cannot set feature gate SeparateTaintEvictionController to false, feature is locked to true$/],
+      ['AtomicFIFO=false', /^--feature-gates: \[.*NodeControllerLeaseCircuitBreaker is enabled, but depends on features that are disabled: \[AtomicFIFO\]/],
+      ['AllAlpha=true', /^--feature-gates: \[.*is enabled, but depends on features that are disabled: \[GenericWorkload\]/],
+      ['wardle:Foo=true', /^--feature-gates: component not registered: wardle$/],
+      ['TaintTolerationComparisonOperators=yes', /^--feature-gates: invalid value of TaintTolerationComparisonOperators=yes, err: strconv\.ParseBool: parsing "yes": invalid syntax$/],
+    ];
+    for (const [value, message] of cases) {
+      const err = await flagError([`--feature-gates=${value}`]);
+      assert.equal(err.flag, 'feature-gates', value);
+      assert.equal(err.exitCode, 2, value);
+      assert.match(err.message, message, value);
+      assert.doesNotMatch(err.message, /\n/, value);
+    }
   });
 });
 

@@ -190,6 +190,23 @@ describe('explain pod', () => {
     assert.match(renderPodExplanation(fromController), /Verdict: +evict-at +deadline 2026-01-01T00:10:24\.000Z \(in 24\.0s, controller\)/);
   });
 
+  test('an Lt/Gt toleration matches as the controller\'s TaintTolerationComparisonOperators says (from /debug/state; unknown: off, the 1.37 default)', () => {
+    const sla: Taint = { key: 'sla', value: '950', effect: 'NoExecute', timeAdded: NOW - 5000 };
+    const n = node('n-a-0', { taints: [sla] });
+    const p = { ...pod('p', 'n-a-0', 30), tolerations: [{ key: 'sla', operator: 'Gt', value: '750', effect: 'NoExecute' }] };
+    const withGate = (on: boolean | undefined): DebugState => ({ ...state({ zones: [zone(ZONE_A)] }), ...(on === undefined ? {} : { featureGates: { TaintTolerationComparisonOperators: on } }) });
+    const gateOn = explainPod({ pod: p, node: n, state: withGate(true), source: SOURCE, nowMs: NOW });
+    assert.equal(gateOn.verdict, 'stays');
+    assert.equal(gateOn.noExecuteTaints[0]?.tolerates, 'forever');
+    assert.ok(gateOn.explanation.some((l) => /TaintTolerationComparisonOperators on/.test(l)));
+    for (const off of [false, undefined]) {
+      const e = explainPod({ pod: p, node: n, state: withGate(off), source: SOURCE, nowMs: NOW });
+      assert.equal(e.verdict, 'evict-now', `gate ${off}`);
+      assert.equal(e.noExecuteTaints[0]?.tolerates, 'not tolerated');
+      assert.ok(e.explanation.some((l) => /Lt and Gt tolerations tolerate no taint/.test(l)), `gate ${off}`);
+    }
+  });
+
   test('a not-Ready node without a NoExecute taint in a paused zone: blocked, with the zone\'s reason', () => {
     const n = node('n-b-0', { conditions: [{ type: 'Ready', status: 'Unknown' }] });
     const reason = 'Zone "region-1:zone-b" is PartialDisruption: 3 of 4 nodes are not Ready';

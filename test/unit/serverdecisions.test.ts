@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { decideForServer } from '../../src/controllers/serverdecisions.js';
 import { kubeControllerManagerDisableFlags } from '../../src/controllers/names.js';
 import { parseServerVersion, readServerVersion, type ServerVersion } from '../../src/kube/serverversion.js';
-import { DEFAULT_FEATURE_GATES, namedFeatureGates, parseControllerFlags } from '../../src/cli/flags.js';
+import { DEFAULT_FEATURE_GATES, parseControllerFlags, parseFeatureGates } from '../../src/cli/flags.js';
 import type { FeatureGates } from '../../src/controllers/config.js';
 import { kubeConfigFor } from '../support/hung-server.js';
 import type { Logger } from '../../src/log/logger.js';
@@ -50,6 +50,12 @@ describe('decideForServer', () => {
     assert.equal(decideForServer(undefined, defaults, {}).watchList, true, 'unknown server: tried, the informer falls back when refused');
   });
 
+  test('watch-list: --feature-gates=WatchListClient (how kube-controller-manager takes client-go\'s gates) wins over KUBE_FEATURE_WatchListClient', () => {
+    for (const m of MINORS) assert.equal(decideForServer(v(m), gates({ WatchListClient: false }), {}).watchList, false, `1.${m} gate off`);
+    for (const m of MINORS) assert.equal(decideForServer(v(m), gates({ WatchListClient: true }), { KUBE_FEATURE_WatchListClient: 'false' }).watchList, m >= 27, `1.${m} gate on, variable off`);
+    assert.equal(decideForServer(v(37), gates({ WatchListClient: false }), {}).reasons.watchList, '--feature-gates WatchListClient=false');
+  });
+
   test('DisruptionTarget: off below 1.26 (one write per eviction, as that kube-controller-manager), on from 1.26; an explicit gate wins', () => {
     for (const m of MINORS) assert.equal(decideForServer(v(m), defaults).disruptionConditions, m >= 26, `1.${m}`);
     for (const m of MINORS) assert.equal(decideForServer(v(m), gates({ PodDisruptionConditions: true })).disruptionConditions, true, `1.${m} explicit on`);
@@ -65,8 +71,8 @@ describe('decideForServer', () => {
   });
 
   test('--feature-gates records which gates it names; an unnamed gate follows the server', async () => {
-    assert.deepEqual(namedFeatureGates(''), []);
-    assert.deepEqual(namedFeatureGates(' PodDisruptionConditions=true , NodeControllerLeaseCircuitBreaker=false,PodDisruptionConditions=true'), ['PodDisruptionConditions', 'NodeControllerLeaseCircuitBreaker']);
+    assert.deepEqual(parseFeatureGates('').explicit, []);
+    assert.deepEqual(parseFeatureGates(' PodDisruptionConditions=true , NodeControllerLeaseCircuitBreaker=false,PodDisruptionConditions=true').explicit, ['NodeControllerLeaseCircuitBreaker', 'PodDisruptionConditions']);
     const named = await parseControllerFlags(['--feature-gates=PodDisruptionConditions=true']);
     assert.deepEqual(named.explicitFeatureGates, ['PodDisruptionConditions']);
     assert.equal(decideForServer(v(20), named).disruptionConditions, true);

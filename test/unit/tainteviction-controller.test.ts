@@ -526,3 +526,55 @@ describe('PodDisruptionConditions feature gate (options.disruptionConditions)', 
     assert.deepEqual(w.writes.map((x) => `${x.kind} ${x.target}`), ['delete default/pod1', 'condition default/pod2', 'delete default/pod2']);
   });
 });
+
+// Issue 53, item 3: upstream's GetMatchingTolerations passes the TaintTolerationComparisonOperators
+// gate (alpha, off by default in 1.37) to ToleratesTaint; off, an Lt/Gt toleration tolerates nothing.
+describe('the TaintTolerationComparisonOperators gate (tolerationComparisonOperators)', () => {
+  const sla = (value: string): { key: string; value: string; effect: 'NoExecute'; timeAdded: number } => ({ key: 'sla', value, effect: 'NoExecute', timeAdded: START });
+  const gt = (value: string): { key: string; operator: string; value: string; effect: 'NoExecute' } => ({ key: 'sla', operator: 'Gt', value, effect: 'NoExecute' });
+  const deletes = (w: World): string[] => w.writes.filter((x) => x.kind === 'delete').map((x) => x.target);
+
+  test('off (the default): a pod that only a Gt toleration covers is deleted at once', async (t) => {
+    const { w } = started(t);
+    w.putNode('node1', [sla('950')]);
+    w.putPod('pod1', 'node1', [gt('750')]);
+    await w.settle(1000);
+    assert.deepEqual(deletes(w), ['default/pod1']);
+  });
+
+  test('off, set explicitly: the same', async (t) => {
+    const { w } = started(t, { tolerationComparisonOperators: false });
+    w.putNode('node1', [sla('950')]);
+    w.putPod('pod1', 'node1', [{ key: 'sla', operator: 'Lt', value: '999', effect: 'NoExecute' }]);
+    await w.settle(1000);
+    assert.deepEqual(deletes(w), ['default/pod1']);
+  });
+
+  test('on: the Gt toleration tolerates a greater taint value forever, and nothing is deleted', async (t) => {
+    const { w, ctl } = started(t, { tolerationComparisonOperators: true });
+    w.putNode('node1', [sla('950')]);
+    w.putPod('pod1', 'node1', [gt('750')]);
+    await w.settle(600_000);
+    assert.deepEqual(w.writes, []);
+    assert.deepEqual(ctl.view(), []);
+  });
+
+  test('on: a value that is not a canonical decimal integer (leading zero, +) tolerates nothing, as IsDecimalInteger', async (t) => {
+    const { w } = started(t, { tolerationComparisonOperators: true });
+    w.putNode('node1', [sla('0950')]);
+    w.putNode('node2', [sla('950')]);
+    w.putPod('pod1', 'node1', [gt('750')]);
+    w.putPod('pod2', 'node2', [gt('+750')]);
+    await w.settle(1000);
+    assert.deepEqual(deletes(w).sort(), ['default/pod1', 'default/pod2']);
+  });
+
+  test('on: the tolerationSeconds of the matching Lt toleration schedule the deletion', async (t) => {
+    const { w, ctl } = started(t, { tolerationComparisonOperators: true });
+    w.putNode('node1', [sla('5')]);
+    w.putPod('pod1', 'node1', [{ key: 'sla', operator: 'Lt', value: '10', effect: 'NoExecute', tolerationSeconds: 30 }]);
+    await w.settle(1000);
+    assert.equal(ctl.view()[0]?.deadlineMs, START + 30_000);
+    assert.deepEqual(deletes(w), []);
+  });
+});

@@ -44,33 +44,33 @@ function asNumber(t: TolerationTimeMs): number {
 
 describe('toleratesTaint (core/v1 Toleration.ToleratesTaint)', () => {
   test('empty key + Exists + no effect tolerates every taint', () => {
-    fc.assert(fc.property(taintArb, (taint) => toleratesTaint({ operator: 'Exists' }, taint)));
+    fc.assert(fc.property(taintArb, fc.boolean(), (taint, gate) => toleratesTaint({ operator: 'Exists' }, taint, gate)));
   });
 
   test('a toleration with an effect never tolerates a taint with another effect', () => {
     fc.assert(
-      fc.property(tolerationArb, taintArb, (tol, taint) => {
+      fc.property(tolerationArb, taintArb, fc.boolean(), (tol, taint, gate) => {
         fc.pre(tol.effect !== undefined && tol.effect !== '' && tol.effect !== taint.effect);
-        return !toleratesTaint(tol, taint);
+        return !toleratesTaint(tol, taint, gate);
       }),
     );
   });
 
   test('a toleration with a key never tolerates a taint with another key', () => {
     fc.assert(
-      fc.property(tolerationArb, taintArb, (tol, taint) => {
+      fc.property(tolerationArb, taintArb, fc.boolean(), (tol, taint, gate) => {
         fc.pre(tol.key !== undefined && tol.key !== '' && tol.key !== taint.key);
-        return !toleratesTaint(tol, taint);
+        return !toleratesTaint(tol, taint, gate);
       }),
     );
   });
 
   test('once key and effect are compatible, the operator decides', () => {
     fc.assert(
-      fc.property(tolerationArb, taintArb, (tol, taint) => {
+      fc.property(tolerationArb, taintArb, fc.boolean(), (tol, taint, gate) => {
         const compatible = (!tol.effect || tol.effect === taint.effect) && (!tol.key || tol.key === taint.key);
         fc.pre(compatible);
-        const got = toleratesTaint(tol, taint);
+        const got = toleratesTaint(tol, taint, gate);
         const op = tol.operator ?? '';
         if (op === '' || op === 'Equal') assert.equal(got, (tol.value ?? '') === (taint.value ?? ''));
         else if (op === 'Exists') assert.equal(got, true);
@@ -79,11 +79,12 @@ describe('toleratesTaint (core/v1 Toleration.ToleratesTaint)', () => {
     );
   });
 
-  test('Lt/Gt compare int64 values (taint < toleration / taint > toleration); parse failures never match', () => {
-    const isInt64 = (s: string): boolean => /^[+-]?\d+$/.test(s) && BigInt(s) < 2n ** 63n && BigInt(s) >= -(2n ** 63n);
+  test('TaintTolerationComparisonOperators on: Lt/Gt compare canonical int64 values (taint < toleration / taint > toleration); anything else never matches', () => {
+    // Canonical as content.IsDecimalInteger: no '+', no leading zero, no '-0', no space.
+    const isInt64 = (s: string): boolean => /^(0|-?[1-9]\d*)$/.test(s) && BigInt(s) < 2n ** 63n && BigInt(s) >= -(2n ** 63n);
     fc.assert(
       fc.property(fc.constantFrom(...VALUES), fc.constantFrom(...VALUES), fc.constantFrom('Lt', 'Gt'), (tolValue, taintValue, op) => {
-        const got = toleratesTaint({ key: 'a', operator: op, value: tolValue }, { key: 'a', value: taintValue, effect: 'NoExecute' });
+        const got = toleratesTaint({ key: 'a', operator: op, value: tolValue }, { key: 'a', value: taintValue, effect: 'NoExecute' }, true);
         if (!isInt64(tolValue) || !isInt64(taintValue)) return !got;
         const want = op === 'Lt' ? BigInt(taintValue) < BigInt(tolValue) : BigInt(taintValue) > BigInt(tolValue);
         return got === want;
@@ -91,30 +92,36 @@ describe('toleratesTaint (core/v1 Toleration.ToleratesTaint)', () => {
     );
   });
 
+  test('TaintTolerationComparisonOperators off (the 1.37 default): an Lt/Gt toleration tolerates no taint', () => {
+    fc.assert(
+      fc.property(tolerationArb, taintArb, fc.constantFrom('Lt', 'Gt'), (tol, taint, op) => !toleratesTaint({ ...tol, operator: op }, taint, false)),
+    );
+  });
+
   test('tolerationSeconds plays no part in matching', () => {
     fc.assert(
-      fc.property(tolerationArb, taintArb, fc.option(fc.integer({ min: -10, max: 10 }), { nil: undefined }), (tol, taint, secs) => {
+      fc.property(tolerationArb, taintArb, fc.option(fc.integer({ min: -10, max: 10 }), { nil: undefined }), fc.boolean(), (tol, taint, secs, gate) => {
         const other: Toleration = { ...tol };
         if (secs === undefined) delete other.tolerationSeconds;
         else other.tolerationSeconds = secs;
-        return toleratesTaint(tol, taint) === toleratesTaint(other, taint);
+        return toleratesTaint(tol, taint, gate) === toleratesTaint(other, taint, gate);
       }),
     );
   });
 
   test('absent and empty values are the same for Equal', () => {
-    assert.equal(toleratesTaint({ key: 'a', operator: 'Equal' }, { key: 'a', effect: 'NoExecute' }), true);
-    assert.equal(toleratesTaint({ key: 'a', value: '' }, { key: 'a', value: '', effect: 'NoExecute' }), true);
-    assert.equal(toleratesTaint({ key: 'a', value: 'x' }, { key: 'a', effect: 'NoExecute' }), false);
+    assert.equal(toleratesTaint({ key: 'a', operator: 'Equal' }, { key: 'a', effect: 'NoExecute' }, false), true);
+    assert.equal(toleratesTaint({ key: 'a', value: '' }, { key: 'a', value: '', effect: 'NoExecute' }, false), true);
+    assert.equal(toleratesTaint({ key: 'a', value: 'x' }, { key: 'a', effect: 'NoExecute' }, false), false);
   });
 });
 
 describe('getMatchingTolerations (helper.GetMatchingTolerations)', () => {
   test('allTolerated iff every taint has a tolerating toleration; used is the first match per taint', () => {
     fc.assert(
-      fc.property(fc.array(taintArb, { maxLength: 5 }), fc.array(tolerationArb, { maxLength: 6 }), (taints, tolerations) => {
-        const { allTolerated, used } = getMatchingTolerations(taints, tolerations);
-        const every = taints.every((taint) => tolerations.some((t) => toleratesTaint(t, taint)));
+      fc.property(fc.array(taintArb, { maxLength: 5 }), fc.array(tolerationArb, { maxLength: 6 }), fc.boolean(), (taints, tolerations, gate) => {
+        const { allTolerated, used } = getMatchingTolerations(taints, tolerations, gate);
+        const every = taints.every((taint) => tolerations.some((t) => toleratesTaint(t, taint, gate)));
         assert.equal(allTolerated, every);
         if (!allTolerated) {
           assert.deepEqual(used, []);
@@ -122,7 +129,7 @@ describe('getMatchingTolerations (helper.GetMatchingTolerations)', () => {
         }
         assert.equal(used.length, taints.length);
         taints.forEach((taint, i) => {
-          const first = tolerations.findIndex((t) => toleratesTaint(t, taint));
+          const first = tolerations.findIndex((t) => toleratesTaint(t, taint, gate));
           assert.equal(used[i], tolerations[first]);
         });
       }),
@@ -130,15 +137,15 @@ describe('getMatchingTolerations (helper.GetMatchingTolerations)', () => {
   });
 
   test('no taints → (true, []); taints but no tolerations → (false, [])', () => {
-    assert.deepEqual(getMatchingTolerations([], [{ operator: 'Exists' }]), { allTolerated: true, used: [] });
-    assert.deepEqual(getMatchingTolerations([{ key: 'a', effect: 'NoExecute' }], []), { allTolerated: false, used: [] });
+    assert.deepEqual(getMatchingTolerations([], [{ operator: 'Exists' }], false), { allTolerated: true, used: [] });
+    assert.deepEqual(getMatchingTolerations([{ key: 'a', effect: 'NoExecute' }], [], false), { allTolerated: false, used: [] });
   });
 
   test('a later toleration with a shorter tolerationSeconds for the same taint is ignored', () => {
     const taint: Taint = { key: 'a', effect: 'NoExecute' };
     const long: Toleration = { key: 'a', operator: 'Exists', tolerationSeconds: 100 };
     const short: Toleration = { key: 'a', operator: 'Exists', tolerationSeconds: 1 };
-    const { used } = getMatchingTolerations([taint], [long, short]);
+    const { used } = getMatchingTolerations([taint], [long, short], false);
     assert.deepEqual(used, [long]);
     assert.equal(getMinTolerationTimeMs(used), 100_000);
   });

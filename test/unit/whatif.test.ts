@@ -166,6 +166,34 @@ describe('what-if: known timelines', () => {
   });
 });
 
+// Issue 53, item 3: --feature-gates reaches the taint eviction controller through the registry.
+describe('what-if: --feature-gates=TaintTolerationComparisonOperators', () => {
+  async function slaRun(flags: string[]): Promise<WhatIfResult> {
+    const snapshot = syntheticSnapshot({ zones: ['a', 'b', 'c'], nodesPerZone: 1, podsPerNode: 0 });
+    const n = snapshot.nodes.find((x) => x.name === 'a-n0');
+    assert.ok(n);
+    n.taints = [{ key: 'sla', value: '950', effect: 'NoExecute', timeAdded: snapshot.takenAt - 60_000 }];
+    snapshot.pods.push({
+      namespace: 'default', name: 'sla-pod', uid: 'sla-pod-uid', resourceVersion: '1', nodeName: 'a-n0', phase: 'Running',
+      creationTimestamp: snapshot.takenAt - 3_600_000, conditions: [{ type: 'Ready', status: 'True' }],
+      tolerations: [{ key: 'sla', operator: 'Gt', value: '750', effect: 'NoExecute' }], ownerReferences: [], pvcNames: [], finalizers: [],
+    });
+    return runWhatIf(snapshot, parseScenario('duration: 10m\nsteps: []\n', 's.yaml'), await parseControllerFlags(flags, {}));
+  }
+
+  test('off (the default): the pod that only a Gt toleration covers is deleted at once', async () => {
+    for (const flags of [[], ['--feature-gates=TaintTolerationComparisonOperators=false']]) {
+      const deleted = of(await slaRun(flags), 'pod-deleted');
+      assert.deepEqual(deleted.map((d) => d.pod), ['default/sla-pod'], flags.join(' '));
+      near(deleted[0]?.atMs, 0, 1000, 'deletion');
+    }
+  });
+
+  test('on: the Gt toleration tolerates sla=950 and the pod stays', async () => {
+    assert.deepEqual(of(await slaRun(['--feature-gates=TaintTolerationComparisonOperators=true']), 'pod-deleted'), []);
+  });
+});
+
 describe('what-if: scenario format', () => {
   const fails = (yaml: string, pattern: RegExp): void => {
     assert.throws(

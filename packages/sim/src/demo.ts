@@ -556,7 +556,7 @@ async function stepPowerLoss(ctx: Ctx, s: DemoStepSummary, victim: string): Prom
   const long: { pod: Pod; seconds: number }[] = [];
   const forever: Pod[] = [];
   for (const p of pods) {
-    const tol = firstToleratingToleration(probe, p.tolerations);
+    const tol = firstToleratingToleration(probe, p.tolerations, ctx.controller.config.featureGates.TaintTolerationComparisonOperators);
     if (tol && tol.tolerationSeconds === undefined) forever.push(p);
     else {
       const seconds = Math.max(0, tol?.tolerationSeconds ?? 0);
