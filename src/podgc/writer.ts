@@ -1,7 +1,8 @@
 /**
- * The pod garbage collector's writes: mark a pod Failed (with upstream's `DisruptionTarget` condition
- * on orphans only), then force-delete it (grace period 0, UID precondition). Every write goes through the shared
- * {@link WriteScheduler} (the `--kube-api-qps` throttle and the leader fencing gate).
+ * The pod garbage collector's writes: mark a pod Failed (with upstream's `DisruptionTarget`
+ * condition on orphans only), then force-delete it (grace period 0, UID precondition). Every write
+ * goes through the shared {@link WriteScheduler} (the `--kube-api-qps` throttle and the leader
+ * fencing gate).
  *
  * The status patch carries `metadata.resourceVersion`, so the API server answers 409 when the pod
  * changed since it was read; {@link PodGCWriter.forceDeletePod} then re-reads the pod, asks the

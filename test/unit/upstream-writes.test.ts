@@ -19,6 +19,7 @@ import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { EventRecorder, nodeRef } from '../../src/kube/events.js';
+import { coordinationLeaseApi, LeaseElector } from '../../src/kube/leaderelection.js';
 import { toNode, toPod, type Node, type Pod } from '../../src/kube/objects.js';
 import type { WriteScheduler } from '../../src/kube/throttle.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -492,5 +493,59 @@ describe('Every write (docs/upstream-1.37.md "Every write")', () => {
       reportingInstance: 'nlc-0',
     });
     assert.equal(create['namespace'], 'default');
+  });
+
+  test('W16 leader election (client-go leaderelection LeaseLock.Create / Update): the Lease spec holderIdentity, leaseDurationSeconds, acquireTime, renewTime, leaseTransitions', async () => {
+    const clock = new FakeClock(T0);
+    const requests: Request[] = [];
+    let stored: Record<string, unknown> | undefined;
+    const store = (method: string, arg: Record<string, unknown>): Promise<unknown> => {
+      requests.push({ method, arg });
+      const body = arg['body'] as { metadata: Record<string, unknown> };
+      stored = { ...body, metadata: { ...body.metadata, resourceVersion: String(requests.length) } };
+      return Promise.resolve(stored);
+    };
+    const coordination = {
+      readNamespacedLease: async (): Promise<unknown> => stored ?? Promise.reject(notFound()),
+      createNamespacedLease: (arg: Record<string, unknown>): Promise<unknown> => store('create', arg),
+      replaceNamespacedLease: (arg: Record<string, unknown>): Promise<unknown> => store('replace', arg),
+      deleteNamespacedLease: async (): Promise<void> => undefined,
+    };
+    const elector = new LeaseElector({
+      api: coordinationLeaseApi(coordination as unknown as KubeClients['coordination']),
+      name: 'node-lifecycle-controller',
+      namespace: 'kube-system',
+      identity: 'host-a_1',
+      clock,
+      random: () => 0,
+      onStartedLeading: () => undefined,
+      onStoppedLeading: () => undefined,
+    });
+    void elector.run();
+    await clock.advanceAsync(0);
+    await clock.advanceAsync(2_000); // one retry period: the renewal
+    await elector.stop();
+    // LeaderElectionRecordToLeaseSpec: holder, duration (15 s), acquire and renew MicroTimes,
+    // transitions; no preferredHolder or strategy (kube-controller-manager sets neither). Create
+    // sends name and namespace; Update sends the Lease as read back, with its resourceVersion.
+    const spec = (renew: string): Record<string, unknown> => ({
+      holderIdentity: 'host-a_1',
+      leaseDurationSeconds: 15,
+      acquireTime: '2026-01-01T00:00:00.000000Z',
+      renewTime: renew,
+      leaseTransitions: 0,
+    });
+    assert.deepEqual(requests[0], {
+      method: 'create',
+      arg: { namespace: 'kube-system', body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'node-lifecycle-controller', namespace: 'kube-system' }, spec: spec('2026-01-01T00:00:00.000000Z') } },
+    });
+    assert.deepEqual(requests[1], {
+      method: 'replace',
+      arg: {
+        name: 'node-lifecycle-controller',
+        namespace: 'kube-system',
+        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'node-lifecycle-controller', namespace: 'kube-system', resourceVersion: '1' }, spec: spec('2026-01-01T00:00:02.000000Z') },
+      },
+    });
   });
 });
