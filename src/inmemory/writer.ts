@@ -61,7 +61,8 @@ export type WriteKind = 'taint' | 'status' | 'podNotReady' | 'evict' | 'labels' 
  * One write that landed (or failed: `failed` set, `detail` 'failed'). `atMs`: epoch milliseconds.
  * `detail` by kind: taint `+key:effect -key:effect` (the asked-for taints, not the condition
  * taints), status the written Ready status, podNotReady and evict the node, labels the JSON of the
- * labels, others ''. `uid` for pod and VolumeAttachment writes; `condition` for force deletions.
+ * labels, others ''. `uid` for pod and VolumeAttachment writes; `condition` for a force deletion
+ * whose `Failed` patch carries one (the orphan pass's `DisruptionTarget`; no other pass writes one).
  */
 export interface RecordedWrite {
   kind: WriteKind;
@@ -264,12 +265,12 @@ export class RecordingWriter {
         const cur = c.pods.get(key);
         if (!cur || cur.uid !== uid) return 'gone';
         if (this.unreadable?.('pod', key)) throw new LiveReadError('pod', key, 'unparsable');
-        const condition: PodCondition | undefined = await recheck(cur);
-        if (!condition) return 'skipped';
+        const plan = await recheck(cur);
+        if (!plan) return 'skipped';
         assertStillCalledFor(sendCheck);
         this.#failIfAsked(call, 'forceDelete', uid);
-        if (this.recording) this.writes.push({ kind: 'forceDelete', target: key, atMs: this.#clock.now(), detail: '', uid, condition });
-        c.deletePod(cur, { force: true, by: BY_POD_GC, reason: condition.message ?? condition.reason ?? 'force deleted' });
+        if (this.recording) this.writes.push({ kind: 'forceDelete', target: key, atMs: this.#clock.now(), detail: '', uid, ...(plan.condition ? { condition: plan.condition } : {}) });
+        c.deletePod(cur, { force: true, by: BY_POD_GC, reason: plan.why });
         return 'deleted';
       },
     };

@@ -10,7 +10,7 @@
  *   condition, reason, message and times, into its patch as upstream `MarkPodsNotReady` does), and
  *   the same in shadow mode (src/shadow/writers.ts) and the in-memory writer (src/inmemory/writer.ts).
  * - `DisruptionTarget`: taint eviction's "already evicted" (src/tainteviction/writer.ts
- *   `hasDisruptionTarget`), the pod GC's condition (src/podgc/decision.ts `podGCCondition`), shadow
+ *   `hasDisruptionTarget`), the pod GC's orphan condition (src/podgc/decision.ts `orphanCondition`), shadow
  *   mode's overlay and report (src/shadow/overlay.ts, src/shadow/report.ts).
  * - `PodScheduled`: taint eviction's exposure start (src/tainteviction/decision.ts
  *   `podExposureStartMs`, its status and lastTransitionTime).

@@ -17,8 +17,11 @@
  * 2. Re-check before acting: the node and the pod are read from the API (quorum GET) right before
  *    the write and the decision is taken again on that live state (upstream acts on its informer
  *    cache, kubernetes #142331).
- * 3. Out-of-service pods get the `DisruptionTarget`/`DeletionByPodGC` condition too (upstream adds
- *    it to orphans only).
+ * 3. (Withdrawn, issue 53.) Out-of-service and unscheduled pods used to get the
+ *    `DisruptionTarget`/`DeletionByPodGC` condition too. Upstream adds it to orphans only, and a
+ *    Job's `podFailurePolicy` matching `DisruptionTarget` then fails the Job (or ignores the failure)
+ *    where upstream's would count it against `backoffLimit`: acting more through another
+ *    controller. Every pass now writes exactly upstream's fields (docs/upstream-1.37.md "Every write").
  * 4. Under `--node-selector`, orphans are only judged for nodes this process saw in its cache.
  * 5. Counters count force deletes that were attempted (written or failed); pods found gone or no
  *    longer eligible on the live re-check are not counted (upstream counts before the attempt).
@@ -32,9 +35,8 @@
  *    pod, so a backlog of thousands of terminated pods cannot crowd out-of-service and orphan
  *    writes out of the shared write throttle; a large backlog is therefore cleared later than
  *    upstream would, never sooner; each pass queues at most the oldest 1,000 (`TERMINATED_PER_PASS`),
- *    so a pass never blocks the event loop for long. The unscheduled pass adds the `DisruptionTarget` condition to
- *    its Failed patch as the out-of-service pass does (difference 3), and only Succeeded/Failed pods
- *    count as terminated (see `isPodTerminatedForGC`).
+ *    so a pass never blocks the event loop for long. Only Succeeded/Failed pods count as terminated
+ *    (see `isPodTerminatedForGC`).
  * 9. Under `--node-selector` the terminated pass counts and deletes only pods bound to nodes in this
  *    process's node cache (`#terminatedCandidates`); upstream, which has no selector, counts all.
  */
@@ -51,16 +53,14 @@ import type { EventSink, ReadStore } from '../kube/types.js';
 import { steadyClock, type Clock, type TimerHandle } from '../util/clock.js';
 import {
   decideOrphanNode,
+  FORCE_DELETE_WHY,
   isOnlyWaitingForFinalizers,
   isPodTerminatedForGC,
-  ORPHAN_MESSAGE,
-  OUT_OF_SERVICE_MESSAGE,
+  orphanCondition,
   POD_GC_EVENT_REASONS,
-  podGCCondition,
   selectTerminatedForGC,
   shouldForceDeleteOutOfService,
   shouldForceDeleteUnscheduled,
-  UNSCHEDULED_MESSAGE,
   type PodGCForceDeleteReason,
 } from './decision.js';
 import type { ForceDeleteResult, PodGCWriter } from './writer.js';
@@ -128,14 +128,6 @@ const UNSCHEDULED_WORKERS = 1;
  */
 const TERMINATED_PER_PASS = 1000;
 const BLIND_RETRY_MS = 1000;
-/** Message of the DisruptionTarget condition per pass (written only on pods not yet Succeeded/Failed). */
-const CONDITION_MESSAGES: Readonly<Record<PodGCForceDeleteReason, string>> = {
-  // A terminated pod is never patched (the writer skips terminal pods); kept for completeness.
-  terminated: 'PodGC: terminated pods exceed --terminated-pod-gc-threshold',
-  'out-of-service': OUT_OF_SERVICE_MESSAGE,
-  orphaned: ORPHAN_MESSAGE,
-  unscheduled: UNSCHEDULED_MESSAGE,
-};
 const TAINT_TEXT = 'not Ready and tainted node.kubernetes.io/out-of-service';
 
 /**
@@ -419,14 +411,16 @@ export class PodGCController {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * Force-deletes `pod` if `qualifies(live)` still holds on the pod read from the API, with the
-   * `DisruptionTarget`/`DeletionByPodGC` condition for `reason`. Records metrics, events, logs.
+   * Force-deletes `pod` if `qualifies(live)` still holds on the pod read from the API: marked
+   * `Failed` (unless terminal), then deleted with grace 0. Only an orphan's `Failed` patch carries
+   * the `DisruptionTarget`/`DeletionByPodGC` condition, as upstream's `gcOrphaned` is the only pass
+   * that passes one to `markFailedAndDeletePodWithCondition`. Records metrics, events, logs.
    * @throws the write error (after counting it), so the work queue retries with backoff.
    */
   async #forceDelete(pod: Pod, reason: PodGCForceDeleteReason, qualifies: (live: Pod) => Promise<boolean>): Promise<void> {
     const { metrics, log } = this.#d;
     const labels = { namespace: pod.namespace, reason };
-    const message = CONDITION_MESSAGES[reason];
+    const why = FORCE_DELETE_WHY[reason];
     let result: ForceDeleteResult;
     try {
       result = await this.#d.writes.forceDeletePod(
@@ -436,7 +430,9 @@ export class PodGCController {
         async (live) => {
           if (isOnlyWaitingForFinalizers(live) || !(await qualifies(live))) return undefined;
           log.info({ pod: podKey(live), node: live.nodeName, reason }, 'PodGC is force deleting Pod');
-          return podGCCondition(message, live.conditions, this.#d.clock.now());
+          // Upstream: gcOrphaned calls markFailedAndDeletePodWithCondition with its condition; the
+          // other passes call markFailedAndDeletePod (no condition). Issue 53: no condition of ours.
+          return reason === 'orphaned' ? { condition: orphanCondition(live.conditions, this.#d.clock.now()), why } : { why };
         },
         () => this.#stillForceDeletes(podKey(pod), pod.uid, pod.nodeName, reason),
       );

@@ -25,20 +25,18 @@ export const DELETION_BY_POD_GC_REASON = 'DeletionByPodGC';
 export const ORPHAN_MESSAGE = 'PodGC: node no longer exists';
 
 /**
- * Condition message for pods force-deleted from an out-of-service node.
- * Deliberate difference from upstream: `gcTerminating` calls `markFailedAndDeletePod` without a
- * condition; the safety rule asks for `DisruptionTarget`/`DeletionByPodGC` here too, so the pod's last
- * status says why it vanished. The message is ours.
+ * Why each pass force-deletes a pod, in words: for logs, the dry-run decision log and the what-if
+ * timeline. Never written to the pod. Only the orphan pass writes a condition (upstream's
+ * `gcOrphaned`, {@link orphanCondition}); the out-of-service, unscheduled and terminated passes mark
+ * the pod `Failed` with no condition, as upstream's `markFailedAndDeletePod` does (issue 53: a
+ * `DisruptionTarget` there would make a Job's `podFailurePolicy` act where upstream's would not).
  */
-export const OUT_OF_SERVICE_MESSAGE = 'PodGC: node is out of service';
-
-/**
- * Condition message for terminating pods that were never scheduled. Upstream's
- * `gcUnscheduledTerminating` patches the phase without a condition; like the out-of-service pass,
- * ours adds `DisruptionTarget`/`DeletionByPodGC` to the same patch so the pod's last status says why
- * it vanished. The message is ours.
- */
-export const UNSCHEDULED_MESSAGE = 'PodGC: pod is terminating and was never scheduled';
+export const FORCE_DELETE_WHY: Readonly<Record<PodGCForceDeleteReason, string>> = {
+  terminated: 'PodGC: terminated pods exceed --terminated-pod-gc-threshold',
+  'out-of-service': 'PodGC: node is out of service',
+  orphaned: ORPHAN_MESSAGE,
+  unscheduled: 'PodGC: pod is terminating and was never scheduled',
+};
 
 /** Event source component of this controller's Events (kube-controller-manager's controller name). */
 export const POD_GC_CONTROLLER_NAME = 'pod-garbage-collector-controller';
@@ -98,24 +96,23 @@ export function shouldForceDeleteOutOfService(
 }
 
 /**
- * The `DisruptionTarget` condition PodGC sets before a force delete:
- * `{type: DisruptionTarget, status: True, reason: DeletionByPodGC, message, lastTransitionTime}`.
- * Keeps the `lastTransitionTime` of an existing `DisruptionTarget=True` condition, as upstream's
- * `UpdatePodCondition` does when the status does not change.
- * Mirrors the condition literal in `gcOrphaned`.
- * @param message {@link ORPHAN_MESSAGE} or {@link OUT_OF_SERVICE_MESSAGE}
+ * The `DisruptionTarget` condition the orphan pass adds to its `Failed` patch:
+ * `{type: DisruptionTarget, status: True, reason: DeletionByPodGC, message: "PodGC: node no longer
+ * exists", lastTransitionTime}`. No other pass writes a condition (see {@link FORCE_DELETE_WHY}).
+ * `lastTransitionTime` is `nowMs`, unless the pod already has `DisruptionTarget=True`: then it is
+ * that condition's own (left out when it has none), as upstream's `UpdatePodCondition` keeps the old
+ * transition time when the status does not change.
+ * Mirrors the condition literal in `gcOrphaned` and `UpdatePodCondition` (`pkg/api/v1/pod/util.go`);
+ * the writer adds `observedGeneration` (`CalculatePodConditionObservedGeneration`) from the live pod.
  * @param existing the pod's current conditions
  * @param nowMs transition time, epoch milliseconds
  */
-export function podGCCondition(message: string, existing: readonly PodCondition[], nowMs: number): PodCondition {
+export function orphanCondition(existing: readonly PodCondition[], nowMs: number): PodCondition {
   const prev = getCondition(existing, DISRUPTION_TARGET);
-  return {
-    type: DISRUPTION_TARGET,
-    status: 'True',
-    reason: DELETION_BY_POD_GC_REASON,
-    message,
-    lastTransitionTime: prev?.status === 'True' && prev.lastTransitionTime !== undefined ? prev.lastTransitionTime : nowMs,
-  };
+  const out: PodCondition = { type: DISRUPTION_TARGET, status: 'True', reason: DELETION_BY_POD_GC_REASON, message: ORPHAN_MESSAGE };
+  const transition = prev?.status === 'True' ? prev.lastTransitionTime : nowMs;
+  if (transition !== undefined) out.lastTransitionTime = transition;
+  return out;
 }
 
 /** What the orphan pass should do with one node name now. */

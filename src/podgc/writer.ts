@@ -1,7 +1,8 @@
 /**
- * The pod garbage collector's writes: mark a pod Failed with a `DisruptionTarget` condition, then
- * force-delete it (grace period 0, UID precondition). Every write goes through the shared
- * {@link WriteScheduler} (the `--kube-api-qps` throttle and the leader fencing gate).
+ * The pod garbage collector's writes: mark a pod Failed (with upstream's `DisruptionTarget`
+ * condition on orphans only), then force-delete it (grace period 0, UID precondition). Every write
+ * goes through the shared {@link WriteScheduler} (the `--kube-api-qps` throttle and the leader
+ * fencing gate).
  *
  * The status patch carries `metadata.resourceVersion`, so the API server answers 409 when the pod
  * changed since it was read; {@link PodGCWriter.forceDeletePod} then re-reads the pod, asks the
@@ -28,11 +29,45 @@ export type ForceDeleteResult =
   /** The pod (with that UID) no longer exists. */
   | 'gone';
 
+/** What {@link ForceDeleteRecheck} decided: force-delete the pod, with these fields. */
+export interface ForceDeletePlan {
+  /**
+   * The condition the pass adds to its `Failed` patch, as upstream's: `gcOrphaned`'s
+   * `DisruptionTarget`/`DeletionByPodGC` (src/podgc/decision.ts `orphanCondition`). Absent for the
+   * out-of-service, unscheduled and terminated passes (upstream `markFailedAndDeletePod`, no
+   * condition): the patch then carries the phase and `observedGeneration` only.
+   */
+  condition?: PodCondition;
+  /** Why, in words, for logs, dry-run decisions and the what-if timeline; never written to the pod. */
+  why: string;
+}
+
 /**
  * Decides, on the pod as just read from the API, whether it must still be force-deleted.
- * @returns the condition to add (the pod is then force-deleted), or `undefined` to leave it alone.
+ * @returns the plan (the pod is then force-deleted), or `undefined` to leave it alone.
  */
-export type ForceDeleteRecheck = (live: Pod) => Promise<PodCondition | undefined>;
+export type ForceDeleteRecheck = (live: Pod) => Promise<ForceDeletePlan | undefined>;
+
+/**
+ * The `status` of PodGC's `Failed` patch for `live`: phase `Failed`, `observedGeneration` (the live
+ * pod's `metadata.generation`, left out when the server sets none, before 1.33), and `conditions`
+ * only when `condition` is given (the orphan pass), with its own `observedGeneration`.
+ * Mirrors `markFailedAndDeletePodWithCondition`: `newStatus.Phase = PodFailed`,
+ * `newStatus.ObservedGeneration = CalculatePodStatusObservedGeneration(pod)`, and
+ * `UpdatePodCondition(newStatus, condition)` only `if condition != nil`; its `PatchPodStatus` sends
+ * the difference, so a pass without a condition writes no condition.
+ * @returns a JSON object for the patch body's `status`. Pure; never throws.
+ */
+export function podGCFailedStatus(live: Pick<Pod, 'generation'>, condition: PodCondition | undefined): Record<string, unknown> {
+  const status: Record<string, unknown> = { phase: 'Failed' };
+  // Upstream: CalculatePodStatusObservedGeneration, on every Failed patch (with or without a condition).
+  if (live.generation !== undefined) status['observedGeneration'] = live.generation;
+  if (condition) {
+    // Upstream: CalculatePodConditionObservedGeneration (the pod's generation, gate GA since 1.35).
+    status['conditions'] = [podConditionToWire({ ...condition, ...(live.generation !== undefined ? { observedGeneration: live.generation } : {}) })];
+  }
+  return status;
+}
 
 /**
  * PodGC writes over the real API.
@@ -70,9 +105,10 @@ export class PodGCWriter {
    *    `LiveReadError`: nothing is written);
    * 2. `recheck(live)`; `undefined` → `'skipped'`;
    * 3. unless the phase is already Succeeded/Failed: strategic-merge patch of `pods/status` with
-   *    phase `Failed` and the condition, guarded by the resourceVersion just read (409 → back to 1);
-   *    `status.observedGeneration` and the condition's are the live pod's `metadata.generation`
-   *    when the server sets one (≥ 1.33), else left out;
+   *    phase `Failed`, plus the plan's condition when it has one (orphans only), guarded by the
+   *    resourceVersion just read (409 → back to 1); `status.observedGeneration` (and the
+   *    condition's) are the live pod's `metadata.generation` when the server sets one (≥ 1.33),
+   *    else left out. Exactly the fields upstream's patch changes (docs/upstream-1.37.md "Every write");
    * 4. DELETE with `gracePeriodSeconds: 0` and a UID precondition.
    * Mirrors `markFailedAndDeletePodWithCondition` (which patches with a UID precondition and
    * deletes with `NewDeleteOptions(0)`); upstream skips step 1–2 and acts on its cache (#142331).
@@ -88,18 +124,10 @@ export class PodGCWriter {
       async () => {
         const live = await this.getPod(namespace, name);
         if (!live || live.uid !== uid) return 'gone';
-        const condition = await recheck(live);
-        if (!condition) return 'skipped';
+        const plan = await recheck(live);
+        if (!plan) return 'skipped';
         if (!isPodTerminal(live)) {
-          const wire = podConditionToWire({
-            ...condition,
-            lastTransitionTime: condition.lastTransitionTime ?? this.#clock.now(),
-            // Upstream: CalculatePodConditionObservedGeneration (the pod's generation, gate GA since 1.35).
-            ...(live.generation !== undefined ? { observedGeneration: live.generation } : {}),
-          });
-          // Upstream: CalculatePodStatusObservedGeneration, on every Failed patch (with or without a condition).
-          const status: Record<string, unknown> = { phase: 'Failed', conditions: [wire] };
-          if (live.generation !== undefined) status['observedGeneration'] = live.generation;
+          const status = podGCFailedStatus(live, plan.condition);
           try {
             await this.#writes.schedule(
               () =>

@@ -259,11 +259,11 @@ export class DryRunPodGCWriter extends ShadowLiveReads implements PodGCWrites {
   async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck, sendCheck?: WriteRecheck): Promise<ForceDeleteResult> {
     const live = await this.getPod(namespace, name);
     if (!live || live.uid !== uid) return 'gone';
-    const condition = await recheck(live);
-    if (!condition) return 'skipped';
+    const plan = await recheck(live);
+    if (!plan) return 'skipped';
     assertStillCalledFor(sendCheck);
-    const reason = condition.message ?? condition.reason ?? 'pod GC';
-    this.d.decisions.record('pod-garbage-collector-controller', 'force-delete', podRef(live), 'phase Failed, delete with grace period 0', reason, live.nodeName || undefined);
+    const detail = plan.condition ? `phase Failed and ${plan.condition.type}=${plan.condition.status} (${plan.condition.reason ?? ''}), delete with grace period 0` : 'phase Failed, delete with grace period 0';
+    this.d.decisions.record('pod-garbage-collector-controller', 'force-delete', podRef(live), detail, plan.why, live.nodeName || undefined);
     this.d.overlay.deletePod(live, this.d.clock.now());
     return 'deleted';
   }

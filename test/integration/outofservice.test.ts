@@ -106,6 +106,23 @@ async function reportContainersTerminated(namespace: string, name: string): Prom
   await clients.core.patchNamespacedPodStatus({ namespace, name, body: { status: { containerStatuses } } }, MERGE);
 }
 
+/**
+ * Asserts that pod GC left `name` (held by a finalizer) as upstream's `markFailedAndDeletePod` does
+ * (`gcTerminating`, `gcUnscheduledTerminating`): phase `Failed`, `deletionGracePeriodSeconds` 0,
+ * `status.observedGeneration` = `metadata.generation` where the server sets pod generations (1.33+),
+ * and no `DisruptionTarget` condition (issue 53: ours used to add `DeletionByPodGC`, which a Job's
+ * `podFailurePolicy` reacts to). Reads the raw object, so a condition type our slim Pod drops would show too.
+ */
+async function assertForceDeletedAsUpstream(namespace: string, name: string, pass: string): Promise<void> {
+  const raw = await clients.core.readNamespacedPod({ namespace, name });
+  assert.equal(raw.status?.phase, 'Failed', `${pass}: phase`);
+  assert.equal(raw.metadata?.deletionGracePeriodSeconds, 0, `${pass}: grace period 0`);
+  const types = (raw.status?.conditions ?? []).map((c) => c.type);
+  assert.equal(types.includes('DisruptionTarget'), false, `${pass}: no DisruptionTarget condition (conditions: ${types.join(', ') || 'none'})`);
+  const generation = raw.metadata?.generation;
+  if (generation !== undefined && generation > 0) assert.equal(raw.status?.observedGeneration, generation, `${pass}: status.observedGeneration`);
+}
+
 async function removeFinalizers(namespace: string, name: string): Promise<void> {
   await clients.core.patchNamespacedPod({ namespace, name, body: { metadata: { finalizers: null } } }, MERGE).catch(() => undefined);
 }
@@ -206,7 +223,7 @@ describe('out-of-service nodes and forced detach (issue 6)', { concurrency: true
       }, 5000);
     });
 
-    test('2: out-of-service:NoSchedule force-deletes the terminating pod (Failed + DisruptionTarget, grace 0) and detaches; the non-terminating pod stays', async (t) => {
+    test('2: out-of-service:NoSchedule force-deletes the terminating pod (Failed, grace 0, no DisruptionTarget: issue 53) and detaches; the non-terminating pod stays', async (t) => {
       const node = nodes[1] as string;
       const ns = s.prefix;
       const [va] = await attachmentsOn(s.prefix, node);
@@ -226,12 +243,8 @@ describe('out-of-service nodes and forced detach (issue 6)', { concurrency: true
         return p?.deletionGracePeriodSeconds === 0 && vas.length === 0 ? Date.now() : undefined;
       }, 30_000, POLL_MS);
       t.diagnostic(`force-deleted and detached ${done - t0} ms after the taint`);
-      const forced = await readPod(ns, stuck.name);
-      assert.equal(forced?.phase, 'Failed');
-      const cond = getCondition(forced?.conditions ?? [], 'DisruptionTarget');
-      assert.equal(cond?.status, 'True');
-      assert.equal(cond?.reason, 'DeletionByPodGC');
-      assert.equal(cond?.message, 'PodGC: node is out of service');
+      // Upstream's gcTerminating (markFailedAndDeletePod): phase Failed, grace 0, no condition.
+      await assertForceDeletedAsUpstream(ns, stuck.name, 'out-of-service');
       await removeFinalizers(ns, stuck.name);
       await waitFor('pod gone once the finalizer is removed', async () => (await readPod(ns, stuck.name)) === undefined, 5000);
 
@@ -242,6 +255,28 @@ describe('out-of-service nodes and forced detach (issue 6)', { concurrency: true
       }, REACTION_WINDOW_MS);
       assert.equal(await metricReaching(s.controller, 'pod_gc_collector_force_delete_pods_total', { namespace: ns, reason: 'out-of-service' }, 3), 3, '2 from test 1, 1 here');
       assert.equal(await metricReaching(s.controller, 'attachdetach_controller_forced_detaches', { reason: 'out-of-service' }, 2), 2);
+    });
+
+    test('unscheduled: a pod that was never scheduled, deleted and held by a finalizer, is marked Failed and force-deleted with no DisruptionTarget (gcUnscheduledTerminating, issue 53)', async (t) => {
+      const ns = s.prefix;
+      const name = `${s.prefix}-unscheduled`;
+      // No scheduler runs here: a pod without spec.nodeName stays unscheduled. The API server gives a
+      // graceful delete of an unscheduled pod grace 0 itself; the finalizer keeps it, Pending, so
+      // pod GC's unscheduled pass (every 20 s) marks it Failed and deletes it again with grace 0.
+      await clients.core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name, finalizers: ['nlc.test/hold'] },
+          spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+        },
+      });
+      await clients.core.deleteNamespacedPod({ namespace: ns, name });
+      const t0 = Date.now();
+      await waitFor('unscheduled pod marked Failed', async () => (await readPod(ns, name))?.phase === 'Failed', GC_CHECK_PERIOD_MS + 25_000, 200);
+      t.diagnostic(`marked Failed ${Date.now() - t0} ms after the delete (the pass runs every 20 s)`);
+      await assertForceDeletedAsUpstream(ns, name, 'unscheduled');
+      await removeFinalizers(ns, name);
+      await waitFor('pod gone once the finalizer is removed', async () => (await readPod(ns, name)) === undefined, 5000);
     });
 
     test('3: the taint on a Ready node does nothing (terminating pods stay for the kubelet, the volume stays attached)', async () => {

@@ -133,9 +133,12 @@ export class FakePodGCApi implements PodGCWrites {
     this.#writes = this.cluster.writer.podGCWrites();
   }
 
-  /** The force deletions that landed, in order: `namespace/name` and the DisruptionTarget condition written. */
-  get deleted(): { key: string; condition: PodCondition }[] {
-    return this.cluster.writer.writes.flatMap((w) => (w.kind === 'forceDelete' && !w.failed && w.condition ? [{ key: w.target, condition: w.condition }] : []));
+  /**
+   * The force deletions that landed, in order: `namespace/name`, and the DisruptionTarget condition
+   * of the `Failed` patch when it carried one (orphans only, as upstream).
+   */
+  get deleted(): { key: string; condition?: PodCondition }[] {
+    return this.cluster.writer.writes.flatMap((w) => (w.kind === 'forceDelete' && !w.failed ? [{ key: w.target, ...(w.condition ? { condition: w.condition } : {}) }] : []));
   }
 
   /** The node names read live, in order. */

@@ -13,21 +13,21 @@ import fc from 'fast-check';
 import { ApiException } from '@kubernetes/client-node';
 import { FakeClock } from '../../src/util/clock.js';
 import type { KubeClients } from '../../src/kube/client.js';
-import { toNode, toPod, type Node, type Pod, type PodCondition, type VolumeAttachment } from '../../src/kube/objects.js';
+import { toNode, toPod, type Node, type Pod, type VolumeAttachment } from '../../src/kube/objects.js';
 import { isNodeOutOfService, isPodTerminated } from '../../src/kube/predicates.js';
 import { LiveReadError, readNode, readOrUndefined } from '../../src/kube/reads.js';
 import {
   decideOrphanNode,
   DELETION_BY_POD_GC_REASON,
   DISRUPTION_TARGET,
+  FORCE_DELETE_WHY,
   ORPHAN_MESSAGE,
   ORPHAN_QUARANTINE_MS,
-  OUT_OF_SERVICE_MESSAGE,
+  orphanCondition,
   POD_GC_EVENT_REASONS,
-  podGCCondition,
   shouldForceDeleteOutOfService,
 } from '../../src/podgc/decision.js';
-import { PodGCWriter } from '../../src/podgc/writer.js';
+import { PodGCWriter, type ForceDeletePlan } from '../../src/podgc/writer.js';
 import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders } from '../../src/volumes/decision.js';
 import { ForceDetachWriter } from '../../src/volumes/writer.js';
 import type { WriteScheduler } from '../../src/kube/throttle.js';
@@ -85,12 +85,16 @@ describe('PodGC decisions', () => {
     assert.equal(shouldForceDeleteOutOfService({ ...blocked, phase: 'Running' }, n), true);
   });
 
-  test('the condition is DisruptionTarget/DeletionByPodGC and keeps an existing True condition\'s transition time', () => {
-    const fresh = podGCCondition(ORPHAN_MESSAGE, [], T0);
+  test('the orphan condition is DisruptionTarget/DeletionByPodGC and keeps an existing True condition\'s transition time (UpdatePodCondition)', () => {
+    const fresh = orphanCondition([], T0);
     assert.deepEqual(fresh, { type: DISRUPTION_TARGET, status: 'True', reason: DELETION_BY_POD_GC_REASON, message: ORPHAN_MESSAGE, lastTransitionTime: T0 });
-    const kept = podGCCondition(OUT_OF_SERVICE_MESSAGE, [{ type: DISRUPTION_TARGET, status: 'True', reason: 'DeletionByTaintManager', lastTransitionTime: T0 - 5000 }], T0);
+    const kept = orphanCondition([{ type: DISRUPTION_TARGET, status: 'True', reason: 'DeletionByTaintManager', lastTransitionTime: T0 - 5000 }], T0);
     assert.equal(kept.lastTransitionTime, T0 - 5000);
     assert.equal(kept.reason, DELETION_BY_POD_GC_REASON);
+    assert.equal(kept.message, ORPHAN_MESSAGE);
+    // A False condition changes status: a new transition time. A True one without a time keeps none.
+    assert.equal(orphanCondition([{ type: DISRUPTION_TARGET, status: 'False', lastTransitionTime: T0 - 5000 }], T0).lastTransitionTime, T0);
+    assert.equal('lastTransitionTime' in orphanCondition([{ type: DISRUPTION_TARGET, status: 'True' }], T0), false);
   });
 
   test('orphan quarantine: forget known nodes, leave unseen nodes to other shards, wait, then confirm', () => {
@@ -120,7 +124,7 @@ describe('PodGC decisions', () => {
 
 
 describe('PodGCController: out-of-service', () => {
-  test('the taint appearing on a not-Ready node force-deletes its terminating pods at once, with condition, metrics and events', async () => {
+  test('the taint appearing on a not-Ready node force-deletes its terminating pods at once, without a condition (issue 53), with metrics and events', async () => {
     const h = new PodGCHarness();
     h.addNode(node('w', 'Unknown'));
     h.addPod(pod('stuck-1', 'w', terminating(T0 - 60_000)));
@@ -133,11 +137,8 @@ describe('PodGCController: out-of-service', () => {
     h.updateNode(node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute', timeAdded: T0 }]));
     await settle(h.clock);
     assert.deepEqual(h.deletedNames(), ['stuck-1', 'stuck-2'], 'terminating pods go, the running one stays (the taint manager owns it)');
-    for (const d of h.api.deleted) {
-      assert.equal(d.condition.type, DISRUPTION_TARGET);
-      assert.equal(d.condition.reason, DELETION_BY_POD_GC_REASON);
-      assert.equal(d.condition.message, OUT_OF_SERVICE_MESSAGE);
-    }
+    // Upstream's gcTerminating calls markFailedAndDeletePod: phase Failed, no condition (issue 53).
+    for (const d of h.api.deleted) assert.equal(d.condition, undefined, `${d.key}: no DisruptionTarget on an out-of-service force delete`);
     assert.equal(h.clock.now(), T0, 'no waiting for a 20 s gc pass');
     assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pods_total', { namespace: 'default', reason: 'out-of-service' }), 2);
     assert.equal(await counter(h.metrics, 'pod_gc_collector_force_delete_pod_errors_total', { namespace: 'default', reason: 'out-of-service' }), 0);
@@ -336,7 +337,15 @@ describe('PodGCWriter.forceDeletePod (TestGCInspectingPatchedPodBeforeDeletion)'
     const clients = { core } as unknown as KubeClients;
     return { calls, writer: new PodGCWriter(clients, passThrough, clock) };
   }
-  const cond = (): Promise<PodCondition> => Promise.resolve(podGCCondition(ORPHAN_MESSAGE, [], T0));
+  const cond = (): Promise<ForceDeletePlan> => Promise.resolve({ condition: orphanCondition([], T0), why: ORPHAN_MESSAGE });
+  const noCondition = (): Promise<ForceDeletePlan> => Promise.resolve({ why: FORCE_DELETE_WHY['out-of-service'] });
+
+  test('a plan without a condition (out-of-service, unscheduled) patches phase Failed and observedGeneration only (markFailedAndDeletePod)', async () => {
+    const { calls, writer } = stub([wirePod({ generation: 2 })]);
+    assert.equal(await writer.forceDeletePod('default', 'p', 'uid-p', noCondition), 'deleted');
+    assert.deepEqual(calls.map((c) => c.op), ['get', 'patch', 'delete']);
+    assert.deepEqual(calls[1]?.arg['body'], { metadata: { resourceVersion: '7' }, status: { phase: 'Failed', observedGeneration: 2 } });
+  });
 
   test('patches phase Failed + DisruptionTarget (resourceVersion-guarded), then deletes with grace 0 and a UID precondition', async () => {
     const { calls, writer } = stub([wirePod()]);

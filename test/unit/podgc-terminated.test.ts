@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Node, Pod, PodCondition } from '../../src/kube/objects.js';
+import type { Node, Pod } from '../../src/kube/objects.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
@@ -82,8 +82,8 @@ class SlowWrites implements PodGCWrites {
     const key = `${namespace}/${name}`;
     const p = this.live.get(key);
     if (!p || p.uid !== uid) return 'gone';
-    const c: PodCondition | undefined = await recheck(p);
-    if (!c) return 'skipped';
+    const plan = await recheck(p);
+    if (!plan) return 'skipped';
     if (this.failures > 0) {
       this.failures--;
       throw new Error('injected: 500 Internal Server Error');

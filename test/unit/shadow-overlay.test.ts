@@ -329,14 +329,28 @@ describe('dry-run writers with live reads (pod GC, force detach)', () => {
     const seen: string[] = [];
     const r = await gc.forceDeletePod('default', 'p1', 'uid-p1', async (live) => {
       seen.push(`${live.name}@${live.resourceVersion}`);
-      return { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node is out of service' };
+      return { why: 'PodGC: node is out of service' };
     });
     assert.equal(r, 'deleted');
     assert.deepEqual(seen, ['p1@7']);
     assert.equal(await gc.getPod('default', 'p1'), undefined);
     assert.equal(await gc.forceDeletePod('default', 'p1', 'uid-p1', async () => assert.fail('not re-checked: already gone')), 'gone');
     assert.equal(await gc.forceDeletePod('default', 'p1', 'other-uid', async () => undefined), 'gone');
-    assert.deepEqual(shadow.decisions.decisions().map((d) => [d.controller, d.action, d.reason]), [['pod-garbage-collector-controller', 'force-delete', 'PodGC: node is out of service']]);
+    assert.deepEqual(shadow.decisions.decisions().map((d) => [d.controller, d.action, d.detail, d.reason]), [
+      ['pod-garbage-collector-controller', 'force-delete', 'phase Failed, delete with grace period 0', 'PodGC: node is out of service'],
+    ]);
+  });
+
+  test('would force-delete an orphan: the decision names the DisruptionTarget condition its Failed patch would carry', async () => {
+    const shadow = shadowWith(readsOnly);
+    const r = await shadow.podGCWrites().forceDeletePod('default', 'p1', 'uid-p1', async () => ({
+      condition: { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' },
+      why: 'PodGC: node no longer exists',
+    }));
+    assert.equal(r, 'deleted');
+    assert.deepEqual(shadow.decisions.decisions().map((d) => [d.detail, d.reason]), [
+      ['phase Failed and DisruptionTarget=True (DeletionByPodGC), delete with grace period 0', 'PodGC: node no longer exists'],
+    ]);
   });
 
   test('a re-check that says no is not a decision', async () => {
