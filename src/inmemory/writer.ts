@@ -83,7 +83,9 @@ const BY_POD_GC = 'pod-garbage-collector-controller';
  * set them at any time:
  * - `fail(call)`: an error to throw instead of the write (undefined: no failure). It is asked when
  *   the mutating request would reach the API: at the start of each call, except for
- *   `forceDeletePod`, whose recheck (a read) comes first. A failure is recorded in {@link writes}.
+ *   `forceDeletePod`, whose recheck (a read) comes first, and the taint eviction controller's two
+ *   writes, where it is asked after their gate and send-time recheck. A failure is recorded in
+ *   {@link writes}.
  * - `gate(call)`: awaited, when it returns a promise, before `updateNodeConditions`,
  *   `swapNodeTaints`, `markPodNotReady`, `addDisruptionCondition` or `deletePod` reaches the API (holds a write open
  *   mid-flight, as a wait for a token in the real throttle would); returning `undefined` lets the
