@@ -34,6 +34,7 @@ import type { Logger } from '../log/logger.js';
 import { FrameReader, WireFormatError } from './protobuf/envelope.js';
 import { defaultKubeContentType, PROTOBUF_CONTENT_TYPE, type KubeContentType } from './contenttype.js';
 import { decodeList, decodeWatchEvent, type ProtobufKind } from './protobuf/views.js';
+import { UndecodableEventError } from './undecodable.js';
 
 /** Why a codec fell back to JSON (the `reason` label). */
 export type WireFallbackReason = 'refused' | 'content-type' | 'decode-error';
@@ -201,21 +202,29 @@ export class WireCodec {
   ): Promise<void> {
     const frames = new FrameReader();
     const labels = this.#o.labels ?? true;
+    const deliver = (type: string, obj: unknown): void => {
+      try {
+        callback(type, obj);
+      } catch (err) {
+        // As client-node's Watch: a throwing callback does not end the stream.
+        this.#o.log.error({ resource: this.#o.resource, err: describeError(err) }, 'watch callback threw');
+      }
+    };
     try {
       for await (const chunk of body) {
         onData();
         for (const f of frames.push(chunk)) {
           const ev = decodeWatchEvent(this.#o.kind, f, labels);
-          if (ev.object === undefined) {
+          if (ev.undecodable !== undefined) {
             this.#malformed(1, `watch ${ev.type} event`);
-            continue;
+            // The keyed unreadable object reaches the cache (the JSON path's rules), then the
+            // stream ends and the informer relists: client-go's StreamWatcher sends a watch.Error
+            // for an event it cannot decode and stops, and its reflector relists.
+            if (ev.object !== undefined) deliver(ev.type, ev.object);
+            finish(new UndecodableEventError(ev.undecodable));
+            return;
           }
-          try {
-            callback(ev.type, ev.object);
-          } catch (err) {
-            // As client-node's Watch: a throwing callback does not end the stream.
-            this.#o.log.error({ resource: this.#o.resource, err: describeError(err) }, 'watch callback threw');
-          }
+          deliver(ev.type, ev.object);
         }
       }
       finish(null);
