@@ -21,11 +21,18 @@
  *   bad framing); a list page is fetched again as JSON, a watch stream ends with the error (the
  *   informer backs off and reopens it, as JSON).
  * Each fallback is sticky: the codec speaks JSON from then on, for the life of the process (upstream
- * has no fallback at all; a restart tries protobuf again). One object whose bytes do not decode is
- * logged, counted (`..._wire_malformed_total{resource}`) and skipped, as a malformed JSON object is.
+ * has no fallback at all; a restart tries protobuf again).
+ *
+ * One object whose bytes do not decode (./protobuf/decoder.ts reads bytes as upstream's gogo
+ * `Unmarshal` does, so only where that fails too) is logged and counted
+ * (`..._wire_malformed_total{resource}`) and reaches the informer as an `UndecodableObject` keyed by
+ * the name and namespace read from its bytes first (./undecodable.ts), so the cache applies the JSON
+ * path's rules for a malformed object of that key; a watch stream ends after such an event and the
+ * informer relists, as client-go's StreamWatcher and reflector do (issue 53).
  *
  * Deliberate difference from upstream: none in behaviour; what the controllers see is the same
- * slim object either way (test/integration/wire-roundtrip.test.ts compares them on a real API server).
+ * slim object either way, strings that are not UTF-8 included (test/integration/wire-roundtrip.test.ts
+ * compares them on a real API server, test/unit/wire-equivalence.test.ts with any bytes).
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { describeError, getRaw, httpError, metricsSinkOf, openWatchStream, uncompressedWatchConfig, type RawResponse, type WatchStarter, type WatchStream } from './client.js';
