@@ -40,6 +40,7 @@ import { ReflectorBackoff } from './backoff.js';
 import { CatchUpDeadline } from './catchup.js';
 import { apiStatusCode, describeError, instrumentWatch, uncompressedWatchConfig } from './client.js';
 import type { Logger } from '../log/logger.js';
+import { UndecodableEventError, UndecodableObject } from './undecodable.js';
 import { InformerCache, UnreadableObjectError, type AddHandler, type DeleteHandler, type Entry, type ResyncHandler, type UpdateHandler, type WatchingHandler } from './informercache.js';
 import {
   asObj,
@@ -416,7 +417,13 @@ export class Informer<T> {
         if (this.#rv === '' && this.#watchList()) {
           w = await this.#watchOnce(epoch, true);
           if (!this.#alive(epoch)) return;
-          if (!w.initialEventsEnded && refusesWatchList(w)) {
+          if (!w.initialEventsEnded && w.err instanceof UndecodableEventError) {
+            // reflector.go ListAndWatchWithContext falls back to a list after any watch-list error,
+            // here one whose stream carried an event it could not decode: the list's items then
+            // take the JSON path's rules (src/kube/informercache.ts), an undecodable one included.
+            this.#o.log.warn({ informer: this.name, err: describeError(w.err) }, 'watch-list carried an event that did not decode; listing instead');
+            w = undefined;
+          } else if (!w.initialEventsEnded && refusesWatchList(w)) {
             // reflector.go ListAndWatchWithContext: "Falling back to regular list. This is expected
             // if watchlist is not supported or disabled in kube-apiserver." Tried again at every relist.
             this.#o.log.info({ informer: this.name, err: describeError(w.err ?? 'no events') }, 'watch-list not served; falling back to list+watch');
@@ -434,6 +441,8 @@ export class Informer<T> {
           w = await this.#watchOnce(epoch, false);
           if (!this.#alive(epoch)) return;
         }
+        // An event that did not decode ends the stream (src/kube/wire.ts): relist, as the reflector.
+        if (w.err instanceof UndecodableEventError) this.#rv = '';
         // client-node's Watch reports a non-200 answer as an Error with `statusCode`.
         const status = httpStatus(w.err);
         if (status === 410) {
@@ -594,8 +603,8 @@ export class Informer<T> {
           if (initial?.ended && controller && !this.#watching) this.#setWatching(true);
           if (outcome === 'gone') gone = true;
           else if (outcome !== undefined) streamErr = outcome;
-          // A broken initial-events phase would never sync, an unreadable object must be relisted: end the stream (the loop backs off and retries).
-          if (outcome instanceof Error && ((initial && !initial.ended) || outcome instanceof UnreadableObjectError)) finish(outcome, false);
+          // A broken initial-events phase would never sync, an unreadable or undecodable object must be relisted: end the stream (the loop backs off and retries).
+          if (outcome instanceof Error && ((initial && !initial.ended) || outcome instanceof UnreadableObjectError || outcome instanceof UndecodableEventError)) finish(outcome, false);
         } catch (err) {
           // A converter or indexer bug must not kill the stream silently.
           this.#o.log.error({ informer: this.name, phase, err: describeError(err) }, 'failed to apply watch event');
@@ -637,7 +646,8 @@ export class Informer<T> {
       return undefined;
     }
     if (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED') return undefined;
-    return this.#cache.collectEvent(initial.fresh, phase, raw, rv);
+    const unreadable = this.#cache.collectEvent(initial.fresh, phase, raw, rv);
+    return unreadable ?? undecodableEnd(phase, raw);
   }
 
   /**
@@ -660,9 +670,10 @@ export class Informer<T> {
     }
     if (phase !== 'ADDED' && phase !== 'MODIFIED' && phase !== 'DELETED') return undefined;
     const unreadable = this.#cache.applyEvent(phase, raw, rv);
-    if (unreadable) this.#rv = ''; // relist (failing until it can be read), as the reflector after a watch it could not decode
+    const undecodable = undecodableEnd(phase, raw);
+    if (unreadable || undecodable) this.#rv = ''; // relist (failing until it can be read), as the reflector after a watch it could not decode
     else if (rv) this.#rv = rv;
-    return unreadable;
+    return unreadable ?? undecodable;
   }
 
   // ---- timers -------------------------------------------------------------------------------
@@ -692,4 +703,12 @@ export class Informer<T> {
       this.#cancelWatch?.();
     }
   }
+}
+
+/**
+ * The error that ends a watch stream after an event whose object did not decode (an
+ * `UndecodableObject`, applied to the cache first by the JSON path's rules), else `undefined`.
+ */
+function undecodableEnd(phase: string, raw: unknown): UndecodableEventError | undefined {
+  return raw instanceof UndecodableObject ? new UndecodableEventError(`${phase} event: ${raw.reason}`) : undefined;
 }

@@ -11,6 +11,7 @@
  */
 import { describeError } from './client.js';
 import { rawKey, rawMeta } from './listwatch.js';
+import { UndecodableObject } from './undecodable.js';
 import type { Logger } from '../log/logger.js';
 
 /** A handler of newly cached objects. */
@@ -193,9 +194,16 @@ export class InformerCache<T> {
 
   /**
    * Wire/typed object → slim object through the informer's converter.
-   * @returns `undefined` (logged and counted as malformed) when the converter rejects or throws.
+   * @returns `undefined` (logged and counted as malformed) when the converter rejects or throws, or
+   *   for an `UndecodableObject` (src/kube/undecodable.ts), which never reaches the converter.
    */
   convert(raw: unknown): T | undefined {
+    if (raw instanceof UndecodableObject) {
+      // Its wire bytes did not decode (src/kube/undecodable.ts): malformed, keyed by the name read first.
+      this.#malformed++;
+      this.#log.warn({ informer: this.#name, ...rawMeta(raw), reason: raw.reason }, 'skipping object whose wire bytes did not decode');
+      return undefined;
+    }
     let obj: T | undefined;
     try {
       obj = this.#convertFn(raw);

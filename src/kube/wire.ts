@@ -21,11 +21,18 @@
  *   bad framing); a list page is fetched again as JSON, a watch stream ends with the error (the
  *   informer backs off and reopens it, as JSON).
  * Each fallback is sticky: the codec speaks JSON from then on, for the life of the process (upstream
- * has no fallback at all; a restart tries protobuf again). One object whose bytes do not decode is
- * logged, counted (`..._wire_malformed_total{resource}`) and skipped, as a malformed JSON object is.
+ * has no fallback at all; a restart tries protobuf again).
+ *
+ * One object whose bytes do not decode (./protobuf/decoder.ts reads bytes as upstream's gogo
+ * `Unmarshal` does, so only where that fails too) is logged and counted
+ * (`..._wire_malformed_total{resource}`) and reaches the informer as an `UndecodableObject` keyed by
+ * the name and namespace read from its bytes first (./undecodable.ts), so the cache applies the JSON
+ * path's rules for a malformed object of that key; a watch stream ends after such an event and the
+ * informer relists, as client-go's StreamWatcher and reflector do (issue 53).
  *
  * Deliberate difference from upstream: none in behaviour; what the controllers see is the same
- * slim object either way (test/integration/wire-roundtrip.test.ts compares them on a real API server).
+ * slim object either way, strings that are not UTF-8 included (test/integration/wire-roundtrip.test.ts
+ * compares them on a real API server, test/unit/wire-equivalence.test.ts with any bytes).
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { describeError, getRaw, httpError, metricsSinkOf, openWatchStream, uncompressedWatchConfig, type RawResponse, type WatchStarter, type WatchStream } from './client.js';
@@ -34,6 +41,7 @@ import type { Logger } from '../log/logger.js';
 import { FrameReader, WireFormatError } from './protobuf/envelope.js';
 import { defaultKubeContentType, PROTOBUF_CONTENT_TYPE, type KubeContentType } from './contenttype.js';
 import { decodeList, decodeWatchEvent, type ProtobufKind } from './protobuf/views.js';
+import { UndecodableEventError } from './undecodable.js';
 
 /** Why a codec fell back to JSON (the `reason` label). */
 export type WireFallbackReason = 'refused' | 'content-type' | 'decode-error';
@@ -201,21 +209,29 @@ export class WireCodec {
   ): Promise<void> {
     const frames = new FrameReader();
     const labels = this.#o.labels ?? true;
+    const deliver = (type: string, obj: unknown): void => {
+      try {
+        callback(type, obj);
+      } catch (err) {
+        // As client-node's Watch: a throwing callback does not end the stream.
+        this.#o.log.error({ resource: this.#o.resource, err: describeError(err) }, 'watch callback threw');
+      }
+    };
     try {
       for await (const chunk of body) {
         onData();
         for (const f of frames.push(chunk)) {
           const ev = decodeWatchEvent(this.#o.kind, f, labels);
-          if (ev.object === undefined) {
+          if (ev.undecodable !== undefined) {
             this.#malformed(1, `watch ${ev.type} event`);
-            continue;
+            // The keyed unreadable object reaches the cache (the JSON path's rules), then the
+            // stream ends and the informer relists: client-go's StreamWatcher sends a watch.Error
+            // for an event it cannot decode and stops, and its reflector relists.
+            if (ev.object !== undefined) deliver(ev.type, ev.object);
+            finish(new UndecodableEventError(ev.undecodable));
+            return;
           }
-          try {
-            callback(ev.type, ev.object);
-          } catch (err) {
-            // As client-node's Watch: a throwing callback does not end the stream.
-            this.#o.log.error({ resource: this.#o.resource, err: describeError(err) }, 'watch callback threw');
-          }
+          deliver(ev.type, ev.object);
         }
       }
       finish(null);

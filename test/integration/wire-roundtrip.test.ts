@@ -11,6 +11,10 @@
  * - The factory informers (nodes, pods, leases), watch-list and list+watch, in both encodings, see
  *   the same caches after the initial sync and after updates and deletions arrive by watch, and the
  *   protobuf ones never fell back to JSON.
+ * - Issue 53: a Node and a Pod carrying bytes that are not UTF-8, written with a protobuf PUT as a Go
+ *   client can (a node-problem-detector condition message, a container's termination message, a
+ *   pod condition message), read the same in both encodings, one by one, as lists and through the
+ *   informers: the API server's JSON shows each invalid byte as U+FFFD, and so does the decoder.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,6 +29,9 @@ import { realClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createTestNamespace, kubeconfigPath, uniquePrefix, waitFor } from '../support/cluster.js';
 import { laneMinor } from '../support/lane.js';
+import { putProtobuf, rawString, readProtobuf } from '../support/protobuf-writes.js';
+import { ContainerStatusSchema, NodeConditionSchema, NodeSchema, PodConditionSchema, PodSchema } from '../../src/kube/protobuf/gen/k8s.io/api/core/v1/generated_pb.js';
+import { create } from '@bufbuild/protobuf';
 
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
@@ -251,3 +258,129 @@ describe('protobuf and JSON give the same slim objects', () => {
     });
   }
 });
+
+describe('bytes that are not UTF-8, written by a protobuf client (issue 53: the wire format never changes a decision)', () => {
+  const prefix = uniquePrefix('wire-raw');
+  const namespace = prefix;
+  const node = `${prefix}-npd`;
+  const fallbacks: string[] = [];
+  const malformed: string[] = [];
+  let clients: KubeClients;
+  /** What the API server's JSON shows for each raw message (Go encoding/json: U+FFFD per invalid byte). */
+  const SHOWN = {
+    kernel: 'kernel: \uFFFD( deadlock \uFFFD\uFFFDA',
+    terminated: 'exit \uFFFD\uFFFD\uFFFD panic',
+    ready: '\uFEFFnot ready \uFFFD',
+  };
+
+  before(async () => {
+    const sink: RestClientMetricsSink = {
+      request: () => {},
+      rateLimiterWait: () => {},
+      wireFallback: (resource, reason) => fallbacks.push(`${resource}:${reason}`),
+      wireMalformed: (resource) => malformed.push(resource),
+    };
+    clients = makeClients(loadKubeConfig(kubeconfigPath()), {}, sink);
+    const kc = clients.kubeConfig;
+    await createTestNamespace(clients, namespace);
+    const t = { seconds: BigInt(Math.floor(Date.now() / 1000) - 60), nanos: 0 };
+    await clients.core.createNode({ body: { metadata: { name: node, labels: { 'nlc.sim/fleet': prefix, 'topology.kubernetes.io/zone': 'z' } } } });
+    // A node-problem-detector style condition whose message holds C3 28 and E2 82 41 (a lead byte without its continuation, a truncated sequence).
+    const kernel = rawString([...Buffer.from('kernel: '), 0xc3, 0x28, ...Buffer.from(' deadlock '), 0xe2, 0x82, 0x41]);
+    const n = await readProtobuf(kc, `/api/v1/nodes/${node}`, NodeSchema);
+    n.status!.conditions = [
+      create(NodeConditionSchema, { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: t, lastTransitionTime: t }),
+      create(NodeConditionSchema, { type: 'KernelDeadlock', status: 'False', reason: 'KernelHasNoDeadlock', message: kernel.placeholder, lastHeartbeatTime: t, lastTransitionTime: t }),
+    ];
+    const putNode = await putProtobuf(kc, `/api/v1/nodes/${node}/status`, NodeSchema, n, 'Node', 'v1', [kernel]);
+    assert.equal(putNode.status, 200, putNode.body);
+    await clients.core.createNamespacedPod({ namespace, body: { metadata: { name: 'raw' }, spec: { nodeName: node, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } } });
+    // A container's termination message is whatever it wrote to its file: here a truncated four-byte sequence.
+    const terminated = rawString([...Buffer.from('exit '), 0xf0, 0x9f, 0x98, ...Buffer.from(' panic')]);
+    const ready = rawString([0xef, 0xbb, 0xbf, ...Buffer.from('not ready '), 0xff]);
+    const p = await readProtobuf(kc, `/api/v1/namespaces/${namespace}/pods/raw`, PodSchema);
+    p.status!.phase = 'Failed';
+    p.status!.conditions = [create(PodConditionSchema, { type: 'Ready', status: 'False', reason: 'PodFailed', message: ready.placeholder, lastTransitionTime: t })];
+    p.status!.containerStatuses = [
+      create(ContainerStatusSchema, { name: 'c', image: 'registry.k8s.io/pause:3.10', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 2, reason: 'Error', message: terminated.placeholder, startedAt: t, finishedAt: t } } }),
+    ];
+    const putPod = await putProtobuf(kc, `/api/v1/namespaces/${namespace}/pods/raw/status`, PodSchema, p, 'Pod', 'v1', [terminated, ready]);
+    assert.equal(putPod.status, 200, putPod.body);
+  });
+
+  after(async () => {
+    await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    await clients.core.deleteNode({ name: node }).catch(() => undefined);
+  });
+
+  async function readProtobufBytes(path: string): Promise<Uint8Array> {
+    const res = await getRaw(clients.kubeConfig, path, {}, { accept: PROTOBUF });
+    assert.equal(res.status, 200, `${path}: HTTP ${res.status}`);
+    return new Uint8Array(await res.arrayBuffer());
+  }
+
+  test('the API server stored the bytes and its JSON shows U+FFFD per invalid byte; protobuf reads the same node and pod', async () => {
+    const nodeJson = toNode(await getJson(clients.kubeConfig, `/api/v1/nodes/${node}`, {}));
+    const nodePb = toNode(decodeObject('Node', await readProtobufBytes(`/api/v1/nodes/${node}`)));
+    assert.equal(nodeJson?.conditions.find((c) => c.type === 'KernelDeadlock')?.message, SHOWN.kernel, 'Go writes two U+FFFD for E2 82 (WHATWG would write one)');
+    assert.deepEqual(nodePb, nodeJson);
+    const podPath = `/api/v1/namespaces/${namespace}/pods/raw`;
+    const podJsonRaw = (await getJson(clients.kubeConfig, podPath, {})) as { status: { containerStatuses: { state: { terminated: { message: string } } }[] } };
+    assert.equal(podJsonRaw.status.containerStatuses[0]?.state.terminated.message, SHOWN.terminated);
+    const podJson = toPod(podJsonRaw);
+    assert.equal(podJson?.conditions.find((c) => c.type === 'Ready')?.message, SHOWN.ready, 'a leading BOM is text');
+    assert.deepEqual(toPod(decodeObject('Pod', await readProtobufBytes(podPath))), podJson);
+  });
+
+  test('as lists, both encodings give the same objects and no item is malformed', async () => {
+    const nodePath = `/api/v1/nodes?labelSelector=${encodeURIComponent(`nlc.sim/fleet=${prefix}`)}`;
+    const podPath = `/api/v1/namespaces/${namespace}/pods`;
+    const lists: [ProtobufKind, string, (raw: unknown) => unknown][] = [
+      ['Node', nodePath, toNode],
+      ['Pod', podPath, toPod],
+    ];
+    for (const [kind, path, convert] of lists) {
+      const json = (await getJson(clients.kubeConfig, path, {})) as { items: unknown[] };
+      const pb = decodeList(kind, await readProtobufBytes(path));
+      assert.equal(pb.malformed, 0, kind);
+      assert.equal(pb.items.length, 1, kind);
+      assert.deepEqual(pb.items.map(convert), json.items.map(convert), kind);
+    }
+  });
+
+  for (const watchList of [true, false]) {
+    test(`the informers (${watchList ? 'watch-list' : 'list+watch'}) hold the same node and pod in both encodings, also when they change by watch`, { timeout: 120_000 }, async () => {
+      const opts = (contentType: KubeContentType) => ({ log: silentLogger, clock: realClock, watchList, contentType });
+      const build = (contentType: KubeContentType): Informer<unknown>[] => [
+        nodeInformer(clients, { ...opts(contentType), labelSelector: `nlc.sim/fleet=${prefix}` }) as Informer<unknown>,
+        podInformer(clients, { ...opts(contentType), fieldSelector: `metadata.namespace=${namespace}` }) as Informer<unknown>,
+      ];
+      const pb = build(PROTOBUF);
+      const js = build('application/json');
+      const snapshot = (infs: Informer<unknown>[]): unknown[] => infs.map((i) => i.keys().sort().map((k) => [k, i.get(k)]));
+      try {
+        for (const i of [...pb, ...js]) await i.start();
+        for (const i of [...pb, ...js]) await i.waitForSync();
+        assert.deepEqual(snapshot(pb), snapshot(js), 'after the initial sync');
+        assert.equal(pb[0]!.keys().length, 1, 'the node is in the protobuf cache');
+        assert.equal(pb[1]!.keys().length, 1, 'the pod is in the protobuf cache');
+        // A change by watch: the event carries the raw bytes too.
+        await clients.core.patchNodeStatus({ name: node, body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }] } } }, STRATEGIC);
+        const seen = (infs: Informer<unknown>[]): boolean => toNodeReady(infs[0]!.get(node)) === 'False';
+        await waitFor('both encodings see the watch event', () => seen(pb) && seen(js));
+        assert.deepEqual(snapshot(pb), snapshot(js), 'after the watch event');
+        assert.equal([...pb, ...js].reduce((n, i) => n + i.stats().malformed, 0), 0);
+        await clients.core.patchNodeStatus({ name: node, body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }] } } }, STRATEGIC);
+      } finally {
+        for (const i of [...pb, ...js]) i.stop();
+      }
+      assert.deepEqual(fallbacks, [], 'protobuf was used throughout');
+      assert.deepEqual(malformed, []);
+    });
+  }
+});
+
+/** The Ready status of a cached slim node. */
+function toNodeReady(n: unknown): string | undefined {
+  return (n as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Ready')?.status;
+}

@@ -9,6 +9,7 @@ import { FakeClock } from '../../src/util/clock.js';
 import { Informer } from '../../src/kube/informer.js';
 import { INITIAL_EVENTS_END_ANNOTATION, watchListClientEnabled, type ListPage, type ListPageOptions, type WatchLike } from '../../src/kube/listwatch.js';
 import { toLease, type Lease } from '../../src/kube/objects.js';
+import { UndecodableEventError, UndecodableObject } from '../../src/kube/undecodable.js';
 import type { Logger } from '../../src/log/logger.js';
 
 const NS = 'kube-node-lease';
@@ -889,5 +890,99 @@ describe('Informer: watch-list (reflector.go watchList)', () => {
     assert.equal(watchListClientEnabled({}), true);
     assert.equal(watchListClientEnabled({ KUBE_FEATURE_WatchListClient: 'true' }), true);
     for (const v of ['false', 'False', 'FALSE', 'f', '0']) assert.equal(watchListClientEnabled({ KUBE_FEATURE_WatchListClient: v }), false, v);
+  });
+});
+
+describe('Informer: objects whose wire bytes did not decode (issue 53)', () => {
+  const undecodable = (name: string): UndecodableObject => new UndecodableObject({ name, namespace: NS }, 'field 3: wire type 0, expected 2');
+
+  for (const keepLastReadable of [false, true]) {
+    test(`a list item that did not decode takes the JSON path's rules by its key: ${keepLastReadable ? 'the last readable version is kept, marked' : 'absent'}`, async () => {
+      const { clock, server, watch, informer, events } = setup({ keepLastReadable });
+      server.set('a', 'kubelet-a');
+      server.set('b');
+      await informer.start();
+      await informer.waitForSync();
+      await flush();
+      events.length = 0;
+      server.objects.set('a', undecodable('a') as unknown as Record<string, unknown>);
+      watch.last.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+      watch.last.end();
+      await flush();
+      await goneBackoff(clock);
+      assert.equal(server.listCalls.length, 2, 'relisted');
+      assert.deepEqual(informer.keys().sort(), keepLastReadable ? [`${NS}/a`, `${NS}/b`] : [`${NS}/b`], 'never dropped for being undecodable where JSON would keep it');
+      assert.equal(informer.newestUnreadable(`${NS}/a`), keepLastReadable);
+      assert.deepEqual(events, keepLastReadable ? [] : ['delete a']);
+      assert.equal(informer.stats().malformed, 1, 'counted as malformed');
+      informer.stop();
+    });
+
+    test(`a watch event that did not decode reaches the cache by its key (${keepLastReadable ? 'kept, marked' : 'absent'}), ends the stream and relists after the backoff`, async () => {
+      const { clock, server, watch, informer, events } = setup({ keepLastReadable });
+      server.set('a', 'kubelet-a');
+      await informer.start();
+      await informer.waitForSync();
+      await flush();
+      events.length = 0;
+      const stream = watch.last;
+      stream.emit('MODIFIED', undecodable('a'));
+      assert.equal(stream.aborted, true, 'the stream ends at the event, as client-go StreamWatcher stops');
+      assert.equal(informer.newestUnreadable(`${NS}/a`), keepLastReadable);
+      assert.deepEqual(events, keepLastReadable ? [] : ['delete a']);
+      assert.equal(informer.stats().resourceVersion, '', 'the next round lists');
+      await flush();
+      assert.equal(server.listCalls.length, 1, 'not before the backoff');
+      await clock.advanceAsync(1200);
+      await flush();
+      assert.equal(server.listCalls.length, 2, 'relisted, as the reflector after a watch.Error');
+      informer.stop();
+    });
+  }
+
+  test('a DELETED event that did not decode removes the object by its key: no ghost', async () => {
+    const { server, watch, informer, events } = setup();
+    server.set('a');
+    server.set('b');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    events.length = 0;
+    server.objects.delete('b');
+    watch.last.emit('DELETED', undecodable('b'));
+    assert.deepEqual(informer.keys(), [`${NS}/a`]);
+    assert.deepEqual(events, ['delete b']);
+    informer.stop();
+  });
+
+  test('the codec ending a stream for an event without an object (ERROR, BOOKMARK) relists too', async () => {
+    const { clock, server, watch, informer } = setup();
+    server.set('a');
+    await informer.start();
+    await informer.waitForSync();
+    await flush();
+    watch.last.end(new UndecodableEventError('BOOKMARK event: truncated varint'));
+    await flush();
+    await clock.advanceAsync(1200);
+    await flush();
+    assert.equal(server.listCalls.length, 2);
+    informer.stop();
+  });
+
+  test('a watch-list whose initial events carry one that did not decode falls back to a list at once, as the reflector after a watch-list error', async () => {
+    const { server, watch, informer } = setup({ watchList: true });
+    server.set('a');
+    server.set('b');
+    await informer.start();
+    await flush();
+    const s = watch.last;
+    s.emit('ADDED', server.objects.get('a'));
+    s.emit('ADDED', undecodable('b'));
+    assert.equal(s.aborted, true);
+    await flush();
+    assert.equal(server.listCalls.length, 1, 'listed in the same round');
+    assert.equal(informer.hasSynced(), true);
+    assert.deepEqual(informer.keys().sort(), [`${NS}/a`, `${NS}/b`]);
+    informer.stop();
   });
 });

@@ -22,7 +22,8 @@ import { UnknownSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/p
 import { toLease, toPod } from '../../src/kube/objects.js';
 import { WireCodec } from '../../src/kube/wire.js';
 import { defaultKubeContentType, parseKubeContentType } from '../../src/kube/contenttype.js';
-import type { ListPage, ListPageOptions } from '../../src/kube/listwatch.js';
+import { rawKey, type ListPage, type ListPageOptions } from '../../src/kube/listwatch.js';
+import { UndecodableEventError, UndecodableObject } from '../../src/kube/undecodable.js';
 import { silentLogger } from '../../src/log/logger.js';
 
 // ---- fixtures ---------------------------------------------------------------------------------
@@ -151,7 +152,8 @@ describe('views restore what JSON says and protobuf does not', () => {
     const p = toPod(withZeros);
     assert.ok(p);
     assert.equal(p.deletionGracePeriodSeconds, 0, 'a force delete (grace 0) is not lost');
-    assert.equal(p.deletionTimestamp, Number(T0 + 5n) * 1000 + 250);
+    // A metav1.Time has whole seconds: its Unmarshal drops the nanoseconds and its JSON has none (issue 53).
+    assert.equal(p.deletionTimestamp, Number(T0 + 5n) * 1000);
     assert.deepEqual(p.tolerations, [{ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }, { operator: 'Exists' }]);
     assert.deepEqual(p.conditions, [{ type: 'Ready', status: 'False' }], 'a zero lastTransitionTime and empty reason/message are absent, as JSON omits them');
     const plain = toPod(decodeObject('Pod', podBytes('q')));
@@ -391,42 +393,72 @@ describe('pods whose tolerations or owner references have the same wire bytes sh
 
 // ---- malformed messages -----------------------------------------------------------------------
 
-describe('malformed messages fail closed', () => {
-  test('a list item that does not decode is skipped and counted; the rest of the page is kept', () => {
-    const good = toBinary(PodSchema, create(PodSchema, pod('a')));
+describe('malformed messages reach the cache keyed (issue 53: the wire format never changes a decision)', () => {
+  const item = (b: Uint8Array): Uint8Array => Uint8Array.of(0x12, ...varint(b.length), ...b);
+  const podList = (...items: Uint8Array[]): Uint8Array => {
     const list = toBinary(PodListSchema, create(PodListSchema, { metadata: { resourceVersion: '42', continue: 'tok' } }));
-    // Append items by hand: a good one, a truncated one (a length past its end inside the item), a good one.
-    const item = (b: Uint8Array): Uint8Array => Uint8Array.of(0x12, ...varint(b.length), ...b);
-    const broken = Uint8Array.of(0x0a, 0x7f, 0x01);
-    const raw = Uint8Array.of(...list, ...item(good), ...item(broken), ...item(good));
-    const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'PodList' }, raw }));
-    const page = decodeList('Pod', Uint8Array.of(...PROTOBUF_MAGIC, ...unknown));
-    assert.equal(page.items.length, 2);
-    assert.equal(page.malformed, 1);
-    assert.deepEqual(page.metadata, { resourceVersion: '42', continue: 'tok' });
-  });
+    const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'PodList' }, raw: Uint8Array.of(...list, ...items.flatMap((b) => [...item(b)])) }));
+    return Uint8Array.of(...PROTOBUF_MAGIC, ...unknown);
+  };
+  /** A pod's bytes with a readable metadata (name b, namespace ns) and a spec whose container runs past its end. */
+  const brokenSpec = (): Uint8Array => {
+    const meta = toBinary(ObjectMetaSchema, create(ObjectMetaSchema, { name: 'b', namespace: 'ns', uid: 'u', resourceVersion: '7' }));
+    const spec = Uint8Array.of(0x0a, 0x7f, 0x01); // containers (1): a length past the spec's end
+    return Uint8Array.of(0x0a, ...varint(meta.length), ...meta, 0x12, ...varint(spec.length), ...spec);
+  };
 
-  test('a string that is not valid UTF-8 makes its item malformed (skipped and counted), never a misread name', () => {
-    // ObjectMeta.name (1) = C3 28: a lead byte without its continuation. A latin1 read would give "Ã(".
-    const meta = Uint8Array.of(0x0a, 0x02, 0xc3, 0x28, 0x1a, 0x02, 0x6e, 0x73);
-    const bad = Uint8Array.of(0x0a, meta.length, ...meta);
+  test('a list item that does not decode is a keyed unreadable object, counted; the rest of the page is kept', () => {
     const good = toBinary(PodSchema, create(PodSchema, pod('a')));
-    const list = toBinary(PodListSchema, create(PodListSchema, { metadata: { resourceVersion: '42' } }));
-    const item = (b: Uint8Array): Uint8Array => Uint8Array.of(0x12, ...varint(b.length), ...b);
-    const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'PodList' }, raw: Uint8Array.of(...list, ...item(bad), ...item(good)) }));
-    const page = decodeList('Pod', Uint8Array.of(...PROTOBUF_MAGIC, ...unknown));
-    assert.deepEqual(page.items.map((i) => (i['metadata'] as { name?: string }).name), ['a']);
-    assert.equal(page.malformed, 1);
-    const object = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'Pod' }, raw: bad }));
-    assert.throws(() => decodeObject('Pod', Uint8Array.of(...PROTOBUF_MAGIC, ...object)));
+    const page = decodeList('Pod', podList(good, brokenSpec(), Uint8Array.of(0x0a, 0x7f, 0x01), good));
+    assert.equal(page.items.length, 4);
+    assert.equal(page.malformed, 2);
+    assert.deepEqual(page.metadata, { resourceVersion: '42', continue: 'tok' });
+    assert.ok(page.items[1] instanceof UndecodableObject);
+    assert.deepEqual(page.items[1].metadata, { name: 'b', namespace: 'ns' }, 'the name and namespace are read first');
+    assert.equal(rawKey(page.items[1]), 'ns/b');
+    assert.ok(page.items[2] instanceof UndecodableObject);
+    assert.deepEqual(page.items[2].metadata, {}, 'metadata that does not read whole gives no key');
+    assert.equal(toPod(page.items[1]), undefined, 'no converter makes an object of it');
   });
 
-  test('a watch frame whose object does not decode gives no object (skipped); a frame that is no WatchEvent is a stream error', () => {
+  test('a string that is not valid UTF-8 reads as the API server\'s JSON shows it: U+FFFD per invalid byte (Go), never refused', () => {
+    const cases: [bytes: number[], json: string][] = [
+      [[0xc3, 0x28], '\uFFFD('], // a lead byte without its continuation
+      [[0xe2, 0x82, 0x41], '\uFFFD\uFFFDA'], // a truncated three-byte sequence: two in Go, one in WHATWG
+      [[0xef, 0xbb, 0xbf, 0x61], '\uFEFFa'], // a leading BOM is text (TextDecoder would drop it)
+      [[0xed, 0xa0, 0x80], '\uFFFD\uFFFD\uFFFD'], // a surrogate
+      [[0xc0, 0x80], '\uFFFD\uFFFD'], // an overlong NUL
+      [[0xf4, 0x90, 0x80, 0x80], '\uFFFD\uFFFD\uFFFD\uFFFD'], // past U+10FFFF
+      [[0xf0, 0x9f, 0x98], '\uFFFD\uFFFD\uFFFD'], // a truncated four-byte sequence
+      [[0x61, 0xff, 0xe2, 0x82, 0xac], 'a\uFFFD\u20AC'], // valid runs around an invalid byte stay as they are
+    ];
+    for (const [bytes, json] of cases) {
+      // ObjectMeta.name (1) and namespace (3, "ns") of a pod written by hand.
+      const meta = Uint8Array.of(0x0a, bytes.length, ...bytes, 0x1a, 0x02, 0x6e, 0x73, 0x2a, 0x01, 0x75, 0x32, 0x01, 0x37, 0x42, 0x06, 0x08, 0x80, 0xf7, 0xc4, 0xd5, 0x06);
+      const page = decodeList('Pod', podList(Uint8Array.of(0x0a, meta.length, ...meta)));
+      assert.equal(page.malformed, 0, JSON.stringify(bytes));
+      assert.equal(toPod(page.items[0])?.name, json, JSON.stringify(bytes));
+    }
+  });
+
+  test('a watch event whose object does not decode carries its keyed unreadable object and is marked undecodable; a frame that is no WatchEvent is a stream error', () => {
     const ok = decodeWatchEvent('Pod', watchFrame('ADDED', podBytes('a')));
     assert.equal(ok.type, 'ADDED');
+    assert.equal(ok.undecodable, undefined);
     assert.equal(toPod(ok.object)?.name, 'a');
-    const badObject = decodeWatchEvent('Pod', watchFrame('MODIFIED', Uint8Array.of(...PROTOBUF_MAGIC, 0xff, 0xff)));
-    assert.deepEqual(badObject, { type: 'MODIFIED', object: undefined });
+    const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'Pod' }, raw: brokenSpec() }));
+    const keyed = decodeWatchEvent('Pod', watchFrame('DELETED', Uint8Array.of(...PROTOBUF_MAGIC, ...unknown)));
+    assert.equal(keyed.type, 'DELETED');
+    assert.ok(keyed.object instanceof UndecodableObject);
+    assert.deepEqual(keyed.object.metadata, { name: 'b', namespace: 'ns' });
+    assert.match(keyed.undecodable ?? '', /DELETED event/);
+    const noEnvelope = decodeWatchEvent('Pod', watchFrame('MODIFIED', Uint8Array.of(...PROTOBUF_MAGIC, 0xff, 0xff)));
+    assert.ok(noEnvelope.object instanceof UndecodableObject && noEnvelope.undecodable !== undefined);
+    assert.deepEqual(noEnvelope.object.metadata, {});
+    const badType = decodeWatchEvent('Pod', watchFrame('SOMETHING', podBytes('a')));
+    assert.deepEqual([badType.object, typeof badType.undecodable], [undefined, 'string'], "a type client-go's decoder refuses");
+    const badStatus = decodeWatchEvent('Pod', watchFrame('ERROR', Uint8Array.of(...PROTOBUF_MAGIC, 0xff)));
+    assert.deepEqual([badStatus.object, typeof badStatus.undecodable], [undefined, 'string']);
     assert.throws(() => decodeWatchEvent('Pod', Uint8Array.of(0xff, 0xff, 0xff)), WireFormatError);
   });
 
@@ -561,13 +593,12 @@ describe('WireCodec', () => {
     assert.equal(c.protobuf, true);
   });
 
-  test('a watch delivers good events, skips and counts a malformed object, and ends with a decode error at a garbled frame', async () => {
+  test('a watch delivers good events, and ends with a decode error at a garbled frame (JSON from then on)', async () => {
     let query = '';
     handler = (req, res) => {
       query = req.url ?? '';
       res.setHeader('content-type', 'application/vnd.kubernetes.protobuf;stream=watch');
       res.write(Buffer.from(frame([watchFrame('ADDED', podBytes('a'))])));
-      res.write(Buffer.from(frame([watchFrame('MODIFIED', Uint8Array.of(...PROTOBUF_MAGIC, 0xff))])));
       res.write(Buffer.from(frame([watchFrame('ADDED', podBytes('b'))])));
       res.end(Buffer.from(frame([Uint8Array.of(0xff, 0xff, 0xff)])));
     };
@@ -580,11 +611,33 @@ describe('WireCodec', () => {
     assert.ok(err instanceof WireFormatError, String(err));
     assert.match(query, /watch=true/);
     assert.deepEqual(events, ['ADDED a', 'ADDED b']);
-    assert.deepEqual(malformed, ['pods']);
+    assert.deepEqual(malformed, []);
     assert.deepEqual(fallbacks, ['pods:decode-error']);
     // The informer reopens the watch after its backoff: as JSON now.
     await c.watch('/api/v1/pods', {}, () => {}, () => {});
     assert.deepEqual(jsonCalls, ['watch']);
+  });
+
+  test('an event whose object does not decode is delivered as its keyed unreadable object, counted, and ends the stream; still protobuf (issue 53)', async () => {
+    handler = (_req, res) => {
+      res.setHeader('content-type', 'application/vnd.kubernetes.protobuf;stream=watch');
+      res.write(Buffer.from(frame([watchFrame('ADDED', podBytes('a'))])));
+      res.write(Buffer.from(frame([watchFrame('MODIFIED', Uint8Array.of(...PROTOBUF_MAGIC, 0xff))])));
+      // Never read: client-go's StreamWatcher stops at the event it cannot decode, and so does the codec.
+      res.end(Buffer.from(frame([watchFrame('ADDED', podBytes('c'))])));
+    };
+    const { c, fallbacks, malformed, jsonCalls } = codec('application/vnd.kubernetes.protobuf');
+    const events: unknown[] = [];
+    const err = await new Promise<unknown>((resolve) => void c.watch('/api/v1/pods', {}, (type, obj) => events.push([type, obj instanceof UndecodableObject ? 'undecodable' : toPod(obj)?.name]), resolve));
+    assert.ok(err instanceof UndecodableEventError, String(err));
+    assert.deepEqual(events, [
+      ['ADDED', 'a'],
+      ['MODIFIED', 'undecodable'],
+    ]);
+    assert.deepEqual(malformed, ['pods']);
+    assert.deepEqual(fallbacks, [], 'not a reason to leave protobuf: the informer relists');
+    assert.deepEqual(jsonCalls, []);
+    assert.equal(c.protobuf, true);
   });
 
   test('a protobuf watch asks for an uncompressed stream; one compressed anyway is reopened as JSON, never read as frames', async () => {

@@ -18,13 +18,19 @@
  * frozen and shared by every pod whose list has the same wire bytes (./decoder.ts), which the
  * converter then finds by identity (objects.ts `SharedPodList`). Never mutate a view.
  *
- * Pure: no I/O. Errors: {@link decodeObject} and friends throw on bytes that do not decode.
+ * An object whose bytes do not decode (upstream's `Unmarshal` would refuse them too: ./decoder.ts)
+ * is not left out: a list item or watch event carries an `UndecodableObject` (src/kube/undecodable.ts)
+ * keyed by the name and namespace read from its bytes first, so the informer's cache applies the
+ * JSON path's rules for a malformed object of that key (issue 53).
+ *
+ * Pure: no I/O. Errors: {@link decodeObject} throws on bytes that do not decode.
  */
 import { fromBinary } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { ListMetaSchema, StatusSchema } from './gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
-import { leaseView, nodeView, podView, watchEventFields, type MetaOptions, type View } from './decoder.js';
+import { leaseView, nodeView, podView, undecodableMeta, watchEventFields, type MetaOptions, type View } from './decoder.js';
 import { unwrapEnvelope, WireFormatError } from './envelope.js';
+import { UndecodableObject } from '../undecodable.js';
 
 export type { View } from './decoder.js';
 
@@ -55,14 +61,24 @@ export function decodeObject(kind: ProtobufKind, bytes: Uint8Array, withAnnotati
 /** One decoded page of a list: the JSON list shape src/kube/listwatch.ts `ListPage` reads. */
 export interface ListView {
   metadata: { resourceVersion: string; continue?: string };
-  items: View[];
-  /** Items skipped because their bytes did not decode (the rest of the page is kept). */
+  /** Each item's view, or for an item that did not decode its keyed `UndecodableObject`. */
+  items: (View | UndecodableObject)[];
+  /** Items whose bytes did not decode (each is in `items` as an `UndecodableObject`). */
   malformed: number;
 }
 
 /**
- * Decodes an enveloped `<kind>List`. Items are decoded one by one, so a malformed item is skipped
- * (and counted in `malformed`) instead of failing the page.
+ * The keyed unreadable object of an enveloped or bare object's bytes that did not decode.
+ * @param raw the object's message bytes (the envelope's `raw`).
+ */
+function undecodable(raw: Uint8Array, err: unknown): UndecodableObject {
+  return new UndecodableObject(undecodableMeta(raw), err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * Decodes an enveloped `<kind>List`. Items are decoded one by one, so a malformed item becomes a
+ * keyed `UndecodableObject` (and is counted in `malformed`) instead of failing the page: the
+ * informer's cache then applies the JSON path's rules to it (src/kube/informercache.ts).
  * @param withLabels keep each item's `metadata.labels` (default true).
  * @throws {WireFormatError} when the envelope or the list's own framing is malformed, or it is not a `<kind>List`.
  */
@@ -85,7 +101,8 @@ export function decodeList(kind: ProtobufKind, bytes: Uint8Array, withLabels = t
         const item = r.bytes();
         try {
           out.items.push(decode(item, meta));
-        } catch {
+        } catch (err) {
+          out.items.push(undecodable(item, err));
           out.malformed++;
         }
       } else {
@@ -98,18 +115,28 @@ export function decodeList(kind: ProtobufKind, bytes: Uint8Array, withLabels = t
   return out;
 }
 
-/** One decoded watch frame: the event type and its object's view (`undefined` when the object did not decode). */
+/** One decoded watch frame: the event type and its object's view. */
 export interface WatchEventView {
   type: string;
-  object: View | undefined;
+  /**
+   * The object's view; when {@link WatchEventView.undecodable} is set, the keyed
+   * `UndecodableObject` of an ADDED, MODIFIED or DELETED event, else `undefined`.
+   */
+  object: View | UndecodableObject | undefined;
+  /** Why the event could not be read (its object did not decode, or its type is none of client-go's). */
+  undecodable?: string;
 }
+
+/** The event types client-go's watch decoder accepts (k8s.io/client-go v0.37.2 `rest/watch/decoder.go`). */
+const EVENT_TYPES: ReadonlySet<string> = new Set(['ADDED', 'MODIFIED', 'DELETED', 'ERROR', 'BOOKMARK']);
 
 /**
  * Decodes one watch frame (a `metav1.WatchEvent` without envelope). An ERROR event's object is a
  * `metav1.Status` (`{code, reason, message}`); a BOOKMARK keeps its annotations.
  * @param withLabels keep the object's `metadata.labels` (default true).
- * @throws {WireFormatError} when the frame is not a WatchEvent (the stream is unusable); an object
- *   that does not decode gives `object: undefined` instead (that one event is skipped).
+ * @throws {WireFormatError} when the frame is not a WatchEvent (the stream is unusable). An event
+ *   whose object does not decode, or whose type client-go refuses, is returned with `undecodable`
+ *   set (the stream ends there and the informer relists, as client-go's reflector does).
  */
 export function decodeWatchEvent(kind: ProtobufKind, frameBytes: Uint8Array, withLabels = true): WatchEventView {
   let ev;
@@ -120,12 +147,21 @@ export function decodeWatchEvent(kind: ProtobufKind, frameBytes: Uint8Array, wit
     throw new WireFormatError(`watch frame: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (ev.type === '') throw new WireFormatError('watch frame: WatchEvent without a type');
+  if (!EVENT_TYPES.has(ev.type)) return { type: ev.type, object: undefined, undecodable: `invalid watch event type ${JSON.stringify(ev.type)}` };
   const raw = ev.raw;
   try {
     if (ev.type === 'ERROR') return { type: ev.type, object: statusView(raw) };
     return { type: ev.type, object: decodeObject(kind, raw, ev.type === 'BOOKMARK', withLabels) };
-  } catch {
-    return { type: ev.type, object: undefined };
+  } catch (err) {
+    const why = `${ev.type} event: ${err instanceof Error ? err.message : String(err)}`;
+    if (ev.type === 'ERROR' || ev.type === 'BOOKMARK') return { type: ev.type, object: undefined, undecodable: why };
+    let object: UndecodableObject;
+    try {
+      object = undecodable(unwrapEnvelope(raw).raw, err);
+    } catch {
+      object = new UndecodableObject({}, why); // not even the envelope: no key
+    }
+    return { type: ev.type, object, undecodable: why };
   }
 }
 
