@@ -18,7 +18,6 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { ControllerProcess, UPSTREAM_CONTROLLERS } from '../../bench/lib/procs.js';
@@ -26,6 +25,7 @@ import type { RunningController } from '../../src/cli/run.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { createTestNamespace, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
+import { kubeControllerManagerBinary } from '../support/kube-controller-manager.js';
 import { PrivateControlPlane } from '../support/private-cluster.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -46,13 +46,6 @@ after(async () => {
   await cp?.run('down').catch(() => undefined);
   await cp?.remove();
 });
-
-/** kube-controller-manager of the lane, built on first use (up to ~5 min on 2 cores when cold; cached afterwards). */
-function kubeControllerManagerBinary(): string {
-  const script = join(ROOT, 'scripts/control-plane.sh');
-  execFileSync('bash', [script, 'install', '--with-kcm'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 1_200_000 });
-  return execFileSync('bash', [script, 'bin', 'kube-controller-manager'], { encoding: 'utf8' }).trim();
-}
 
 /** The two pods of one side: one on the out-of-service node, one never scheduled; both deleted and held by the finalizer. */
 async function terminatingPods(clients: KubeClients, namespace: string, node: string, side: string): Promise<{ outOfService: string; unscheduled: string }> {

@@ -5,18 +5,16 @@
  * kube-controller-manager (reads them: Go strings are bytes) sees 3 of 5 not Ready: PartialDisruption,
  * no NoExecute taint. Ours must too; before the fix its protobuf decoder could not read that node, saw
  * 2 of 4 not Ready (Normal) and tainted the other two dead nodes `unreachable:NoExecute`.
+ * Ours alone, on every lane; wire-zone-upstream.test.ts runs kube-controller-manager 1.37.2 itself on
+ * the same zone, then ours, and compares them (the 1.37 lane).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { create } from '@bufbuild/protobuf';
-import { Fleet } from '@node-lifecycle-controller/sim/fleet';
-import { NodeConditionSchema, NodeSchema } from '../../src/kube/protobuf/gen/k8s.io/api/core/v1/generated_pb.js';
 import { createTestNamespace, holdsFor, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { NodeObserver } from '../support/observe.js';
-import { putProtobuf, rawString, readProtobuf } from '../support/protobuf-writes.js';
+import { putKernelDeadlockCondition, WIRE_ZONE_GRACE_MS as GRACE_MS, wireZoneFleet } from '../support/wire-zone.js';
 
-const GRACE_MS = 4000;
 const UNREACHABLE = 'node.kubernetes.io/unreachable';
 const NOT_READY = 'node.kubernetes.io/not-ready';
 const clients = testClients();
@@ -25,28 +23,12 @@ describe('a zone whose node carries a condition message that is not UTF-8 (issue
   test('3 of its 5 nodes die, that node among them: PartialDisruption and no NoExecute taint, as kube-controller-manager', { timeout: 180_000 }, async () => {
     const prefix = uniquePrefix('wire-zone');
     await createTestNamespace(clients, prefix);
-    const fleet = new Fleet({
-      clients,
-      prefix,
-      namespace: prefix,
-      zones: 1,
-      nodesPerZone: 5,
-      podsPerNode: 0,
-      leaseRenewIntervalMs: 1000,
-      leaseDurationSeconds: 4,
-      // Status by Lease only: a kubelet status patch is applied to the object's JSON, which would turn the raw bytes into U+FFFD.
-      nodeStatusUpdateFrequencyMs: 600_000,
-    });
+    // Status by Lease only (see wireZoneFleet): the raw bytes stay as written.
+    const fleet = wireZoneFleet(clients, prefix);
     await fleet.start();
     const nodes = fleet.nodesInZone(fleet.zones()[0] as string);
     const npd = nodes[0] as string;
-    const kc = clients.kubeConfig;
-    const raw = rawString([...Buffer.from('task blocked '), 0xc3, 0x28, 0xe2, 0x82, 0x41, 0xff]);
-    const n = await readProtobuf(kc, `/api/v1/nodes/${npd}`, NodeSchema);
-    const now = { seconds: BigInt(Math.floor(Date.now() / 1000)), nanos: 0 };
-    n.status!.conditions.push(create(NodeConditionSchema, { type: 'KernelDeadlock', status: 'False', reason: 'KernelHasNoDeadlock', message: raw.placeholder, lastHeartbeatTime: now, lastTransitionTime: now }));
-    const put = await putProtobuf(kc, `/api/v1/nodes/${npd}/status`, NodeSchema, n, 'Node', 'v1', [raw]);
-    assert.equal(put.status, 200, put.body);
+    await putKernelDeadlockCondition(clients, npd);
     const controller = await startTestController(prefix, [`--node-monitor-grace-period=${GRACE_MS / 1000}s`, '--node-monitor-period=1s']);
     const observer = new NodeObserver(clients, `nlc.sim/fleet=${prefix}`, 100);
     await observer.start();
