@@ -29,6 +29,7 @@ import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff } fr
 import type { WritePriority, WriteRecheck, WriteScheduler } from '../kube/throttle.js';
 import type { Clock } from '../util/clock.js';
 import { conditionTaintDiff, fencedTaintSwap } from './taints.js';
+import { nodeConditionsEqual } from './health.js';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const STRATEGIC = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -181,7 +182,8 @@ export class NodeLifecycleWriter {
   /**
    * Writes node conditions computed by `compute` from the node as read (the cache copy first, a
    * fresh GET after a conflict), in a resourceVersion-guarded strategic-merge patch of
-   * `nodes/status` (conditions merge by `type`). `compute` returns `undefined` when no write is
+   * `nodes/status` (conditions merge by `type`) that carries only the conditions that differ from
+   * the node as read. `compute` returns `undefined` when no write is
    * needed any more, for example because a heartbeat arrived in between.
    * Mirrors the `UpdateStatus` retry in `monitorNodeHealth`/`tryUpdateNodeHealth`.
    * @param recheck the caller's decision taken again right before each patch is sent (see
@@ -199,7 +201,12 @@ export class NodeLifecycleWriter {
     const r = await this.#nodeWrite(name, cached, DEFAULT_RETRY, 'node', recheck, async (node) => {
       written = compute(node);
       if (!written) return undefined;
-      const conditions = written.map(nodeConditionToWire);
+      // Only the conditions that change: they merge by type, so the others stay as the API server
+      // holds them, byte for byte, as upstream's PUT of the node it decoded leaves them. Sending them
+      // back as decoded would rewrite a message whose bytes are not UTF-8 (shown as U+FFFD; issue 53).
+      const changed = written.filter((c) => !nodeConditionsEqual(getCondition(node.conditions, c.type), c));
+      if (changed.length === 0) return undefined;
+      const conditions = changed.map(nodeConditionToWire);
       return this.#clients.core.patchNodeStatus(
         { name, body: { metadata: { resourceVersion: node.resourceVersion }, status: { conditions } } },
         STRATEGIC,
