@@ -27,7 +27,7 @@ import { ControllerProcess, UPSTREAM_CONTROLLERS, type SharedControllerFlags } f
 import type { RunningController } from '../../src/cli/run.js';
 import type { KubeClients } from '../../src/kube/client.js';
 import { getCondition, toNode } from '../../src/kube/objects.js';
-import { createTestNamespace, holdsFor, uniquePrefix, waitFor } from '../support/cluster.js';
+import { createTestNamespace, uniquePrefix, waitFor } from '../support/cluster.js';
 import { startTestController } from '../support/controller.js';
 import { kubeControllerManagerBinary } from '../support/kube-controller-manager.js';
 import { NodeObserver } from '../support/observe.js';
@@ -194,7 +194,7 @@ async function runScenario(clients: KubeClients, side: Side): Promise<{ outcome:
     // tainting pass's period; the first token is free): 2 x grace is ample. The observer has recorded
     // every node since the fleet started, so a taint before this window counts too. The zone state is
     // read after it (both sides set it in the step that marks the nodes).
-    await holdsFor(`${side.name}: no NoExecute taint`, () => observer.taintedWith(UNREACHABLE).size + observer.taintedWith(NOT_READY).size === 0, 2 * GRACE_MS);
+    await sleep(2 * GRACE_MS);
 
     const zoneState = side.zoneState();
     const listed = (await clients.core.listNode({ labelSelector: `nlc.sim/fleet=${prefix}` })).items.map((r) => toNode(r)!);
@@ -239,15 +239,25 @@ test('3 of 5 nodes die, one of them with a condition message that is not UTF-8: 
   t.diagnostic(`ours: ${JSON.stringify(mine)}`);
 
   // kube-controller-manager's result as issue 53 describes it: it acted (marked the 3 dead nodes
-  // Unknown, as node-controller) and saw the zone PartialDisruption, so tainted nothing NoExecute.
+  // Unknown, as node-controller) and saw the zone PartialDisruption: it counted the node whose
+  // message is not UTF-8, the point of the control.
   assert.equal(upstream.outcome.zoneState, 'PartialDisruption', "kube-controller-manager's zone state");
   for (const [i, n] of upstream.outcome.nodes.entries()) {
     assert.deepEqual([n.ready, n.reason], n.dead ? ['Unknown', 'NodeStatusUnknown'] : ['True', n.reason], `kube-controller-manager: node ${i}'s Ready condition`);
-    assert.equal(n.taints.some((k) => k.endsWith(':NoExecute')), false, `kube-controller-manager: node ${i} has no NoExecute taint`);
   }
-  assert.deepEqual(upstream.outcome.noExecuteEver, [], 'kube-controller-manager taints no node NoExecute');
   assert.deepEqual(upstream.outcome.nodeNotReadyEvents, [0, 1, 2], 'kube-controller-manager (node-controller) reports the 3 dead nodes NodeNotReady');
   assert.equal(upstream.outcome.bytesKept, true, "kube-controller-manager's status writes keep node 0's message bytes as they are");
+  // Its NoExecute taints are reported, not asserted: on a quiet machine it taints none (the issue's
+  // run and this test's, 4 of 4), but its tainting pass runs every 100 ms on the zone's rate as it
+  // stood before the pass that marked the nodes ends with `handleDisruption`, so under load (CI at
+  // load average 13) it tainted a dead node whose mark it had queued in that pass. Ours decides the
+  // zone state before the first taint of the wave (docs/node-lifecycle.md), and taints none.
+  if (upstream.outcome.noExecuteEver.length > 0) {
+    t.diagnostic(`kube-controller-manager tainted nodes ${JSON.stringify(upstream.outcome.noExecuteEver)} NoExecute: its tainting pass ran before the pass that marked them set the zone PartialDisruption`);
+  }
+  assert.deepEqual(mine.outcome.noExecuteEver, [], 'ours taints no node NoExecute');
+  for (const [i, n] of mine.outcome.nodes.entries()) assert.equal(n.taints.some((k) => k.endsWith(':NoExecute')), false, `ours: node ${i} has no NoExecute taint`);
 
-  assert.deepEqual(mine.outcome, upstream.outcome, 'ours leaves the cluster as kube-controller-manager does');
+  const withoutNoExecute = (o: Outcome): Outcome => ({ ...o, noExecuteEver: [], nodes: o.nodes.map((n) => ({ ...n, taints: n.taints.filter((k) => !k.endsWith(':NoExecute')) })) });
+  assert.deepEqual(withoutNoExecute(mine.outcome), withoutNoExecute(upstream.outcome), 'ours leaves the cluster as kube-controller-manager does (its NoExecute taints aside, above)');
 });
