@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../support/command.js';
-import { PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName } from '../../scripts/release/krew.js';
+import { PLUGIN_ARCHIVE_FILES, PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName } from '../../scripts/release/krew.js';
 import { checkSbom, sha256File, type PackageFiles } from '../../scripts/release/artifacts.js';
 import { packageVersion } from '../../scripts/release/version.js';
 
@@ -60,12 +60,12 @@ describe('npm run release -- --dry-run', { skip }, () => {
     assert.equal((all.stdout.match(/: OK$/gm) ?? []).length, readdirSync(out).filter((f) => f !== 'SHA256SUMS' && f !== 'manifests' && !f.endsWith('.sha256')).length + PLUGIN_PLATFORMS.length);
   });
 
-  test('the krew manifest carries the archives\' real checksums; each archive holds the plugin and LICENSE', async () => {
+  test('the krew manifest carries the archives\' real checksums; each archive holds the plugin, its launcher and LICENSE', async () => {
     const sums = new Map(PLUGIN_PLATFORMS.map((p) => pluginArchiveName(version, p.os, p.arch)).map((a) => [a, sha256File(join(out, a))]));
     assert.deepEqual(checkKrewManifest(readFileSync(join(out, 'node-lifecycle.yaml'), 'utf8'), version, sums), []);
     for (const a of sums.keys()) {
       const list = await runCommand('tar', ['-tzf', join(out, a)]);
-      assert.deepEqual(list.stdout.split('\n').filter(Boolean).sort(), ['LICENSE', 'kubectl-node_lifecycle.mjs']);
+      assert.deepEqual(list.stdout.split('\n').filter(Boolean).sort(), [...PLUGIN_ARCHIVE_FILES]);
     }
   });
 
