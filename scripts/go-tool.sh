@@ -12,6 +12,9 @@
 #   scripts/go-tool.sh capi-render FILE...      Cluster API v1.14.2's KubeadmControlPlane webhook and kubeadm
 #   scripts/go-tool.sh k3s-render FILE          config conversion / k3s's config parser and argument merge,
 #                                               from the build module scripts/cutover (see its go.mod)
+#   scripts/go-tool.sh monitoring-check FILE... the chart's ServiceMonitor and PrometheusRule, decoded
+#                                               strictly into the Prometheus Operator's Go types
+#                                               (scripts/monitoring-check)
 #   scripts/go-tool.sh --print-path NAME        prints the binary's path (building it if needed)
 #
 # Binaries are cached in ~/.cache/node-lifecycle-controller/tools/<name>-<version>/ (NLC_CACHE_DIR
@@ -47,20 +50,21 @@ local_tool() {
     kubeadm) echo "$REPO_DIR/scripts/k8s-1.37/kubeadm k8s.io/kubernetes/cmd/kubeadm" ;;
     capi-render) echo "$REPO_DIR/scripts/cutover ./capi-render" ;;
     k3s-render) echo "$REPO_DIR/scripts/cutover ./k3s-render" ;;
+    monitoring-check) echo "$REPO_DIR/scripts/monitoring-check ." ;;
     *) echo "" ;;
   esac
 }
 
 known_tool() {
   [ -n "$(tool_module "$1")" ] || [ -n "$(local_tool "$1")" ] || {
-    log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server, kubeadm, capi-render, k3s-render)"; exit 2; }
+    log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server, kubeadm, capi-render, k3s-render, monitoring-check)"; exit 2; }
 }
 
 # local_tool_id NAME -> a hash of what the tool is built from: the module's go.mod and go.sum, and
 # the .go files of a package inside the module (none for kubeadm, which is the module's dependency).
 local_tool_id() {
   local dir pkg; read -r dir pkg <<<"$(local_tool "$1")"
-  { cat "$dir/go.mod" "$dir/go.sum"; case "$pkg" in ./*) cat "$dir/${pkg#./}"/*.go ;; esac; } | sha256sum | cut -c1-12
+  { cat "$dir/go.mod" "$dir/go.sum"; case "$pkg" in .|./*) cat "$dir/${pkg#./}"/*.go ;; esac; } | sha256sum | cut -c1-12
 }
 
 tool_path() { # tool_path NAME -> the cached binary's path for the pinned version (or module hash)
@@ -127,7 +131,7 @@ build_tool() { # build_tool NAME
 
 print=0
 if [ "${1:-}" = "--print-path" ]; then print=1; shift; fi
-name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server|kubeadm|capi-render|k3s-render [ARGS...]}"
+name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server|kubeadm|capi-render|k3s-render|monitoring-check [ARGS...]}"
 shift
 known_tool "$name"
 bin="$(tool_path "$name")"
