@@ -97,7 +97,9 @@ build_local_tool() { # build_local_tool NAME
   local logfile="$CACHE_DIR/logs/go-build-$name.log" start=$SECONDS
   log "building $name ($pkg in ${dir#"$REPO_DIR"/}; first use: the Go module proxy, a few minutes on 2 cores)"
   # -mod=readonly: the committed go.sum decides every module; a missing entry fails here, by name.
-  if ! GOFLAGS=-mod=readonly CGO_ENABLED=0 "$GO" -C "$dir" build -trimpath -ldflags "$(local_tool_ldflags "$name")" -o "$bin.building.$$" "$pkg" >"$logfile" 2>&1; then
+  # -buildvcs=false: the tool's main package lies in this repository, whose git state (a dirty tree,
+  # or a checkout owned by another user, as in CI containers) must not matter to the build.
+  if ! GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 "$GO" -C "$dir" build -trimpath -ldflags "$(local_tool_ldflags "$name")" -o "$bin.building.$$" "$pkg" >"$logfile" 2>&1; then
     log "go build $pkg failed; see $logfile"
     tail -n 20 "$logfile" >&2
     exit 1
