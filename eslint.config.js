@@ -20,8 +20,10 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
-    // CommonJS config files (.dependency-cruiser.cjs): the tool loads them with require().
+    // CommonJS files: config files (.dependency-cruiser.cjs), which their tools load with require(),
+    // and the launchers in bin/, which must parse on any Node.js (bin/node-check.cjs), so require().
     files: ['**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -6,10 +6,21 @@
 #   scripts/go-tool.sh kubeconform [ARGS...]    github.com/yannh/kubeconform (checks manifests against schemas)
 #   scripts/go-tool.sh toxiproxy-server [ARGS...]  github.com/Shopify/toxiproxy/v2 (the chaos suite's TCP
 #                                               fault injector, test/chaos/)
+#   scripts/go-tool.sh kubeadm [ARGS...]        kubeadm v1.37.2 (k8s.io/kubernetes/cmd/kubeadm), from its build
+#                                               module scripts/k8s-1.37/kubeadm (the cut-over test renders
+#                                               kube-controller-manager's static Pod with it)
+#   scripts/go-tool.sh capi-render FILE...      Cluster API v1.14.2's KubeadmControlPlane webhook and kubeadm
+#   scripts/go-tool.sh k3s-render FILE          config conversion / k3s's config parser and argument merge,
+#                                               from the build module scripts/cutover (see its go.mod)
+#   scripts/go-tool.sh monitoring-check FILE... the chart's ServiceMonitor and PrometheusRule, decoded
+#                                               strictly into the Prometheus Operator's Go types
+#                                               (scripts/monitoring-check)
 #   scripts/go-tool.sh --print-path NAME        prints the binary's path (building it if needed)
 #
 # Binaries are cached in ~/.cache/node-lifecycle-controller/tools/<name>-<version>/ (NLC_CACHE_DIR
 # moves the root), next to the control plane's: a version bump here builds the new one beside the old.
+# A tool built from a build module of this repository is cached under a hash of that module's
+# go.mod, go.sum and the package's own .go files instead of a version, so any change rebuilds it.
 set -euo pipefail
 
 CACHE_DIR="${NLC_CACHE_DIR:-$HOME/.cache/node-lifecycle-controller}"
@@ -25,13 +36,76 @@ tool_module() {
     # Not a lint tool: the chaos suite runs it between the controller and kube-apiserver. Built
     # the same way so a fresh machine (CI) gets it from the Go module proxy on first use.
     toxiproxy-server) echo "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0" ;;
-    *) log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server)"; exit 2 ;;
+    *) echo "" ;;
   esac
 }
 
-tool_path() { # tool_path NAME -> the cached binary's path for the pinned version
+REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# local_tool NAME -> "MODULE-DIR PACKAGE" for a tool built from a build module of this repository
+# (`go install pkg@version` cannot build k8s.io/kubernetes: its go.mod replaces the staging modules,
+# so the build module carries the replace block, as scripts/k8s-1.37 does for kube-apiserver).
+local_tool() {
+  case "$1" in
+    kubeadm) echo "$REPO_DIR/scripts/k8s-1.37/kubeadm k8s.io/kubernetes/cmd/kubeadm" ;;
+    capi-render) echo "$REPO_DIR/scripts/cutover ./capi-render" ;;
+    k3s-render) echo "$REPO_DIR/scripts/cutover ./k3s-render" ;;
+    monitoring-check) echo "$REPO_DIR/scripts/monitoring-check ." ;;
+    *) echo "" ;;
+  esac
+}
+
+known_tool() {
+  [ -n "$(tool_module "$1")" ] || [ -n "$(local_tool "$1")" ] || {
+    log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server, kubeadm, capi-render, k3s-render, monitoring-check)"; exit 2; }
+}
+
+# local_tool_id NAME -> a hash of what the tool is built from: the module's go.mod and go.sum, and
+# the .go files of a package inside the module (none for kubeadm, which is the module's dependency).
+local_tool_id() {
+  local dir pkg; read -r dir pkg <<<"$(local_tool "$1")"
+  { cat "$dir/go.mod" "$dir/go.sum"; case "$pkg" in .|./*) cat "$dir/${pkg#./}"/*.go ;; esac; } | sha256sum | cut -c1-12
+}
+
+tool_path() { # tool_path NAME -> the cached binary's path for the pinned version (or module hash)
+  if [ -n "$(local_tool "$1")" ]; then echo "$CACHE_DIR/tools/$1-$(local_tool_id "$1")/$1"; return; fi
   local mod; mod="$(tool_module "$1")"
   echo "$CACHE_DIR/tools/$1-${mod##*@}/$1"
+}
+
+# ldflags of a local tool: kubeadm answers `kubeadm version` with the module's k8s.io/kubernetes
+# release, as upstream's hack/lib/version.sh stamps it (kubeadm compares it with kubernetesVersion).
+local_tool_ldflags() {
+  local ld="-s -w"
+  if [ "$1" = kubeadm ]; then
+    local dir pkg v; read -r dir pkg <<<"$(local_tool "$1")"
+    v="$(sed -nE 's/^\s*k8s\.io\/kubernetes (v[0-9.]+)( \/\/ indirect)?$/\1/p' "$dir/go.mod" | head -n1)"
+    local minor="${v#v1.}"; minor="${minor%%.*}"
+    for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+      ld+=" -X '$p.gitVersion=$v' -X '$p.gitMajor=1' -X '$p.gitMinor=$minor' -X '$p.gitTreeState=clean'"
+    done
+  fi
+  printf '%s' "$ld"
+}
+
+build_local_tool() { # build_local_tool NAME
+  local name="$1" dir pkg bin
+  read -r dir pkg <<<"$(local_tool "$name")"
+  bin="$(tool_path "$name")"
+  command -v "$GO" >/dev/null || { log "$name: needs the Go toolchain ($GO on PATH) to build $pkg"; exit 1; }
+  mkdir -p "$(dirname "$bin")" "$CACHE_DIR/logs"
+  local logfile="$CACHE_DIR/logs/go-build-$name.log" start=$SECONDS
+  log "building $name ($pkg in ${dir#"$REPO_DIR"/}; first use: the Go module proxy, a few minutes on 2 cores)"
+  # -mod=readonly: the committed go.sum decides every module; a missing entry fails here, by name.
+  # -buildvcs=false: the tool's main package lies in this repository, whose git state (a dirty tree,
+  # or a checkout owned by another user, as in CI containers) must not matter to the build.
+  if ! GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 "$GO" -C "$dir" build -trimpath -ldflags "$(local_tool_ldflags "$name")" -o "$bin.building.$$" "$pkg" >"$logfile" 2>&1; then
+    log "go build $pkg failed; see $logfile"
+    tail -n 20 "$logfile" >&2
+    exit 1
+  fi
+  mv "$bin.building.$$" "$bin"
+  log "built $bin in $((SECONDS - start)) s"
 }
 
 build_tool() { # build_tool NAME
@@ -59,9 +133,12 @@ build_tool() { # build_tool NAME
 
 print=0
 if [ "${1:-}" = "--print-path" ]; then print=1; shift; fi
-name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server [ARGS...]}"
+name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server|kubeadm|capi-render|k3s-render|monitoring-check [ARGS...]}"
 shift
+known_tool "$name"
 bin="$(tool_path "$name")"
-[ -x "$bin" ] || build_tool "$name"
+if [ ! -x "$bin" ]; then
+  if [ -n "$(local_tool "$name")" ]; then build_local_tool "$name"; else build_tool "$name"; fi
+fi
 if [ "$print" = 1 ]; then echo "$bin"; exit 0; fi
 exec "$bin" "$@"

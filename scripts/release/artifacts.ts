@@ -97,6 +97,27 @@ export function checkSbom(text: string, files: PackageFiles): string[] {
 }
 
 /**
+ * Checks that CHANGELOG.md releases `version`: a `## [X.Y.Z] - YYYY-MM-DD` heading (Keep a
+ * Changelog's, with a real calendar date) whose section is not empty. `## [Unreleased]` is not a
+ * release, nor is a heading without a date (`## [0.2.0]` written ahead of time).
+ * @param changelog CHANGELOG.md's text.
+ * @param version package.json's version, e.g. `0.1.0`.
+ * @returns one message per problem; empty when the version has its section. Never throws.
+ */
+export function changelogProblems(changelog: string, version: string): string[] {
+  const headings = changelog.split('\n').filter((l) => l.startsWith(`## [${version}]`));
+  if (headings.length === 0) return [`CHANGELOG.md has no "## [${version}] - YYYY-MM-DD" section: add one (from ## [Unreleased]) before releasing ${version}`];
+  if (headings.length > 1) return [`CHANGELOG.md has ${headings.length} sections for ${version}`];
+  const heading = headings[0] ?? '';
+  const dated = /^## \[[^\]]+\] - (\d{4})-(\d{2})-(\d{2})\s*$/.exec(heading);
+  const date = dated ? new Date(Date.UTC(Number(dated[1]), Number(dated[2]) - 1, Number(dated[3]))) : undefined;
+  if (!dated || !date || date.getUTCMonth() !== Number(dated[2]) - 1 || date.getUTCDate() !== Number(dated[3])) {
+    return [`CHANGELOG.md: "${heading}" is not "## [${version}] - YYYY-MM-DD" with a real date`];
+  }
+  return releaseNotes(changelog, version) === undefined ? [`CHANGELOG.md's section for ${version} is empty`] : [];
+}
+
+/**
  * The release notes of a version: its section of CHANGELOG.md (Keep a Changelog), without the
  * heading.
  * @param changelog CHANGELOG.md's text.

@@ -13,8 +13,18 @@ export const PLUGIN_PLATFORMS: readonly { os: string; arch: string }[] = [
   { os: 'darwin', arch: 'arm64' },
 ];
 
-/** The bundled plugin's file name inside each archive (and the manifest's `bin`). */
+/** The bundled plugin's file name inside each archive. */
 export const PLUGIN_FILE = 'kubectl-node_lifecycle.mjs';
+
+/**
+ * The launcher beside it (bin/plugin-launcher.cjs, bundled by `npm run build:plugin`): the
+ * manifest's `bin`, which checks the Node.js version before it loads {@link PLUGIN_FILE} (an older
+ * Node.js gets one line and exit 2 instead of a SyntaxError over the bundle's source).
+ */
+export const PLUGIN_LAUNCHER = 'kubectl-node_lifecycle.cjs';
+
+/** Every file of an archive, sorted as tar lists them with --sort=name. */
+export const PLUGIN_ARCHIVE_FILES: readonly string[] = ['LICENSE', PLUGIN_LAUNCHER, PLUGIN_FILE].sort();
 
 /**
  * The archive's file name, e.g. `kubectl-node_lifecycle-v0.1.0-linux-amd64.tar.gz`.
@@ -92,7 +102,8 @@ export function checkKrewManifest(text: string, version: string, checksums: Read
     }
     if (!entry.uri?.endsWith(`/v${version}/${name}`)) problems.push(`krew manifest ${os}/${arch}: uri ${entry.uri} does not end in /v${version}/${name}`);
     if (entry.sha256 !== checksums.get(name)) problems.push(`krew manifest ${os}/${arch}: sha256 ${entry.sha256} is not ${name}'s (${checksums.get(name) ?? 'not built'})`);
-    if (entry.bin !== PLUGIN_FILE || !entry.files?.some((f) => f.from === PLUGIN_FILE)) problems.push(`krew manifest ${os}/${arch}: bin/files do not name ${PLUGIN_FILE}`);
+    if (entry.bin !== PLUGIN_LAUNCHER) problems.push(`krew manifest ${os}/${arch}: bin ${entry.bin}, want the launcher ${PLUGIN_LAUNCHER}`);
+    for (const f of [PLUGIN_LAUNCHER, PLUGIN_FILE]) if (!entry.files?.some((e) => e.from === f)) problems.push(`krew manifest ${os}/${arch}: files do not install ${f}`);
     if (!entry.files?.some((f) => f.from === 'LICENSE')) problems.push(`krew manifest ${os}/${arch}: LICENSE not installed`);
   }
   if (platforms.length !== PLUGIN_PLATFORMS.length) problems.push(`krew manifest: ${platforms.length} platforms, want ${PLUGIN_PLATFORMS.length}`);

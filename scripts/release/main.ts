@@ -19,8 +19,9 @@ import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
-import { PLUGIN_FILE, PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName, renderKrewManifest } from './krew.js';
-import { checkChecksumFile, checkSbom, checksumLine, releaseNotes, sha256File, type PackageFiles } from './artifacts.js';
+import { PLUGIN_ARCHIVE_FILES, PLUGIN_FILE, PLUGIN_LAUNCHER, PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName, renderKrewManifest } from './krew.js';
+import { changelogProblems, checkChecksumFile, checkSbom, checksumLine, releaseNotes, sha256File, type PackageFiles } from './artifacts.js';
+import { buildStampText, gitStamp, type BuildStamp } from '../../src/buildinfo.js';
 import { validateManifests } from './kubeconform.js';
 import { packageVersion, versionMismatches } from './version.js';
 
@@ -62,8 +63,8 @@ function sourceDateEpoch(): string {
   return r.status === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : '0';
 }
 
-/** The controller bundle: built by `npm run build:bundle`, native-free, one file, runs alone. */
-function bundleStep(out: string, version: string): string[] {
+/** The controller bundle: built by `npm run build:bundle`, native-free, one file, runs alone, stamped with `stamp`. */
+function bundleStep(out: string, version: string, stamp: BuildStamp): string[] {
   must('npm', ['run', '-s', 'build:bundle']);
   const problems: string[] = [];
   const meta = JSON.parse(readFileSync(join(ROOT, 'dist/bundle/meta.json'), 'utf8')) as {
@@ -89,7 +90,8 @@ function bundleStep(out: string, version: string): string[] {
   try {
     copyFileSync(target, join(alone, 'main.mjs'));
     const v = sh(process.execPath, ['main.mjs', '--version'], { cwd: alone });
-    if (v.stdout !== `node-lifecycle-controller v${version}\n`) problems.push(`bundle --version printed ${JSON.stringify(v.stdout)} (exit ${v.status}): ${v.stderr.slice(-300)}`);
+    const want = `node-lifecycle-controller v${version} (${buildStampText(stamp)})\n`;
+    if (v.stdout !== want) problems.push(`bundle --version printed ${JSON.stringify(v.stdout)} (exit ${v.status}), want ${JSON.stringify(want)}: ${v.stderr.slice(-300)}`);
     const help = sh(process.execPath, ['main.mjs', 'run', '--help'], { cwd: alone });
     if (help.status !== 0 || !help.stdout.includes('--node-monitor-grace-period')) problems.push(`bundle run --help failed (exit ${help.status}): ${help.stderr.slice(-300)}`);
   } finally {
@@ -98,33 +100,40 @@ function bundleStep(out: string, version: string): string[] {
   return problems;
 }
 
-/** The plugin archives (one per platform), their .sha256 files, and the krew manifest. */
-function pluginStep(out: string, version: string): string[] {
+/**
+ * The plugin archives (one per platform: the launcher, the bundle, LICENSE), their .sha256 files,
+ * and the krew manifest.
+ */
+function pluginStep(out: string, version: string, stamp: BuildStamp): string[] {
   must('npm', ['run', '-s', 'build:plugin']);
   const problems: string[] = [];
   const stage = mkdtempSync(join(tmpdir(), 'nlc-release-plugin-'));
   const sums = new Map<string, string>();
   try {
-    copyFileSync(join(ROOT, 'dist/plugin', PLUGIN_FILE), join(stage, PLUGIN_FILE));
+    for (const f of [PLUGIN_FILE, PLUGIN_LAUNCHER]) {
+      copyFileSync(join(ROOT, 'dist/plugin', f), join(stage, f));
+      chmodSync(join(stage, f), 0o755);
+    }
     copyFileSync(join(ROOT, 'LICENSE'), join(stage, 'LICENSE'));
-    chmodSync(join(stage, PLUGIN_FILE), 0o755);
     chmodSync(join(stage, 'LICENSE'), 0o644);
     const epoch = sourceDateEpoch();
     for (const { os, arch } of PLUGIN_PLATFORMS) {
       const name = pluginArchiveName(version, os, arch);
       // Reproducible: sorted names, fixed owner and time, gzip without a name or time stamp.
-      must('bash', ['-c', `set -o pipefail; tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@${epoch} -C "$1" -cf - ${PLUGIN_FILE} LICENSE | gzip -n -9 > "$2"`, 'tar', stage, join(out, name)]);
+      must('bash', ['-c', `set -o pipefail; tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@${epoch} -C "$1" -cf - ${PLUGIN_ARCHIVE_FILES.join(' ')} | gzip -n -9 > "$2"`, 'tar', stage, join(out, name)]);
       const sum = sha256File(join(out, name));
       sums.set(name, sum);
       writeFileSync(join(out, `${name}.sha256`), checksumLine(sum, name));
       problems.push(...checkChecksumFile(readFileSync(join(out, `${name}.sha256`), 'utf8'), sums));
       const listing = must('tar', ['-tzf', join(out, name)]).split('\n').filter(Boolean).sort();
-      if (listing.join(',') !== ['LICENSE', PLUGIN_FILE].sort().join(',')) problems.push(`${name} holds ${listing.join(', ')}`);
+      if (listing.join(',') !== PLUGIN_ARCHIVE_FILES.join(',')) problems.push(`${name} holds ${listing.join(', ')}, want ${PLUGIN_ARCHIVE_FILES.join(', ')}`);
       const unpacked = mkdtempSync(join(tmpdir(), 'nlc-release-unpack-'));
       try {
         must('tar', ['-xzf', join(out, name), '-C', unpacked]);
-        const v = sh(process.execPath, [PLUGIN_FILE, '--version'], { cwd: unpacked });
-        if (v.stdout !== `kubectl-node_lifecycle v${version}\n`) problems.push(`${name}: --version printed ${JSON.stringify(v.stdout)}`);
+        // Through the launcher, as krew runs it.
+        const v = sh(process.execPath, [PLUGIN_LAUNCHER, '--version'], { cwd: unpacked });
+        const want = `kubectl-node_lifecycle v${version} (${buildStampText(stamp)})\n`;
+        if (v.stdout !== want) problems.push(`${name}: --version printed ${JSON.stringify(v.stdout)}, want ${JSON.stringify(want)}`);
         if (sha256File(join(unpacked, 'LICENSE')) !== sha256File(join(ROOT, 'LICENSE'))) problems.push(`${name}: LICENSE differs from the repository's`);
       } finally {
         rmSync(unpacked, { recursive: true, force: true });
@@ -207,14 +216,23 @@ export async function release(opts: { out: string; dryRun: boolean }): Promise<S
   };
   await step('one version (scripts/release/version.ts)', () => versionMismatches(ROOT));
   await step('release notes (CHANGELOG.md)', () => {
-    const notes = releaseNotes(readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8'), version);
-    if (notes === undefined) return [`CHANGELOG.md has no (or an empty) ## [${version}] section`];
-    writeFileSync(join(opts.out, 'RELEASE_NOTES.md'), `${notes}\n`);
+    const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8');
+    const problems = changelogProblems(changelog, version);
+    if (problems.length > 0) return problems;
+    writeFileSync(join(opts.out, 'RELEASE_NOTES.md'), `${releaseNotes(changelog, version) ?? ''}\n`);
     return [];
   });
+  // A version the repository does not agree on, or one CHANGELOG.md does not release, is refused
+  // before anything is built: a dry run too, so that its artifacts never carry such a version.
+  if (results.some((r) => r.problems.length > 0)) {
+    process.stderr.write(`[release] refused: v${version} is not releasable (above); nothing was built\n`);
+    return results;
+  }
   if (!opts.dryRun) await step('git: clean tree at the version tag', () => gitStep(version));
-  await step('controller bundle (esbuild)', () => bundleStep(opts.out, version));
-  await step('plugin archives and krew manifest', () => pluginStep(opts.out, version));
+  // What the bundles are stamped with (package.json's build scripts ask the same git, src/buildinfo.ts).
+  const stamp = gitStamp(ROOT);
+  await step('controller bundle (esbuild)', () => bundleStep(opts.out, version, stamp));
+  await step('plugin archives and krew manifest', () => pluginStep(opts.out, version, stamp));
   await step('chart package (helm package)', () => chartStep(opts.out, version));
   await step('SBOM (CycloneDX, production dependencies)', () => sbomStep(opts.out));
   await step('manifests validated by kubeconform', (notes) => validateManifests({ dir: join(opts.out, 'manifests'), chart: join(opts.out, `node-lifecycle-controller-${version}.tgz`), schemaDir: join(dirname(opts.out), 'kubeconform-schemas'), notes }));

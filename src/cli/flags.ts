@@ -36,6 +36,8 @@ import { parseBindAddress } from '../metrics/server.js';
 import { DurationSyntaxError, formatGoDuration, parseGoDuration } from '../util/duration.js';
 import { CountOrPercentSyntaxError, parseCountOrPercent, type CountOrPercent } from '../nodelifecycle/guard.js';
 import { versionLine } from '../version.js';
+import { didYouMean } from '../util/nearest.js';
+import { PROGRAM_COMMANDS } from './commands.js';
 import type { ControllerConfig, FeatureGates } from '../controllers/config.js';
 import { canonicalControllerName, KNOWN_CONTROLLERS, kubeControllerManagerDisableFlags } from '../controllers/names.js';
 import { DEFAULT_FEATURE_GATES, parseFeatureGates } from './featuregates.js';
@@ -111,13 +113,13 @@ interface RawValue {
   defaulted?: true;
 }
 
-function buildParser(argv: string[]): Argv {
+function buildParser(argv: string[], ownFlags: readonly string[] = []): Argv {
   let parser = yargs(argv)
     .scriptName('node-lifecycle-controller')
     .usage(
-      '$0 [run] [flags]\n\n' +
-        "Runs Kubernetes' node lifecycle, taint eviction, pod GC (out-of-service) and force-detach controllers " +
-        'outside kube-controller-manager, with its flags and semantics.',
+      '$0 [command] [flags]\n\n' +
+        "With no command, or `run`: runs Kubernetes' node lifecycle, taint eviction, pod GC (out-of-service) and force-detach controllers " +
+        'outside kube-controller-manager, with its flags and semantics (the flags below).',
     )
     .epilogue(
       'Precedence: command line, then NLC_<FLAG_NAME> environment variables (e.g. NLC_NODE_MONITOR_GRACE_PERIOD=50s), ' +
@@ -142,7 +144,7 @@ function buildParser(argv: string[]): Argv {
     .version(false)
     .wrap(110)
     .fail((msg, err) => {
-      throw new FlagError(describeYargsFailure(argv, msg, err));
+      throw new FlagError(describeYargsFailure(argv, msg, err, ownFlags));
     });
   for (const f of FLAGS) {
     parser = parser.option(f.name, {
@@ -155,8 +157,13 @@ function buildParser(argv: string[]): Argv {
     .option('version', { type: 'boolean', describe: 'Print the version and exit.' });
 }
 
-/** Turns yargs' "Unknown argument(s): …" into a message naming the flag as it was typed. */
-function describeYargsFailure(argv: readonly string[], msg: string | undefined, err: Error | undefined): string {
+/**
+ * Turns yargs' "Unknown argument(s): …" into a message naming the flag as it was typed, with the
+ * nearest known flag when it looks like a typo (`unknown flag: --node-monitor-grace-perod (did you
+ * mean --node-monitor-grace-period?)`).
+ * @param ownFlags the calling command's own flags (what-if's), offered as suggestions too.
+ */
+function describeYargsFailure(argv: readonly string[], msg: string | undefined, err: Error | undefined, ownFlags: readonly string[] = []): string {
   let previous: FlagSpec | undefined;
   for (const token of argv) {
     if (token === '--') break;
@@ -168,7 +175,8 @@ function describeYargsFailure(argv: readonly string[], msg: string | undefined, 
     if (!FLAG_BY_NAME.has(name) && name !== 'help' && name !== 'h') {
       // yargs, unlike pflag, never takes a dash-led word as the value of the flag before it.
       const hint = previous && previous.kind !== 'boolean' ? ` (to pass it as the value of --${previous.name}, write --${previous.name}=${token})` : '';
-      return `unknown flag: ${token.split('=')[0]}${hint}`;
+      const guess = hint === '' ? didYouMean(name, [...FLAGS.map((f) => f.name), ...ownFlags, 'help', 'version']) : '';
+      return `unknown flag: ${token.split('=')[0]}${hint}${guess}`;
     }
     previous = token.includes('=') ? undefined : FLAG_BY_NAME.get(name);
   }
@@ -179,13 +187,18 @@ function describeYargsFailure(argv: readonly string[], msg: string | undefined, 
 }
 
 /**
- * The `--help` text: every flag with its meaning, unit, default and environment variable.
+ * The `--help` text: the commands (`status`, `explain`, `shadow-report`, `what-if`, …), then every
+ * flag with its meaning, unit, default and environment variable.
  * @returns the help text (no trailing newline).
  * @throws never.
  */
 export function controllerFlagsHelp(): string {
   let text = '';
-  buildParser([]).showHelp((s) => {
+  // The commands appear in the help only (yargs lays them out with the flags): program.ts
+  // dispatches them before this parser sees the words, so parsing never meets one.
+  let parser = buildParser([]);
+  for (const c of PROGRAM_COMMANDS) parser = parser.command(c.name, c.summary);
+  parser.showHelp((s) => {
     text = s;
   });
   return text;
@@ -196,6 +209,8 @@ export function controllerFlagsHelp(): string {
  *
  * @param argv arguments after the program name (`process.argv.slice(2)`); a leading `run` is skipped.
  * @param env environment to read `NLC_*` variables from; defaults to `process.env`.
+ * @param opts.ownFlags flags of a command that passes its other flags here (what-if's), without
+ *   dashes: offered, with the `run` flags, as the nearest name of an unknown flag.
  * @returns the validated configuration (durations in **milliseconds**).
  * @throws {FlagError} (exit code 2) with a one-line message naming the flag, for: unknown flags or
  *   positional arguments; unparsable values (durations, numbers, booleans, enums, bind address, label
@@ -216,9 +231,10 @@ export function controllerFlagsHelp(): string {
 export async function parseControllerFlags(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
+  opts: { ownFlags?: readonly string[] } = {},
 ): Promise<ControllerConfig> {
   const args = argv[0] === 'run' ? argv.slice(1) : argv;
-  const parsed = (await buildParser(args).parseAsync()) as Record<string, unknown>;
+  const parsed = (await buildParser(args, opts.ownFlags).parseAsync()) as Record<string, unknown>;
   if (parsed['help'] === true || (Array.isArray(parsed['help']) && parsed['help'].includes(true))) {
     throw new HelpRequested(controllerFlagsHelp());
   }

@@ -14,6 +14,10 @@ import { versionLine } from '../version.js';
 import { FlagError } from './flags.js';
 import { ENDPOINT_YARGS_OPTIONS } from './inspect.js';
 import { runCommand } from './command.js';
+import { unknownCommandMessage } from './commands.js';
+
+/** The plugin's commands, as `--help` lists them. */
+const PLUGIN_COMMANDS = ['status', 'explain', 'shadow-report', 'what-if'] as const;
 
 const PROGRAM = 'kubectl node-lifecycle';
 
@@ -132,7 +136,7 @@ export async function runPlugin(argv: string[]): Promise<number> {
         process.stdout.write(USAGE);
         return 0;
       default:
-        throw new FlagError(`unknown command "${command}" (want status, explain, shadow-report or what-if; see kubectl node-lifecycle --help)`);
+        throw new FlagError(unknownCommandMessage(command, PLUGIN_COMMANDS, 'kubectl node-lifecycle --help'));
     }
   });
 }

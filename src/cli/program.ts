@@ -15,17 +15,13 @@
  * Exit codes: 0 success, 1 runtime failure (including lost leadership), 2 invalid input.
  */
 import { runCommand } from './command.js';
+import { commandsHelp, PROGRAM_COMMANDS, unknownCommandMessage } from './commands.js';
+import { nearestName } from '../util/nearest.js';
 import { controllerFlagsHelp, FlagError } from './flags.js';
 
 const USAGE = `Usage: node-lifecycle-controller [command] [flags]
 
-Commands:
-  run         run the controller (the default; see \`node-lifecycle-controller run --help\`)
-  status      show a running controller's view: leader, zones, next taint, pending deletions, paused zones (\`status --help\`)
-  explain     explain what will happen to a pod or node, and why: \`explain pod NS/NAME\`, \`explain node NAME\`
-  shadow-report  a --dry-run shadow's decisions beside what kube-controller-manager did, per node and pod (\`shadow-report --help\`)
-  what-if     play a scenario (node failures, Lease pauses, out-of-service) on the controllers' logic with a simulated clock, over the cluster (read only) or a snapshot (\`what-if --help\`)
-  completion  print a bash/zsh completion script: \`node-lifecycle-controller completion >> ~/.bashrc\`
+${commandsHelp()}
 `;
 
 /** Subcommands other than `run`, imported only when used (each pulls in its own dependencies). */
@@ -66,6 +62,11 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (first === 'completion' || first === YARGS_COMPLETIONS) return await runCompletion(argv);
+    // A mistyped command would otherwise reach `run` as a stray argument.
+    const commands = PROGRAM_COMMANDS.map((c) => c.name);
+    if (first !== undefined && !first.startsWith('-') && first !== 'run' && nearestName(first, commands) !== undefined) {
+      throw new FlagError(unknownCommandMessage(first, commands, 'node-lifecycle-controller --help'));
+    }
     const { runController } = await import('./run.js');
     return await runController(first === 'run' ? rest : argv);
   });

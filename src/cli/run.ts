@@ -100,7 +100,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   const log = opts.log ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = opts.clock ?? realClock;
   // Before anything builds a client or a queue: requests and queues report to this registry.
-  const metrics = createMetrics({ gitCommit: process.env['NLC_GIT_COMMIT'] ?? '' });
+  const metrics = createMetrics();
   setWorkQueueMetricsProvider(metrics.workqueue.provider);
   const clients = makeClients(loadKubeConfig(config.kubeconfig), {}, metrics.restClient.sink);
   // Like kube-controller-manager's separate leader-election client (resourcelock.NewFromKubeconfig):

@@ -94,7 +94,7 @@ function durationFlag(name: ReportFlag, text: string): number {
 async function parseFlags(argv: string[], io: CommandIo): Promise<ShadowReportFlags | undefined> {
   const { own, rest } = splitReportFlags(argv);
   const leaseGiven = rest.some((w) => /^--(lease|leader-elect-resource-name)(=|$)/.test(w));
-  const flags = await parseInspectFlags('shadow-report', leaseGiven ? rest : [...rest, `--lease=${SHADOW_LEASE_NAME}`], USAGE, io);
+  const flags = await parseInspectFlags('shadow-report', leaseGiven ? rest : [...rest, `--lease=${SHADOW_LEASE_NAME}`], USAGE, io, Object.keys(REPORT_FLAGS));
   if (!flags) return undefined;
   if (flags.args.length > 0) throw new FlagError(`shadow-report takes no arguments, got ${flags.args.join(' ')}`);
   const { args: _args, ...endpoint } = flags;

@@ -13,6 +13,7 @@ import { loadKubeConfig, makeClients, type KubeClients } from '../kube/client.js
 import type { StateSource } from '../explain/state.js';
 import { buildStatusReport, type StatusReport } from '../explain/status.js';
 import { formatEta, formatRate } from '../util/format.js';
+import { didYouMean } from '../util/nearest.js';
 import { FlagError } from './flags.js';
 import { checkEndpoint, ENDPOINT_YARGS_OPTIONS, fetchDebugState, renderTable, type EndpointOptions } from './inspect.js';
 
@@ -149,7 +150,13 @@ export interface InspectFlags extends EndpointOptions {
  * @returns the flags, or undefined after printing `--help`.
  * @throws {FlagError} for unknown flags, bad values or (for `status`) positional words.
  */
-export async function parseInspectFlags(command: 'status' | 'explain' | 'shadow-report', argv: string[], usage: string, io: CommandIo): Promise<InspectFlags | undefined> {
+export async function parseInspectFlags(
+  command: 'status' | 'explain' | 'shadow-report',
+  argv: string[],
+  usage: string,
+  io: CommandIo,
+  ownFlags: readonly string[] = [],
+): Promise<InspectFlags | undefined> {
   let helpText = '';
   const parser = yargs(argv)
     .scriptName(`node-lifecycle-controller ${command}`)
@@ -163,7 +170,7 @@ export async function parseInspectFlags(command: 'status' | 'explain' | 'shadow-
     .option('help', { alias: 'h', type: 'boolean', describe: 'show this help' })
     .wrap(110)
     .fail((msg: string | undefined, err: Error | undefined) => {
-      throw new FlagError((msg ?? err?.message ?? 'invalid arguments').replace(/\s+/g, ' ').trim());
+      throw new FlagError(unknownInspectFlag(argv, ownFlags) ?? (msg ?? err?.message ?? 'invalid arguments').replace(/\s+/g, ' ').trim());
     })
     .options(ENDPOINT_YARGS_OPTIONS);
   const parsed = await parser.parseAsync();
@@ -188,6 +195,32 @@ export async function parseInspectFlags(command: 'status' | 'explain' | 'shadow-
     output: parsed.output === 'json' ? 'json' : 'table',
     args: parsed._.map(String),
   };
+}
+
+/** Every flag name (and alias) of the inspection commands, without dashes. */
+function inspectFlagNames(): string[] {
+  const names = ['help', 'h'];
+  for (const [name, spec] of Object.entries(ENDPOINT_YARGS_OPTIONS)) {
+    names.push(name);
+    if ('alias' in spec) names.push(...(typeof spec.alias === 'string' ? [spec.alias] : spec.alias));
+  }
+  return names;
+}
+
+/**
+ * The first dash-led word that is no flag of the command, as `unknown flag: --x`, with the nearest
+ * known flag when it looks like a typo; undefined when yargs failed for another reason.
+ * @param ownFlags the command's own flags, taken out before yargs sees the rest (shadow-report's).
+ */
+function unknownInspectFlag(argv: readonly string[], ownFlags: readonly string[]): string | undefined {
+  const known = new Set([...inspectFlagNames(), ...ownFlags]);
+  for (const token of argv) {
+    if (token === '--') break;
+    if (!token.startsWith('-') || token === '-' || /^-\d/.test(token)) continue;
+    const name = token.replace(/^--?/, '').split('=')[0] ?? '';
+    if (!known.has(name)) return `unknown flag: ${token.split('=')[0]}${didYouMean(name, known)}`;
+  }
+  return undefined;
 }
 
 /**

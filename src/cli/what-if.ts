@@ -85,7 +85,7 @@ export function splitWhatIfFlags(argv: readonly string[]): WhatIfFlags {
  */
 export async function runWhatIfCommand(argv: string[]): Promise<number> {
   const flags = splitWhatIfFlags(argv);
-  const config = await parseControllerFlags(flags.rest);
+  const config = await parseControllerFlags(flags.rest, process.env, { ownFlags: ['scenario', 'snapshot', 'save-snapshot', 'output'] });
   if (!flags.scenario && !flags.saveSnapshot) throw new FlagError('--scenario: required (or --save-snapshot FILE to only write a snapshot)', 'scenario');
   if (flags.snapshot && flags.saveSnapshot) throw new FlagError('--save-snapshot: cannot be combined with --snapshot (it snapshots the live cluster)', 'save-snapshot');
   let scenarioText: string | undefined;

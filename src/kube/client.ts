@@ -46,15 +46,42 @@ export interface KubeClients {
 /**
  * Loads a KubeConfig: the file at `kubeconfigPath` when given, else in-cluster config when
  * `KUBERNETES_SERVICE_HOST` is set, else client-node's default chain (`$KUBECONFIG`, `~/.kube/config`).
- * @throws {Error} when the file cannot be read or parsed, or in-cluster files are missing.
+ * @param kubeconfigPath the file a flag named, or undefined/empty for the defaults.
+ * @param flag the flag that named it, without dashes (`kubeconfig`, `authentication-kubeconfig`), for
+ *   the message.
+ * @throws {Error} with one line that names where the file came from (`--kubeconfig: cannot read
+ *   "/x": no such file or directory`, or `$KUBECONFIG: …`) when it cannot be read or parsed, or
+ *   when in-cluster files are missing.
  */
-export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
+export function loadKubeConfig(kubeconfigPath?: string, flag = 'kubeconfig'): KubeConfig {
   const kc = new KubeConfig();
-  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-  else if (process.env['KUBERNETES_SERVICE_HOST']) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error('kubeconfig has no current cluster');
+  if (kubeconfigPath) {
+    try {
+      kc.loadFromFile(kubeconfigPath);
+    } catch (err) {
+      throw new Error(`--${flag}: cannot read "${kubeconfigPath}": ${fileErrorText(err)}`, { cause: err });
+    }
+  } else if (process.env['KUBERNETES_SERVICE_HOST']) {
+    kc.loadFromCluster();
+  } else {
+    const fromEnv = process.env['KUBECONFIG'];
+    try {
+      kc.loadFromDefault();
+    } catch (err) {
+      throw new Error(`${fromEnv ? `$KUBECONFIG (${fromEnv})` : 'the default kubeconfig (~/.kube/config)'}: ${fileErrorText(err)}`, { cause: err });
+    }
+  }
+  if (!kc.getCurrentCluster()) throw new Error(kubeconfigPath ? `--${flag}: "${kubeconfigPath}" has no current cluster` : 'kubeconfig has no current cluster');
   return kc;
+}
+
+/**
+ * One line for a file error: `no such file or directory` for Node's `ENOENT: no such file or
+ * directory, open '/x'`, the first line of a YAML parse error.
+ */
+function fileErrorText(err: unknown): string {
+  const text = (err instanceof Error ? err.message : String(err)).split('\n')[0]?.trim() ?? '';
+  return /^E[A-Z]+: (.*?)(?:, \w+ '.*')?$/.exec(text)?.[1] ?? text;
 }
 
 /**

@@ -24,6 +24,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, exponential
 import type { RestClientMetricsSink } from '../kube/client.js';
 import type { WorkQueueGaugeValues, WorkQueueMetrics, WorkQueueMetricsProvider } from '../kube/workqueue.js';
 import { PROGRAM_VERSION } from '../version.js';
+import { buildStamp, type BuildStamp } from '../buildinfo.js';
 
 /**
  * Sampling period of the `nodejs_eventloop_lag_*` default metrics, **milliseconds**. prom-client's
@@ -264,8 +265,8 @@ export interface Metrics {
   nodeAffinity: NodeAffinityMetrics;
   workqueue: WorkQueueMetricFamilies;
   restClient: RestClientMetricFamilies;
-  /** `node_lifecycle_controller_build_info{version,git_commit,node_version}` gauge, always 1. */
-  buildInfo: Gauge<'version' | 'git_commit' | 'node_version'>;
+  /** `node_lifecycle_controller_build_info{version,git_commit,git_tree_state,node_version}` gauge, always 1. */
+  buildInfo: Gauge<'version' | 'git_commit' | 'git_tree_state' | 'node_version'>;
   /**
    * Our own `node_lifecycle_controller_second_actor_suspected_total{component}` counter: foreign
    * actors (another Event source instance making our decisions) the start-up check saw, once each
@@ -281,8 +282,11 @@ export interface CreateMetricsOptions {
    * Default true; tests that build many registries may turn it off.
    */
   defaultMetrics?: boolean;
-  /** `git_commit` label of the build info gauge; default `unknown`. */
-  gitCommit?: string;
+  /**
+   * The build the gauge describes; default this program's own (src/buildinfo.ts: stamped at build
+   * and bundle time, `unknown` parts where nothing stamped them). Tests pass their own.
+   */
+  build?: BuildStamp;
 }
 
 /**
@@ -437,10 +441,11 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
 
   const buildInfo = gauge(
     'node_lifecycle_controller_build_info',
-    'A metric with a constant \'1\' value labeled by version, git_commit and node_version from which node-lifecycle-controller was built.',
-    ['version', 'git_commit', 'node_version'],
+    'A metric with a constant \'1\' value labeled by version, git_commit, git_tree_state and node_version from which node-lifecycle-controller was built.',
+    ['version', 'git_commit', 'git_tree_state', 'node_version'],
   );
-  buildInfo.set({ version: PROGRAM_VERSION, git_commit: opts.gitCommit || 'unknown', node_version: process.version }, 1);
+  const build = opts.build ?? buildStamp();
+  buildInfo.set({ version: PROGRAM_VERSION, git_commit: build.gitCommit, git_tree_state: build.gitTreeState, node_version: process.version }, 1);
 
   const secondActorSuspected = counter(
     'node_lifecycle_controller_second_actor_suspected_total',

@@ -64,9 +64,9 @@ export function secureListenAddress(bindAddress: string, port: number): string {
  * @throws {Error} when a kubeconfig cannot be loaded.
  */
 function reviewApi(config: ServingConfig, sink: RestClientMetricsSink | undefined): ReviewApi {
-  const load = (path: string): ReturnType<typeof loadKubeConfig> => loadKubeConfig(path || config.kubeconfig);
-  const authn = apiServerReviews(makeReviewClients(load(config.authenticationKubeconfig), REVIEW_TIMEOUT_MS, sink));
-  const authz = apiServerReviews(makeReviewClients(load(config.authorizationKubeconfig), REVIEW_TIMEOUT_MS, sink));
+  const load = (path: string, flag: string): ReturnType<typeof loadKubeConfig> => (path ? loadKubeConfig(path, flag) : loadKubeConfig(config.kubeconfig));
+  const authn = apiServerReviews(makeReviewClients(load(config.authenticationKubeconfig, 'authentication-kubeconfig'), REVIEW_TIMEOUT_MS, sink));
+  const authz = apiServerReviews(makeReviewClients(load(config.authorizationKubeconfig, 'authorization-kubeconfig'), REVIEW_TIMEOUT_MS, sink));
   return { reviewToken: (t) => authn.reviewToken(t), reviewAccess: (u, p, v) => authz.reviewAccess(u, p, v) };
 }
 

@@ -9,6 +9,7 @@ import { Fleet } from '@node-lifecycle-controller/sim/fleet';
 import type { RunningController } from '../../src/cli/run.js';
 import { loadKubeConfig } from '../../src/kube/client.js';
 import { toNode } from '../../src/kube/objects.js';
+import { buildStamp } from '../../src/buildinfo.js';
 import { PROGRAM_VERSION } from '../../src/version.js';
 import { createTestNamespace, kubeconfigPath, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
 import { metricValue, scrapeMetrics, startTestController } from '../support/controller.js';
@@ -89,7 +90,8 @@ describe('component-base metrics from a running controller (issue 17 item 3)', {
     assert.ok((metricValue(text, 'rest_client_requests_total', { code: '200', method: 'GET', host }) ?? 0) >= 2 * 4, 'informer lists and watches counted');
     assert.ok((metricValue(text, 'rest_client_request_duration_seconds_count', { verb: 'PATCH', host }) ?? 0) > 0);
     assert.ok((metricValue(text, 'rest_client_rate_limiter_duration_seconds_count', { verb: 'PATCH', host }) ?? 0) > 0);
-    assert.equal(metricValue(text, 'node_lifecycle_controller_build_info', { version: PROGRAM_VERSION, git_commit: process.env['NLC_GIT_COMMIT'] || 'unknown', node_version: process.version }), 1);
+    const build = buildStamp();
+    assert.equal(metricValue(text, 'node_lifecycle_controller_build_info', { version: PROGRAM_VERSION, git_commit: build.gitCommit, git_tree_state: build.gitTreeState, node_version: process.version }), 1);
   });
 
   test('the queues report under their names; the node update queue saw adds', async () => {

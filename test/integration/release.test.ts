@@ -6,11 +6,11 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../support/command.js';
-import { PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName } from '../../scripts/release/krew.js';
+import { PLUGIN_ARCHIVE_FILES, PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName } from '../../scripts/release/krew.js';
 import { checkSbom, sha256File, type PackageFiles } from '../../scripts/release/artifacts.js';
 import { packageVersion } from '../../scripts/release/version.js';
 
@@ -60,12 +60,12 @@ describe('npm run release -- --dry-run', { skip }, () => {
     assert.equal((all.stdout.match(/: OK$/gm) ?? []).length, readdirSync(out).filter((f) => f !== 'SHA256SUMS' && f !== 'manifests' && !f.endsWith('.sha256')).length + PLUGIN_PLATFORMS.length);
   });
 
-  test('the krew manifest carries the archives\' real checksums; each archive holds the plugin and LICENSE', async () => {
+  test('the krew manifest carries the archives\' real checksums; each archive holds the plugin, its launcher and LICENSE', async () => {
     const sums = new Map(PLUGIN_PLATFORMS.map((p) => pluginArchiveName(version, p.os, p.arch)).map((a) => [a, sha256File(join(out, a))]));
     assert.deepEqual(checkKrewManifest(readFileSync(join(out, 'node-lifecycle.yaml'), 'utf8'), version, sums), []);
     for (const a of sums.keys()) {
       const list = await runCommand('tar', ['-tzf', join(out, a)]);
-      assert.deepEqual(list.stdout.split('\n').filter(Boolean).sort(), ['LICENSE', 'kubectl-node_lifecycle.mjs']);
+      assert.deepEqual(list.stdout.split('\n').filter(Boolean).sort(), [...PLUGIN_ARCHIVE_FILES]);
     }
   });
 
@@ -83,6 +83,31 @@ describe('npm run release -- --dry-run', { skip }, () => {
     assert.match(chart.stdout, new RegExp(`^version: ${version.replaceAll('.', '\\.')}$`, 'm'));
     const list = await runCommand('tar', ['-tzf', join(out, `node-lifecycle-controller-${version}.tgz`)]);
     assert.ok(list.stdout.split('\n').includes('node-lifecycle-controller/values.schema.json'));
+  });
+
+  test('docs/release.md\'s sizes are the artifacts\' sizes, within 15 % (issue 56)', () => {
+    const table = readFileSync(join(ROOT, 'docs', 'release.md'), 'utf8');
+    /** The size column of the row whose first cell starts with `start`, in bytes. */
+    const documented = (start: string): number => {
+      const row = table.split('\n').find((l) => l.startsWith(`| \`${start}`));
+      const m = row ? /^\|[^|]*\| ([\d.]+) (KiB|MiB)\b/.exec(row) : null;
+      assert.ok(m, `docs/release.md has a size for ${start}`);
+      return Number(m[1]) * (m[2] === 'MiB' ? 1024 * 1024 : 1024);
+    };
+    const size = (f: string) => statSync(join(out, f)).size;
+    const measured: [string, number][] = [
+      ['node-lifecycle-controller.mjs', size('node-lifecycle-controller.mjs')],
+      ['kubectl-node_lifecycle-vX.Y.Z', Math.max(...PLUGIN_PLATFORMS.map((p) => size(pluginArchiveName(version, p.os, p.arch))))],
+      ['node-lifecycle.yaml', size('node-lifecycle.yaml')],
+      ['node-lifecycle-controller-X.Y.Z.tgz', size(`node-lifecycle-controller-${version}.tgz`)],
+      ['node-lifecycle-controller.cdx.json', size('node-lifecycle-controller.cdx.json')],
+      ['manifests/', readdirSync(join(out, 'manifests')).reduce((sum, f) => sum + statSync(join(out, 'manifests', f)).size, 0)],
+    ];
+    for (const [start, bytes] of measured) {
+      const doc = documented(start);
+      // 15 %, or one KiB for the small files (the table rounds to whole KiB).
+      assert.ok(Math.abs(bytes - doc) <= Math.max(0.15 * doc, 1024), `${start}: ${(bytes / 1024).toFixed(1)} KiB built, docs/release.md says ${(doc / 1024).toFixed(1)} KiB`);
+    }
   });
 
   test('the schemas from /openapi/v2 reject a Deployment with a mistyped field or a wrong type', async () => {

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { ROOT, runCommand } from '../support/command.js';
-import { CHART, githubAnchors, renderChart } from '../support/chart.js';
+import { CHART, githubAnchors, helmTemplate, renderChart } from '../support/chart.js';
 
 interface Rule {
   alert?: string;
@@ -92,6 +92,19 @@ describe('chart alerts: runbook_url to docs/troubleshooting.md', () => {
       assert.equal(a.annotations?.['runbook_url'], undefined, `${a.alert} still has a runbook_url`);
       assert.ok(a.annotations?.['summary'], `${a.alert} keeps its other annotations`);
     }
+  });
+
+  test('prometheusRule.disabled switches single alerts off by name; a name that is no alert fails to render (issue 56)', async () => {
+    const all = alertsOf(groups).map((a) => a.alert ?? '');
+    for (const off of [['NodeLifecycleControllerHighUnhealthyShare'], ['NodeLifecycleControllerNoLeader', 'NodeLifecycleControllerThrottleDelayHigh']]) {
+      const kept = alertsOf(await renderedGroups(off.map((n) => `prometheusRule.disabled.${n}=true`))).map((a) => a.alert ?? '');
+      assert.deepEqual(kept, all.filter((n) => !off.includes(n)), `disabled ${off.join(', ')}`);
+    }
+    const explicitOn = alertsOf(await renderedGroups(['prometheusRule.disabled.NodeLifecycleControllerNoLeader=false'])).map((a) => a.alert);
+    assert.deepEqual(explicitOn, all, 'false keeps the alert');
+    const typo = await helmTemplate(CHART, 'nlc', ['prometheusRule.enabled=true', 'prometheusRule.disabled.NodeLifecycleControllerNoLeadr=true']);
+    assert.notEqual(typo.code, 0, 'a misspelt alert name must not silently keep the alert');
+    assert.match(typo.stderr, /prometheusRule\.disabled/);
   });
 
   test('links between docs/migration.md and docs/troubleshooting.md, and inside each, point at real headings', async () => {

@@ -12,6 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { instrumentHttpLibrary, instrumentWatch, makeClients, type WatchStarter } from '../../src/kube/client.js';
 import { ApiWriteThrottle } from '../../src/kube/throttle.js';
 import { createMetrics, type Metrics } from '../../src/metrics/registry.js';
+import { buildStamp } from '../../src/buildinfo.js';
 import { PROGRAM_VERSION } from '../../src/version.js';
 
 /** Value of the sample `name{labels}` in the registry's text output (labels must match exactly). */
@@ -189,12 +190,14 @@ describe('watch requests (informers)', () => {
   });
 });
 
-test('node_lifecycle_controller_build_info is 1 with version, git_commit and node_version', async () => {
-  const m = createMetrics({ defaultMetrics: false, gitCommit: 'abc123' });
+test('node_lifecycle_controller_build_info is 1 with version, git_commit, git_tree_state and node_version', async () => {
+  const m = createMetrics({ defaultMetrics: false, build: { gitCommit: 'abc123', gitTreeState: 'dirty' } });
   assert.equal(
-    await sample(m, 'node_lifecycle_controller_build_info', { version: PROGRAM_VERSION, git_commit: 'abc123', node_version: process.version }),
+    await sample(m, 'node_lifecycle_controller_build_info', { version: PROGRAM_VERSION, git_commit: 'abc123', git_tree_state: 'dirty', node_version: process.version }),
     1,
   );
+  // By default this program's own build: from source (tsx), the checkout's commit and tree state.
+  const own = buildStamp();
   const d = createMetrics({ defaultMetrics: false });
-  assert.equal(await sample(d, 'node_lifecycle_controller_build_info', { version: PROGRAM_VERSION, git_commit: 'unknown', node_version: process.version }), 1);
+  assert.equal(await sample(d, 'node_lifecycle_controller_build_info', { version: PROGRAM_VERSION, git_commit: own.gitCommit, git_tree_state: own.gitTreeState, node_version: process.version }), 1);
 });

@@ -4,8 +4,11 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import {
+  DEMO_STEPS,
   diffControllerView,
   diffNodes,
   formatLogLine,
@@ -179,4 +182,13 @@ describe('demo flags', () => {
     assert.deepEqual([o.zones, o.nodesPerZone, o.podsPerNode, o.steps, o.plain, o.keep, o.wait, o.prefix], [3, 4, 5, ['power-loss', 'recover'], true, true, false, 'demo']);
     assert.match(o.logFile, /node-lifecycle-controller-demo-demo\.log$/);
   });
+});
+
+test('README\'s "What npm run demo shows" lists every step the demo plays, in order, and counts them right (issue 56)', () => {
+  const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## What `npm run demo` shows'), readme.indexOf('On a terminal it redraws'));
+  const listed = [...section.matchAll(/^(\d+)\. \*\*([a-z-]+)\*\*/gm)].map((m) => [Number(m[1]), m[2]]);
+  assert.deepEqual(listed, DEMO_STEPS.map((step, i) => [i + 1, step]));
+  const words = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
+  assert.match(section, new RegExp(`plays ${words[DEMO_STEPS.length - 1]} steps`), `the count says ${DEMO_STEPS.length}`);
 });

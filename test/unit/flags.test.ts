@@ -10,7 +10,7 @@ import { KNOWN_CONTROLLERS, isControllerEnabled, kubeControllerManagerDisableFla
 import { labelSelectorMatches, parseLabelSelector } from '../../src/kube/labelselector.js';
 import { parseGoDuration } from '../../src/util/duration.js';
 import { main } from '../../src/cli/program.js';
-import { PROGRAM_VERSION } from '../../src/version.js';
+import { PROGRAM_VERSION, versionLine } from '../../src/version.js';
 
 const parse = (argv: string[], env: Record<string, string | undefined> = {}): Promise<ControllerConfig> =>
   parseControllerFlags(argv, env);
@@ -688,12 +688,13 @@ describe('kube-controller-manager 1.37.2 flags we share', () => {
 // kube-controller-manager's spellings (issue 17 item 6): -v/--v is klog verbosity, --logging-format
 // text|json (component-base/logs); --version prints the version and exits 0.
 describe('kube-controller-manager conventions: --version, -v/--v, --logging-format', () => {
-  test('--version throws VersionRequested (exit 0) with "node-lifecycle-controller v<package.json version>"', async () => {
+  test('--version throws VersionRequested (exit 0) with "node-lifecycle-controller v<package.json version> (git commit …, tree …)"', async () => {
     for (const argv of [['--version'], ['run', '--version'], ['--node-monitor-period=1s', '--version']]) {
       await assert.rejects(parse(argv), (err: unknown) => {
         assert.ok(err instanceof VersionRequested && err instanceof HelpRequested);
         assert.equal(err.exitCode, 0);
-        assert.equal(err.text, `node-lifecycle-controller v${PROGRAM_VERSION}`);
+        assert.equal(err.text, versionLine());
+        assert.match(err.text, new RegExp(`^node-lifecycle-controller v${PROGRAM_VERSION.replaceAll('.', '\\.')} \\(git commit ([0-9a-f]{40}|unknown), tree (clean|dirty|unknown)\\)$`));
         return true;
       });
     }
@@ -718,7 +719,7 @@ describe('kube-controller-manager conventions: --version, -v/--v, --logging-form
       process.stderr.write = stderr;
     }
     assert.equal(versionCode, 0);
-    assert.equal(out.join(''), `node-lifecycle-controller v${PROGRAM_VERSION}\n`);
+    assert.equal(out.join(''), `${versionLine()}\n`);
     assert.equal(badCode, 2);
     assert.equal(err.join(''), 'node-lifecycle-controller: --v: must be an integer, got "loud"\n');
   });

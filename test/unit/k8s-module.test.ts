@@ -65,6 +65,19 @@ test("build modules: each replace block is k8s.io/kubernetes's staging list (k8s
   for (const [minor] of lanes) {
     execFileSync('bash', [script, '--check'], { stdio: 'pipe', timeout: 300_000, env: { ...process.env, NLC_K8S_MODULE_DIR: join(root, `scripts/k8s-${minor}`) } });
   }
+  // kubeadm's own build module (scripts/go-tool.sh kubeadm; the cut-over test renders with it).
+  execFileSync('bash', [script, '--check'], { stdio: 'pipe', timeout: 300_000, env: { ...process.env, NLC_K8S_MODULE_DIR: join(moduleDir, 'kubeadm') } });
+});
+
+test("kubeadm's build module: k8s.io/kubernetes v1.37.2's cmd/kubeadm, beside the control plane's module, which it leaves alone", () => {
+  const mod = readFileSync(join(moduleDir, 'kubeadm', 'go.mod'), 'utf8');
+  assert.match(mod, /^module nlc\.local\/k8s-1\.37\/kubeadm$/m);
+  assert.match(mod, /^\s*k8s\.io\/kubernetes v1\.37\.2\b/m);
+  assert.match(mod, /^tool k8s\.io\/kubernetes\/cmd\/kubeadm$/m);
+  // Its go.sum is its own: the control plane's module (whose go.mod and go.sum are part of
+  // kube-apiserver's cached build id) does not list kubeadm's extra dependencies.
+  assert.doesNotMatch(readFileSync(join(moduleDir, 'go.sum'), 'utf8'), /^github\.com\/lithammer\/dedent /m);
+  assert.match(readFileSync(join(moduleDir, 'kubeadm', 'go.sum'), 'utf8'), /^github\.com\/lithammer\/dedent /m);
 });
 
 test('k8s-module.sh --check fails when a staging replace is missing', { skip: !haveGo && 'go is not on PATH' }, () => {

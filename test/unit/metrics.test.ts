@@ -125,7 +125,7 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['node_lifecycle_controller_informer_wire_fallback_total', 'counter', ['resource', 'reason']],
     ['node_lifecycle_controller_informer_wire_malformed_total', 'counter', ['resource']],
     // Our counterpart of kubernetes_build_info.
-    ['node_lifecycle_controller_build_info', 'gauge', ['version', 'git_commit', 'node_version']],
+    ['node_lifecycle_controller_build_info', 'gauge', ['version', 'git_commit', 'git_tree_state', 'node_version']],
     // Ours: the start-up second-actor check (src/secondactor/check.ts).
     ['node_lifecycle_controller_second_actor_suspected_total', 'counter', ['component']],
   ];

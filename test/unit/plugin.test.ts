@@ -14,8 +14,9 @@ import { loadYaml } from '@kubernetes/client-node';
 import { FlagError } from '../../src/cli/flags.js';
 import { pinKubeContext, pluginCompletions, splitContextFlag, type CompletionLookups } from '../../src/cli/plugin.js';
 import { loadKubeConfig } from '../../src/kube/client.js';
-import { PROGRAM_VERSION } from '../../src/version.js';
-import { PLUGIN_FILE, PLUGIN_PLATFORMS, checkKrewManifest, checksumPlaceholder, pluginArchiveName, renderKrewManifest } from '../../scripts/release/krew.js';
+import { PROGRAM_VERSION, versionLine } from '../../src/version.js';
+import { buildStampText, gitStamp } from '../../src/buildinfo.js';
+import { PLUGIN_ARCHIVE_FILES, PLUGIN_FILE, PLUGIN_LAUNCHER, PLUGIN_PLATFORMS, checkKrewManifest, checksumPlaceholder, pluginArchiveName, renderKrewManifest } from '../../scripts/release/krew.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NODE = process.execPath;
@@ -114,7 +115,7 @@ describe('bin/ scripts (from source in this checkout)', () => {
   test('kubectl-node_lifecycle: --version, help, unknown command exits 2', () => {
     const version = run(join(ROOT, 'bin', 'kubectl-node_lifecycle'), ['--version']);
     assert.equal(version.status, 0, version.stderr);
-    assert.equal(version.stdout, `kubectl-node_lifecycle v${PROGRAM_VERSION}\n`);
+    assert.equal(version.stdout, `${versionLine('kubectl-node_lifecycle')}\n`);
     const help = run(join(ROOT, 'bin', 'kubectl-node_lifecycle'), []);
     assert.equal(help.status, 0);
     assert.match(help.stdout, /--context NAME/);
@@ -139,17 +140,24 @@ describe('the plugin bundle (npm run build:plugin) and the krew manifest', () =>
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test('is one file that runs without node_modules: --version, completion, and exit 2 for a bad command', () => {
+  test('is one file and its launcher that run without node_modules: --version (stamped), completion, and exit 2 for a bad command', () => {
     assert.match(outfile, /^dist\/plugin\/kubectl-node_lifecycle\.mjs$/);
     const build = spawnSync('npm', ['run', '-s', 'build:plugin'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(build.status, 0, build.stderr);
     // Alone in an empty directory: nothing to resolve at run time.
     const alone = join(dir, 'kubectl-node_lifecycle.mjs');
     copyFileSync(join(ROOT, outfile), alone);
+    copyFileSync(join(ROOT, 'dist/plugin', PLUGIN_LAUNCHER), join(dir, PLUGIN_LAUNCHER));
     assert.match(readFileSync(alone, 'utf8').slice(0, 30), /^#!\/usr\/bin\/env node\n/);
+    assert.match(readFileSync(join(dir, PLUGIN_LAUNCHER), 'utf8').slice(0, 30), /^#!\/usr\/bin\/env node\n/);
+    // Stamped at bundle time with this checkout's commit and tree state (src/buildinfo.ts).
+    const stamped = `kubectl-node_lifecycle v${PROGRAM_VERSION} (${buildStampText(gitStamp(ROOT))})\n`;
     const version = run(NODE, [alone, '--version'], dir);
     assert.equal(version.status, 0, version.stderr);
-    assert.equal(version.stdout, `kubectl-node_lifecycle v${PROGRAM_VERSION}\n`);
+    assert.equal(version.stdout, stamped);
+    const launched = run(NODE, [join(dir, PLUGIN_LAUNCHER), '--version'], dir);
+    assert.equal(launched.status, 0, launched.stderr);
+    assert.equal(launched.stdout, stamped, 'the launcher loads the bundle beside it');
     const completion = run(NODE, [alone, '__complete', 'explain', 'n'], dir);
     assert.equal(completion.stdout, 'node\n:4\n');
     const help = run(NODE, [alone, 'status', '--help'], dir);
@@ -159,7 +167,7 @@ describe('the plugin bundle (npm run build:plugin) and the krew manifest', () =>
     assert.equal(bad.status, 2);
   });
 
-  test('krew/node-lifecycle.yaml renders (scripts/release/krew.ts) into a krew Plugin per platform whose bin is the bundle', () => {
+  test('krew/node-lifecycle.yaml renders (scripts/release/krew.ts) into a krew Plugin per platform whose bin is the launcher, beside the bundle', () => {
     const template = readFileSync(join(ROOT, 'krew', 'node-lifecycle.yaml'), 'utf8');
     const placeholders = [...new Set([...template.matchAll(/\$\{([A-Z0-9_]+)\}/g)].map((m) => m[1]))].sort();
     assert.deepEqual(placeholders, ['VERSION', ...PLUGIN_PLATFORMS.map((p) => checksumPlaceholder(p.os, p.arch))].sort());
@@ -176,6 +184,10 @@ describe('the plugin bundle (npm run build:plugin) and the krew manifest', () =>
     assert.ok(manifest.spec.shortDescription.length > 0 && manifest.spec.shortDescription.length <= 80);
     const bundleName = outfile.split('/').at(-1);
     assert.equal(bundleName, PLUGIN_FILE);
+    for (const p of manifest.spec.platforms) {
+      assert.equal(p.bin, PLUGIN_LAUNCHER);
+      assert.deepEqual(p.files.map((f) => f.from).sort(), [...PLUGIN_ARCHIVE_FILES]);
+    }
     assert.deepEqual(manifest.spec.platforms.map((p) => p.sha256), [...sums.values()]);
     // The checker notices a wrong checksum and a missing archive.
     const wrong = new Map(sums);

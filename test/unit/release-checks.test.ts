@@ -5,11 +5,14 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeconformSchemas, parseApiVersion, schemaFileName, standaloneSchema, type OpenApiV2 } from '../../scripts/release/schemas.js';
-import { checkChecksumFile, checkSbom, checksumLine, releaseNotes, type PackageFiles } from '../../scripts/release/artifacts.js';
+import { changelogProblems, checkChecksumFile, checkSbom, checksumLine, releaseNotes, type PackageFiles } from '../../scripts/release/artifacts.js';
+import { syncVersionSites, VERSION_SITES } from '../../scripts/release/version.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -124,5 +127,51 @@ describe('checksum files and release notes', () => {
     assert.doesNotMatch(notes, /^## |^\[[^\]]+\]: /m);
     assert.equal(releaseNotes(changelog, '99.0.0'), undefined);
     assert.equal(releaseNotes('## [1.0.0] - 2026-01-01\n\n## [0.9.0]\n- x\n', '1.0.0'), undefined, 'an empty section is no notes');
+  });
+});
+
+describe('a version without its CHANGELOG.md section is refused (issue 56)', () => {
+  const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8');
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+  test('changelogProblems: the released version passes; a missing, undated, misdated, doubled or empty section does not', () => {
+    assert.deepEqual(changelogProblems(changelog, version), []);
+    assert.match(changelogProblems(changelog, '9.9.9').join(), /no "## \[9\.9\.9\] - YYYY-MM-DD" section/);
+    assert.match(changelogProblems('## [Unreleased]\n- x\n', '9.9.9').join(), /no "## \[9\.9\.9\]/, 'Unreleased is not a release');
+    assert.match(changelogProblems('## [9.9.9]\n- x\n', '9.9.9').join(), /not "## \[9\.9\.9\] - YYYY-MM-DD" with a real date/);
+    assert.match(changelogProblems('## [9.9.9] - 2026-02-30\n- x\n', '9.9.9').join(), /with a real date/);
+    assert.match(changelogProblems('## [9.9.9] - 2026-02-03\n- x\n## [9.9.9] - 2026-02-04\n- y\n', '9.9.9').join(), /2 sections/);
+    assert.match(changelogProblems('## [9.9.9] - 2026-02-03\n\n## [9.9.8] - 2026-02-01\n- y\n', '9.9.9').join(), /is empty/);
+    assert.deepEqual(changelogProblems('## [9.9.9] - 2026-02-03\n- x\n', '9.9.9'), []);
+  });
+
+  test('npm run release -- --dry-run of such a version exits 1 before building anything', () => {
+    // A copy of what the release reads first (package.json, CHANGELOG.md, the version sites, its own
+    // scripts), bumped to 9.9.9 everywhere but CHANGELOG.md, with this checkout's node_modules.
+    const dir = mkdtempSync(join(tmpdir(), 'nlc-release-refuse-'));
+    try {
+      for (const f of new Set(['package.json', 'CHANGELOG.md', 'LICENSE', ...VERSION_SITES.map((v) => v.file)])) cpSync(join(ROOT, f), join(dir, f), { recursive: true });
+      cpSync(join(ROOT, 'scripts', 'release'), join(dir, 'scripts', 'release'), { recursive: true });
+      cpSync(join(ROOT, 'src', 'buildinfo.ts'), join(dir, 'src', 'buildinfo.ts'));
+      symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...pkg, version: '9.9.9' }, null, 2));
+      syncVersionSites(dir);
+      const out = join(dir, 'out');
+      const run = () => spawnSync(process.execPath, ['--import', 'tsx', join(dir, 'scripts/release/main.ts'), '--dry-run', '--out', out], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+      const r = run();
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /CHANGELOG\.md has no "## \[9\.9\.9\] - YYYY-MM-DD" section/);
+      assert.match(r.stderr, /refused: v9\.9\.9 is not releasable \(above\); nothing was built/);
+      assert.match(r.stdout, /FAILED: release notes \(CHANGELOG\.md\)/);
+      assert.deepEqual(existsSync(out) ? readdirSync(out) : [], [], 'no artifact was built');
+      // An undated heading written ahead of time is refused the same way.
+      writeFileSync(join(dir, 'CHANGELOG.md'), changelog.replace('## [Unreleased]', '## [Unreleased]\n\n## [9.9.9]\n- soon'));
+      const undated = run();
+      assert.equal(undated.status, 1);
+      assert.match(undated.stderr, /"## \[9\.9\.9\]" is not "## \[9\.9\.9\] - YYYY-MM-DD" with a real date/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

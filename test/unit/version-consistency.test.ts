@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load as loadYaml } from 'js-yaml';
 import { createMetrics } from '../../src/metrics/registry.js';
+import { buildStampText, gitStamp } from '../../src/buildinfo.js';
 import { runPlugin } from '../../src/cli/plugin.js';
 import { packageVersion, readVersionSites, syncVersionSites, versionMismatches, VERSION_SITES } from '../../scripts/release/version.js';
 import { PLUGIN_PLATFORMS, pluginArchiveName, renderKrewManifest } from '../../scripts/release/krew.js';
@@ -41,11 +42,11 @@ describe('one version: package.json\'s', () => {
   test('node-lifecycle-controller --version (the program, as a process)', () => {
     const r = spawnSync(NODE, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), '--version'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
-    assert.equal(r.stdout, `node-lifecycle-controller v${version}\n`);
+    assert.equal(r.stdout, `node-lifecycle-controller v${version} (${buildStampText(gitStamp(ROOT))})\n`);
   });
 
   test('node_lifecycle_controller_build_info{version}', async () => {
-    const m = createMetrics({ defaultMetrics: false, gitCommit: 'abc' });
+    const m = createMetrics({ defaultMetrics: false });
     const info = (await m.registry.getSingleMetric('node_lifecycle_controller_build_info')?.get())?.values;
     assert.equal(info?.length, 1);
     assert.equal(info[0]?.labels['version'], version);
@@ -55,7 +56,7 @@ describe('one version: package.json\'s', () => {
   test('kubectl node-lifecycle --version', async () => {
     const r = await stdoutOf(() => runPlugin(['--version']));
     assert.equal(r.code, 0);
-    assert.equal(r.out, `kubectl-node_lifecycle v${version}\n`);
+    assert.equal(r.out, `kubectl-node_lifecycle v${version} (${buildStampText(gitStamp(ROOT))})\n`);
   });
 
   test('the chart\'s version and appVersion, the image\'s VERSION argument, manifests/\' image tag', () => {

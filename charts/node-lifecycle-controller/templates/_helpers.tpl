@@ -210,3 +210,27 @@ Call: include "nlc.controllerOn" (dict "root" $ "names" (list "pod-garbage-colle
 {{- end -}}
 {{- if or (eq $decided "on") (and (not $decided) $star) -}}true{{- end -}}
 {{- end -}}
+
+{{/*
+The Secret (in the ServiceMonitor's namespace) and key of the bearer token the ServiceMonitor
+scrapes with: the chart's own metrics scraper (serviceMonitor.authorization.create), or an existing
+Secret the values name.
+*/}}
+{{- define "nlc.metricsTokenSecret" -}}
+{{- $a := .Values.serviceMonitor.authorization -}}
+{{- if $a.create -}}
+{{- printf "%s-metrics-scraper-token" (include "nlc.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- else if $a.secretName -}}
+{{- $a.secretName -}}
+{{- else -}}
+{{- fail "serviceMonitor.authorization: set create to true, or secretName to a Secret holding a token allowed to get /metrics" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "nlc.metricsTokenKey" -}}
+{{- if .Values.serviceMonitor.authorization.create -}}token{{- else -}}{{ .Values.serviceMonitor.authorization.key }}{{- end -}}
+{{- end -}}
+
+{{- define "nlc.metricsScraperName" -}}
+{{- printf "%s-metrics-scraper" (include "nlc.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
