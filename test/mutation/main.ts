@@ -14,7 +14,9 @@
  * - `--check` exit 1 when a mutant survives (or has no coverage) that equivalent.json does not
  *   list as equivalent: a weakened test or a new untested branch fails the run (CI runs a sample
  *   with it).
- * - `--report-only` run nothing: read the cores' last reports and print their figures.
+ * - `--report-only` run nothing: read the cores' last reports and print their figures; where
+ *   reports/mutation/<core>.rerun.json exists (a re-run of the survivors' lines after tests were
+ *   added), its statuses replace the full run's for the mutants it tested again.
  * Reports: reports/mutation/<core>.json and .html (gitignored). Exit 2 on a bad flag.
  */
 import { spawnSync } from 'node:child_process';
@@ -85,6 +87,12 @@ function generator(seed: number): () => number {
   };
 }
 
+/**
+ * Lines that hold no mutant: a field or parameter declaration (`name?: Type;` or `name: Type,`),
+ * the head of an interface or type, the close of a signature (`): Type {`).
+ */
+const DECLARATION = /^(readonly )?[\w$#]+\??: [^=(]*[;,]$|^(export )?(interface|type) |^\)(: .*)? \{$/;
+
 /** `count` code lines of `file` (1-based), drawn without replacement from a generator seeded `seed` and the file's name. */
 function sampleLines(file: string, count: number, seed: number): number[] {
   const lines = readFileSync(file, 'utf8').split('\n');
@@ -100,7 +108,7 @@ function sampleLines(file: string, count: number, seed: number): number[] {
       inComment = !l.includes('*/');
       return;
     }
-    if (l === '' || l.startsWith('//') || l.startsWith('import ') || l === '}' || l === '});') return;
+    if (l === '' || l.startsWith('//') || l.startsWith('import ') || l === '}' || l === '});' || l === '};' || l === '} else {' || DECLARATION.test(l)) return;
     code.push(i + 1);
   });
   let h = seed;
@@ -126,8 +134,9 @@ interface Figures {
 }
 
 /** Reads a report: per mutated file, its figures and the text of every mutant not detected, with its verdict. */
-function readReport(path: string): Map<string, { figures: Figures; lines: string[] }> {
+function readReport(path: string, overlayPath?: string): Map<string, { figures: Figures; lines: string[] }> {
   const report = JSON.parse(readFileSync(path, 'utf8')) as StrykerReport;
+  if (overlayPath !== undefined) overlay(report, JSON.parse(readFileSync(overlayPath, 'utf8')) as StrykerReport);
   const out = new Map<string, { figures: Figures; lines: string[] }>();
   for (const [file, { source, mutants }] of Object.entries(report.files)) {
     const f: Figures = { mutants: 0, killed: 0, survived: 0, timeout: 0, noCoverage: 0, other: 0, untriaged: [], equivalent: 0 };
@@ -163,6 +172,27 @@ function readReport(path: string): Map<string, { figures: Figures; lines: string
     out.set(file, { figures: f, lines });
   }
   return out;
+}
+
+/** A mutant's identity across runs of the same source: where it is and what it does. */
+function mutantKey(m: StrykerMutant): string {
+  return `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column} ${m.mutatorName} ${m.replacement ?? ''}`;
+}
+
+/**
+ * Replaces the status of each mutant of `base` that `rerun` tested again (a re-run of the lines of
+ * the survivors, after tests were added: `NLC_MUTATION_MUTATE` with their line ranges). Tests are
+ * only ever added, so a mutant killed in `base` stays killed; the re-run says what became of the rest.
+ * @throws Error when the two reports were made from different sources of a file.
+ */
+function overlay(base: StrykerReport, rerun: StrykerReport): void {
+  for (const [file, r] of Object.entries(rerun.files)) {
+    const b = base.files[file];
+    if (b === undefined) continue;
+    if (b.source !== r.source) throw new Error(`${file}: the re-run was made from another version of the file than the full run`);
+    const statuses = new Map(r.mutants.map((m) => [mutantKey(m), m.status]));
+    for (const m of b.mutants) m.status = statuses.get(mutantKey(m)) ?? m.status;
+  }
 }
 
 /** Stryker's score: detected (killed + timed out) over valid mutants, in percent. */
@@ -211,7 +241,8 @@ function main(): number {
       for (const core of batch) rows.push(`| \`${core.file}\` | not run |||||||||`);
       return;
     }
-    const perFile = readReport(path);
+    const rerun = `reports/mutation/${report}.rerun.json`;
+    const perFile = readReport(path, seconds === undefined && existsSync(rerun) ? rerun : undefined);
     for (const core of batch) {
       const r = perFile.get(core.file);
       if (r === undefined) {
