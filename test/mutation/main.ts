@@ -28,6 +28,8 @@ interface Core {
   file: string;
   fuzz: boolean;
   tests: string[];
+  /** false: `--check` reports this core's untriaged survivors without failing (a core not yet triaged). */
+  check?: boolean;
 }
 
 /** One entry of equivalent.json: a mutant judged equivalent (or not worth a test), found again by its text, not its line. */
@@ -250,7 +252,8 @@ function main(): number {
         continue;
       }
       const f = r.figures;
-      untriaged += f.untriaged.length;
+      if (core.check !== false) untriaged += f.untriaged.length;
+      else if (f.untriaged.length > 0) details.push(`${core.file}: not checked (cores.json "check": false): its untriaged survivors do not fail --check`);
       const time = seconds === undefined ? '—' : batch.length > 1 ? `${seconds} s (all)` : `${seconds} s`;
       rows.push(`| \`${core.file}\` | ${f.mutants} | ${f.killed} | ${f.survived} | ${f.timeout} | ${f.noCoverage} | ${score(f)} % | ${f.equivalent} | ${f.untriaged.length} | ${time} |`);
       details.push(`${core.file}: ${f.survived + f.noCoverage} not detected`, ...r.lines);
