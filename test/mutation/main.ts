@@ -17,6 +17,8 @@
  * - `--report-only` run nothing: read the cores' last reports and print their figures; where
  *   reports/mutation/<core>.rerun.json exists (a re-run of the survivors' lines after tests were
  *   added), its statuses replace the full run's for the mutants it tested again.
+ * - `--report NAME` read or write reports/mutation/NAME.json instead of the core's name (`sample`
+ *   for a sample).
  * Reports: reports/mutation/<core>.json and .html (gitignored). Exit 2 on a bad flag.
  */
 import { spawnSync } from 'node:child_process';
@@ -91,9 +93,10 @@ function generator(seed: number): () => number {
 
 /**
  * Lines that hold no mutant: a field or parameter declaration (`name?: Type;` or `name: Type,`),
- * the head of an interface or type, the close of a signature (`): Type {`).
+ * the head of an interface, type or function, the close of a signature (`): Type {`), a
+ * declaration without a value or with a number (Stryker does not mutate numbers).
  */
-const DECLARATION = /^(readonly )?[\w$#]+\??: [^=(]*[;,]$|^(export )?(interface|type) |^\)(: .*)? \{$/;
+const DECLARATION = /^(readonly )?[\w$#]+\??: [^=(]*[;,]$|^(export )?(interface|type) |^\)(: .*)? \{$|^(export )?(async )?function |^(let|const) [\w$]+(: [^=]*)?( = \d+)?;$/;
 
 /** `count` code lines of `file` (1-based), drawn without replacement from a generator seeded `seed` and the file's name. */
 function sampleLines(file: string, count: number, seed: number): number[] {
@@ -214,6 +217,7 @@ function main(): number {
         concurrency: { type: 'string', default: '2' },
         check: { type: 'boolean', default: false },
         'report-only': { type: 'boolean', default: false },
+        report: { type: 'string' },
       },
       strict: true,
     }));
@@ -264,7 +268,7 @@ function main(): number {
   // core in one Stryker run, so the dry run of their tests is paid once.
   const batches = sample === undefined ? selected.map((c) => [c]) : [selected];
   for (const batch of batches) {
-    const report = sample === undefined ? (batch[0] as Core).name : 'sample';
+    const report = values.report ?? (sample === undefined ? (batch[0] as Core).name : 'sample');
     if (values['report-only']) {
       record(batch, report, undefined);
       continue;

@@ -280,3 +280,62 @@ describe('decidePodEviction: the start hold (opts.judgement)', () => {
     assert.ok(later.kind === 'delete-at' && later.heldForSightFromMs !== undefined, 'the held managed deletion');
   });
 });
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", tainteviction/decision.ts): the
+// anchors and the flags decidePodEviction hands on. `expired` is what keeps a pending deadline from
+// being moved earlier by planEviction; the due time of untolerated taints is what the sight hold
+// compares, so the earliest untolerated one must decide it.
+describe('decidePodEviction: anchors, due times and what it hands to planEviction', () => {
+  const S = 1000;
+  const NOW = T0 + 3_600 * S;
+  const base = { ...newPod('p', 'node1'), creationTimestamp: T0 };
+  const taint = (key: string, timeAdded?: number): Taint => ({ key, effect: 'NoExecute', ...(timeAdded === undefined ? {} : { timeAdded }) });
+  const tolerate = (key: string, s: number) => ({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: s });
+
+  test('a run-out toleration is delete-now marked expired, with its reason; planEviction then keeps a pending deadline', () => {
+    const pod = { ...base, tolerations: [tolerate('a', 60)] };
+    const d = decidePodEviction(pod, [taint('a', NOW - 100 * S)], NOW);
+    assert.deepEqual(d, {
+      kind: 'delete-now',
+      reason: `toleration of NoExecute taint a:NoExecute ran out at ${new Date(NOW - 40 * S).toISOString()}`,
+      taint: taint('a', NOW - 100 * S),
+      expired: true,
+    });
+    assert.deepEqual(planEviction(d, pod.uid, { uid: pod.uid, atMs: NOW + 200 * S, scheduledAtMs: NOW - 100 * S }), { kind: 'keep' });
+  });
+
+  test('a taint without timeAdded and no firstSeen counts from now', () => {
+    const pod = { ...base, tolerations: [tolerate('a', 60)] };
+    const d = decidePodEviction(pod, [taint('a')], NOW);
+    assert.equal(d.kind === 'delete-at' ? d.atMs : 0, NOW + 60 * S);
+  });
+
+  test('only a PodScheduled condition that is True moves the exposure start', () => {
+    const pending = { ...base, tolerations: [tolerate('a', 300)], conditions: [{ type: 'PodScheduled', status: 'False' as const, lastTransitionTime: T0 + 100 * S }] };
+    const d = decidePodEviction(pending, [taint('a', T0)], T0 + 10 * S);
+    assert.equal(d.kind === 'delete-at' ? d.atMs : 0, T0 + 300 * S);
+    const bound = { ...pending, conditions: [{ type: 'PodScheduled', status: 'True' as const, lastTransitionTime: T0 + 100 * S }] };
+    const e = decidePodEviction(bound, [taint('a', T0)], T0 + 10 * S);
+    assert.equal(e.kind === 'delete-at' ? e.atMs : 0, T0 + 10 * S + 300 * S, 'bound later than now: clamped to now');
+  });
+
+  test('sight hold: the earliest untolerated taint decides the due time, tolerated ones do not', () => {
+    const sight = { lastBlind: { fromMs: NOW - 60 * S, toMs: NOW - 30 * S }, holdMs: 40 * S };
+    // Untolerated a (before the blind interval ended) and b (after): due with a, held.
+    const held = decidePodEviction(base, [taint('b', NOW - 10 * S), taint('a', NOW - 50 * S)], NOW, { sight });
+    assert.equal(held.kind, 'delete-at');
+    assert.equal(held.kind === 'delete-at' ? held.heldForSightFromMs : 0, NOW - 50 * S);
+    // A tolerated taint from before the blind interval does not make an untolerated later one due then.
+    const pod = { ...base, tolerations: [tolerate('t', 3_600)] };
+    assert.equal(decidePodEviction(pod, [taint('t', NOW - 50 * S), taint('b', NOW - 10 * S)], NOW, { sight }).kind, 'delete-now');
+  });
+
+  test('no judge here: a managed deletion due after first sight goes ahead, whatever deadline another taint has', () => {
+    const judgement = { firstSightMs: NOW - 50 * S, holdMs: 40 * S };
+    const pod = { ...base, tolerations: [tolerate('example.com/drain', 300)] };
+    const unreachable = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' as const, timeAdded: NOW - 30 * S };
+    const d = decidePodEviction(pod, [unreachable, taint('example.com/drain', NOW - 10 * S)], NOW, { judgement });
+    assert.equal(d.kind, 'delete-now');
+    assert.equal(d.kind === 'delete-now' ? d.taint.key : '', 'node.kubernetes.io/unreachable');
+  });
+});
