@@ -860,3 +860,69 @@ describe('legacyStricterZoneStatuses (legacy mode: 1.20\'s name rule only where 
     );
   });
 });
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", zones.ts): the pause reasons in
+// full (they are what `explain` and the logs tell an operator), and the tie-break of
+// legacyStricterZoneStatuses: on equal rates 1.20's list only if only it is FullDisruption (it can
+// only start the all-zones stop sooner), else ours.
+describe('zones.ts pause reasons and the legacy tie-break, exactly', () => {
+  const normalPrev = (...zones: string[]): Map<string, ZoneState> => new Map(zones.map((z) => [z, 'Normal']));
+  const partialZone = (size: number, notReady: number): Ready[] => [...Array<Ready>(notReady).fill('Unknown'), ...Array<Ready>(size - notReady).fill('True')];
+  test('a zone-slowed pause says the whole sentence', () => {
+    const p = planDisruption(
+      normalPrev(z1, z2),
+      new Map([
+        [z1, partialZone(60, 40)],
+        [z2, partialZone(3, 0)],
+      ]),
+      defaults,
+    );
+    assert.equal(
+      p.pauses[0]?.reason,
+      'Zone "region1:zone1" is PartialDisruption: 40 of 60 nodes are not Ready (67%, at least the unhealthy-zone-threshold 55%, and more than 2 nodes). ' +
+        'The zone has 60 nodes, more than the large-cluster-size-threshold 50, so NoExecute tainting in this zone slows to the ' +
+        'secondary-node-eviction-rate of 0.01 nodes/s (normal rate 0.1 nodes/s).',
+    );
+  });
+
+  test('an all-zones stop without master-only zones says nothing of them', () => {
+    const p = planDisruption(
+      new Map<string, ZoneState>([
+        [z1, 'Normal'],
+        [z2, 'Normal'],
+      ]),
+      new Map<string, Ready[]>([
+        [z1, ['Unknown']],
+        [z2, ['False']],
+      ]),
+      defaults,
+    );
+    assert.equal(
+      p.pauses[0]?.reason,
+      'All 2 zone(s) are FullDisruption, with no Ready node (zone "region1:zone1": 1/1 nodes not Ready; zone "region1:zone2": 1/1 nodes not Ready). ' +
+        'This looks like a control-plane or network problem rather than failed nodes, so NoExecute tainting is paused in every zone and ' +
+        'the unreachable/not-ready NoExecute taints are removed from every node, until some node is Ready again.',
+    );
+  });
+
+  test('legacy tie-break: equal rates take 1.20\'s list only where only it is FullDisruption', () => {
+    const z3 = zoneId('region1', 'zone3');
+    // z1: ours Normal (a Ready master, a dead worker), 1.20 FullDisruption (the worker): both at the normal rate.
+    // z2: both Normal. z3: both FullDisruption (and z2 keeps 1.20 out of its all-zones stop).
+    const ours = new Map<string, Ready[]>([
+      [z1, ['True', 'Unknown']],
+      [z2, ['True']],
+      [z3, ['Unknown']],
+    ]);
+    const legacy = new Map<string, Ready[]>([
+      [z1, ['Unknown']],
+      [z2, ['True']],
+      [z3, ['Unknown']],
+    ]);
+    const chosen = legacyStricterZoneStatuses(ours, legacy, defaults);
+    assert.equal(chosen.statuses.get(z1), legacy.get(z1));
+    assert.equal(chosen.statuses.get(z2), ours.get(z2));
+    assert.equal(chosen.statuses.get(z3), ours.get(z3));
+    assert.deepEqual([...chosen.outsideLegacyView], []);
+  });
+});
