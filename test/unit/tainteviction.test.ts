@@ -339,3 +339,18 @@ describe('decidePodEviction: anchors, due times and what it hands to planEvictio
     assert.equal(d.kind === 'delete-now' ? d.taint.key : '', 'node.kubernetes.io/unreachable');
   });
 });
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", tainteviction/decision.ts, CI's
+// sample): a held decision must drop what is pending (else the old schedule would delete a pod the
+// start hold keeps), without the "Cancelling deletion" event (the deletion is not cancelled from the
+// user's point of view: it goes ahead once the node is confirmed).
+describe('planEviction of a held decision', () => {
+  const held: Decision = { kind: 'held', reason: 'r', taint: { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' } };
+  test('nothing pending: keep', () => {
+    assert.deepEqual(planEviction(held, 'uid-1', undefined), { kind: 'keep' });
+  });
+  test('a timed or an immediate entry pending: cancel it, without the event', () => {
+    assert.deepEqual(planEviction(held, 'uid-1', { uid: 'uid-1', atMs: 2_000, scheduledAtMs: 1_000 }), { kind: 'cancel', emitCancelEvent: false });
+    assert.deepEqual(planEviction(held, 'uid-1', { uid: 'uid-1', atMs: 1_000, scheduledAtMs: 1_000 }), { kind: 'cancel', emitCancelEvent: false });
+  });
+});
