@@ -573,5 +573,11 @@ describe('health.ts texts and nodeConditionsEqual, exactly', () => {
     assert.equal(nodeConditionsEqual(bare, { ...bare, reason: '', message: '' }), true);
     assert.equal(nodeConditionsEqual(undefined, undefined), true);
     assert.equal(nodeConditionsEqual(c, undefined), false);
+    assert.equal(nodeConditionsEqual(undefined, c), false);
+  });
+
+  test('podNeedsNotReadyMark without a node name looks at the Ready condition alone', () => {
+    assert.equal(podNeedsNotReadyMark({ nodeName: 'n1', conditions: [{ type: 'Ready', status: 'True' }] }), true);
+    assert.equal(podNeedsNotReadyMark({ nodeName: 'n1', conditions: [{ type: 'Ready', status: 'True' }] }, 'n2'), false);
   });
 });
