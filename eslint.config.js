@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'charts/**', 'bench/results/**', 'src/kube/protobuf/gen/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'charts/**', 'bench/results/**', 'src/kube/protobuf/gen/**', '.stryker-tmp/**', 'reports/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -10,6 +10,7 @@ import {
   REASON_NODE_STATUS_UNKNOWN,
   isReadyToNotReadyTransition,
   leaseSeenByPass,
+  nodeConditionsEqual,
   nextProbeDeadline,
   nodeNotReadyEvent,
   observeNodeHealth,
@@ -545,5 +546,38 @@ describe('issue 18: observeNodeHealth shares the cached Ready condition instead 
     assert.notEqual(expired.currentReady, ready);
     assert.equal(ready.status, 'True', 'the cached condition was not marked');
     assert.equal(getCondition(expired.unknownConditions ?? [], 'Ready')?.status, 'Unknown');
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", health.ts): the texts upstream
+// writes into a silent node's conditions, and the condition equality that decides whether a node's
+// status changed (a change is a heartbeat: two conditions taken for equal would hide one).
+describe('health.ts texts and nodeConditionsEqual, exactly', () => {
+  test("upstream's reasons and messages for a silent node's conditions", () => {
+    assert.equal(REASON_NODE_STATUS_UNKNOWN, 'NodeStatusUnknown');
+    assert.equal(MESSAGE_NODE_STATUS_UNKNOWN, 'Kubelet stopped posting node status.');
+    assert.equal(REASON_NODE_STATUS_NEVER_UPDATED, 'NodeStatusNeverUpdated');
+    assert.equal(MESSAGE_NODE_STATUS_NEVER_UPDATED, 'Kubelet never posted node status.');
+  });
+
+  test('nodeConditionsEqual: each field counts; an absent reason or message equals the empty one', () => {
+    const c: NodeCondition = { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ok', lastHeartbeatTime: 1, lastTransitionTime: 2 };
+    assert.equal(nodeConditionsEqual(c, { ...c }), true);
+    assert.equal(nodeConditionsEqual(c, { ...c, type: 'MemoryPressure' }), false);
+    assert.equal(nodeConditionsEqual(c, { ...c, status: 'False' }), false);
+    assert.equal(nodeConditionsEqual(c, { ...c, reason: 'Other' }), false);
+    assert.equal(nodeConditionsEqual(c, { ...c, message: 'other' }), false);
+    assert.equal(nodeConditionsEqual(c, { ...c, lastHeartbeatTime: 3 }), false);
+    assert.equal(nodeConditionsEqual(c, { ...c, lastTransitionTime: 3 }), false);
+    const bare: NodeCondition = { type: 'Ready', status: 'True' };
+    assert.equal(nodeConditionsEqual(bare, { ...bare, reason: '', message: '' }), true);
+    assert.equal(nodeConditionsEqual(undefined, undefined), true);
+    assert.equal(nodeConditionsEqual(c, undefined), false);
+    assert.equal(nodeConditionsEqual(undefined, c), false);
+  });
+
+  test('podNeedsNotReadyMark without a node name looks at the Ready condition alone', () => {
+    assert.equal(podNeedsNotReadyMark({ nodeName: 'n1', conditions: [{ type: 'Ready', status: 'True' }] }), true);
+    assert.equal(podNeedsNotReadyMark({ nodeName: 'n1', conditions: [{ type: 'Ready', status: 'True' }] }, 'n2'), false);
   });
 });

@@ -9,7 +9,8 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { Node } from '../../src/kube/objects.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { FakeClock } from '../../src/util/clock.js';
-import { decideAffinity, evictionCapReached } from '../../src/nodeaffinity/decision.js';
+import { decideAffinity, evictionCapReached, isNodeReady } from '../../src/nodeaffinity/decision.js';
+import { LazyErrorNodeSelector } from '../../src/nodeaffinity/matcher.js';
 import {
   EVENT_BLOCKED_BY_PDB,
   EVENT_EVICTED,
@@ -128,6 +129,88 @@ describe('decideAffinity (pure, fake clock)', () => {
     assert.equal(evictionCapReached(recent, 'n3', now, 60_000, 1, 0), undefined);
     assert.equal(evictionCapReached(recent, 'n3', now, 60_000, 1, 2)?.retryAtMs, now - 1000 + 60_000);
     assert.equal(evictionCapReached(recent, 'n1', now + 60_000, 60_000, 1, 2), undefined, 'old evictions leave the window');
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", nodeaffinity/decision.ts): every
+// rule that keeps the enforcer from evicting (a terminal, terminating or unscheduled pod, a rule that
+// cannot be evaluated, a node whose Ready condition is not True) and the exact caps.
+describe('decideAffinity: what never evicts, and why (pure)', () => {
+  const NOW = 10 * GRACE;
+  const silver = mkNode('n1', { pool: 'silver' });
+  const long = (p: AffinityPod) => ({ uid: p.uid, node: 'n1', sinceMs: NOW - 2 * GRACE });
+
+  test('each ignored pod says why', () => {
+    const plain = mkPod('plain', { annotations: {} });
+    assert.deepEqual(decideAffinity(plain, silver, undefined, NOW, GRACE), { action: 'ignore', reason: 'no during-execution rule' });
+    const m = mkPod('m', { annotations: { [REQUIRED_DURING_EXECUTION_ANNOTATION]: RULE, 'kubernetes.io/config.mirror': 'x' } });
+    assert.deepEqual(decideAffinity(m, silver, long(m), NOW, GRACE), { action: 'ignore', reason: 'mirror (static) pod' });
+    const d = mkPod('d', { daemonSet: true });
+    assert.deepEqual(decideAffinity(d, silver, long(d), NOW, GRACE), { action: 'ignore', reason: 'DaemonSet pod' });
+    const a = mkPod('a');
+    assert.deepEqual(decideAffinity(a, undefined, long(a), NOW, GRACE), { action: 'ignore', reason: 'node n1 is not in the cache' });
+  });
+
+  test('a terminating pod is never evicted', () => {
+    const p: AffinityPod = { ...mkPod('a'), deletionTimestamp: NOW - 1 };
+    assert.deepEqual(decideAffinity(p, silver, long(p), NOW, GRACE), { action: 'ignore', reason: 'terminating' });
+  });
+
+  test('a Succeeded or Failed pod is never evicted', () => {
+    for (const phase of ['Succeeded', 'Failed']) {
+      const p: AffinityPod = { ...mkPod('a'), phase };
+      assert.deepEqual(decideAffinity(p, silver, long(p), NOW, GRACE), { action: 'ignore', reason: `phase ${phase}` });
+    }
+  });
+
+  test('an unscheduled pod is never evicted, even with a node at hand', () => {
+    const p: AffinityPod = { ...mkPod('a'), nodeName: '' };
+    assert.deepEqual(decideAffinity(p, silver, { uid: p.uid, node: '', sinceMs: 0 }, NOW, GRACE), { action: 'ignore', reason: 'not scheduled' });
+  });
+
+  test('a rule with a term that cannot be evaluated holds, and never counts as violated', () => {
+    const selector = new LazyErrorNodeSelector({ nodeSelectorTerms: [{ matchExpressions: [{ key: 'bad key', operator: 'In', values: ['x'] }] }] });
+    const p: AffinityPod = { ...mkPod('a'), rule: { kind: 'rule', selectors: [{ source: 'required-during-scheduling', selector }] } };
+    const d = decideAffinity(p, silver, long(p), NOW, GRACE);
+    assert.deepEqual(d, { action: 'hold', violation: long(p), reason: 'the rule has terms that cannot be evaluated' });
+  });
+
+  test('a node counts as Ready only by a Ready condition that is True, among other conditions', () => {
+    const cond = (type: string, status: string) => ({ type, status: status as 'True' | 'False' | 'Unknown' });
+    assert.equal(isNodeReady({ ...silver, conditions: [cond('MemoryPressure', 'False'), cond('Ready', 'True')] }), true);
+    assert.equal(isNodeReady({ ...silver, conditions: [cond('Ready', 'False'), cond('MemoryPressure', 'True')] }), false);
+    const notReady = { ...silver, conditions: [cond('Ready', 'False'), cond('DiskPressure', 'True')] };
+    const p = mkPod('a');
+    assert.equal(decideAffinity(p, notReady, long(p), NOW, GRACE).action, 'hold');
+  });
+});
+
+describe('evictionCapReached: the window edge, the reasons, the retry times (pure)', () => {
+  const now = 1_000_000;
+  test('an eviction exactly one window old has left it', () => {
+    assert.equal(evictionCapReached([{ node: 'n1', atMs: now - 60_000 }], 'n1', now, 60_000, 1, 1), undefined);
+  });
+  test('the total cap: its reason and when the oldest counted eviction leaves the window', () => {
+    const recent = [
+      { node: 'n1', atMs: now - 3000 },
+      { node: 'n2', atMs: now - 2000 },
+      { node: 'n3', atMs: now - 1000 },
+    ];
+    assert.deepEqual(evictionCapReached(recent, 'n9', now, 60_000, 0, 2), {
+      reason: '3 evictions in the last 60s reach --affinity-max-evictions-total=2',
+      retryAtMs: now - 2000 + 60_000,
+    });
+  });
+  test('the per-node cap: its reason and when the oldest counted eviction of the node leaves the window', () => {
+    const recent = [
+      { node: 'n1', atMs: now - 3000 },
+      { node: 'n1', atMs: now - 2000 },
+      { node: 'n2', atMs: now - 1000 },
+    ];
+    assert.deepEqual(evictionCapReached(recent, 'n1', now, 60_000, 1, 0), {
+      reason: '2 evictions from node n1 in the last 60s reach --affinity-max-evictions-per-node=1',
+      retryAtMs: now - 2000 + 60_000,
+    });
   });
 });
 

@@ -28,7 +28,15 @@ import {
   shouldForceDeleteOutOfService,
 } from '../../src/podgc/decision.js';
 import { PodGCWriter, type ForceDeletePlan } from '../../src/podgc/writer.js';
-import { decideForceDetach, FORCE_DETACH_EVENT_REASONS, nextReleasedAt, volumeHolders } from '../../src/volumes/decision.js';
+import {
+  ATTACH_DETACH_EVENT_SOURCE,
+  DEFAULT_FORCE_DETACH_TIMEOUT_MS,
+  decideForceDetach,
+  FORCE_DETACH_EVENT_REASONS,
+  nextReleasedAt,
+  volumeHolders,
+} from '../../src/volumes/decision.js';
+import { parseControllerFlags } from '../../src/cli/flags.js';
 import { ForceDetachWriter } from '../../src/volumes/writer.js';
 import type { WriteScheduler } from '../../src/kube/throttle.js';
 import { counter, DetachHarness, node, OOS, pod, PodGCHarness, settle, T0, terminated, terminating, TIMEOUT } from '../support/outofservice-world.js';
@@ -854,5 +862,35 @@ describe('issue 14: per-node state is pruned on node churn', () => {
     h.vas.del(va);
     h.fd.volumeAttachmentDeleted(va);
     assert.equal(h.fd.view().trackedNodes, 0);
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", volumes/decision.ts): the names
+// users and upstream share, the timeout's default and the reasons a detach is kept.
+describe('force-detach names, default and reasons', () => {
+  const notReady = node('w', 'Unknown');
+  const base = { holders: [] as Pod[], releasedAt: T0, nowMs: T0, timeoutMs: TIMEOUT, disableTimeout: false };
+
+  test("upstream's event source and our event reasons", () => {
+    assert.equal(ATTACH_DETACH_EVENT_SOURCE, 'attachdetach-controller');
+    assert.deepEqual(FORCE_DETACH_EVENT_REASONS, { 'out-of-service': 'ForceDetachedOutOfService', timeout: 'ForceDetachedTimeout' });
+  });
+
+  test("--force-detach-timeout defaults to upstream's ReconcilerMaxWaitForUnmountDuration, 6 minutes", async () => {
+    assert.equal(DEFAULT_FORCE_DETACH_TIMEOUT_MS, 360_000);
+    const config = await parseControllerFlags([], {});
+    assert.equal(config.forceDetachTimeout, DEFAULT_FORCE_DETACH_TIMEOUT_MS);
+  });
+
+  test('why a detach is kept: a Ready node, the timeout disabled', () => {
+    assert.deepEqual(decideForceDetach({ ...base, node: node('w', 'True') }), { action: 'keep', why: 'node is Ready' });
+    assert.deepEqual(decideForceDetach({ ...base, node: notReady, disableTimeout: true }), { action: 'keep', why: 'node is not Ready; force detach on timeout is disabled' });
+  });
+
+  test('the holders named: up to three, then how many more', () => {
+    const held = (n: number) => decideForceDetach({ ...base, node: notReady, holders: Array.from({ length: n }, (_, i) => pod(`p${i}`, 'w')) });
+    const suffix = ' (not terminated: running, or terminating with containers still running)';
+    assert.deepEqual(held(3), { action: 'keep', why: `held by pod default/p0, default/p1, default/p2${suffix}` });
+    assert.deepEqual(held(5), { action: 'keep', why: `held by pod default/p0, default/p1, default/p2 and 2 more${suffix}` });
   });
 });

@@ -11,7 +11,19 @@ import type { Node, Pod } from '../../src/kube/objects.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { PodGCController, type PodGCWrites } from '../../src/podgc/controller.js';
-import { byEvictionAndCreationTimestamp, GC_CHECK_PERIOD_MS, isPodEvicted, ORPHAN_QUARANTINE_MS, selectTerminatedForGC, shouldForceDeleteUnscheduled } from '../../src/podgc/decision.js';
+import {
+  byEvictionAndCreationTimestamp,
+  GC_CHECK_PERIOD_MS,
+  isOnlyWaitingForFinalizers,
+  isPodEvicted,
+  ORPHAN_QUARANTINE_MS,
+  ORPHAN_MESSAGE,
+  POD_GC_CONTROLLER_NAME,
+  orphanCondition,
+  selectTerminatedForGC,
+  shouldForceDeleteOutOfService,
+  shouldForceDeleteUnscheduled,
+} from '../../src/podgc/decision.js';
 import type { ForceDeleteRecheck, ForceDeleteResult } from '../../src/podgc/writer.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { counter, Events, node, OOS, pod, PodStore, settle, Store, T0, terminating } from '../support/outofservice-world.js';
@@ -242,5 +254,61 @@ describe('PodGCController terminated and unscheduled passes', () => {
     assert.equal(d.writes.deleted.length, 2490, 'two passes later: down to the threshold, no further');
     assert.ok(d.writes.live.has('default/t2490') && !d.writes.live.has('default/t2489'));
     await d.gc.stop();
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", podgc/decision.ts): which pods the
+// out-of-service pass may force-delete, the terminated-pod threshold below which nothing is deleted,
+// the condition's transition time and the names users see.
+describe('pod GC decisions, case by case', () => {
+  const oosNode = node('w', 'Unknown', [{ key: OOS, effect: 'NoExecute' }]);
+  const gone = { deletionTimestamp: T0, deletionGracePeriodSeconds: 0, phase: 'Failed', finalizers: ['f'] };
+
+  test('out of service: only a terminating pod bound to that very node', () => {
+    assert.equal(shouldForceDeleteOutOfService(pod('p', 'w', { deletionTimestamp: T0 }), oosNode), true);
+    assert.equal(shouldForceDeleteOutOfService(pod('p', 'other', { deletionTimestamp: T0 }), oosNode), false, 'bound to another node');
+    assert.equal(shouldForceDeleteOutOfService(pod('p', 'w'), oosNode), false, 'not terminating');
+    assert.equal(shouldForceDeleteOutOfService(pod('p', 'w', { deletionTimestamp: T0 }), undefined), false, 'node unknown');
+    assert.equal(shouldForceDeleteOutOfService(pod('p', 'w', gone), oosNode), false, 'only waiting for finalizers');
+  });
+
+  test('isOnlyWaitingForFinalizers: deleted with grace 0, terminal, with finalizers — all four', () => {
+    assert.equal(isOnlyWaitingForFinalizers(gone), true);
+    assert.equal(isOnlyWaitingForFinalizers({ ...gone, deletionTimestamp: undefined }), false, 'not deleted');
+    assert.equal(isOnlyWaitingForFinalizers({ ...gone, deletionGracePeriodSeconds: 30 }), false, 'grace not 0');
+    assert.equal(isOnlyWaitingForFinalizers({ ...gone, deletionGracePeriodSeconds: undefined }), false, 'grace unknown');
+    assert.equal(isOnlyWaitingForFinalizers({ ...gone, phase: 'Running' }), false, 'not terminal');
+    assert.equal(isOnlyWaitingForFinalizers({ ...gone, finalizers: [] }), false, 'no finalizers');
+  });
+
+  test('selectTerminatedForGC: nothing while the terminated pods are at or under the threshold', () => {
+    const failed = (name: string) => ({ name, phase: 'Failed', statusReason: undefined, creationTimestamp: T0 });
+    const pods = [failed('a'), failed('b'), failed('c')];
+    assert.deepEqual(selectTerminatedForGC(pods, 5), []);
+    assert.deepEqual(selectTerminatedForGC(pods, 3), []);
+    assert.deepEqual(
+      selectTerminatedForGC(pods, 2).map((p) => p.name),
+      ['a'],
+    );
+  });
+
+  test('byEvictionAndCreationTimestamp: the name breaks a tie both ways', () => {
+    const p = (name: string) => ({ name, phase: 'Failed', statusReason: undefined, creationTimestamp: T0 });
+    assert.equal(byEvictionAndCreationTimestamp(p('b'), p('a')), 1);
+    assert.equal(byEvictionAndCreationTimestamp(p('a'), p('b')), -1);
+    assert.equal(byEvictionAndCreationTimestamp(p('a'), p('a')), 0);
+  });
+
+  test('orphanCondition keeps the transition time of a True condition (none when it has none), and stamps now otherwise', () => {
+    const kept = orphanCondition([{ type: 'DisruptionTarget', status: 'True', lastTransitionTime: T0 - 5 }], T0);
+    assert.equal(kept.lastTransitionTime, T0 - 5);
+    assert.equal('lastTransitionTime' in orphanCondition([{ type: 'DisruptionTarget', status: 'True' }], T0), false);
+    assert.equal(orphanCondition([{ type: 'DisruptionTarget', status: 'False', lastTransitionTime: T0 - 5 }], T0).lastTransitionTime, T0);
+    assert.equal(orphanCondition([], T0).lastTransitionTime, T0);
+  });
+
+  test("the orphan message and kube-controller-manager's controller name", () => {
+    assert.equal(ORPHAN_MESSAGE, 'PodGC: node no longer exists');
+    assert.equal(POD_GC_CONTROLLER_NAME, 'pod-garbage-collector-controller');
   });
 });

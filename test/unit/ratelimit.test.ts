@@ -259,3 +259,86 @@ describe('SwappableTokenBucket', () => {
     );
   });
 });
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", ratelimit.ts): the hook that lets
+// the zone part recompute zone states before a token goes out, and the token reads readyflips.ts and
+// tainting.ts decide on. A hook skipped when a token is there would let a token out at a stale rate.
+describe('SwappableTokenBucket beforeToken, hasToken, drain, tokens', () => {
+  /** A limiter at `qps` whose hook counts its calls. */
+  function hooked(clock: FakeClock, qps: number): { l: SwappableTokenBucket; calls: () => number } {
+    let n = 0;
+    const l = new SwappableTokenBucket(clock, qps, EVICTION_RATE_LIMITER_BURST, () => n++);
+    return { l, calls: () => n };
+  }
+
+  test('beforeToken runs before a token is handed out (a full bucket)', () => {
+    const { l, calls } = hooked(new FakeClock(), 1);
+    assert.equal(l.tryAccept(), true);
+    assert.equal(calls(), 1);
+  });
+
+  test('beforeToken does not run at rate 0 (no token can come)', () => {
+    const clock = new FakeClock();
+    const { l, calls } = hooked(clock, 0);
+    clock.advance(60_000);
+    assert.equal(l.tryAccept(), false);
+    assert.equal(calls(), 0);
+  });
+
+  test('beforeToken does not run while the bucket is more than TOKEN_LOOKAHEAD_MS of refill short of a token', () => {
+    const clock = new FakeClock();
+    const { l, calls } = hooked(clock, 1);
+    assert.equal(l.tryAccept(), true);
+    clock.advance(850); // 0.85 token + 0.1 of lookahead < 1
+    assert.equal(l.tryAccept(), false);
+    assert.equal(calls(), 1);
+  });
+
+  test('beforeToken runs within TOKEN_LOOKAHEAD_MS of the next token, and at exactly its edge', () => {
+    const clock = new FakeClock();
+    const { l, calls } = hooked(clock, 1);
+    assert.equal(l.tryAccept(), true);
+    clock.advance(950); // 0.95 + 0.1 >= 1: the hook runs, the token is not there yet
+    assert.equal(l.tryAccept(), false);
+    assert.equal(calls(), 2);
+    // At 10 tokens/s the lookahead is a whole token: an empty bucket is exactly at the edge.
+    const c2 = new FakeClock();
+    const h2 = hooked(c2, 10);
+    assert.equal(h2.l.tryAccept(), true);
+    assert.equal(h2.l.tryAccept(), false);
+    assert.equal(h2.calls(), 2);
+  });
+
+  test('hasToken: true with a token, false without, true again at exactly one token', () => {
+    const clock = new FakeClock();
+    const l = new SwappableTokenBucket(clock, 1);
+    assert.equal(l.hasToken(), true);
+    assert.equal(l.tryAccept(), true);
+    assert.equal(l.hasToken(), false);
+    clock.advance(1_000);
+    assert.equal(l.tokens(), 1);
+    assert.equal(l.hasToken(), true);
+  });
+
+  test('drain takes the token without calling beforeToken', () => {
+    const { l, calls } = hooked(new FakeClock(), 1);
+    l.drain();
+    assert.equal(l.hasToken(), false);
+    assert.equal(l.tryAccept(), false);
+    assert.equal(calls(), 0);
+  });
+
+  test('tokens: the bucket count for a finite rate, Infinity for always, 0 for never', () => {
+    const clock = new FakeClock();
+    const l = new SwappableTokenBucket(clock, 2);
+    l.drain();
+    clock.advance(250);
+    assert.equal(l.tokens(), 0.5);
+    assert.equal(new SwappableTokenBucket(clock, Infinity).tokens(), Infinity);
+    assert.equal(new SwappableTokenBucket(clock, 0).tokens(), 0);
+  });
+
+  test('swap(NaN) names itself in the RangeError', () => {
+    assert.throws(() => new SwappableTokenBucket(new FakeClock(), 1).swap(Number.NaN), /SwappableTokenBucket\.swap: qps is NaN/);
+  });
+});

@@ -212,3 +212,145 @@ describe('planEviction', () => {
     assert.deepEqual(planEviction(at(T0 + 50), 'new', timed('old', T0 + 5)), { kind: 'schedule', atMs: T0 + 50 });
   });
 });
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", tainteviction/decision.ts): the
+// start hold of decidePodEviction (opts.judgement), which the controller tests reach only through
+// the shell. A held deletion must stay held unless a taint the node lifecycle controller does not
+// manage calls for it on its own; without a judge in the process, the time before first sight is blind.
+describe('decidePodEviction: the start hold (opts.judgement)', () => {
+  const S = 1000;
+  const NOW = T0 + 3_600 * S;
+  const unreachable: Taint = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: NOW - 100 * S };
+  const custom = (timeAdded: number): Taint => ({ key: 'example.com/drain', effect: 'NoExecute', timeAdded });
+  const plain = { ...newPod('p', 'node1'), creationTimestamp: T0 };
+  const HELD = { heldBecause: 'the node lifecycle controller has not judged the node since it started' };
+  const notTolerated = 'NoExecute taint node.kubernetes.io/unreachable:NoExecute is not tolerated';
+
+  test('heldBecause: a deletion only a managed taint calls for is held, with both reasons', () => {
+    assert.deepEqual(decidePodEviction(plain, [unreachable], NOW, { judgement: HELD }), {
+      kind: 'held',
+      reason: `${notTolerated}; held: ${HELD.heldBecause}`,
+      taint: unreachable,
+    });
+  });
+
+  test('heldBecause: an untolerated taint of another owner deletes on its own', () => {
+    const d = decidePodEviction(plain, [unreachable, custom(NOW - 10 * S)], NOW, { judgement: HELD });
+    assert.equal(d.kind, 'delete-now');
+    assert.equal(d.kind === 'delete-now' ? d.taint.key : '', 'example.com/drain');
+  });
+
+  test("heldBecause: another owner's tolerated taint keeps its own deadline, saying the managed one is held", () => {
+    const pod = { ...plain, tolerations: [{ key: 'example.com/drain', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }] };
+    const d = decidePodEviction(pod, [unreachable, custom(NOW - 10 * S)], NOW, { judgement: HELD });
+    assert.equal(d.kind, 'delete-at');
+    assert.equal(d.kind === 'delete-at' ? d.atMs : 0, NOW + 290 * S);
+    assert.match(d.kind === 'delete-at' ? d.reason : '', new RegExp(`^toleration of NoExecute taint example\\.com/drain:NoExecute runs out at .* \\(${notTolerated}; held: `));
+  });
+
+  test('no hold for a decision that is not a deletion due now, nor without a managed taint', () => {
+    const tolerating = { ...plain, tolerations: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }] };
+    assert.equal(decidePodEviction(tolerating, [unreachable], NOW, { judgement: HELD }).kind, 'delete-at');
+    assert.equal(decidePodEviction(plain, [custom(NOW - 10 * S)], NOW, { judgement: HELD }).kind, 'delete-now');
+  });
+
+  test('no judge here: a deletion due before first sight waits for firstSight + hold; one due after it does not', () => {
+    const firstSightMs = NOW - 50 * S;
+    const judgement = { firstSightMs, holdMs: 40 * S };
+    const at = NOW - 20 * S; // inside the hold, which ends at NOW - 10 s
+    const held = decidePodEviction(plain, [unreachable], at, { judgement });
+    assert.equal(held.kind, 'delete-at');
+    assert.equal(held.kind === 'delete-at' ? held.atMs : 0, firstSightMs + 40 * S);
+    assert.match(held.kind === 'delete-at' ? held.reason : '', /before this process first saw the cluster/);
+    const after = { ...unreachable, timeAdded: NOW - 30 * S };
+    assert.equal(decidePodEviction(plain, [after], at, { judgement }).kind, 'delete-now');
+    // Once the hold has ended, the deletion is due now.
+    assert.equal(decidePodEviction(plain, [unreachable], firstSightMs + 40 * S, { judgement }).kind, 'delete-now');
+  });
+
+  test("no judge here: the earlier of the held managed deletion and another owner's deadline", () => {
+    const firstSightMs = NOW - 50 * S;
+    const judgement = { firstSightMs, holdMs: 40 * S }; // the managed deletion waits until NOW - 10 s
+    const tol = (s: number) => ({ ...plain, tolerations: [{ key: 'example.com/drain', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: s }] });
+    const sooner = decidePodEviction(tol(5), [unreachable, custom(NOW - 1 * S)], NOW - 20 * S + 0, { judgement });
+    // At NOW - 20 s: the custom taint (added NOW - 1 s, clamped to now) + 5 s = NOW - 15 s, before the held NOW - 10 s.
+    assert.equal(sooner.kind === 'delete-at' ? sooner.atMs : 0, NOW - 15 * S);
+    const later = decidePodEviction(tol(300), [unreachable, custom(NOW - 1 * S)], NOW - 20 * S, { judgement });
+    assert.equal(later.kind === 'delete-at' ? later.atMs : 0, NOW - 10 * S);
+    assert.ok(later.kind === 'delete-at' && later.heldForSightFromMs !== undefined, 'the held managed deletion');
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", tainteviction/decision.ts): the
+// anchors and the flags decidePodEviction hands on. `expired` is what keeps a pending deadline from
+// being moved earlier by planEviction; the due time of untolerated taints is what the sight hold
+// compares, so the earliest untolerated one must decide it.
+describe('decidePodEviction: anchors, due times and what it hands to planEviction', () => {
+  const S = 1000;
+  const NOW = T0 + 3_600 * S;
+  const base = { ...newPod('p', 'node1'), creationTimestamp: T0 };
+  const taint = (key: string, timeAdded?: number): Taint => ({ key, effect: 'NoExecute', ...(timeAdded === undefined ? {} : { timeAdded }) });
+  const tolerate = (key: string, s: number) => ({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: s });
+
+  test('a run-out toleration is delete-now marked expired, with its reason; planEviction then keeps a pending deadline', () => {
+    const pod = { ...base, tolerations: [tolerate('a', 60)] };
+    const d = decidePodEviction(pod, [taint('a', NOW - 100 * S)], NOW);
+    assert.deepEqual(d, {
+      kind: 'delete-now',
+      reason: `toleration of NoExecute taint a:NoExecute ran out at ${new Date(NOW - 40 * S).toISOString()}`,
+      taint: taint('a', NOW - 100 * S),
+      expired: true,
+    });
+    assert.deepEqual(planEviction(d, pod.uid, { uid: pod.uid, atMs: NOW + 200 * S, scheduledAtMs: NOW - 100 * S }), { kind: 'keep' });
+  });
+
+  test('a taint without timeAdded and no firstSeen counts from now', () => {
+    const pod = { ...base, tolerations: [tolerate('a', 60)] };
+    const d = decidePodEviction(pod, [taint('a')], NOW);
+    assert.equal(d.kind === 'delete-at' ? d.atMs : 0, NOW + 60 * S);
+  });
+
+  test('only a PodScheduled condition that is True moves the exposure start', () => {
+    const pending = { ...base, tolerations: [tolerate('a', 300)], conditions: [{ type: 'PodScheduled', status: 'False' as const, lastTransitionTime: T0 + 100 * S }] };
+    const d = decidePodEviction(pending, [taint('a', T0)], T0 + 10 * S);
+    assert.equal(d.kind === 'delete-at' ? d.atMs : 0, T0 + 300 * S);
+    const bound = { ...pending, conditions: [{ type: 'PodScheduled', status: 'True' as const, lastTransitionTime: T0 + 100 * S }] };
+    const e = decidePodEviction(bound, [taint('a', T0)], T0 + 10 * S);
+    assert.equal(e.kind === 'delete-at' ? e.atMs : 0, T0 + 10 * S + 300 * S, 'bound later than now: clamped to now');
+  });
+
+  test('sight hold: the earliest untolerated taint decides the due time, tolerated ones do not', () => {
+    const sight = { lastBlind: { fromMs: NOW - 60 * S, toMs: NOW - 30 * S }, holdMs: 40 * S };
+    // Untolerated a (before the blind interval ended) and b (after): due with a, held.
+    const held = decidePodEviction(base, [taint('b', NOW - 10 * S), taint('a', NOW - 50 * S)], NOW, { sight });
+    assert.equal(held.kind, 'delete-at');
+    assert.equal(held.kind === 'delete-at' ? held.heldForSightFromMs : 0, NOW - 50 * S);
+    // A tolerated taint from before the blind interval does not make an untolerated later one due then.
+    const pod = { ...base, tolerations: [tolerate('t', 3_600)] };
+    assert.equal(decidePodEviction(pod, [taint('t', NOW - 50 * S), taint('b', NOW - 10 * S)], NOW, { sight }).kind, 'delete-now');
+  });
+
+  test('no judge here: a managed deletion due after first sight goes ahead, whatever deadline another taint has', () => {
+    const judgement = { firstSightMs: NOW - 50 * S, holdMs: 40 * S };
+    const pod = { ...base, tolerations: [tolerate('example.com/drain', 300)] };
+    const unreachable = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' as const, timeAdded: NOW - 30 * S };
+    const d = decidePodEviction(pod, [unreachable, taint('example.com/drain', NOW - 10 * S)], NOW, { judgement });
+    assert.equal(d.kind, 'delete-now');
+    assert.equal(d.kind === 'delete-now' ? d.taint.key : '', 'node.kubernetes.io/unreachable');
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", tainteviction/decision.ts, CI's
+// sample): a held decision must drop what is pending (else the old schedule would delete a pod the
+// start hold keeps), without the "Cancelling deletion" event (the deletion is not cancelled from the
+// user's point of view: it goes ahead once the node is confirmed).
+describe('planEviction of a held decision', () => {
+  const held: Decision = { kind: 'held', reason: 'r', taint: { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' } };
+  test('nothing pending: keep', () => {
+    assert.deepEqual(planEviction(held, 'uid-1', undefined), { kind: 'keep' });
+  });
+  test('a timed or an immediate entry pending: cancel it, without the event', () => {
+    assert.deepEqual(planEviction(held, 'uid-1', { uid: 'uid-1', atMs: 2_000, scheduledAtMs: 1_000 }), { kind: 'cancel', emitCancelEvent: false });
+    assert.deepEqual(planEviction(held, 'uid-1', { uid: 'uid-1', atMs: 1_000, scheduledAtMs: 1_000 }), { kind: 'cancel', emitCancelEvent: false });
+  });
+});

@@ -4,9 +4,11 @@ import fc from 'fast-check';
 import type { Taint, Toleration } from '../../src/kube/objects.js';
 import {
   FOREVER,
+  compareNumericValues,
   getMatchingTolerations,
   getMinTolerationTimeMs,
   noExecuteTaints,
+  sameNoExecuteTaints,
   toleratesTaint,
   tolerationTimeMs,
   type TolerationTimeMs,
@@ -212,5 +214,43 @@ describe('noExecuteTaints', () => {
         assert.equal(i, got.length);
       }),
     );
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", tolerations.ts). The controller
+// skips a node update whose NoExecute taints are the same (controller.ts NodeUpdated): a list judged
+// the same when a taint or its timeAdded changed would keep a stale schedule.
+describe('sameNoExecuteTaints', () => {
+  const t = (key: string, over: Partial<Taint> = {}): Taint => ({ key, effect: 'NoExecute', timeAdded: 1_000, ...over });
+
+  test('the same taints in the same order are the same; the empty lists too', () => {
+    assert.equal(sameNoExecuteTaints([t('a'), t('b', { value: 'v' })], [t('a'), t('b', { value: 'v' })]), true);
+    assert.equal(sameNoExecuteTaints([], []), true);
+  });
+
+  test('an absent value equals the empty value', () => {
+    assert.equal(sameNoExecuteTaints([t('a')], [t('a', { value: '' })]), true);
+    assert.equal(sameNoExecuteTaints([t('a', { value: '' })], [t('a')]), true);
+  });
+
+  test('a different key, value, effect or timeAdded, order or length is a change', () => {
+    assert.equal(sameNoExecuteTaints([t('a')], [t('b')]), false);
+    assert.equal(sameNoExecuteTaints([t('a', { value: 'x' })], [t('a', { value: 'y' })]), false);
+    assert.equal(sameNoExecuteTaints([t('a', { value: 'x' })], [t('a')]), false);
+    assert.equal(sameNoExecuteTaints([t('a')], [t('a', { value: 'y' })]), false);
+    assert.equal(sameNoExecuteTaints([t('a')], [t('a', { effect: 'NoSchedule' })]), false);
+    assert.equal(sameNoExecuteTaints([t('a')], [t('a', { timeAdded: 2_000 })]), false);
+    assert.equal(sameNoExecuteTaints([t('a'), t('b')], [t('b'), t('a')]), false);
+    assert.equal(sameNoExecuteTaints([t('a'), t('b')], [t('a'), t('c')]), false, 'every taint must match, not just one');
+    assert.equal(sameNoExecuteTaints([t('a')], [t('a'), t('b')]), false);
+    assert.equal(sameNoExecuteTaints([t('a'), t('b')], [t('a')]), false);
+  });
+});
+
+describe('compareNumericValues outside Lt and Gt', () => {
+  test('any other operator never matches, whatever the numbers', () => {
+    assert.equal(compareNumericValues('5', '1', 'Equal'), false);
+    assert.equal(compareNumericValues('1', '5', 'Exists'), false);
+    assert.equal(compareNumericValues('1', '5', ''), false);
   });
 });

@@ -16,10 +16,10 @@ import { FrameReader, frame, MAX_FRAME_BYTES, PROTOBUF_MAGIC, unwrapEnvelope, Wi
 import { decodeList, decodeObject, decodeWatchEvent } from '../../src/kube/protobuf/views.js';
 import { unknownFields, watchEventFields } from '../../src/kube/protobuf/decoder.js';
 import { LeaseSchema } from '../../src/kube/protobuf/gen/k8s.io/api/coordination/v1/generated_pb.js';
-import { PodListSchema, PodSchema, PodSpecSchema } from '../../src/kube/protobuf/gen/k8s.io/api/core/v1/generated_pb.js';
+import { NodeSchema, PodListSchema, PodSchema, PodSpecSchema } from '../../src/kube/protobuf/gen/k8s.io/api/core/v1/generated_pb.js';
 import { ObjectMetaSchema, StatusSchema, WatchEventSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/apis/meta/v1/generated_pb.js';
 import { UnknownSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/runtime/generated_pb.js';
-import { toLease, toPod } from '../../src/kube/objects.js';
+import { toLease, toNode, toPod } from '../../src/kube/objects.js';
 import { WireCodec } from '../../src/kube/wire.js';
 import { defaultKubeContentType, parseKubeContentType } from '../../src/kube/contenttype.js';
 import { rawKey, type ListPage, type ListPageOptions } from '../../src/kube/listwatch.js';
@@ -704,5 +704,78 @@ describe('content type choice', () => {
     assert.equal(defaultKubeContentType({}), 'application/vnd.kubernetes.protobuf');
     assert.equal(defaultKubeContentType({ NLC_KUBE_API_CONTENT_TYPE: 'application/json' }), 'application/json');
     assert.equal(defaultKubeContentType({ NLC_KUBE_API_CONTENT_TYPE: 'nonsense' }), 'application/vnd.kubernetes.protobuf');
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", the decoder): no unit test decoded
+// a Node from protobuf (only the integration lanes did), so the mutants of nodeView had no coverage.
+// A Node's taints and Ready condition are what every node lifecycle and taint eviction decision
+// reads: the protobuf view must convert to the same slim Node as the JSON object.
+describe('a Node from protobuf is the Node JSON gives', () => {
+  test('spec.unschedulable, taints with timeAdded, status conditions with their times, a skipped field between them', () => {
+    const bytes = envelope('Node', 'v1', NodeSchema, {
+      metadata: { name: 'node-a', uid: 'uid-a', resourceVersion: '9', creationTimestamp: time(T0), labels: { 'topology.kubernetes.io/zone': 'z1' } },
+      spec: {
+        podCIDR: '10.0.0.0/24',
+        unschedulable: true,
+        taints: [
+          { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: time(T0 + 5n) },
+          { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' },
+        ],
+      },
+      status: {
+        capacity: { cpu: { string: '4' } },
+        conditions: [
+          { type: 'MemoryPressure', status: 'False', lastHeartbeatTime: time(T0 + 1n), lastTransitionTime: time(T0), reason: 'KubeletHasSufficientMemory', message: 'ok' },
+          { type: 'Ready', status: 'Unknown', lastHeartbeatTime: time(T0 + 2n), lastTransitionTime: time(T0 + 3n), reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' },
+        ],
+      },
+    } as MessageInitShape<typeof NodeSchema>);
+    const iso = (s: bigint): string => new Date(Number(s) * 1000).toISOString();
+    const json = {
+      metadata: { name: 'node-a', uid: 'uid-a', resourceVersion: '9', creationTimestamp: iso(T0), labels: { 'topology.kubernetes.io/zone': 'z1' } },
+      spec: {
+        unschedulable: true,
+        taints: [
+          { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: iso(T0 + 5n) },
+          { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' },
+        ],
+      },
+      status: {
+        conditions: [
+          { type: 'MemoryPressure', status: 'False', lastHeartbeatTime: iso(T0 + 1n), lastTransitionTime: iso(T0), reason: 'KubeletHasSufficientMemory', message: 'ok' },
+          { type: 'Ready', status: 'Unknown', lastHeartbeatTime: iso(T0 + 2n), lastTransitionTime: iso(T0 + 3n), reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' },
+        ],
+      },
+    };
+    const fromProtobuf = toNode(decodeObject('Node', bytes));
+    assert.ok(fromProtobuf);
+    assert.deepEqual(fromProtobuf, toNode(json));
+    assert.equal(fromProtobuf.taints.length, 2);
+    assert.equal(fromProtobuf.conditions.find((c) => c.type === 'Ready')?.status, 'Unknown');
+  });
+
+  test('a top-level field of a newer API (number 4, a varint or bytes shaped like a condition) and a status field of the wrong wire type are skipped, not read as the status', () => {
+    const node = { metadata: { name: 'n', uid: 'u', resourceVersion: '1', creationTimestamp: time(T0) }, status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+    const known = toBinary(NodeSchema, create(NodeSchema, node as MessageInitShape<typeof NodeSchema>));
+    for (const extra of [[0x20, 0x01], [0x22, 0x02, 0x22, 0x00], [0x18, 0x01]]) {
+      const raw = Uint8Array.of(...known, ...extra);
+      const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'Node' }, raw }));
+      const got = toNode(decodeObject('Node', Uint8Array.of(...PROTOBUF_MAGIC, ...unknown)));
+      assert.deepEqual(got?.conditions.map((c) => [c.type, c.status]), [['Ready', 'True']], `extra bytes ${extra.join(',')}`);
+    }
+  });
+
+  test('a schedulable Node without status decodes without conditions', () => {
+    const node = toNode(decodeObject('Node', envelope('Node', 'v1', NodeSchema, { metadata: { name: 'n', uid: 'u', resourceVersion: '1', creationTimestamp: time(T0) }, spec: { unschedulable: false } })));
+    assert.equal(node?.unschedulable, false);
+    assert.deepEqual(node?.conditions, []);
+  });
+
+  test('a length-delimited field running past the end of its message is malformed, and says so', () => {
+    // Pod field 1 (metadata, wire type 2) announcing 100 bytes, with 2 to follow.
+    const raw = Uint8Array.of(0x0a, 100, 0x01, 0x02);
+    const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion: 'v1', kind: 'Pod' }, raw }));
+    assert.throws(() => decodeObject('Pod', Uint8Array.of(...PROTOBUF_MAGIC, ...unknown)), /length past the end of its message/);
   });
 });

@@ -13,6 +13,7 @@ import {
   isExcludedFromDisruption,
   isLegacyMasterName,
   legacyStricterZoneStatuses,
+  lowestZoneRate,
   planDisruption,
   stricterZoneStatuses,
   zoneRate,
@@ -858,5 +859,184 @@ describe('legacyStricterZoneStatuses (legacy mode: 1.20\'s name rule only where 
         },
       ),
     );
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", zones.ts): the pause reasons in
+// full (they are what `explain` and the logs tell an operator), and the tie-break of
+// legacyStricterZoneStatuses: on equal rates 1.20's list only if only it is FullDisruption (it can
+// only start the all-zones stop sooner), else ours.
+describe('zones.ts pause reasons and the legacy tie-break, exactly', () => {
+  const normalPrev = (...zones: string[]): Map<string, ZoneState> => new Map(zones.map((z) => [z, 'Normal']));
+  const partialZone = (size: number, notReady: number): Ready[] => [...Array<Ready>(notReady).fill('Unknown'), ...Array<Ready>(size - notReady).fill('True')];
+  test('a zone-slowed pause says the whole sentence', () => {
+    const p = planDisruption(
+      normalPrev(z1, z2),
+      new Map([
+        [z1, partialZone(60, 40)],
+        [z2, partialZone(3, 0)],
+      ]),
+      defaults,
+    );
+    assert.equal(
+      p.pauses[0]?.reason,
+      'Zone "region1:zone1" is PartialDisruption: 40 of 60 nodes are not Ready (67%, at least the unhealthy-zone-threshold 55%, and more than 2 nodes). ' +
+        'The zone has 60 nodes, more than the large-cluster-size-threshold 50, so NoExecute tainting in this zone slows to the ' +
+        'secondary-node-eviction-rate of 0.01 nodes/s (normal rate 0.1 nodes/s).',
+    );
+  });
+
+  test('an all-zones stop without master-only zones says nothing of them', () => {
+    const p = planDisruption(
+      new Map<string, ZoneState>([
+        [z1, 'Normal'],
+        [z2, 'Normal'],
+      ]),
+      new Map<string, Ready[]>([
+        [z1, ['Unknown']],
+        [z2, ['False']],
+      ]),
+      defaults,
+    );
+    assert.equal(
+      p.pauses[0]?.reason,
+      'All 2 zone(s) are FullDisruption, with no Ready node (zone "region1:zone1": 1/1 nodes not Ready; zone "region1:zone2": 1/1 nodes not Ready). ' +
+        'This looks like a control-plane or network problem rather than failed nodes, so NoExecute tainting is paused in every zone and ' +
+        'the unreachable/not-ready NoExecute taints are removed from every node, until some node is Ready again.',
+    );
+  });
+
+  test('legacy tie-break: equal rates take 1.20\'s list only where only it is FullDisruption', () => {
+    const z3 = zoneId('region1', 'zone3');
+    // z1: ours Normal (a Ready master, a dead worker), 1.20 FullDisruption (the worker): both at the normal rate.
+    // z2: both Normal. z3: both FullDisruption (and z2 keeps 1.20 out of its all-zones stop).
+    const ours = new Map<string, Ready[]>([
+      [z1, ['True', 'Unknown']],
+      [z2, ['True']],
+      [z3, ['Unknown']],
+    ]);
+    const legacy = new Map<string, Ready[]>([
+      [z1, ['Unknown']],
+      [z2, ['True']],
+      [z3, ['Unknown']],
+    ]);
+    const chosen = legacyStricterZoneStatuses(ours, legacy, defaults);
+    assert.equal(chosen.statuses.get(z1), legacy.get(z1));
+    assert.equal(chosen.statuses.get(z2), ours.get(z2));
+    assert.equal(chosen.statuses.get(z3), ours.get(z3));
+    assert.deepEqual([...chosen.outsideLegacyView], []);
+  });
+});
+
+// Pinned by mutation testing (docs/safety.md, "Mutation testing", zones.ts, the full run): the label
+// names, lowestZoneRate's range and secondary rate, a PartialDisruption zone at the normal rate, the
+// remaining reasons in full, the transitions of an all-zones stop, the zones' metrics, and
+// stricterZoneStatuses during the all-zones stop and for a zone the effective view lacks.
+describe('zones.ts, the rest of what its full mutation run found', () => {
+  const normalPrev = (...zones: string[]): Map<string, ZoneState> => new Map(zones.map((z) => [z, 'Normal']));
+  const partialZone = (size: number, notReady: number): Ready[] => [...Array<Ready>(notReady).fill('Unknown'), ...Array<Ready>(size - notReady).fill('True')];
+
+  test("upstream's zone and region labels", () => {
+    assert.equal(LABEL_TOPOLOGY_ZONE, 'topology.kubernetes.io/zone');
+    assert.equal(LABEL_TOPOLOGY_REGION, 'topology.kubernetes.io/region');
+    assert.equal(LABEL_FAILURE_DOMAIN_BETA_ZONE, 'failure-domain.beta.kubernetes.io/zone');
+    assert.equal(LABEL_FAILURE_DOMAIN_BETA_REGION, 'failure-domain.beta.kubernetes.io/region');
+  });
+
+  test('lowestZoneRate: maxReady is included, the range is not widened to the zone size, a large zone counts the secondary rate', () => {
+    // 4 nodes: 0 Ready is FullDisruption (normal rate), 1 Ready is PartialDisruption (rate 0, a small zone).
+    assert.equal(lowestZoneRate(4, 0, 1, defaults), 0);
+    assert.equal(lowestZoneRate(4, 0, 0, defaults), 0.1);
+    // 60 nodes (above the large-cluster threshold 50): PartialDisruption is the secondary rate.
+    assert.equal(lowestZoneRate(60, 0, 60, defaults), 0.01);
+  });
+
+  test('a PartialDisruption zone whose rate is the normal rate is not paused', () => {
+    const same = { ...defaults, secondaryNodeEvictionRate: defaults.nodeEvictionRate };
+    const p = planDisruption(normalPrev(z1, z2), new Map([[z1, partialZone(60, 40)], [z2, partialZone(3, 0)]]), same);
+    assert.deepEqual(p.rateSwaps, [{ zone: z1, rate: 0.1 }]);
+    assert.deepEqual(p.pauses, []);
+  });
+
+  test('a zone-stopped pause says the whole sentence', () => {
+    const p = planDisruption(normalPrev(z1, z2), new Map([[z1, partialZone(4, 3)], [z2, partialZone(3, 0)]]), defaults);
+    assert.equal(
+      p.pauses[0]?.reason,
+      'Zone "region1:zone1" is PartialDisruption: 3 of 4 nodes are not Ready (75%, at least the unhealthy-zone-threshold 55%, and more than 2 nodes). ' +
+        'The zone has 4 nodes, not more than the large-cluster-size-threshold 50, so NoExecute tainting in this zone is paused (0 nodes/s) ' +
+        'until the share of not-Ready nodes falls below the threshold or every node in it is down.',
+    );
+  });
+
+  test('entering the all-zones stop: a transition only for zones not already FullDisruption; master-only zones named apart', () => {
+    const p = planDisruption(
+      new Map<string, ZoneState>([
+        [z1, 'FullDisruption'],
+        [z2, 'Normal'],
+        [r2z2, 'Normal'],
+      ]),
+      new Map<string, Ready[]>([
+        [z1, ['Unknown']],
+        [z2, ['Unknown']],
+        [r2z2, ['True']],
+      ]),
+      defaults,
+      new Set([r2z2]),
+    );
+    assert.equal(p.mode, 'enter-all-disrupted');
+    assert.deepEqual(p.transitions, [{ zone: z2, from: 'Normal', to: 'FullDisruption' }, { zone: r2z2, from: 'Normal', to: 'FullDisruption' }]);
+    assert.equal(
+      p.pauses[0]?.reason,
+      'All 2 zone(s) are FullDisruption, with no Ready node (zone "region1:zone1": 1/1 nodes not Ready; zone "region1:zone2": 1/1 nodes not Ready). ' +
+        'Not counted, as kube-controller-manager 1.20 (LegacyNodeRoleBehavior) did not count them: zones with only nodes named like masters ' +
+        '(zone "region2:zone2": 0/1 nodes not Ready). This looks like a control-plane or network problem rather than failed nodes, so NoExecute ' +
+        'tainting is paused in every zone and the unreachable/not-ready NoExecute taints are removed from every node, until some node is Ready again.',
+    );
+  });
+
+  test('leaving the all-zones stop says the whole sentence', () => {
+    const p = planDisruption(
+      new Map<string, ZoneState>([
+        [z1, 'FullDisruption'],
+        [z2, 'FullDisruption'],
+      ]),
+      new Map<string, Ready[]>([
+        [z1, ['True']],
+        [z2, ['Unknown']],
+      ]),
+      defaults,
+    );
+    assert.equal(p.mode, 'exit-all-disrupted');
+    assert.equal(
+      p.pauses[0]?.reason,
+      'Some nodes are Ready again (zone "region1:zone1": Normal, 0/1 nodes not Ready), so the all-zones stop ends: ' +
+        "NoExecute tainting resumes at each zone's rate, and every node's probe timestamp is reset so each node gets a full grace period before it is tainted.",
+    );
+  });
+
+  test('the metrics of an empty zone say 100 % healthy', () => {
+    const p = planDisruption(normalPrev(z1, z2), new Map<string, Ready[]>([[z1, []], [z2, ['True']]]), defaults);
+    assert.deepEqual(p.metrics.find((m) => m.zone === z1), { zone: z1, size: 0, healthPercent: 100, unhealthy: 0 });
+  });
+
+  test('stricterZoneStatuses: a zone the effective view lacks keeps its real statuses', () => {
+    const real = new Map<string, Ready[]>([[z1, ['True', 'True']]]);
+    const out = stricterZoneStatuses(real, new Map(), defaults);
+    assert.equal(out.get(z1), real.get(z1));
+  });
+
+  test('stricterZoneStatuses in the all-zones stop: effective for every zone only when every zone is FullDisruption by it', () => {
+    // z1: real PartialDisruption (rate 0), effective FullDisruption; z2 Normal in both: not all full,
+    // so z1 keeps the stricter real list.
+    const real = new Map<string, Ready[]>([
+      [z1, partialZone(4, 3)],
+      [z2, ['True']],
+    ]);
+    const effective = new Map<string, Ready[]>([
+      [z1, ['Unknown', 'Unknown', 'Unknown', 'Unknown']],
+      [z2, ['True']],
+    ]);
+    const out = stricterZoneStatuses(real, effective, defaults, true);
+    assert.equal(out.get(z1), real.get(z1));
   });
 });
