@@ -6,6 +6,10 @@
 #   scripts/go-tool.sh kubeconform [ARGS...]    github.com/yannh/kubeconform (checks manifests against schemas)
 #   scripts/go-tool.sh toxiproxy-server [ARGS...]  github.com/Shopify/toxiproxy/v2 (the chaos suite's TCP
 #                                               fault injector, test/chaos/)
+#   scripts/go-tool.sh crane [ARGS...]          github.com/google/go-containerregistry (the release dry-run's
+#                                               local registry and image push, scripts/release/image.ts)
+#   scripts/go-tool.sh cosign [ARGS...]         github.com/sigstore/cosign/v2 (the release dry-run signs and
+#                                               verifies the image with a key generated for the run)
 #   scripts/go-tool.sh --print-path NAME        prints the binary's path (building it if needed)
 #
 # Binaries are cached in ~/.cache/node-lifecycle-controller/tools/<name>-<version>/ (NLC_CACHE_DIR
@@ -25,7 +29,11 @@ tool_module() {
     # Not a lint tool: the chaos suite runs it between the controller and kube-apiserver. Built
     # the same way so a fresh machine (CI) gets it from the Go module proxy on first use.
     toxiproxy-server) echo "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0" ;;
-    *) log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server)"; exit 2 ;;
+    # The release dry-run's image tools (docs/release.md "The image, built and run here"): no
+    # registry but the Go module proxy is reachable, so both come from their modules.
+    crane) echo "github.com/google/go-containerregistry/cmd/crane@v0.22.1" ;;
+    cosign) echo "github.com/sigstore/cosign/v2/cmd/cosign@v2.6.5" ;;
+    *) log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server, crane, cosign)"; exit 2 ;;
   esac
 }
 
@@ -42,7 +50,7 @@ build_tool() { # build_tool NAME
   command -v "$GO" >/dev/null || { log "$name: needs the Go toolchain ($GO on PATH) to build $mod"; exit 1; }
   mkdir -p "$dir/.build" "$CACHE_DIR/logs"
   local logfile="$CACHE_DIR/logs/go-install-$name.log" start=$SECONDS
-  log "building $mod (first use; the Go module proxy, about a minute on 2 cores)"
+  log "building $mod (first use; the Go module proxy: about a minute on 2 cores, cosign about 10)"
   # GOBIN into a scratch directory, then rename: the cache never holds a half-written binary.
   # GOFLAGS=-mod=mod: `go install pkg@version` ignores any go.mod around it, but a GOFLAGS of the
   # caller's (-mod=vendor) would make it refuse.
@@ -59,7 +67,7 @@ build_tool() { # build_tool NAME
 
 print=0
 if [ "${1:-}" = "--print-path" ]; then print=1; shift; fi
-name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server [ARGS...]}"
+name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server|crane|cosign [ARGS...]}"
 shift
 bin="$(tool_path "$name")"
 [ -x "$bin" ] || build_tool "$name"
