@@ -41,6 +41,9 @@ class Source<T> {
   subscribe(h: Handlers<T>): void {
     this.handlers.push(h);
   }
+  get(): T | undefined {
+    return undefined;
+  }
 }
 
 function pod(name: string, extra: Partial<Pod> = {}): Pod {
@@ -72,7 +75,7 @@ function world(): { nodes: Source<Node>; pods: Source<Pod>; own: OwnWrites } {
   const nodes = new Source<Node>();
   const pods = new Source<Pod>();
   const own = new OwnWrites(realClock);
-  const check = new SecondActorCheck({ identity: 'bench', clock: realClock, log: silentLogger, events: { record: () => undefined }, actions: { inc: () => undefined }, own, nodes, pods });
+  const check = new SecondActorCheck({ identity: 'bench', clock: realClock, log: silentLogger, events: { record: () => undefined }, actions: { inc: () => undefined }, own, nodes, pods, deciders: new Set(['node-lifecycle', 'taint-eviction', 'pod-gc'] as const), scoped: false });
   check.start();
   return { nodes, pods, own };
 }

@@ -36,7 +36,7 @@ import { liveIO, liveSources, NO_OVERLAY, type LiveInformer } from '../controlle
 import { buildControllers, enabledControllers, neededSources, sightOf, type BuiltControllers, type RunnableController } from '../controllers/registry.js';
 import { NodeJudgementBoard } from '../kube/judgements.js';
 import { SecondActorCheck } from '../secondactor/check.js';
-import { fieldManagerOf, WATCHED_COMPONENTS, type SecondActorEvidence } from '../secondactor/decision.js';
+import { fieldManagerOf, WATCHED_COMPONENTS, type Decider, type SecondActorEvidence } from '../secondactor/decision.js';
 import { EventTail } from '../secondactor/eventtail.js';
 import { OwnWrites } from '../secondactor/ownwrites.js';
 import { decideForServer, type ServerDecisions } from '../controllers/serverdecisions.js';
@@ -167,6 +167,9 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
         // Not overlaid: without --dry-run the sources are the informers themselves.
         nodes: sources.nodes,
         pods: sources.pods,
+        // Only the loops this process runs, on its nodes: upstream's others are meant to run.
+        deciders: new Set(enabled.flatMap((d) => DECIDER_OF_CONTROLLER[d.name] ?? [])),
+        scoped: config.nodeSelector.trim() !== '',
         eventWatches: (onEvent) => eventTails(clients, { clock, log, onEvent }),
         fieldManager: (ev) => readFieldManager(clients, ev),
       })
@@ -241,6 +244,13 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     },
   };
 }
+
+/** The second-actor check's decider of each of our controllers that makes one (src/secondactor/decision.ts `inRemit`). */
+const DECIDER_OF_CONTROLLER: Readonly<Record<string, Decider>> = {
+  'node-lifecycle-controller': 'node-lifecycle',
+  'taint-eviction-controller': 'taint-eviction',
+  'pod-garbage-collector-controller': 'pod-gc',
+};
 
 /**
  * The second-actor check's Event watches: one store-less watch (src/secondactor/eventtail.ts) per

@@ -23,6 +23,7 @@ import type { Clock } from '../util/clock.js';
 import {
   describeEvidence,
   eventEvidence,
+  inRemit,
   objectName,
   podDeleteEvidence,
   podUpdateEvidence,
@@ -30,8 +31,10 @@ import {
   SECOND_ACTOR_REASON,
   SECOND_ACTOR_REPORT_INTERVAL_MS,
   taintEvidence,
+  type Decider,
   type JudgeContext,
   type ObservedEvent,
+  type Remit,
   type SecondActorEvidence,
   type SecondActorKind,
 } from './decision.js';
@@ -60,9 +63,19 @@ export interface SecondActorDeps {
   actions: { inc(labels: { kind: string }): void };
   /** This process's own writes (the writers note them). */
   own: OwnWrites;
-  /** The real (never shadow-overlaid) node and pod informers. */
-  nodes: Subscribable<Node>;
-  pods: Subscribable<Pod>;
+  /** The real (never shadow-overlaid) node and pod informers; `get` by name and by `namespace/name`. */
+  nodes: Subscribable<Node> & { get(name: string): Node | undefined };
+  pods: Subscribable<Pod> & { get(key: string): Pod | undefined };
+  /**
+   * The deciders this process runs (`--controllers`): only their actions are judged; a loop this
+   * process leaves off is upstream's to run (./decision.ts {@link inRemit}).
+   */
+  deciders: ReadonlySet<Decider>;
+  /**
+   * True under `--node-selector`: only actions on nodes in the node cache (or deleted from it in the
+   * last 10 minutes, for orphans) are judged; nodes outside the selector are somebody else's.
+   */
+  scoped: boolean;
   /**
    * Builds the Event watches, one per deciding source, each calling `onEvent` with an Event's JSON
    * (run.ts: ./eventtail.ts). Called once, at the first {@link SecondActorCheck.start}.
@@ -134,6 +147,9 @@ export class SecondActorCheck {
   #watches: Startable[] | undefined;
   /** Per kind: count, when last reported, actions since, and the last report's text. */
   readonly #kinds = new Map<SecondActorKind, { count: number; lastReportMs: number; since: number; lastReport?: string }>();
+  /** Nodes deleted from the cache lately (their orphans are still this process's), with expiry. */
+  readonly #deletedNodes = new Map<string, number>();
+  readonly #remit: Remit;
   /**
    * Pods (`namespace/name`) whose deletion was counted, with expiry: the pod going terminating, the
    * pod vanishing and the taint manager's Event all tell one deletion. By name, not UID: upstream's
@@ -160,10 +176,24 @@ export class SecondActorCheck {
       own: deps.own,
     };
     for (const k of SECOND_ACTOR_KINDS) this.#kinds.set(k, { count: 0, lastReportMs: -Infinity, since: 0 });
+    this.#remit = {
+      deciders: deps.deciders,
+      ...(deps.scoped ? { nodeInScope: (name: string) => deps.nodes.get(name) !== undefined || (this.#deletedNodes.get(name) ?? 0) > clock.now() } : {}),
+    };
     deps.nodes.subscribe({
       update: (old, cur) => {
         if (this.#sinceMs === undefined || cur.taints.length === 0) return;
         for (const ev of taintEvidence(old, cur, this.#ctx())) this.#count(ev);
+      },
+      delete: (gone) => {
+        if (!deps.scoped) return;
+        const now = clock.now();
+        this.#deletedNodes.delete(gone.name);
+        this.#deletedNodes.set(gone.name, now + OWN_WRITE_TTL_MS);
+        for (const [name, at] of this.#deletedNodes) {
+          if (at > now) break;
+          this.#deletedNodes.delete(name);
+        }
       },
     });
     deps.pods.subscribe({
@@ -213,11 +243,12 @@ export class SecondActorCheck {
       if (this.#malformedEvents++ % 100 === 0) this.#d.log.info({ malformed: this.#malformedEvents }, 'second-actor check: skipped a malformed Event (it cannot be evidence)');
       return;
     }
-    const ev = eventEvidence(e, this.#d.identity, this.#sinceMs);
+    const ev = eventEvidence(e, this.#d.identity, this.#sinceMs, (ns, name) => this.#d.pods.get(`${ns}/${name}`)?.nodeName || undefined);
     if (ev) this.#count(ev);
   }
 
   #count(ev: SecondActorEvidence): void {
+    if (!inRemit(ev, this.#remit)) return;
     const now = this.#d.clock.now();
     if (ev.kind === 'pod-deletion') {
       // One deletion, up to three witnesses (its condition's pod going terminating, the pod

@@ -73,9 +73,16 @@ export interface JudgeContext {
   ttlMs?: number;
 }
 
+/** Which of this program's deciders an action belongs to. */
+export type Decider = 'node-lifecycle' | 'taint-eviction' | 'pod-gc';
+
 /** One action of another actor. */
 export interface SecondActorEvidence {
   kind: SecondActorKind;
+  /** Whose decision it is (./decision.ts {@link inRemit} judges only those this process runs). */
+  decider: Decider;
+  /** The node it is about (the node; a pod's node); undefined when not known (an Event about a pod no longer cached). */
+  nodeName?: string;
   /** The object acted on (the Event's object for `event`). */
   object: { kind: string; name: string; namespace?: string; uid: string };
   /** When it was done (the taint's timeAdded, the condition's transition, the Event's time), epoch ms. */
@@ -116,7 +123,7 @@ export function taintEvidence(old: Pick<Node, 'taints'> | undefined, cur: Pick<N
     if (old.taints.some((o) => sameTaint(o, t))) continue;
     const atMs = t.timeAdded ?? ctx.nowMs;
     if (!judgeable(atMs, ctx) || ctx.own.wroteTaint(cur.name, t.key, t.effect)) continue;
-    (out ??= []).push({ kind: 'taint', object: { kind: 'Node', name: cur.name, uid: cur.uid }, atMs, what: `added taint ${t.key}:${t.effect}` });
+    (out ??= []).push({ kind: 'taint', decider: 'node-lifecycle', nodeName: cur.name, object: { kind: 'Node', name: cur.name, uid: cur.uid }, atMs, what: `added taint ${t.key}:${t.effect}` });
   }
   return out ?? NONE;
 }
@@ -130,6 +137,9 @@ export function deciderCondition(conditions: readonly PodCondition[]): PodCondit
 }
 
 const podRef = (p: Pick<Pod, 'namespace' | 'name' | 'uid'>): SecondActorEvidence['object'] => ({ kind: 'Pod', name: p.name, namespace: p.namespace, uid: p.uid });
+const nodeOf = (p: Pick<Pod, 'nodeName'>): { nodeName?: string } => (p.nodeName ? { nodeName: p.nodeName } : {});
+/** The decider whose condition reason it is: the taint manager's or pod GC's. */
+const deciderOf = (c: PodCondition): Decider => (c.reason === DELETION_BY_POD_GC_REASON ? 'pod-gc' : 'taint-eviction');
 
 /**
  * A pod's change from `old` to `cur`: a decider's `DisruptionTarget` condition that appeared, not
@@ -142,17 +152,18 @@ export function podUpdateEvidence(old: Pod, cur: Pod, ctx: JudgeContext): readon
   const c = deciderCondition(cur.conditions);
   if (c === undefined) return NONE;
   let out: SecondActorEvidence[] | undefined;
+  const decider = deciderOf(c);
   const before = deciderCondition(old.conditions);
   if (before === undefined || before.reason !== c.reason) {
     const atMs = c.lastTransitionTime ?? ctx.nowMs;
     if (judgeable(atMs, ctx) && !ctx.own.wrotePodCondition(cur.uid)) {
-      (out ??= []).push({ kind: 'disruption-target', object: podRef(cur), atMs, what: `wrote condition DisruptionTarget=True reason ${c.reason}` });
+      (out ??= []).push({ kind: 'disruption-target', decider, ...nodeOf(cur), object: podRef(cur), atMs, what: `wrote condition DisruptionTarget=True reason ${c.reason}` });
     }
   }
   if (old.deletionTimestamp === undefined && cur.deletionTimestamp !== undefined) {
     const atMs = cur.deletionTimestamp - (cur.deletionGracePeriodSeconds ?? 0) * 1000;
     if (judgeable(atMs, ctx) && !ctx.own.deletedPod(cur.uid)) {
-      (out ??= []).push({ kind: 'pod-deletion', object: podRef(cur), atMs, what: `deleted the pod (grace period ${cur.deletionGracePeriodSeconds ?? 0} s; condition DisruptionTarget reason ${c.reason})` });
+      (out ??= []).push({ kind: 'pod-deletion', decider, ...nodeOf(cur), object: podRef(cur), atMs, what: `deleted the pod (grace period ${cur.deletionGracePeriodSeconds ?? 0} s; condition DisruptionTarget reason ${c.reason})` });
     }
   }
   return out ?? NONE;
@@ -170,7 +181,7 @@ export function podDeleteEvidence(last: Pod, ctx: JudgeContext): SecondActorEvid
   if (c === undefined || ctx.own.deletedPod(last.uid)) return undefined;
   const atMs = c.lastTransitionTime ?? ctx.nowMs;
   if (!judgeable(atMs, ctx)) return undefined;
-  return { kind: 'pod-deletion', object: podRef(last), atMs: ctx.nowMs, what: `force-deleted the pod (condition DisruptionTarget reason ${c.reason})` };
+  return { kind: 'pod-deletion', decider: deciderOf(c), ...nodeOf(last), object: podRef(last), atMs: ctx.nowMs, what: `force-deleted the pod (condition DisruptionTarget reason ${c.reason})` };
 }
 
 /**
@@ -182,20 +193,55 @@ export function podDeleteEvidence(last: Pod, ctx: JudgeContext): SecondActorEvid
  *   "Marking for deletion …", `NodeControllerEviction`), `event` for any other, undefined when the
  *   Event is ours, older, or of another source.
  */
-export function eventEvidence(e: ObservedEvent, ourIdentity: string, sinceMs: number): SecondActorEvidence | undefined {
+export function eventEvidence(e: ObservedEvent, ourIdentity: string, sinceMs: number, podNode: (namespace: string, name: string) => string | undefined = () => undefined): SecondActorEvidence | undefined {
   if (!WATCHED_COMPONENTS.includes(e.component)) return undefined;
   if (e.instance === ourIdentity) return undefined;
   if (e.timeMs === undefined || e.timeMs < Math.floor(sinceMs / 1000) * 1000) return undefined;
   const o = e.involvedObject;
   const deletion = o.kind === 'Pod' && ((e.reason === 'TaintManagerEviction' && e.message.startsWith('Marking for deletion')) || e.reason === 'NodeControllerEviction');
+  const nodeName = o.kind === 'Node' ? o.name : o.kind === 'Pod' ? podNode(o.namespace ?? '', o.name) : undefined;
   return {
     kind: deletion ? 'pod-deletion' : 'event',
+    decider: EVENT_DECIDERS[e.component] ?? 'node-lifecycle',
+    ...(nodeName ? { nodeName } : {}),
     object: { kind: o.kind, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}), uid: o.uid },
     atMs: e.timeMs,
     what: `recorded Event ${e.reason}`,
     component: e.component,
     instance: e.instance,
   };
+}
+
+/** The decider of each watched Event source (`node-controller` also records 1.20's legacy evictions, a node lifecycle decision). */
+const EVENT_DECIDERS: Readonly<Record<string, Decider>> = {
+  'node-controller': 'node-lifecycle',
+  'taint-eviction-controller': 'taint-eviction',
+  'taint-controller': 'taint-eviction',
+  'pod-garbage-collector': 'pod-gc',
+};
+
+/** What this process decides: the deciders it runs, and (under `--node-selector`) which nodes. */
+export interface Remit {
+  /** The deciders this process runs (`--controllers`): `node-lifecycle-controller`, `taint-eviction-controller`, `pod-garbage-collector-controller`. */
+  deciders: ReadonlySet<Decider>;
+  /**
+   * Under `--node-selector`: whether a node is this process's (in its node cache, or deleted from it
+   * lately). Undefined without a selector: every node is.
+   */
+  nodeInScope?: (nodeName: string) => boolean;
+}
+
+/**
+ * Whether an action is another actor making one of this process's decisions: its decider runs here,
+ * and its node is this process's. Upstream's loops for what this process leaves off (a controller
+ * not in `--controllers`, nodes outside `--node-selector`) are meant to run, and never count
+ * (docs/migration.md: "leave KCM's on for it"). Under a selector, an action whose node is not known
+ * (an Event about a pod no longer cached) does not count either.
+ */
+export function inRemit(ev: Pick<SecondActorEvidence, 'decider' | 'nodeName'>, remit: Remit): boolean {
+  if (!remit.deciders.has(ev.decider)) return false;
+  if (remit.nodeInScope === undefined) return true;
+  return ev.nodeName !== undefined && remit.nodeInScope(ev.nodeName);
 }
 
 /**

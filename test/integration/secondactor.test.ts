@@ -8,17 +8,24 @@
  *    DisruptionTarget and deletes them) and another node is deleted (ours force-deletes its orphans
  *    with DeletionByPodGC). None of it is counted: `node_lifecycle_second_actor_actions_total` stays 0
  *    for every kind, no `SecondActorSuspected` Event, and NodeLifecycleControllerSecondActor never
- *    goes pending, while its ledger did hold those writes. Every lane.
+ *    goes pending, while its ledger did hold those writes. Every lane (on 1.20, whose API server has
+ *    no DisruptionTarget condition, ours writes none).
  * 2. Beside kube-controller-manager 1.37.2 (node-lifecycle-controller, taint-eviction-controller,
- *    pod-garbage-collector-controller on a shorter grace period than ours, and ours with its node
- *    lifecycle controller only, so that every pod-side action is kube-controller-manager's): a node
- *    dies and another is deleted. Its NoExecute taint, its DisruptionTarget conditions
- *    (DeletionByTaintManager, DeletionByPodGC), its deletions and its Events are each counted by
- *    kind, `SecondActorSuspected` Events name the field manager `kube-controller-manager`, and the
- *    chart's alert fires. The 1.37 lane only: the 1.20 lane's kube-controller-manager is not built
- *    by the lane's scripts (scripts/control-plane.sh builds kube-apiserver for 1.20).
+ *    pod-garbage-collector-controller, on a shorter grace period than ours) with ours running every
+ *    loop on a 5-minute grace period (so its taint eviction holds: every action is kube-controller-
+ *    manager's, deterministically): a node dies. Its NoExecute taint, its DisruptionTarget conditions
+ *    (exactly the pods whose condition managedFields gives to kube-controller-manager), its
+ *    deletions and its Events are each counted by kind, `SecondActorSuspected` Events name the field
+ *    manager `kube-controller-manager`, and the chart's alert fires.
+ * 3. The same with ours running its node lifecycle controller only (docs/migration.md: a loop ours
+ *    leaves off stays on in kube-controller-manager): a node dies and another is deleted; the taint
+ *    and node-controller's Events count, kube-controller-manager's taint eviction and pod GC
+ *    (DeletionByTaintManager, DeletionByPodGC, their deletions) do not.
+ * 2 and 3 run on the 1.37 lane only, as the other side-by-side tests (shadow.test.ts,
+ * podgc-upstream.test.ts): on 1.20 only the taint and the Events would show (its taint manager
+ * writes no DisruptionTarget, its pod GC no condition), and that peer is not built on every machine.
  */
-import { after, test } from 'node:test';
+import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -44,6 +51,8 @@ const UNREACHABLE_NOEXECUTE = 'node.kubernetes.io/unreachable:NoExecute';
 const METRIC = 'node_lifecycle_second_actor_actions_total';
 const ALERT = 'NodeLifecycleControllerSecondActor';
 const logDir = process.env['NLC_TEST_LOG_DIR'] ?? tmpdir();
+/** Whether the lane's API server has the DisruptionTarget pod condition (1.26+): 1.20's has not, and ours writes none there. */
+const DISRUPTION_TARGET = LANE !== '1.20';
 
 let cp: PrivateControlPlane | undefined;
 let clients: KubeClients | undefined;
@@ -110,7 +119,7 @@ test('ours alone: its own taints, DisruptionTarget conditions, evictions and orp
     prefix,
     namespace: prefix,
     zones: 1,
-    nodesPerZone: 4,
+    nodesPerZone: 5,
     podsPerNode: 2,
     podMix: { tolerationSeconds: 1 },
     tolerationSeconds: TOLERATION_S,
@@ -119,7 +128,7 @@ test('ours alone: its own taints, DisruptionTarget conditions, evictions and orp
   });
   await fleet.start();
   nodes = fleet.nodeNames();
-  assert.equal(nodes.length, 4);
+  assert.equal(nodes.length, 5);
   const [dead, deleted] = nodes as [string, string];
 
   ours = await startTestController(prefix, [`--node-monitor-grace-period=${GRACE_S}s`, '--node-monitor-period=1s', '--node-eviction-rate=10'], { kubeconfig: cp.kubeconfig });
@@ -133,8 +142,8 @@ test('ours alone: its own taints, DisruptionTarget conditions, evictions and orp
   await fleet.deleteNode(deleted);
   await waitFor('ours taints the dead node', async () => toNode(await clients!.core.readNode({ name: dead }))?.taints.some((x) => `${x.key}:${x.effect}` === UNREACHABLE_NOEXECUTE), GRACE_S * 1000 + 30_000, 200);
   await waitFor(
-    "ours evicts the dead node's pods (DisruptionTarget DeletionByTaintManager, then DELETE)",
-    async () => (await podsOn(dead)).filter((p) => p.deletionTimestamp !== undefined && p.conditions.some((c) => c.type === 'DisruptionTarget' && c.reason === 'DeletionByTaintManager')).length === deadPods.length,
+    `ours evicts the dead node's pods (${DISRUPTION_TARGET ? 'DisruptionTarget DeletionByTaintManager, then ' : ''}DELETE)`,
+    async () => (await podsOn(dead)).filter((p) => p.deletionTimestamp !== undefined && (!DISRUPTION_TARGET || p.conditions.some((c) => c.type === 'DisruptionTarget' && c.reason === 'DeletionByTaintManager'))).length === deadPods.length,
     TOLERATION_S * 1000 + 60_000,
     250,
   );
@@ -149,7 +158,9 @@ test('ours alone: its own taints, DisruptionTarget conditions, evictions and orp
   assert.deepEqual(await counters(running), { taint: 0, 'disruption-target': 0, 'pod-deletion': 0, event: 0 });
   const state = await secondActorState(running);
   assert.ok(state.actingSinceMs !== undefined, 'the check runs');
-  assert.ok(state.ownWrites >= 1 + deadPods.length * 2 + orphans.length * 2, `the ledger held our writes (${state.ownWrites} entries)`);
+  // A taint; per pod a DELETE, and a DisruptionTarget write where the server has the condition.
+  const perPod = DISRUPTION_TARGET ? 2 : 1;
+  assert.ok(state.ownWrites >= 1 + (deadPods.length + orphans.length) * perPod, `the ledger held our writes (${state.ownWrites} entries)`);
   assert.deepEqual(await secondActorEvents(), []);
   const scraped = await prom.query(METRIC);
   assert.equal(scraped.length, SECOND_ACTOR_KINDS.length, 'Prometheus scraped every kind (at 0)');
@@ -161,27 +172,14 @@ test('ours alone: its own taints, DisruptionTarget conditions, evictions and orp
   ours = undefined;
 });
 
-test('beside kube-controller-manager 1.37.2: its taint, conditions, deletions and Events are counted by kind, named by field manager, and the alert fires', { timeout: 1_800_000 }, async (t) => {
-  if (LANE !== '1.37') {
-    t.skip(`kube-controller-manager runs beside ours on the 1.37 lane only (lane ${LANE}: its kube-controller-manager is not built by the lane's scripts)`);
-    return;
-  }
-  if (!cp || !clients || !fleet) {
-    t.skip('the first test did not set the cluster up');
-    return;
-  }
-  const [, , dead, deleted] = nodes as [string, string, string, string];
-  const upstreamBinary = kubeControllerManagerBinary();
-  // Ours acts on nodes only, and later than kube-controller-manager: every action below is its.
-  ours = await startTestController(prefix, ['--controllers=node-lifecycle-controller', '--node-monitor-grace-period=5m', '--node-monitor-period=1s'], { kubeconfig: cp.kubeconfig });
-  const running = ours;
-  prom = await TestPrometheus.start([`127.0.0.1:${running.port}`], await chartRuleGroups(), join(logDir, `${prefix}-prometheus-kcm.log`));
+/** kube-controller-manager 1.37.2's node lifecycle, taint eviction and pod GC controllers, on a shorter grace period than ours; resolves once it runs. */
+async function startKcm(): Promise<void> {
   kcm = new ControllerProcess(
     {
       kind: 'upstream',
-      kubeconfig: cp.kubeconfig,
+      kubeconfig: cp!.kubeconfig,
       flags: { nodeMonitorPeriod: '1s', nodeMonitorGracePeriod: `${GRACE_S}s`, nodeStartupGracePeriod: '1m', nodeEvictionRate: 10, secondaryNodeEvictionRate: 0.01, kubeApiQps: 20, kubeApiBurst: 30 },
-      upstreamBinary,
+      upstreamBinary: kubeControllerManagerBinary(),
       upstreamControllers: UPSTREAM_CONTROLLERS['1.37'],
       upstreamVersion: '1.37',
       oursMode: 'tsx',
@@ -192,21 +190,59 @@ test('beside kube-controller-manager 1.37.2: its taint, conditions, deletions an
     join(logDir, `${prefix}-kcm.log`),
     ROOT,
   );
-  const kcmRunning = kcm.waitForLine(/Started controller|Starting controller|Starting node controller|Caches are synced/, 120_000);
-  kcmRunning.catch(() => undefined);
-  await waitFor('kube-controller-manager runs its controllers', () => kcmRunning.then(() => true), 120_000);
-  const deadPods = await podsOn(dead);
-  const orphans = await podsOn(deleted);
+  const running = kcm.waitForLine(/Started controller|Starting controller|Starting node controller|Caches are synced/, 120_000);
+  running.catch(() => undefined);
+  await waitFor('kube-controller-manager runs its controllers', () => running.then(() => true), 120_000);
+}
 
-  fleet.killNode(dead);
-  await fleet.deleteNode(deleted);
+function skipUnlessKcm(t: TestContext): boolean {
+  if (LANE !== '1.37') {
+    t.skip(`kube-controller-manager runs beside ours on the 1.37 lane only (lane ${LANE}): the expectations are 1.37's (1.20's taint manager writes no DisruptionTarget and its pod GC no condition)`);
+    return true;
+  }
+  if (!cp || !clients || !fleet) {
+    t.skip('the first test did not set the cluster up');
+    return true;
+  }
+  return false;
+}
+
+/** The pods of `node` whose DisruptionTarget condition kube-controller-manager owns (managedFields), once each of them has one and is terminating. */
+async function kcmMarked(node: string, want: number): Promise<string[]> {
+  return waitFor(
+    `kube-controller-manager marks and deletes the ${want} pods of ${node}`,
+    async () => {
+      const raw = (await clients!.core.listNamespacedPod({ namespace: prefix, fieldSelector: `spec.nodeName=${node}` })).items;
+      const marked = raw.filter((p) => p.metadata?.deletionTimestamp && (p.metadata.managedFields ?? []).some((m) => m.manager === 'kube-controller-manager' && JSON.stringify(m.fieldsV1 ?? {}).includes('k:{\\"type\\":\\"DisruptionTarget\\"}')));
+      return marked.length === want ? marked.map((p) => p.metadata?.name ?? '') : undefined;
+    },
+    TOLERATION_S * 1000 + 90_000,
+    500,
+  );
+}
+
+test('beside kube-controller-manager 1.37.2, ours running every loop: its taint, DisruptionTarget conditions, deletions and Events are counted by kind, named by field manager, and the alert fires', { timeout: 1_800_000 }, async (t) => {
+  if (skipUnlessKcm(t)) return;
+  const [, , dead] = nodes as [string, string, string];
+  // Ours runs every loop, on a 5-minute grace period: its node lifecycle controller has not judged
+  // the dead node by the end of the test, so its taint eviction holds the evictions that node's
+  // taints make due (the start hold, docs/taint-eviction.md), and every action below is
+  // kube-controller-manager's, with nothing left to chance.
+  ours = await startTestController(prefix, ['--node-monitor-grace-period=5m', '--node-monitor-period=1s'], { kubeconfig: cp!.kubeconfig });
+  const running = ours;
+  prom = await TestPrometheus.start([`127.0.0.1:${running.port}`], await chartRuleGroups(), join(logDir, `${prefix}-prometheus-kcm.log`));
+  await startKcm();
+  const deadPods = await podsOn(dead);
+
+  fleet!.killNode(dead);
   const kcmTaint = await waitFor(
     'kube-controller-manager taints the dead node',
     async () => toNode(await clients!.core.readNode({ name: dead }))?.taints.find((x) => `${x.key}:${x.effect}` === UNREACHABLE_NOEXECUTE),
     GRACE_S * 1000 + 30_000,
     200,
   );
-  const want = { taint: 1, 'disruption-target': deadPods.length + orphans.length, 'pod-deletion': deadPods.length + orphans.length, event: 1 };
+  const marked = await kcmMarked(dead, deadPods.length);
+  const want = { taint: 1, 'disruption-target': marked.length, 'pod-deletion': marked.length, event: 1 };
   let got: Record<string, number> = {};
   await waitFor(
     `counted: ${JSON.stringify(want)}`,
@@ -214,10 +250,13 @@ test('beside kube-controller-manager 1.37.2: its taint, conditions, deletions an
       got = await counters(running);
       return Object.entries(want).every(([k, n]) => (got[k] ?? 0) >= n);
     },
-    180_000,
+    60_000,
     1000,
   ).catch(() => assert.fail(`counted ${JSON.stringify(got)}, want at least ${JSON.stringify(want)}`));
   t.diagnostic(`counted by kind: ${JSON.stringify(got)} (taint added at ${new Date(kcmTaint.timeAdded ?? 0).toISOString()})`);
+  assert.equal(got['disruption-target'], marked.length, 'exactly the conditions kube-controller-manager wrote');
+  const metrics = await scrapeMetrics(running);
+  assert.equal(metricValue(metrics, 'taint_eviction_controller_pod_deletions_total') ?? 0, 0, 'ours deleted nothing (held)');
 
   // The Events name the object and the field manager; /debug/state keeps the last report per kind.
   const events = await waitFor('SecondActorSuspected Events', async () => {
@@ -245,4 +284,30 @@ test('beside kube-controller-manager 1.37.2: its taint, conditions, deletions an
   );
   assert.ok(firing.every((a) => a.labels['severity'] === 'critical'));
   assert.match(firing[0]?.annotations['runbook_url'] ?? '', /troubleshooting\.md#nodelifecyclecontrollersecondactor$/);
+
+  await prom.stop();
+  prom = undefined;
+  await ours.stop();
+  ours = undefined;
+});
+
+test("beside kube-controller-manager 1.37.2, ours running its node lifecycle controller only: kube-controller-manager's taint eviction and pod GC are its to run and are not counted", { timeout: 1_800_000 }, async (t) => {
+  if (skipUnlessKcm(t)) return;
+  const [, , , dead, deleted] = nodes as [string, string, string, string, string];
+  // The migration guide's partial set-up: a loop ours leaves off stays on in kube-controller-manager.
+  ours = await startTestController(prefix, ['--controllers=node-lifecycle-controller', '--node-monitor-grace-period=5m', '--node-monitor-period=1s'], { kubeconfig: cp!.kubeconfig });
+  const running = ours;
+  if (!kcm) await startKcm();
+  const deadPods = await podsOn(dead);
+  const orphans = await podsOn(deleted);
+  fleet!.killNode(dead);
+  await fleet!.deleteNode(deleted);
+  const marked = await kcmMarked(dead, deadPods.length);
+  await waitFor("kube-controller-manager's pod GC force-deletes the orphans", async () => (await podsOn(deleted)).length === 0, 150_000, 1000);
+  await waitFor('the taint is counted (both run node lifecycle)', async () => ((await counters(running))['taint'] ?? 0) >= 1, 30_000, 500);
+  const got = await counters(running);
+  t.diagnostic(`counted by kind: ${JSON.stringify(got)}; kube-controller-manager marked ${marked.length} pods and force-deleted ${orphans.length} orphans`);
+  assert.equal(got['disruption-target'], 0, "the taint manager's and pod GC's conditions are not ours to judge");
+  assert.equal(got['pod-deletion'], 0, "nor their deletions or their Events");
+  assert.ok((got['event'] ?? 0) >= 1, "the node-controller's Events are (RegisteredNode, NodeNotReady)");
 });

@@ -24,6 +24,8 @@ import {
   SECOND_ACTOR_REASON,
   SECOND_ACTOR_REPORT_INTERVAL_MS,
   taintEvidence,
+  inRemit,
+  type Decider,
   type JudgeContext,
   type ObservedEvent,
 } from '../../src/secondactor/decision.js';
@@ -252,7 +254,7 @@ describe('fieldManagerOf: who owns the field, from managedFields', () => {
     assert.equal(fieldManagerOf(null, 'taint'), undefined);
   });
   test('describeEvidence names it, and how many more since the last report', () => {
-    const text = describeEvidence({ kind: 'taint', object: { kind: 'Node', name: 'n1', uid: 'u' }, atMs: T0, what: `added taint ${UNREACHABLE}:NoExecute` }, 'kube-controller-manager (Update)', 3);
+    const text = describeEvidence({ kind: 'taint', decider: 'node-lifecycle', object: { kind: 'Node', name: 'n1', uid: 'u' }, atMs: T0, what: `added taint ${UNREACHABLE}:NoExecute` }, 'kube-controller-manager (Update)', 3);
     assert.match(text, /^another actor \(field manager kube-controller-manager \(Update\)\) added taint node\.kubernetes\.io\/unreachable:NoExecute on Node n1 at 2026-11-27T08:00:00\.000Z/);
     assert.match(text, /3 more action\(s\) of this kind since the last report/);
   });
@@ -336,9 +338,13 @@ describe('the writers note what they send, and only that', () => {
   });
 });
 
-/** Handlers a fake informer source holds. */
+/** Handlers a fake informer source holds, and its cache (`get`). */
 class FakeSource<T> {
   h: { add?: (o: T) => void; update?: (old: T, cur: T) => void; delete?: (o: T) => void }[] = [];
+  readonly cache = new Map<string, T>();
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
   subscribe(h: { add?: (o: T) => void; update?: (old: T, cur: T) => void; delete?: (o: T) => void }): void {
     this.h.push(h);
   }
@@ -355,7 +361,9 @@ function recordingLogger(): Logger & { warns: { obj: Record<string, unknown>; ms
   return { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (obj, msg) => warns.push({ obj: obj as Record<string, unknown>, msg }), warns };
 }
 
-function harness() {
+const ALL_DECIDERS: ReadonlySet<Decider> = new Set(['node-lifecycle', 'taint-eviction', 'pod-gc']);
+
+function harness(opts: { deciders?: ReadonlySet<Decider>; scoped?: boolean } = {}) {
   const clock = new FakeClock(T0);
   const events = new RecordingEventSink(clock);
   const counts: string[] = [];
@@ -375,6 +383,8 @@ function harness() {
     own,
     nodes,
     pods,
+    deciders: opts.deciders ?? ALL_DECIDERS,
+    scoped: opts.scoped ?? false,
     eventWatches: (f) => {
       onEvent = f;
       return [{ start: () => watches.started++, stop: () => watches.stopped++ }];
@@ -465,6 +475,54 @@ describe('SecondActorCheck: the shell', () => {
     await settle();
     assert.deepEqual(h.counts, []);
     assert.equal(h.events.list.length, 0);
+  });
+
+  test("only the loops this process runs: another actor's taint eviction and pod GC are not judged when ours runs neither", async () => {
+    const h = harness({ deciders: new Set<Decider>(['node-lifecycle']) });
+    h.check.start();
+    h.clock.set(T0 + 5000);
+    h.nodes.update(...taintUpdate(T0 + 5000));
+    const marked = pod('web-0', { conditions: [dt('DeletionByTaintManager', T0 + 5000)] });
+    h.pods.update(pod('web-0'), marked);
+    h.pods.update(marked, { ...marked, deletionTimestamp: T0 + 5000 });
+    h.pods.delete(pod('orphan', { conditions: [dt('DeletionByPodGC', T0 + 5000)] }));
+    h.event({ involvedObject: { kind: 'Pod', name: 'web-1', namespace: 'shop' }, reason: 'TaintManagerEviction', message: 'Marking for deletion Pod shop/web-1', source: { component: 'taint-eviction-controller' }, lastTimestamp: new Date(T0 + 5000).toISOString() });
+    h.event({ involvedObject: { kind: 'Node', name: 'n1', uid: 'uid-n1' }, reason: 'NodeNotReady', source: { component: 'node-controller' }, lastTimestamp: new Date(T0 + 5000).toISOString() });
+    await settle();
+    assert.deepEqual(h.counts, ['taint', 'event'], 'the node lifecycle decisions only');
+  });
+
+  test('under --node-selector: only nodes in the cache (or deleted from it lately) are this process\'s', async () => {
+    const h = harness({ scoped: true });
+    h.nodes.cache.set('n1', node('n1'));
+    h.check.start();
+    h.clock.set(T0 + 5000);
+    const mine = pod('mine', { nodeName: 'n1', conditions: [dt('DeletionByTaintManager', T0 + 5000)] });
+    const theirs = pod('theirs', { nodeName: 'other-pool-0', conditions: [dt('DeletionByTaintManager', T0 + 5000)] });
+    h.pods.update(pod('mine', { nodeName: 'n1' }), mine);
+    h.pods.update(pod('theirs', { nodeName: 'other-pool-0' }), theirs);
+    // An orphan of a node that left our cache lately is ours; of one we never had, not.
+    h.nodes.delete(node('n2'));
+    h.pods.delete(pod('orphan', { nodeName: 'n2', conditions: [dt('DeletionByPodGC', T0 + 5000)] }));
+    h.pods.delete(pod('stranger', { nodeName: 'n9', conditions: [dt('DeletionByPodGC', T0 + 5000)] }));
+    // An Event about a pod: its node from the pod cache; unknown under a selector: not judged.
+    h.pods.cache.set('shop/cached', pod('cached', { nodeName: 'n1' }));
+    const ev = (name: string) => ({ involvedObject: { kind: 'Pod', name, namespace: 'shop' }, reason: 'TaintManagerEviction', message: `Marking for deletion Pod shop/${name}`, source: { component: 'taint-eviction-controller' }, lastTimestamp: new Date(T0 + 5000).toISOString() });
+    h.event(ev('cached'));
+    h.event(ev('uncached'));
+    await settle();
+    assert.deepEqual(h.counts.sort(), ['disruption-target', 'pod-deletion', 'pod-deletion'].sort());
+    assert.deepEqual(h.check.view().kinds['pod-deletion'].count, 2, 'the orphan and the cached pod');
+  });
+
+  test('inRemit: decider and scope', () => {
+    const all = { deciders: ALL_DECIDERS };
+    assert.ok(inRemit({ decider: 'pod-gc' }, all), 'unscoped: every node, known or not');
+    assert.ok(!inRemit({ decider: 'pod-gc' }, { deciders: new Set<Decider>(['node-lifecycle']) }));
+    const scoped = { deciders: ALL_DECIDERS, nodeInScope: (n: string) => n === 'n1' };
+    assert.ok(inRemit({ decider: 'taint-eviction', nodeName: 'n1' }, scoped));
+    assert.ok(!inRemit({ decider: 'taint-eviction', nodeName: 'n2' }, scoped));
+    assert.ok(!inRemit({ decider: 'taint-eviction' }, scoped), 'scoped and the node unknown: not judged');
   });
 
   test('property: whatever mix of our and their actions, exactly theirs are counted', async () => {
