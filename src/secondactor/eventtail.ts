@@ -14,7 +14,7 @@
  * from its last resourceVersion without a store).
  */
 import type { Logger } from '../log/logger.js';
-import type { WatchLike } from '../kube/listwatch.js';
+import { isTimeout, type WatchLike } from '../kube/listwatch.js';
 import { ReflectorBackoff } from '../kube/backoff.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 
@@ -171,7 +171,8 @@ export class EventTail {
           (err) => {
             const code = (err as { statusCode?: unknown; code?: unknown } | null)?.statusCode ?? (err as { code?: unknown } | null)?.code;
             if (gone || code === 410) settle('gone');
-            else if (err) settle(err instanceof Error ? err : new Error(String(err)));
+            // client-node ends a quiet stream at its inactivity timeout: a clean end, as for the informers.
+            else if (err && !isTimeout(err)) settle(err instanceof Error ? err : new Error(String(err)));
             else settle('closed');
           },
         )

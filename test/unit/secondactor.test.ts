@@ -608,6 +608,11 @@ describe('EventTail: the store-less Event watch', () => {
     await settle();
     assert.deepEqual(got, ['RegisteredNode', 'NodeNotReady']);
     assert.equal(watch.calls[1]?.rv, '150', 'a clean end resumes from the last resourceVersion at once');
+    clock.set(clock.now() + 30_000);
+    watch.calls[1]?.done(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }));
+    await settle();
+    assert.equal(watch.calls[2]?.rv, '150', "client-node's inactivity timeout is a clean end too: resumed at once");
+    watch.calls.splice(1, 1);
     watch.calls[1]?.cb('ERROR', { code: 410, reason: 'Expired' });
     watch.calls[1]?.done(null);
     await settle();
