@@ -12,8 +12,8 @@
  *    no DisruptionTarget condition, ours writes none).
  * 2. Beside kube-controller-manager 1.37.2 (node-lifecycle-controller, taint-eviction-controller,
  *    pod-garbage-collector-controller, on a shorter grace period than ours) with ours running every
- *    loop on a 5-minute grace period (so its taint eviction holds: every action is kube-controller-
- *    manager's, deterministically): a node dies. Its NoExecute taint, its DisruptionTarget conditions
+ *    loop but acting on nothing (its circuit breaker open since its start, and its taint eviction
+ *    holding: every action is kube-controller-manager's, deterministically): a node dies. Its NoExecute taint, its DisruptionTarget conditions
  *    (exactly the pods whose condition managedFields gives to kube-controller-manager), its
  *    deletions and its Events are each counted by kind, `SecondActorSuspected` Events name the field
  *    manager `kube-controller-manager`, and the chart's alert fires.
@@ -87,6 +87,16 @@ async function chartRuleGroups(): Promise<unknown[]> {
   return (rule['spec'] as { groups: unknown[] }).groups;
 }
 
+/** Stops this test's controller and Prometheus when it ends, passed or failed (a later test starts its own). */
+function stopOursAfter(t: TestContext): void {
+  t.after(async () => {
+    await prom?.stop();
+    prom = undefined;
+    await ours?.stop();
+    ours = undefined;
+  });
+}
+
 async function counters(c: RunningController): Promise<Record<string, number>> {
   const text = await scrapeMetrics(c);
   return Object.fromEntries(SECOND_ACTOR_KINDS.map((k) => [k, metricValue(text, METRIC, { kind: k }) ?? Number.NaN]));
@@ -108,7 +118,8 @@ async function secondActorEvents(): Promise<{ kind: string; name: string; messag
   return events.map((e) => ({ kind: e.involvedObject.kind ?? '', name: e.involvedObject.name ?? '', message: e.message ?? '' }));
 }
 
-test('ours alone: its own taints, DisruptionTarget conditions, evictions and orphan force-deletes are never counted, and the alert stays silent', { timeout: 600_000 }, async () => {
+test('ours alone: its own taints, DisruptionTarget conditions, evictions and orphan force-deletes are never counted, and the alert stays silent', { timeout: 600_000 }, async (t) => {
+  stopOursAfter(t);
   cp = await PrivateControlPlane.create();
   await cp.run('up');
   clients = await cp.clients();
@@ -167,11 +178,6 @@ test('ours alone: its own taints, DisruptionTarget conditions, evictions and orp
   const scraped = await prom.query(METRIC);
   assert.equal(scraped.length, SECOND_ACTOR_KINDS.length, 'Prometheus scraped every kind (at 0)');
   assert.deepEqual((await prom.alerts()).filter((a) => a.labels['alertname'] === ALERT), [], `${ALERT} neither pending nor firing`);
-
-  await prom.stop();
-  prom = undefined;
-  await ours.stop();
-  ours = undefined;
 });
 
 /** kube-controller-manager 1.37.2's node lifecycle, taint eviction and pod GC controllers, on a shorter grace period than ours; resolves once it runs. */
@@ -209,6 +215,21 @@ function skipUnlessKcm(t: TestContext): boolean {
   return false;
 }
 
+/**
+ * Ours beside kube-controller-manager, acting on nothing: a 5-minute grace period, and a circuit
+ * breaker that begins open at every start and closes only after a full grace period of
+ * observations (docs/node-lifecycle.md, "Open at start"), so no NoExecute taint of ours races
+ * kube-controller-manager's for a node it marked Unknown.
+ */
+const HOLD_FLAGS = ['--node-monitor-grace-period=5m', '--node-monitor-period=1s', '--max-unhealthy-nodes=1000'] as const;
+
+/** NoExecute taints ours added (`node_collector_evictions_total`, summed over zones). */
+async function oursTainted(c: RunningController): Promise<number> {
+  let n = 0;
+  for (const line of (await scrapeMetrics(c)).split('\n')) if (line.startsWith('node_collector_evictions_total{')) n += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return n;
+}
+
 /** The pods of `node` whose DisruptionTarget condition kube-controller-manager owns (managedFields), once each of them has one and is terminating. */
 async function kcmMarked(node: string, want: number): Promise<string[]> {
   return waitFor(
@@ -225,12 +246,15 @@ async function kcmMarked(node: string, want: number): Promise<string[]> {
 
 test('beside kube-controller-manager 1.37.2, ours running every loop: its taint, DisruptionTarget conditions, deletions and Events are counted by kind, named by field manager, and the alert fires', { timeout: 1_800_000 }, async (t) => {
   if (skipUnlessKcm(t)) return;
+  stopOursAfter(t);
   const [, , dead] = nodes as [string, string, string];
-  // Ours runs every loop, on a 5-minute grace period: its node lifecycle controller has not judged
-  // the dead node by the end of the test, so its taint eviction holds the evictions that node's
-  // taints make due (the start hold, docs/taint-eviction.md), and every action below is
-  // kube-controller-manager's, with nothing left to chance.
-  ours = await startTestController(prefix, ['--node-monitor-grace-period=5m', '--node-monitor-period=1s'], { kubeconfig: cp!.kubeconfig });
+  // Ours runs every loop, as a second actor beside kube-controller-manager, but acts on none of it,
+  // with nothing left to chance: its circuit breaker begins open and stays open for a grace period
+  // (5 minutes), so it adds no NoExecute taint (it would race kube-controller-manager to the
+  // Unknown node's taint), and its node lifecycle controller has not judged the dead node by the end
+  // of the test, so its taint eviction holds the evictions that node's taints make due (the start
+  // hold, docs/taint-eviction.md). Every action below is kube-controller-manager's.
+  ours = await startTestController(prefix, [...HOLD_FLAGS], { kubeconfig: cp!.kubeconfig });
   const running = ours;
   prom = await TestPrometheus.start([`127.0.0.1:${running.port}`], await chartRuleGroups(), join(logDir, `${prefix}-prometheus-kcm.log`));
   await startKcm();
@@ -259,13 +283,16 @@ test('beside kube-controller-manager 1.37.2, ours running every loop: its taint,
   assert.equal(got['disruption-target'], marked.length, 'exactly the conditions kube-controller-manager wrote');
   const metrics = await scrapeMetrics(running);
   assert.equal(metricValue(metrics, 'taint_eviction_controller_pod_deletions_total') ?? 0, 0, 'ours deleted nothing (held)');
+  assert.equal(await oursTainted(running), 0, 'ours added no NoExecute taint (its breaker is open)');
 
   // The Events name the object and the field manager; /debug/state keeps the last report per kind.
+  // (One report per kind and minute: the Node one may be about another fleet node whose taint
+  // kube-controller-manager re-stamped when it started, the first test's dead node.)
   const events = await waitFor('SecondActorSuspected Events', async () => {
     const e = await secondActorEvents();
-    return e.some((x) => x.kind === 'Node' && x.name === dead) && e.some((x) => x.kind === 'Pod') ? e : undefined;
+    return e.some((x) => x.kind === 'Node' && nodes.includes(x.name)) && e.some((x) => x.kind === 'Pod') ? e : undefined;
   }, 30_000, 500);
-  const onNode = events.find((x) => x.kind === 'Node' && x.name === dead);
+  const onNode = events.find((x) => x.kind === 'Node' && /added taint/.test(x.message));
   assert.match(onNode?.message ?? '', /field manager kube-controller-manager \(Update/);
   assert.match(onNode?.message ?? '', /added taint node\.kubernetes\.io\/unreachable:NoExecute/);
   const state = await secondActorState(running);
@@ -286,18 +313,14 @@ test('beside kube-controller-manager 1.37.2, ours running every loop: its taint,
   );
   assert.ok(firing.every((a) => a.labels['severity'] === 'critical'));
   assert.match(firing[0]?.annotations['runbook_url'] ?? '', /troubleshooting\.md#nodelifecyclecontrollersecondactor$/);
-
-  await prom.stop();
-  prom = undefined;
-  await ours.stop();
-  ours = undefined;
 });
 
 test("beside kube-controller-manager 1.37.2, ours running its node lifecycle controller only: kube-controller-manager's taint eviction and pod GC are its to run and are not counted", { timeout: 1_800_000 }, async (t) => {
   if (skipUnlessKcm(t)) return;
+  stopOursAfter(t);
   const [, , , dead, deleted] = nodes as [string, string, string, string, string];
   // The migration guide's partial set-up: a loop ours leaves off stays on in kube-controller-manager.
-  ours = await startTestController(prefix, ['--controllers=node-lifecycle-controller', '--node-monitor-grace-period=5m', '--node-monitor-period=1s'], { kubeconfig: cp!.kubeconfig });
+  ours = await startTestController(prefix, ['--controllers=node-lifecycle-controller', ...HOLD_FLAGS], { kubeconfig: cp!.kubeconfig });
   const running = ours;
   if (!kcm) await startKcm();
   const deadPods = await podsOn(dead);
@@ -312,4 +335,5 @@ test("beside kube-controller-manager 1.37.2, ours running its node lifecycle con
   assert.equal(got['disruption-target'], 0, "the taint manager's and pod GC's conditions are not ours to judge");
   assert.equal(got['pod-deletion'], 0, "nor their deletions or their Events");
   assert.ok((got['event'] ?? 0) >= 1, "the node-controller's Events are (RegisteredNode, NodeNotReady)");
+  assert.equal(await oursTainted(running), 0, 'the taint was kube-controller-manager\'s (ours\' breaker is open)');
 });
