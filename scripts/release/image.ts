@@ -32,7 +32,7 @@ import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { must, ROOT, sh } from './exec.js';
-import { parseDockerfile, runtimeImageSpec, type RuntimeImageSpec } from './dockerfile.js';
+import { parseDockerfile, runtimeImageSpec, type DockerStage, type RuntimeImageSpec } from './dockerfile.js';
 
 /** A step that cannot run here (not a failure of what it checks): the reason is printed and the step counted as skipped. */
 export class ImageStepSkipped extends Error {}
@@ -211,6 +211,20 @@ function stageBase(dir: string, debs: { file: string; pkg: DebPackage; control: 
   return { version: `v${npm.version}`, npmPackage: npm.name, npmVersion: npm.version };
 }
 
+/**
+ * Where a runtime-stage COPY's source is in this checkout: a path of the build stage under its
+ * WORKDIR (the build stage copies the repository there and builds in place, so `/app/dist/…` is
+ * `dist/…` here, the output of the same npm scripts), or a path of the build context.
+ * @throws {Error} for a stage that is not the build stage or a path outside its WORKDIR.
+ */
+export function copySource(stages: readonly DockerStage[], c: RuntimeImageSpec['copies'][number]): string {
+  if (c.from === undefined) return join(ROOT, c.src);
+  const stage = stages.find((st) => st.name === c.from);
+  const workdir = stage?.body.filter((i) => i.op === 'WORKDIR').at(-1)?.args;
+  if (!stage || !workdir || !c.src.startsWith(`${workdir.replace(/\/$/, '')}/`)) throw new Error(`COPY --from=${c.from} ${c.src}: not a path under the build stage's WORKDIR`);
+  return join(ROOT, c.src.slice(workdir.replace(/\/$/, '').length + 1));
+}
+
 /** The umoci `config` flags for the Dockerfile's runtime configuration. */
 function configFlags(spec: RuntimeImageSpec, architecture: string, createdIso: string, baseNote: string): string[] {
   const flags = [`--config.user=${spec.user}`, `--config.workingdir=${spec.workdir}`, `--architecture=${architecture}`, '--os=linux', `--created=${createdIso}`, '--author=node-lifecycle-controller release (scripts/release/image.ts)'];
@@ -242,7 +256,8 @@ export function readBlob<T>(layout: string, digest: string): T {
 
 /**
  * Builds the image (see the module comment) into `<work>/layout`, tag `version`.
- * @param opts.bundle the controller bundle (`npm run build:bundle`'s output).
+ * @param opts.bundle the controller bundle (`npm run build:bundle`'s output), which the Dockerfile's
+ *   COPY names as the build stage's `/app/dist/bundle/…` (checked by {@link checkImage}).
  * @param opts.revision the git commit (the REVISION build argument); opts.epoch SOURCE_DATE_EPOCH
  *   (seconds): every file's mtime and the `created` times.
  * @throws {Error} when a tool fails.
@@ -258,7 +273,8 @@ export function buildImage(tools: ImageTools, opts: { work: string; version: str
     }
   };
   const createdIso = new Date(Number(opts.epoch) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
-  const spec = runtimeImageSpec(parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')), { VERSION: opts.version, REVISION: opts.revision, CREATED: createdIso });
+  const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+  const spec = runtimeImageSpec(stages, { VERSION: opts.version, REVISION: opts.revision, CREATED: createdIso });
   const [uid = 0, gid = 0] = spec.user.split(':').map(Number);
   const architecture = ociArchitecture();
   const layout = join(opts.work, 'layout');
@@ -277,7 +293,8 @@ export function buildImage(tools: ImageTools, opts: { work: string; version: str
   const baseNote = `distroless-style: Debian ${debian} packages (${debs.map((d) => d.pkg.name).join(', ')}) and Node.js ${node.version} (npm ${node.npmPackage}), assembled by scripts/release/image.ts`;
   // The Dockerfile's COPYs: the bundle and LICENSE, root-owned and read-only to the runtime user.
   for (const c of spec.copies) {
-    const src = c.src.endsWith('LICENSE') ? join(ROOT, 'LICENSE') : opts.bundle;
+    const src = copySource(stages, c);
+    if (!existsSync(src)) throw new Error(`the Dockerfile copies ${c.src}${c.from ? ` from stage ${c.from}` : ''}, which is ${src} here and does not exist (build it first)`);
     const dest = join(app, c.dest);
     mkdirSync(join(dest, '..'), { recursive: true });
     copyFileSync(src, dest);

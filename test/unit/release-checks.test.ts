@@ -11,7 +11,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeconformSchemas, parseApiVersion, schemaFileName, standaloneSchema, type OpenApiV2 } from '../../scripts/release/schemas.js';
 import { checkChecksumFile, checkImageSbom, checkSbom, checksumLine, debPurl, imageSbom, releaseNotes, type ImageSbomInput, type PackageFiles } from '../../scripts/release/artifacts.js';
-import { runtimeFailure } from '../../scripts/release/image.js';
+import { copySource, runtimeFailure } from '../../scripts/release/image.js';
+import { parseDockerfile, runtimeImageSpec } from '../../scripts/release/dockerfile.js';
 import { imageArtifactNames } from '../../scripts/release/main.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -187,5 +188,16 @@ describe("runtimeFailure: runc's own error (skip) vs the container's (fail)", ()
   test("the container's own output is not runc's failure", () => {
     assert.equal(runtimeFailure('node:internal/modules/cjs/loader:1228\n  throw err;\nError: Cannot find module \'/app/x.mjs\'\n'), undefined);
     assert.equal(runtimeFailure('2026-12-07T15:17:35.400Z ERROR caches did not sync\n'), undefined);
+  });
+});
+
+describe("copySource: the Dockerfile's COPY sources in this checkout", () => {
+  test('the build stage builds in its WORKDIR, a copy of the repository: /app/dist/… is dist/… here', () => {
+    const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+    const spec = runtimeImageSpec(stages);
+    assert.deepEqual(spec.copies.map((c) => copySource(stages, c)), [join(ROOT, 'dist/bundle/node-lifecycle-controller.mjs'), join(ROOT, 'LICENSE')]);
+    assert.equal(copySource(stages, { from: undefined, src: 'bin/launcher.mjs', dest: '/app/launcher.mjs' }), join(ROOT, 'bin/launcher.mjs'), 'from the build context');
+    assert.throws(() => copySource(stages, { from: 'build', src: '/usr/local/bin/node', dest: '/x' }), /not a path under the build stage's WORKDIR/);
+    assert.throws(() => copySource(stages, { from: 'other', src: '/app/x', dest: '/x' }), /not a path under/);
   });
 });
