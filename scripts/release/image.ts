@@ -334,7 +334,10 @@ export function buildImage(tools: ImageTools, opts: { work: string; version: str
   return { layout, tag, digest, architecture, debian, debs: debs.map((d) => d.pkg), node, spec, layerBytes: manifest.layers.reduce((n, l) => n + l.size, 0), timings };
 }
 
-/** What the image's configuration and file system must be; one message per problem. */
+/**
+ * What the image's configuration and file system must be; one message per problem.
+ * @param bundle the controller bundle built here, which one of the Dockerfile's COPYs must carry.
+ */
 export function checkImage(tools: ImageTools, built: BuiltImage, work: string, bundle: string): string[] {
   const problems: string[] = [];
   const manifest = readBlob<{ config: { digest: string }; layers: unknown[] }>(built.layout, built.digest);
@@ -361,8 +364,13 @@ export function checkImage(tools: ImageTools, built: BuiltImage, work: string, b
       if (!existsSync(at(p))) problems.push(`/${p} is missing`);
     }
     for (const sh of ['bin/sh', 'bin/bash', 'bin/dash', 'usr/bin/sh', 'usr/bin/dpkg', 'usr/bin/apt', 'usr/bin/apt-get']) if (existsSync(at(sh)) || lstatSync(at(sh), { throwIfNoEntry: false })) problems.push(`/${sh} is in the image: distroless has no shell or package manager`);
-    const bundleName = spec.copies.find((x) => !x.dest.endsWith('LICENSE'))?.dest ?? '';
-    if (!existsSync(join(rootfs, bundleName)) || fileDigest(join(rootfs, bundleName)) !== fileDigest(bundle)) problems.push(`${bundleName} is not the bundle built`);
+    // Each COPY holds what the Dockerfile names, as built here; the bundle is one of them.
+    const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+    for (const c of spec.copies) {
+      const here = copySource(stages, c);
+      if (!existsSync(join(rootfs, c.dest)) || fileDigest(join(rootfs, c.dest)) !== fileDigest(here)) problems.push(`${c.dest} is not ${here}`);
+    }
+    if (!spec.copies.some((c) => copySource(stages, c) === bundle)) problems.push(`no COPY of the bundle ${bundle}`);
     if (!/^nonroot:x:65532:65532:/m.test(readFileSync(at('etc/passwd'), 'utf8'))) problems.push('/etc/passwd has no nonroot 65532');
     const home = statSync(at('home/nonroot'));
     if (home.uid !== 65532 || (home.mode & 0o777) !== 0o700) problems.push(`/home/nonroot is ${home.uid} ${(home.mode & 0o777).toString(8)}, want 65532 0700`);
