@@ -6,8 +6,11 @@
 #   docker buildx build --platform linux/amd64,linux/arm64 \
 #     --build-arg VERSION=0.1.0 --build-arg REVISION="$(git rev-parse HEAD)" \
 #     --build-arg CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" -t REGISTRY/node-lifecycle-controller:0.1.0 --push .
-# No Docker engine runs on this project's machines, so the image is never built here (the release
-# workflow builds it); test/unit/dockerfile.test.ts checks this file statically.
+# No Docker engine runs on this project's machines: there `npm run release -- --dry-run` builds the
+# runtime stage's image without one (scripts/release/image.ts: umoci, its configuration read from
+# this file, a distroless-style base from Debian's packages, since no registry is reachable) and
+# runs it with runc; the release workflow builds this file with buildx. test/unit/dockerfile.test.ts
+# checks this file statically.
 
 # ---- build stage: install everything, bundle the program into one file with esbuild ----
 # On the build machine's platform: the output is one JavaScript file with no native modules (the

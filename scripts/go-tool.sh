@@ -15,6 +15,10 @@
 #   scripts/go-tool.sh monitoring-check FILE... the chart's ServiceMonitor and PrometheusRule, decoded
 #                                               strictly into the Prometheus Operator's Go types
 #                                               (scripts/monitoring-check)
+#   scripts/go-tool.sh crane [ARGS...]          github.com/google/go-containerregistry (the release dry-run's
+#                                               local registry and image push, scripts/release/image.ts)
+#   scripts/go-tool.sh cosign [ARGS...]         github.com/sigstore/cosign/v2 (the release dry-run signs and
+#                                               verifies the image with a key generated for the run)
 #   scripts/go-tool.sh --print-path NAME        prints the binary's path (building it if needed)
 #
 # Binaries are cached in ~/.cache/node-lifecycle-controller/tools/<name>-<version>/ (NLC_CACHE_DIR
@@ -36,6 +40,10 @@ tool_module() {
     # Not a lint tool: the chaos suite runs it between the controller and kube-apiserver. Built
     # the same way so a fresh machine (CI) gets it from the Go module proxy on first use.
     toxiproxy-server) echo "github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0" ;;
+    # The release dry-run's image tools (docs/release.md "The image, built and run here"): no
+    # registry but the Go module proxy is reachable, so both come from their modules.
+    crane) echo "github.com/google/go-containerregistry/cmd/crane@v0.22.1" ;;
+    cosign) echo "github.com/sigstore/cosign/v2/cmd/cosign@v2.6.5" ;;
     *) echo "" ;;
   esac
 }
@@ -57,7 +65,7 @@ local_tool() {
 
 known_tool() {
   [ -n "$(tool_module "$1")" ] || [ -n "$(local_tool "$1")" ] || {
-    log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server, kubeadm, capi-render, k3s-render, monitoring-check)"; exit 2; }
+    log "unknown tool $1 (actionlint, kubeconform, toxiproxy-server, crane, cosign, kubeadm, capi-render, k3s-render, monitoring-check)"; exit 2; }
 }
 
 # local_tool_id NAME -> a hash of what the tool is built from: the module's go.mod and go.sum, and
@@ -116,7 +124,7 @@ build_tool() { # build_tool NAME
   command -v "$GO" >/dev/null || { log "$name: needs the Go toolchain ($GO on PATH) to build $mod"; exit 1; }
   mkdir -p "$dir/.build" "$CACHE_DIR/logs"
   local logfile="$CACHE_DIR/logs/go-install-$name.log" start=$SECONDS
-  log "building $mod (first use; the Go module proxy, about a minute on 2 cores)"
+  log "building $mod (first use; the Go module proxy: about a minute on 2 cores, cosign about 10)"
   # GOBIN into a scratch directory, then rename: the cache never holds a half-written binary.
   # GOFLAGS=-mod=mod: `go install pkg@version` ignores any go.mod around it, but a GOFLAGS of the
   # caller's (-mod=vendor) would make it refuse.
@@ -133,7 +141,7 @@ build_tool() { # build_tool NAME
 
 print=0
 if [ "${1:-}" = "--print-path" ]; then print=1; shift; fi
-name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server|kubeadm|capi-render|k3s-render|monitoring-check [ARGS...]}"
+name="${1:?usage: $0 [--print-path] actionlint|kubeconform|toxiproxy-server|crane|cosign|kubeadm|capi-render|k3s-render|monitoring-check [ARGS...]}"
 shift
 known_tool "$name"
 bin="$(tool_path "$name")"

@@ -132,3 +132,113 @@ export function releaseNotes(changelog: string, version: string): string | undef
   const body = lines.slice(start + 1, end < 0 ? undefined : end).join('\n').trim();
   return body === '' ? undefined : body;
 }
+
+/** The parts of a CycloneDX component read and written here. */
+interface CdxComponent {
+  type?: string;
+  name?: string;
+  group?: string;
+  version?: string;
+  'bom-ref'?: string;
+  purl?: string;
+  description?: string;
+  hashes?: { alg: string; content: string }[];
+  [k: string]: unknown;
+}
+
+/** What the image SBOM describes besides the npm packages: the image itself and its base. */
+export interface ImageSbomInput {
+  version: string;
+  /** The image manifest's digest, `sha256:…`. */
+  digest: string;
+  /** OCI architecture (`amd64`). */
+  architecture: string;
+  /** Where the release publishes it (`ghcr.io/<owner>/node-lifecycle-controller`). */
+  repository: string;
+  /** Debian's major version of the packages. */
+  debian: string;
+  debs: { name: string; version: string; architecture: string; sha256: string }[];
+  node: { version: string; npmPackage: string; npmVersion: string };
+}
+
+/** `pkg:deb/debian/NAME@VERSION?arch=…&distro=debian-N` (purl-spec's deb type). */
+export function debPurl(d: { name: string; version: string; architecture: string }, debian: string): string {
+  return `pkg:deb/debian/${d.name}@${encodeURIComponent(d.version)}?arch=${d.architecture}&distro=debian-${debian}`;
+}
+
+/**
+ * The image's SBOM (CycloneDX 1.6): the image as the described component (`pkg:oci/…@<digest>`), the
+ * controller's npm production dependencies (from the npm SBOM, as bundled), Node.js, Debian and each
+ * Debian package of the base layer with its .deb's sha256.
+ * @param npmSbomText the npm SBOM (`@cyclonedx/cyclonedx-npm --omit dev`).
+ * @returns the JSON text (reproducible: no serial number, no timestamp).
+ * @throws {SyntaxError} when the npm SBOM is not JSON.
+ */
+export function imageSbom(npmSbomText: string, input: ImageSbomInput): string {
+  const npm = JSON.parse(npmSbomText) as { metadata?: { tools?: unknown; component?: CdxComponent }; components?: CdxComponent[]; dependencies?: { ref: string; dependsOn?: string[] }[] };
+  const imageRef = 'image';
+  const app = npm.metadata?.component ?? { type: 'application', name: 'node-lifecycle-controller', version: input.version, 'bom-ref': 'node-lifecycle-controller' };
+  const node: CdxComponent = {
+    type: 'platform',
+    name: 'node',
+    version: input.node.version.replace(/^v/, ''),
+    'bom-ref': 'nodejs',
+    description: `Node.js, /nodejs/bin/node (from the npm package ${input.node.npmPackage}@${input.node.npmVersion})`,
+    purl: `pkg:npm/${input.node.npmPackage}@${input.node.npmVersion}`,
+  };
+  const os: CdxComponent = { type: 'operating-system', name: 'debian', version: input.debian, 'bom-ref': `os:debian@${input.debian}`, description: 'the base layer\'s Debian packages (distroless-style: no shell, no package manager)' };
+  const debs: CdxComponent[] = input.debs.map((d) => ({
+    type: 'library',
+    name: d.name,
+    version: d.version,
+    'bom-ref': `deb:${d.name}@${d.version}`,
+    purl: debPurl(d, input.debian),
+    hashes: [{ alg: 'SHA-256', content: d.sha256 }],
+  }));
+  const bom = {
+    $schema: 'http://cyclonedx.org/schema/bom-1.6.schema.json',
+    bomFormat: 'CycloneDX',
+    specVersion: '1.6',
+    version: 1,
+    metadata: {
+      tools: npm.metadata?.tools,
+      component: {
+        type: 'container',
+        name: 'node-lifecycle-controller',
+        version: input.version,
+        'bom-ref': imageRef,
+        purl: `pkg:oci/node-lifecycle-controller@${encodeURIComponent(input.digest)}?arch=${input.architecture}&repository_url=${encodeURIComponent(input.repository)}&tag=${input.version}`,
+      },
+    },
+    components: [app, ...(npm.components ?? []), node, os, ...debs],
+    dependencies: [{ ref: imageRef, dependsOn: [app['bom-ref'] ?? '', 'nodejs', os['bom-ref'] ?? '', ...debs.map((d) => d['bom-ref'] ?? '')] }, ...(npm.dependencies ?? [])],
+  };
+  return `${JSON.stringify(bom, null, 2)}\n`;
+}
+
+/**
+ * Checks an image SBOM against what was built and the npm SBOM.
+ * @returns one message per problem: not CycloneDX 1.6, not the image (type, version, digest), a
+ *   Debian package or Node.js missing or at another version, a component of the npm SBOM missing.
+ */
+export function checkImageSbom(text: string, npmSbomText: string, input: ImageSbomInput): string[] {
+  let bom: { bomFormat?: string; specVersion?: string; metadata?: { component?: CdxComponent }; components?: CdxComponent[] };
+  try {
+    bom = JSON.parse(text) as typeof bom;
+  } catch (e) {
+    return [`image SBOM is not JSON: ${(e as Error).message}`];
+  }
+  const problems: string[] = [];
+  if (bom.bomFormat !== 'CycloneDX' || bom.specVersion !== '1.6') problems.push(`image SBOM is ${bom.bomFormat} ${bom.specVersion}, want CycloneDX 1.6`);
+  const c = bom.metadata?.component;
+  if (c?.type !== 'container' || c.version !== input.version || !(c.purl ?? '').includes(encodeURIComponent(input.digest))) problems.push(`image SBOM describes ${c?.type} ${c?.name}@${c?.version} (${c?.purl}), want the container ${input.version} with digest ${input.digest}`);
+  const byRef = new Map((bom.components ?? []).map((x) => [x['bom-ref'] ?? '', x]));
+  for (const d of input.debs) {
+    const got = byRef.get(`deb:${d.name}@${d.version}`);
+    if (!got || got.purl !== debPurl(d, input.debian) || got.hashes?.[0]?.content !== d.sha256) problems.push(`image SBOM lacks Debian package ${d.name} ${d.version} (with its purl and sha256)`);
+  }
+  if (byRef.get('nodejs')?.version !== input.node.version.replace(/^v/, '')) problems.push(`image SBOM lacks Node.js ${input.node.version}`);
+  const npm = JSON.parse(npmSbomText) as { components?: CdxComponent[] };
+  for (const x of npm.components ?? []) if (!byRef.has(x['bom-ref'] ?? '')) problems.push(`image SBOM lacks npm component ${x['bom-ref']}`);
+  return problems;
+}

@@ -7,23 +7,31 @@
  *   npm run release -- --dry-run            build and check locally (no git or tag requirement)
  *   npm run release                         the same, and also require a clean tree at tag v<version>
  *   npm run release -- --dry-run --out DIR  somewhere else than dist/release
+ *   npm run release -- --dry-run --no-image without the image steps
+ *
+ * A dry run also builds the controller's OCI image without a Docker engine, runs it against the
+ * lane's API server, writes its SBOM, and signs it with a key generated for the run
+ * (scripts/release/image.ts; root, Debian's umoci and runc, crane and cosign from their Go modules,
+ * provisioned by scripts/image-tools.sh). A step that cannot run here is reported as skipped, with
+ * its reason, not as passed.
  *
  * The kubeconform step (scripts/release/kubeconform.ts) validates against the 1.37 lane's own API
  * server's /openapi/v2, fetched through scripts/with-control-plane.sh (which reuses a running local
  * control plane, or starts one on the NLC_* ports and stops it again) and cached per server
  * version under ~/.cache/node-lifecycle-controller/openapi/.
  */
-import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import { PLUGIN_ARCHIVE_FILES, PLUGIN_FILE, PLUGIN_LAUNCHER, PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName, renderKrewManifest } from './krew.js';
-import { changelogProblems, checkChecksumFile, checkSbom, checksumLine, releaseNotes, sha256File, type PackageFiles } from './artifacts.js';
+import { changelogProblems, checkChecksumFile, checkImageSbom, checkSbom, checksumLine, imageSbom, releaseNotes, sha256File, type ImageSbomInput, type PackageFiles } from './artifacts.js';
 import { buildStampText, gitStamp, type BuildStamp } from '../../src/buildinfo.js';
 import { validateManifests } from './kubeconform.js';
 import { packageVersion, versionMismatches } from './version.js';
+import { buildImage, checkImage, imageTools, ImageStepSkipped, ociArchitecture, signImage, type BuiltImage, type ImageTools } from './image.js';
+import { must, sh } from './exec.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CHART_DIR = 'charts/node-lifecycle-controller';
@@ -41,19 +49,8 @@ interface StepResult {
   problems: string[];
   notes: string[];
   seconds: number;
-}
-
-/** Runs a command from the repository root; returns its status and output (never throws on exit code). */
-function sh(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: { ...process.env, ...opts.env } });
-  return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: `${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
-}
-
-/** Like {@link sh}, but a non-zero exit becomes an Error naming the command and its output's tail. */
-function must(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
-  const r = sh(cmd, args, opts);
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${(r.stderr || r.stdout).slice(-1500)}`);
-  return r.stdout;
+  /** Why the step could not run here (scripts/release/image.ts `ImageStepSkipped`); it then has no problems. */
+  skipped?: string;
 }
 
 /** The commit time of HEAD (seconds), for reproducible archive timestamps; SOURCE_DATE_EPOCH wins. */
@@ -182,6 +179,72 @@ function sbomStep(out: string): string[] {
   return checkSbom(readFileSync(file, 'utf8'), files);
 }
 
+/** File names of the image artifacts (the build machine's architecture only). */
+export function imageArtifactNames(version: string, architecture = ociArchitecture()): { archive: string; sbom: string; publicKey: string } {
+  const base = `node-lifecycle-controller-image-${version}-linux-${architecture}`;
+  return { archive: `${base}.oci.tar`, sbom: `${base}.cdx.json`, publicKey: 'cosign.pub' };
+}
+
+/** The image steps' shared state: the tools, then the image, then its SBOM. */
+interface ImageState {
+  work: string;
+  tools?: ImageTools;
+  built?: BuiltImage;
+  sbom?: string;
+}
+
+/** The image, as the Dockerfile's runtime stage, built with umoci; checked. */
+function imageBuildStep(state: ImageState, version: string, notes: string[]): string[] {
+  if (!state.tools) throw new ImageStepSkipped('no image tools (see the step before)');
+  const revision = sh('git', ['rev-parse', 'HEAD']).stdout.trim() || 'unknown';
+  const built = buildImage(state.tools, { work: state.work, version, revision, epoch: sourceDateEpoch(), bundle: join(ROOT, BUNDLE_PATH) });
+  state.built = built;
+  notes.push(`${built.digest} (linux/${built.architecture}), 3 layers, ${(built.layerBytes / 1024 / 1024).toFixed(1)} MiB compressed; Node.js ${built.node.version}; Debian ${built.debs.map((d) => `${d.name} ${d.version}`).join(', ')}`);
+  notes.push(`phases: ${Object.entries(built.timings).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')}`);
+  return checkImage(state.tools, built, state.work, join(ROOT, BUNDLE_PATH));
+}
+
+/** The image run with runc against the lane's API server (scripts/release/image-run.ts, through with-control-plane.sh). */
+function imageRunStep(state: ImageState, version: string, notes: string[]): string[] {
+  if (!state.tools || !state.built) throw new ImageStepSkipped('no image (see the steps before)');
+  const r = sh('bash', ['scripts/with-control-plane.sh', process.execPath, '--import', 'tsx', 'scripts/release/image-run.ts', '--layout', state.built.layout, '--tag', state.built.tag, '--version', version, '--work', state.work], { timeoutMs: 10 * 60_000 });
+  const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).at(-1);
+  if (!line) return [`image-run.ts printed no result (exit ${r.status}): ${(r.stderr || r.stdout).slice(-1500)}`];
+  const out = JSON.parse(line) as { problems?: string[]; notes?: string[]; skipped?: string };
+  if (out.skipped) throw new ImageStepSkipped(out.skipped);
+  notes.push(...(out.notes ?? []));
+  return out.problems ?? [];
+}
+
+/** The image's SBOM: the npm SBOM (the step before) plus the image, Node.js and the Debian packages. */
+function imageSbomStep(state: ImageState, out: string, version: string): string[] {
+  if (!state.built) throw new ImageStepSkipped('no image (see the steps before)');
+  const npmSbom = readFileSync(join(out, 'node-lifecycle-controller.cdx.json'), 'utf8');
+  const b = state.built;
+  const input: ImageSbomInput = {
+    version,
+    digest: b.digest,
+    architecture: b.architecture,
+    repository: 'ghcr.io/node-lifecycle-controller/node-lifecycle-controller',
+    debian: b.debian,
+    debs: b.debs,
+    node: b.node,
+  };
+  const file = join(out, imageArtifactNames(version, b.architecture).sbom);
+  writeFileSync(file, imageSbom(npmSbom, input));
+  state.sbom = file;
+  return checkImageSbom(readFileSync(file, 'utf8'), npmSbom, input);
+}
+
+/** Signs the image and attests its SBOM with a key made for the run; the archive and the public key. */
+async function imageSignStep(state: ImageState, out: string, version: string, notes: string[]): Promise<string[]> {
+  if (!state.tools || !state.built || !state.sbom) throw new ImageStepSkipped('no image or SBOM (see the steps before)');
+  const names = imageArtifactNames(version, state.built.architecture);
+  const signed = await signImage(state.tools, state.built, { work: state.work, sbom: state.sbom, archive: join(out, names.archive), publicKey: join(out, names.publicKey), epoch: sourceDateEpoch() });
+  notes.push(`${names.archive}: ${(statSync(signed.archive).size / 1024 / 1024).toFixed(1)} MiB; verified: ${signed.verified.join('; ')}`);
+  return [];
+}
+
 /** A release (not a dry run) is cut from a clean tree at tag v<version>. */
 function gitStep(version: string): string[] {
   const problems: string[] = [];
@@ -197,7 +260,7 @@ function gitStep(version: string): string[] {
  * @param opts.dryRun false also requires a clean tree at tag v<version>.
  * @returns each step's problems and notes; the release is good when no step has a problem.
  */
-export async function release(opts: { out: string; dryRun: boolean }): Promise<StepResult[]> {
+export async function release(opts: { out: string; dryRun: boolean; image?: boolean }): Promise<StepResult[]> {
   const version = packageVersion(ROOT);
   rmSync(opts.out, { recursive: true, force: true });
   mkdirSync(opts.out, { recursive: true });
@@ -206,13 +269,16 @@ export async function release(opts: { out: string; dryRun: boolean }): Promise<S
     const t0 = Date.now();
     const notes: string[] = [];
     let problems: string[];
+    let skipped: string | undefined;
     try {
       problems = await fn(notes);
     } catch (e) {
-      problems = [(e as Error).message];
+      if (e instanceof ImageStepSkipped) skipped = e.message;
+      problems = skipped ? [] : [(e as Error).message];
     }
-    results.push({ name, problems, notes, seconds: (Date.now() - t0) / 1000 });
-    process.stderr.write(`[release] ${problems.length === 0 ? 'ok  ' : 'FAIL'} ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${problems.map((p) => `\n    ${p}`).join('')}${notes.map((n) => `\n    note: ${n}`).join('')}\n`);
+    results.push({ name, problems, notes, seconds: (Date.now() - t0) / 1000, ...(skipped ? { skipped } : {}) });
+    const status = skipped ? 'skip' : problems.length === 0 ? 'ok  ' : 'FAIL';
+    process.stderr.write(`[release] ${status} ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${skipped ? `\n    skipped: ${skipped}` : ''}${problems.map((p) => `\n    ${p}`).join('')}${notes.map((n) => `\n    note: ${n}`).join('')}\n`);
   };
   await step('one version (scripts/release/version.ts)', () => versionMismatches(ROOT));
   await step('release notes (CHANGELOG.md)', () => {
@@ -236,6 +302,31 @@ export async function release(opts: { out: string; dryRun: boolean }): Promise<S
   await step('chart package (helm package)', () => chartStep(opts.out, version));
   await step('SBOM (CycloneDX, production dependencies)', () => sbomStep(opts.out));
   await step('manifests validated by kubeconform', (notes) => validateManifests({ dir: join(opts.out, 'manifests'), chart: join(opts.out, `node-lifecycle-controller-${version}.tgz`), schemaDir: join(dirname(opts.out), 'kubeconform-schemas'), notes }));
+  // The image, built, run and signed here (scripts/release/image.ts): a dry run's check. A release
+  // does not publish it: the release workflow's image job builds, signs and attests the image it
+  // pushes (buildx for both architectures, cosign keyless).
+  if (opts.dryRun && opts.image !== false) {
+    const state: ImageState = { work: join(dirname(opts.out), 'image-work') };
+    rmSync(state.work, { recursive: true, force: true });
+    mkdirSync(state.work, { recursive: true });
+    try {
+      await step('image tools (umoci, runc from Debian; crane, cosign from their Go modules)', (notes) => {
+        state.tools = imageTools();
+        notes.push(Object.entries(state.tools).map(([k, v]) => `${k} ${v}`).join(', '));
+        return [];
+      });
+      await step("image: built with umoci as the Dockerfile's runtime stage (distroless-style base)", (notes) => imageBuildStep(state, version, notes));
+      await step("image: runs with runc (--version, /healthz, /readyz against the lane's API server)", (notes) => imageRunStep(state, version, notes));
+      await step('image: SBOM (CycloneDX 1.6: Debian packages, Node.js, npm production dependencies)', () => imageSbomStep(state, opts.out, version));
+      await step('image: signed and SBOM attested with cosign (a key generated for this run), archived, verified', (notes) => imageSignStep(state, opts.out, version, notes));
+    } finally {
+      rmSync(state.work, { recursive: true, force: true });
+    }
+  } else {
+    await step('image', () => {
+      throw new ImageStepSkipped(opts.dryRun ? '--no-image' : "not part of a release's artifacts: the release workflow's image job builds, signs and attests the published image");
+    });
+  }
   await step('SHA256SUMS', () => {
     const sums = new Map<string, string>();
     for (const f of readdirSync(opts.out).sort()) if (statSync(join(opts.out, f)).isFile() && !f.endsWith('.sha256')) sums.set(f, sha256File(join(opts.out, f)));
@@ -247,15 +338,18 @@ export async function release(opts: { out: string; dryRun: boolean }): Promise<S
 
 if (import.meta.main) {
   const dryRun = process.argv.includes('--dry-run');
+  const image = !process.argv.includes('--no-image');
   const outAt = process.argv.indexOf('--out');
   const out = outAt >= 0 ? (process.argv[outAt + 1] ?? 'dist/release') : join(ROOT, 'dist/release');
-  const results = await release({ out, dryRun });
+  const results = await release({ out, dryRun, image });
   const failed = results.filter((r) => r.problems.length > 0);
   process.stdout.write(`\n${relative(ROOT, out) || out}/ (${dryRun ? 'dry run' : 'release'} of v${packageVersion(ROOT)}):\n`);
   for (const f of readdirSync(out).sort()) {
     const s = statSync(join(out, f));
     process.stdout.write(`  ${f}${s.isDirectory() ? '/' : ''}  ${s.isDirectory() ? '' : `${(s.size / 1024).toFixed(1)} KiB`}\n`);
   }
-  process.stdout.write(failed.length === 0 ? `every check passed (${results.length} steps)\n` : `FAILED: ${failed.map((f) => f.name).join('; ')}\n`);
+  const skipped = results.filter((r) => r.skipped !== undefined);
+  const skips = skipped.length > 0 ? `; ${skipped.length} skipped: ${skipped.map((r) => `${r.name} (${r.skipped})`).join('; ')}` : '';
+  process.stdout.write(failed.length === 0 ? `every check passed (${results.length - skipped.length} steps${skips})\n` : `FAILED: ${failed.map((f) => f.name).join('; ')}${skips}\n`);
   process.exitCode = failed.length === 0 ? 0 : 1;
 }

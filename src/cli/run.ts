@@ -14,7 +14,8 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_READ_TIMEOUT_MS, getJson, loadKubeConfig, makeClients } from '../kube/client.js';
+import { Watch } from '@kubernetes/client-node';
+import { getJson, instrumentWatch, loadKubeConfig, makeClients, uncompressedWatchConfig, type KubeClients } from '../kube/client.js';
 import { EventRecorder, type ObjectReference } from '../kube/events.js';
 import type { NodeLifecycleController } from '../nodelifecycle/controller.js';
 import { ApiWriteThrottle } from '../kube/throttle.js';
@@ -34,7 +35,10 @@ import type { ControllerContext, ControllerKey } from '../controllers/context.js
 import { liveIO, liveSources, NO_OVERLAY, type LiveInformer } from '../controllers/live.js';
 import { buildControllers, enabledControllers, neededSources, sightOf, type BuiltControllers, type RunnableController } from '../controllers/registry.js';
 import { NodeJudgementBoard } from '../kube/judgements.js';
-import { readEventList, SecondActorCheck } from '../secondactor/check.js';
+import { SecondActorCheck } from '../secondactor/check.js';
+import { fieldManagerOf, WATCHED_COMPONENTS, type Decider, type SecondActorEvidence } from '../secondactor/decision.js';
+import { EventTail } from '../secondactor/eventtail.js';
+import { OwnWrites } from '../secondactor/ownwrites.js';
 import { decideForServer, type ServerDecisions } from '../controllers/serverdecisions.js';
 import { readServerVersion } from '../kube/serverversion.js';
 import { parseControllerFlags } from './flags.js';
@@ -130,6 +134,9 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
   let decisions: ServerDecisions = decideForServer(undefined, config);
   const watchList = (): boolean => decisions.watchList;
   const { sources, informers: all } = liveSources(clients, config, needed.sources, { log, clock, podLabels: needed.podLabels, watchList }, shadow ?? NO_OVERLAY);
+  // The taints, conditions and deletions this process sends (the writers note them), so the
+  // second-actor check can tell them from another actor's. None in --dry-run, which sends none.
+  const own = shadow ? undefined : new OwnWrites(clock);
   const ctx: ControllerContext = {
     config,
     clock,
@@ -141,25 +148,32 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     judgements: new NodeJudgementBoard(),
     serverDecisions: () => decisions,
     io: (d) => {
-      const live = liveIO({ clients, throttle: throttles.next(), identity, clock, log }, d);
+      const live = liveIO({ clients, throttle: throttles.next(), identity, clock, log, ...(own ? { own } : {}) }, d);
       return shadow ? shadow.io(d, live) : live;
     },
   };
   const { byKey: controllers, list: running } = buildControllers(ctx, enabled);
-  // Signs of kube-controller-manager (or another copy) still deciding what we decide, in the first
-  // minutes of acting. Not in --dry-run: there kube-controller-manager is meant to act. It only warns.
-  const secondActor = shadow
-    ? undefined
-    : new SecondActorCheck({
+  // Signs of kube-controller-manager (or another copy) still deciding what we decide, for as long as
+  // this process acts. Not in --dry-run: there kube-controller-manager is meant to act. It only
+  // counts, logs and warns (docs/second-actor.md).
+  const secondActor = own
+    ? new SecondActorCheck({
         identity,
         clock,
         log,
-        // The API server's JSON, not client-node's typed list: see readEventList (issue 29's start-up cost).
-        listEvents: async (component) =>
-          readEventList(await getJson(clients.kubeConfig, '/api/v1/events', { fieldSelector: `source=${component}`, limit: 500 }, AbortSignal.timeout(DEFAULT_READ_TIMEOUT_MS))),
         events: liveIO({ clients, throttle: throttles.next(), identity, clock, log }, { eventSource: 'node-lifecycle-controller' }).events,
-        suspected: metrics.secondActorSuspected,
-      });
+        actions: metrics.secondActorActions,
+        own,
+        // Not overlaid: without --dry-run the sources are the informers themselves.
+        nodes: sources.nodes,
+        pods: sources.pods,
+        // Only the loops this process runs, on its nodes: upstream's others are meant to run.
+        deciders: new Set(enabled.flatMap((d) => DECIDER_OF_CONTROLLER[d.name] ?? [])),
+        scoped: config.nodeSelector.trim() !== '',
+        eventWatches: (onEvent) => eventTails(clients, { clock, log, onEvent }),
+        fieldManager: (ev) => readFieldManager(clients, ev),
+      })
+    : undefined;
 
   // Leader election (Lease, coordination.k8s.io/v1). A standby keeps its caches warm and takes no
   // action until it leads.
@@ -182,7 +196,7 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
     metrics,
     isReady: () => synced,
     isHealthy: () => !(elector && lostLeadership),
-    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, featureGates: config.featureGates, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), informers: all.map((i) => i.stats()), timers: pendingRealTimers(), server: decisions }),
+    debugState: () => ({ identity, leader: elector ? elector.getLeader() : identity, featureGates: config.featureGates, ...controllerViews(controllers), ...(shadow ? { shadow: shadow.state() } : {}), ...(secondActor ? { secondActor: secondActor.view() } : {}), informers: all.map((i) => i.stats()), timers: pendingRealTimers(), server: decisions }),
     log,
   }, { clock, sink: metrics.restClient.sink });
   log.info({ identity, securePort: server.securePort, metrics: config.metricsBindAddress ? `${config.metricsBindAddress} (port ${server.plainPort})` : 'off' }, 'node-lifecycle-controller starting');
@@ -229,6 +243,58 @@ export async function startController(config: ControllerConfig, opts: { log?: Lo
       return stopping;
     },
   };
+}
+
+/** The second-actor check's decider of each of our controllers that makes one (src/secondactor/decision.ts `inRemit`). */
+const DECIDER_OF_CONTROLLER: Readonly<Record<string, Decider>> = {
+  'node-lifecycle-controller': 'node-lifecycle',
+  'taint-eviction-controller': 'taint-eviction',
+  'pod-garbage-collector-controller': 'pod-gc',
+};
+
+/**
+ * The second-actor check's Event watches: one store-less watch (src/secondactor/eventtail.ts) per
+ * deciding source, from "now", through the controller's KubeConfig and request metrics.
+ * @returns the watches, not started. Never throws.
+ */
+function eventTails(clients: KubeClients, deps: { clock: Clock; log: Logger; onEvent: (raw: unknown) => void }): EventTail[] {
+  const kc = clients.kubeConfig;
+  const watch = instrumentWatch(kc, new Watch(uncompressedWatchConfig(kc)));
+  return WATCHED_COMPONENTS.map(
+    (component) =>
+      new EventTail({
+        component,
+        // One item is enough: the list's resourceVersion is where the watch starts.
+        currentResourceVersion: async (fieldSelector, signal) => {
+          const list = (await getJson(kc, '/api/v1/events', { fieldSelector, limit: 1 }, AbortSignal.any([signal, AbortSignal.timeout(60_000)]))) as { metadata?: { resourceVersion?: unknown } };
+          const rv = list.metadata?.resourceVersion;
+          if (typeof rv !== 'string' || rv === '') throw new Error('the Event list has no resourceVersion');
+          return rv;
+        },
+        watch,
+        onEvent: deps.onEvent,
+        clock: deps.clock,
+        log: deps.log,
+      }),
+  );
+}
+
+/**
+ * Who owns the field a second-actor evidence is about: one GET of the Node or Pod (JSON, with its
+ * `managedFields`), read by src/secondactor/decision.ts `fieldManagerOf`. At most once per kind and
+ * minute (the check's report).
+ * @returns `manager (operation at time)`, or undefined (the object is gone, or nothing owns the field).
+ * @throws whatever the GET throws but a 404.
+ */
+async function readFieldManager(clients: KubeClients, ev: SecondActorEvidence): Promise<string | undefined> {
+  const o = ev.object;
+  const path = o.kind === 'Node' ? `/api/v1/nodes/${encodeURIComponent(o.name)}` : `/api/v1/namespaces/${encodeURIComponent(o.namespace ?? '')}/pods/${encodeURIComponent(o.name)}`;
+  try {
+    return fieldManagerOf(await getJson(clients.kubeConfig, path, {}, AbortSignal.timeout(10_000)), ev.kind);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 404) return undefined;
+    throw err;
+  }
 }
 
 /**

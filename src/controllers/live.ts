@@ -32,6 +32,7 @@ import { AffinityEvictionWriter } from '../nodeaffinity/writer.js';
 import { NodeLifecycleWriter } from '../nodelifecycle/writer.js';
 import { PodGCWriter } from '../podgc/writer.js';
 import { TaintEvictionWriter } from '../tainteviction/writer.js';
+import type { OwnWriteNotes } from '../secondactor/ownwrites.js';
 import type { Clock } from '../util/clock.js';
 import { ForceDetachWriter } from '../volumes/writer.js';
 import type { ControllerConfig } from './config.js';
@@ -157,24 +158,25 @@ export function eventSink(recorder: EventRecorder): EventSink {
 
 /**
  * One controller's live writers and Event recorder, all behind `throttle` (that controller's own).
- * Each writer is built on first use, once.
+ * Each writer is built on first use, once. `deps.own`: the second-actor check's ledger, where the
+ * writers note the taints, conditions and deletions they send (src/secondactor/ownwrites.ts).
  * @param controller `eventSource`: the Events' `source.component`.
  * @returns the controller's {@link ControllerIO}. Never throws.
  */
 export function liveIO(
-  deps: { clients: KubeClients; throttle: ApiWriteThrottle; identity: string; clock: Clock; log: Logger },
+  deps: { clients: KubeClients; throttle: ApiWriteThrottle; identity: string; clock: Clock; log: Logger; own?: OwnWriteNotes },
   controller: { eventSource: string },
 ): ControllerIO {
-  const { clients, throttle, clock } = deps;
+  const { clients, throttle, clock, own } = deps;
   const recorder = new EventRecorder({ clients, throttle, component: controller.eventSource, host: deps.identity, clock, log: deps.log });
   let nlcWriter: NodeLifecycleWriter | undefined;
-  const nodeLifecycle = (): NodeLifecycleWriter => (nlcWriter ??= new NodeLifecycleWriter(clients, throttle, clock));
+  const nodeLifecycle = (): NodeLifecycleWriter => (nlcWriter ??= new NodeLifecycleWriter(clients, throttle, clock, own));
   return {
     events: eventSink(recorder),
     nodeLifecycleWrites: nodeLifecycle,
     readNodeLease: (n) => nodeLifecycle().readNodeLease(n),
-    taintEvictionWrites: () => new TaintEvictionWriter(clients, throttle, clock),
-    podGCWrites: () => new PodGCWriter(clients, throttle, clock),
+    taintEvictionWrites: () => new TaintEvictionWriter(clients, throttle, clock, own),
+    podGCWrites: () => new PodGCWriter(clients, throttle, clock, own),
     forceDetachWrites: () => new ForceDetachWriter(clients, throttle),
     affinityEvictor: () => new AffinityEvictionWriter(clients, throttle),
   };

@@ -23,6 +23,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, exponentialBuckets } from 'prom-client';
 import type { RestClientMetricsSink } from '../kube/client.js';
 import type { WorkQueueGaugeValues, WorkQueueMetrics, WorkQueueMetricsProvider } from '../kube/workqueue.js';
+import { SECOND_ACTOR_KINDS } from '../secondactor/kinds.js';
 import { PROGRAM_VERSION } from '../version.js';
 import { buildStamp, type BuildStamp } from '../buildinfo.js';
 
@@ -268,11 +269,13 @@ export interface Metrics {
   /** `node_lifecycle_controller_build_info{version,git_commit,git_tree_state,node_version}` gauge, always 1. */
   buildInfo: Gauge<'version' | 'git_commit' | 'git_tree_state' | 'node_version'>;
   /**
-   * Our own `node_lifecycle_controller_second_actor_suspected_total{component}` counter: foreign
-   * actors (another Event source instance making our decisions) the start-up check saw, once each
-   * (src/secondactor/check.ts).
+   * Our own `node_lifecycle_second_actor_actions_total{kind}` counter: actions of another actor
+   * (kube-controller-manager, or another copy of this program) that make this controller's
+   * decisions, by kind (`taint`, `disruption-target`, `pod-deletion`, `event`), counted by the
+   * continuous second-actor check (src/secondactor/check.ts). Every kind starts at 0, so that
+   * `increase()` sees the first action.
    */
-  secondActorSuspected: Counter<'component'>;
+  secondActorActions: Counter<'kind'>;
 }
 
 /** Options of {@link createMetrics}. */
@@ -447,15 +450,16 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
   const build = opts.build ?? buildStamp();
   buildInfo.set({ version: PROGRAM_VERSION, git_commit: build.gitCommit, git_tree_state: build.gitTreeState, node_version: process.version }, 1);
 
-  const secondActorSuspected = counter(
-    'node_lifecycle_controller_second_actor_suspected_total',
-    'Number of other actors (kube-controller-manager or another instance) seen recording node lifecycle, taint eviction or pod GC decisions in the first minutes after this process started acting. node-lifecycle-controller\'s own metric.',
-    ['component'],
+  const secondActorActions = counter(
+    'node_lifecycle_second_actor_actions_total',
+    'Number of actions of another actor (kube-controller-manager or another copy of this program) that make this controller\'s decisions, seen while this process acts: NoExecute node taints, DisruptionTarget conditions, pod deletions and Events it did not write, by kind. node-lifecycle-controller\'s own metric.',
+    ['kind'],
   );
+  for (const kind of SECOND_ACTOR_KINDS) secondActorActions.inc({ kind }, 0);
 
   return {
     registry,
-    secondActorSuspected,
+    secondActorActions,
     nodeCollector,
     taintEviction,
     podGC,

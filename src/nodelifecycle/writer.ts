@@ -27,6 +27,7 @@ import { readLease, readNode } from '../kube/reads.js';
 import { isUidMismatch, patchPodConditionsByUid } from '../kube/podstatus.js';
 import { DEFAULT_RETRY, retryOnConflict, UPDATE_TAINT_BACKOFF, type Backoff } from '../kube/retry.js';
 import type { WritePriority, WriteRecheck, WriteScheduler } from '../kube/throttle.js';
+import type { OwnWriteNotes } from '../secondactor/ownwrites.js';
 import type { Clock } from '../util/clock.js';
 import { conditionTaintDiff, fencedTaintSwap } from './taints.js';
 import { nodeConditionsEqual } from './health.js';
@@ -90,6 +91,7 @@ export class NodeLifecycleWriter {
   readonly #clients: KubeClients;
   readonly #writes: WriteScheduler;
   readonly #clock: Clock;
+  readonly #own: OwnWriteNotes | undefined;
   /** Tail of each node's write chain. */
   readonly #locks = new Map<string, Promise<void>>();
   /** The node as our last write to it returned it (cleared when no write to that node is pending). */
@@ -99,11 +101,14 @@ export class NodeLifecycleWriter {
    * @param clients the API clients.
    * @param writes the throttled, fenced write path (src/kube/writer.ts).
    * @param clock supplies `timeAdded` and transition times (epoch ms).
+   * @param own where the taints this process adds are noted right before each patch is sent (the
+   *   second-actor check's ledger, src/secondactor/ownwrites.ts); none in tests.
    */
-  constructor(clients: KubeClients, writes: WriteScheduler, clock: Clock) {
+  constructor(clients: KubeClients, writes: WriteScheduler, clock: Clock, own?: OwnWriteNotes) {
     this.#clients = clients;
     this.#writes = writes;
     this.#clock = clock;
+    this.#own = own;
   }
 
   /**
@@ -171,6 +176,8 @@ export class NodeLifecycleWriter {
       fenced = swap.refused.length > 0;
       const next = swap.next;
       if (next === undefined) return undefined;
+      // Noted before the send: the watch may deliver the new taint before the response arrives.
+      if (this.#own) for (const t of next) if (!node.taints.some((o) => o.key === t.key && o.effect === t.effect)) this.#own.noteTaint(name, t.key, t.effect);
       return this.#clients.core.patchNode(
         { name, body: { metadata: { resourceVersion: node.resourceVersion }, spec: { taints: next.map(taintToWire) } } },
         MERGE,
@@ -265,7 +272,10 @@ export class NodeLifecycleWriter {
         recheck,
       );
       await this.#writes.schedule(
-        () => this.#clients.core.deleteNamespacedPod({ namespace: pod.namespace, name: pod.name, body: { preconditions: { uid: pod.uid } } }),
+        () => {
+          this.#own?.notePodDelete(pod.uid);
+          return this.#clients.core.deleteNamespacedPod({ namespace: pod.namespace, name: pod.name, body: { preconditions: { uid: pod.uid } } });
+        },
         'pod',
         recheck,
       );

@@ -15,6 +15,7 @@ import { podConditionToWire } from '../kube/podstatus.js';
 import { retryOnConflict } from '../kube/retry.js';
 import type { WriteRecheck, WriteScheduler } from '../kube/throttle.js';
 import { readNode, readPod } from '../kube/reads.js';
+import type { OwnWriteNotes } from '../secondactor/ownwrites.js';
 import type { Clock } from '../util/clock.js';
 import { isPodTerminal } from '../kube/predicates.js';
 
@@ -77,16 +78,20 @@ export class PodGCWriter {
   readonly #clients: KubeClients;
   readonly #writes: WriteScheduler;
   readonly #clock: Clock;
+  readonly #own: OwnWriteNotes | undefined;
 
   /**
    * @param clients the API clients.
    * @param writes the throttled, fenced write path (src/kube/writer.ts).
    * @param clock for conflict-retry sleeps.
+   * @param own where each condition write and DELETE is noted right before it is sent (the
+   *   second-actor check's ledger, src/secondactor/ownwrites.ts); none in tests.
    */
-  constructor(clients: KubeClients, writes: WriteScheduler, clock: Clock) {
+  constructor(clients: KubeClients, writes: WriteScheduler, clock: Clock, own?: OwnWriteNotes) {
     this.#clients = clients;
     this.#writes = writes;
     this.#clock = clock;
+    this.#own = own;
   }
 
   /** Quorum GET of a node; `undefined` only on 404. @throws {LiveReadError} on any other answer, including an unparsable object. */
@@ -130,15 +135,17 @@ export class PodGCWriter {
           const status = podGCFailedStatus(live, plan.condition);
           try {
             await this.#writes.schedule(
-              () =>
-                this.#clients.core.patchNamespacedPodStatus(
+              () => {
+                if (plan.condition) this.#own?.notePodCondition(uid);
+                return this.#clients.core.patchNamespacedPodStatus(
                   {
                     namespace,
                     name,
                     body: { metadata: { resourceVersion: live.resourceVersion }, status },
                   },
                   STRATEGIC,
-                ),
+                );
+              },
               'pod',
               sendCheck,
             );
@@ -149,13 +156,15 @@ export class PodGCWriter {
         }
         try {
           await this.#writes.schedule(
-            () =>
-              this.#clients.core.deleteNamespacedPod({
+            () => {
+              this.#own?.notePodDelete(uid);
+              return this.#clients.core.deleteNamespacedPod({
                 namespace,
                 name,
                 gracePeriodSeconds: 0,
                 body: { gracePeriodSeconds: 0, preconditions: { uid } },
-              }),
+              });
+            },
             'pod',
             sendCheck,
           );

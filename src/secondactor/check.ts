@@ -1,40 +1,110 @@
 /**
- * The start-up second-actor check: for the first minutes after this process starts acting (it
- * leads, or runs without election), list the Events of the decision-making sources every 30 s (the
- * first look 30 s in) and warn once per foreign actor seen (log at warn, one Warning Event `SecondActorSuspected`, the
- * counter `node_lifecycle_controller_second_actor_suspected_total{component}`). It never stops or
- * holds anything: a false alarm must cost nothing, and a real second actor is for the operator to
- * switch off. Not run with --dry-run, where kube-controller-manager acting is the point.
- * The decision is src/secondactor/decision.ts. No upstream counterpart.
+ * The second-actor check, continuous: from the moment this process starts acting (it leads, or runs
+ * without election) until it stops, every node taint, `DisruptionTarget` condition and pod deletion
+ * that the node and pod informers deliver, and every Event of the deciding sources, is judged
+ * (./decision.ts) against this process's own writes (./ownwrites.ts). Each action of another actor
+ * is counted in `node_lifecycle_second_actor_actions_total{kind}`; once per kind and minute it is
+ * also logged at warn and raised as a Warning Event `SecondActorSuspected` on the object, naming the
+ * field manager that owns the field (one GET of the object, at most once per kind and minute).
+ *
+ * It never stops, pauses or holds anything: a false alarm must cost nothing, and switching a second
+ * actor off is the operator's step (the chart's NodeLifecycleControllerSecondActor alert). Not run
+ * with --dry-run, where kube-controller-manager acting is the point of shadow mode.
+ *
+ * Cost: the informer handlers compare a node's taints (or a pod's at most three cached conditions
+ * and its deletion timestamp) between the old and new object, with nothing allocated unless
+ * something is found (bench/secondactor.ts: docs/second-actor.md "Cost"); the Event watches are one
+ * connection per source, filtered by the API server. No upstream counterpart.
  */
 import type { EventSink } from '../kube/types.js';
+import type { Node, Pod } from '../kube/objects.js';
 import type { Logger } from '../log/logger.js';
-import type { Clock, TimerHandle } from '../util/clock.js';
+import type { Clock } from '../util/clock.js';
 import {
   describeEvidence,
-  SECOND_ACTOR_POLL_MS,
+  eventEvidence,
+  inRemit,
+  objectName,
+  podDeleteEvidence,
+  podUpdateEvidence,
+  SECOND_ACTOR_KINDS,
   SECOND_ACTOR_REASON,
-  SECOND_ACTOR_WINDOW_MS,
-  secondActorEvidence,
-  WATCHED_COMPONENTS,
+  SECOND_ACTOR_REPORT_INTERVAL_MS,
+  taintEvidence,
+  type Decider,
+  type JudgeContext,
   type ObservedEvent,
+  type Remit,
+  type SecondActorEvidence,
+  type SecondActorKind,
 } from './decision.js';
+import { OWN_WRITE_TTL_MS, type OwnWrites } from './ownwrites.js';
+
+/** The handlers the check adds to an informer (src/controllers/context.ts `Source.subscribe`). */
+interface Subscribable<T> {
+  subscribe(h: { add?: (o: T) => void; update?: (old: T, cur: T) => void; delete?: (o: T) => void }): void;
+}
+
+/** Something started with the check and stopped with it (an Event watch, ./eventtail.ts). */
+export interface Startable {
+  start(): void;
+  stop(): void;
+}
 
 /** What the check needs, injected. */
 export interface SecondActorDeps {
-  /**
-   * Lists the Events whose `source` is `component` (all namespaces), as read by {@link readEventList}.
-   * May throw; the poll then tries again next time.
-   */
-  listEvents(component: string): Promise<{ events: ObservedEvent[]; malformed: number }>;
   /** This process's identity (our Events' `reportingInstance`). */
   identity: string;
   clock: Clock;
   log: Logger;
-  /** Where the Warning Event goes. */
+  /** Where the Warning Events go. */
   events: EventSink;
-  /** Counts each foreign actor once, by component. */
-  suspected: { inc(labels: { component: string }): void };
+  /** `node_lifecycle_second_actor_actions_total{kind}`. */
+  actions: { inc(labels: { kind: string }): void };
+  /** This process's own writes (the writers note them). */
+  own: OwnWrites;
+  /** The real (never shadow-overlaid) node and pod informers; `get` by name and by `namespace/name`. */
+  nodes: Subscribable<Node> & { get(name: string): Node | undefined };
+  pods: Subscribable<Pod> & { get(key: string): Pod | undefined };
+  /**
+   * The deciders this process runs (`--controllers`): only their actions are judged; a loop this
+   * process leaves off is upstream's to run (./decision.ts {@link inRemit}).
+   */
+  deciders: ReadonlySet<Decider>;
+  /**
+   * True under `--node-selector`: only actions on nodes in the node cache (or deleted from it in the
+   * last 10 minutes, for orphans) are judged; nodes outside the selector are somebody else's.
+   */
+  scoped: boolean;
+  /**
+   * Builds the Event watches, one per deciding source, each calling `onEvent` with an Event's JSON
+   * (run.ts: ./eventtail.ts). Called once, at the first {@link SecondActorCheck.start}.
+   */
+  eventWatches?: (onEvent: (raw: unknown) => void) => Startable[];
+  /**
+   * Names who wrote the field an evidence is about (the object's `managedFields`, ./decision.ts
+   * `fieldManagerOf`); at most once per kind and minute. May reject or resolve undefined.
+   */
+  fieldManager?: (ev: SecondActorEvidence) => Promise<string | undefined>;
+}
+
+/** Per kind, what /debug/state shows. */
+export interface SecondActorKindView {
+  /** Actions counted since the start. */
+  count: number;
+  /** The last reported evidence, as logged. */
+  lastReport?: string;
+  /** When it was reported, epoch ms. */
+  lastReportMs?: number;
+}
+
+/** The check's state for /debug/state. */
+export interface SecondActorView {
+  /** When this process started acting, epoch ms; undefined before. */
+  actingSinceMs?: number;
+  kinds: Record<SecondActorKind, SecondActorKindView>;
+  /** Entries in the own-writes ledger. */
+  ownWrites: number;
 }
 
 const toMs = (v: unknown): number | undefined => {
@@ -64,103 +134,167 @@ export function toObservedEvent(e: unknown): ObservedEvent | undefined {
     component: str(source['component']) || str(e['reportingComponent']),
     instance: str(e['reportingInstance']) || str(source['host']),
     reason: str(e['reason']),
+    message: str(e['message']),
     timeMs: toMs(e['eventTime']) ?? toMs(e['lastTimestamp']) ?? toMs(e['firstTimestamp']),
     involvedObject: { kind: str(o['kind']), name: str(o['name']), ...(namespace ? { namespace } : {}), uid: str(o['uid']) },
   };
 }
 
-/**
- * The JSON body of an EventList (`GET /api/v1/events`) as {@link ObservedEvent}s. The check reads
- * the API server's JSON itself rather than through client-node's typed `listEventForAllNamespaces`,
- * whose ObjectSerializer builds every field of every Event for the five this check reads, and whose
- * typed Event with no `involvedObject` made the whole look throw: a malformed item is now skipped.
- * Measured at 1,000 Events per look (issue 29): 54–86 ms of CPU warm against 59–110 ms typed; the
- * first look in a process costs 210–280 ms either way.
- * @returns the Events, and how many items were malformed (skipped). Never throws: a body that is not
- * a list reads as no Events and one malformed item.
- */
-export function readEventList(body: unknown): { events: ObservedEvent[]; malformed: number } {
-  const items = isObject(body) ? body['items'] : undefined;
-  if (!Array.isArray(items)) return { events: [], malformed: 1 };
-  const events: ObservedEvent[] = [];
-  let malformed = 0;
-  for (const item of items) {
-    const e = toObservedEvent(item);
-    if (e) events.push(e);
-    else malformed++;
-  }
-  return { events, malformed };
-}
-
-/** The check. {@link start} once this process acts; {@link stop} at shutdown. */
+/** The check (see the module comment). Subscribes at construction; judges only between {@link start} and {@link stop}. */
 export class SecondActorCheck {
   readonly #d: SecondActorDeps;
-  readonly #seen = new Set<string>();
-  #startMs = 0;
-  #timer: TimerHandle | undefined;
-  #stopped = true;
-  #warnedByEvent = false;
+  #sinceMs: number | undefined;
+  #watches: Startable[] | undefined;
+  /** Per kind: count, when last reported, actions since, and the last report's text. */
+  readonly #kinds = new Map<SecondActorKind, { count: number; lastReportMs: number; since: number; lastReport?: string }>();
+  /** Nodes deleted from the cache lately (their orphans are still this process's), with expiry. */
+  readonly #deletedNodes = new Map<string, number>();
+  readonly #remit: Remit;
+  /**
+   * Pods (`namespace/name`) whose deletion was counted, with expiry: the pod going terminating, the
+   * pod vanishing and the taint manager's Event all tell one deletion. By name, not UID: upstream's
+   * `emitPodDeletionEvent` references the pod by namespace and name only.
+   */
+  readonly #deletions = new Map<string, number>();
+  #malformedEvents = 0;
+  /**
+   * The judgement context, one object for every call, whose `nowMs` reads the clock only when a
+   * judgement needs the time (a candidate action): an informer event with nothing new allocates
+   * nothing and reads no clock (bench/secondactor.ts).
+   */
+  readonly #jc: JudgeContext;
 
-  /** @param deps see {@link SecondActorDeps}. Never throws. */
+  /** @param deps see {@link SecondActorDeps}. Subscribes to the informers at once. Never throws. */
   constructor(deps: SecondActorDeps) {
     this.#d = deps;
+    const clock = deps.clock;
+    this.#jc = {
+      sinceMs: Infinity,
+      get nowMs() {
+        return clock.now();
+      },
+      own: deps.own,
+    };
+    for (const k of SECOND_ACTOR_KINDS) this.#kinds.set(k, { count: 0, lastReportMs: -Infinity, since: 0 });
+    this.#remit = {
+      deciders: deps.deciders,
+      ...(deps.scoped ? { nodeInScope: (name: string) => deps.nodes.get(name) !== undefined || (this.#deletedNodes.get(name) ?? 0) > clock.now() } : {}),
+    };
+    deps.nodes.subscribe({
+      update: (old, cur) => {
+        if (this.#sinceMs === undefined || cur.taints.length === 0) return;
+        for (const ev of taintEvidence(old, cur, this.#ctx())) this.#count(ev);
+      },
+      delete: (gone) => {
+        if (!deps.scoped) return;
+        const now = clock.now();
+        this.#deletedNodes.delete(gone.name);
+        this.#deletedNodes.set(gone.name, now + OWN_WRITE_TTL_MS);
+        for (const [name, at] of this.#deletedNodes) {
+          if (at > now) break;
+          this.#deletedNodes.delete(name);
+        }
+      },
+    });
+    deps.pods.subscribe({
+      update: (old, cur) => {
+        if (this.#sinceMs === undefined || cur.conditions.length === 0) return;
+        for (const ev of podUpdateEvidence(old, cur, this.#ctx())) this.#count(ev);
+      },
+      delete: (last) => {
+        if (this.#sinceMs === undefined || last.conditions.length === 0) return;
+        const ev = podDeleteEvidence(last, this.#ctx());
+        if (ev) this.#count(ev);
+      },
+    });
   }
 
-  /** Starts the window now: a look every 30 s (the first 30 s in) up to its end, 5 minutes in. Idempotent. */
+  /** Starts judging now (this process acts from now on) and the Event watches. Idempotent. */
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#startMs = this.#d.clock.now();
-    // No look at once: only Events recorded after startMs are evidence, and any that a look at once
-    // could find are still there 30 s later (Events live an hour). The look at once cost CPU in the
-    // first seconds, beside the informers' sync and the RegisteredNode writes, and found nothing the
-    // next look would not (issue 29). A second actor's warning comes at most 30 s later; the check
-    // never acts.
-    this.#timer = this.#d.clock.setTimeout(() => void this.#poll(), SECOND_ACTOR_POLL_MS);
+    if (this.#sinceMs !== undefined) return;
+    this.#sinceMs = this.#d.clock.now();
+    this.#jc.sinceMs = this.#sinceMs;
+    this.#watches ??= this.#d.eventWatches?.((raw) => this.#onEvent(raw)) ?? [];
+    for (const w of this.#watches) w.start();
   }
 
-  /** Ends the check (pending looks are dropped). Idempotent. */
+  /** Stops judging and the Event watches. Idempotent. */
   stop(): void {
-    this.#stopped = true;
-    this.#timer?.cancel();
+    this.#sinceMs = undefined;
+    for (const w of this.#watches ?? []) w.stop();
   }
 
-  /** Foreign actors seen so far, as `component/instance`. */
-  seen(): string[] {
-    return [...this.#seen];
+  /** The state for /debug/state. */
+  view(): SecondActorView {
+    const kinds = {} as Record<SecondActorKind, SecondActorKindView>;
+    for (const [k, s] of this.#kinds) kinds[k] = { count: s.count, ...(s.lastReport ? { lastReport: s.lastReport, lastReportMs: s.lastReportMs } : {}) };
+    return { ...(this.#sinceMs !== undefined ? { actingSinceMs: this.#sinceMs } : {}), kinds, ownWrites: this.#d.own.size() };
   }
 
-  async #poll(): Promise<void> {
-    if (this.#stopped) return;
-    for (const component of WATCHED_COMPONENTS) {
-      let list: { events: ObservedEvent[]; malformed: number };
-      try {
-        list = await this.#d.listEvents(component);
-      } catch (err) {
-        this.#d.log.debug({ component, err: String(err) }, 'second-actor check: listing Events failed; trying again next time');
-        continue;
-      }
-      if (list.malformed > 0) this.#d.log.info({ component, malformed: list.malformed }, 'second-actor check: skipped malformed Events (they cannot be evidence)');
-      for (const e of list.events) this.#judge(e);
+  #ctx(): JudgeContext {
+    return this.#jc;
+  }
+
+  #onEvent(raw: unknown): void {
+    if (this.#sinceMs === undefined) return;
+    const e = toObservedEvent(raw);
+    if (!e) {
+      // Logged once a hundred: a malformed Event can be no evidence, and must not flood the log.
+      if (this.#malformedEvents++ % 100 === 0) this.#d.log.info({ malformed: this.#malformedEvents }, 'second-actor check: skipped a malformed Event (it cannot be evidence)');
+      return;
     }
-    const next = this.#startMs + SECOND_ACTOR_WINDOW_MS - this.#d.clock.now();
-    if (this.#stopped || next <= 0) return;
-    this.#timer = this.#d.clock.setTimeout(() => void this.#poll(), Math.min(SECOND_ACTOR_POLL_MS, next));
+    const ev = eventEvidence(e, this.#d.identity, this.#sinceMs, (ns, name) => this.#d.pods.get(`${ns}/${name}`)?.nodeName || undefined);
+    if (ev) this.#count(ev);
   }
 
-  #judge(e: ObservedEvent): void {
-    const ev = secondActorEvidence(e, this.#d.identity, this.#startMs);
-    if (!ev) return;
-    const key = `${ev.component}/${ev.instance}`;
-    if (this.#seen.has(key)) return;
-    this.#seen.add(key);
-    const text = describeEvidence(ev);
-    this.#d.log.warn({ component: ev.component, instance: ev.instance, reason: ev.reason, object: ev.object }, `Second actor suspected: ${text}`);
-    this.#d.suspected.inc({ component: ev.component });
-    const o = e.involvedObject;
-    // One Warning Event per run, on the object the evidence is about (Events need one; Node or Pod here).
-    if (!this.#warnedByEvent && (o.kind === 'Node' || o.kind === 'Pod')) {
-      this.#warnedByEvent = true;
+  #count(ev: SecondActorEvidence): void {
+    if (!inRemit(ev, this.#remit)) return;
+    const now = this.#d.clock.now();
+    if (ev.kind === 'pod-deletion') {
+      // One deletion, up to three witnesses (its condition's pod going terminating, the pod
+      // vanishing, the taint manager's Event): counted once. A pod recreated under the same name
+      // and deleted again within the TTL is counted once too (the count can only be lower).
+      const key = `${ev.object.namespace ?? ''}/${ev.object.name}`;
+      const until = this.#deletions.get(key);
+      if (until !== undefined && until > now) return;
+      this.#deletions.delete(key);
+      this.#deletions.set(key, now + OWN_WRITE_TTL_MS);
+      for (const [k, at] of this.#deletions) {
+        if (at > now) break;
+        this.#deletions.delete(k);
+      }
+    }
+    this.#d.actions.inc({ kind: ev.kind });
+    const s = this.#kinds.get(ev.kind);
+    if (!s) return;
+    s.count++;
+    if (now - s.lastReportMs < SECOND_ACTOR_REPORT_INTERVAL_MS) {
+      s.since++;
+      return;
+    }
+    const more = s.since;
+    s.lastReportMs = now;
+    s.since = 0;
+    void this.#report(ev, more, s);
+  }
+
+  async #report(ev: SecondActorEvidence, more: number, s: { lastReport?: string }): Promise<void> {
+    let manager: string | undefined;
+    if (ev.kind !== 'event' && ev.component === undefined && this.#d.fieldManager) {
+      try {
+        manager = await this.#d.fieldManager(ev);
+      } catch (err) {
+        this.#d.log.debug({ object: objectName(ev.object), err: String(err) }, 'second-actor check: could not read the field manager');
+      }
+    }
+    const text = describeEvidence(ev, manager, more);
+    s.lastReport = text;
+    this.#d.log.warn(
+      { kind: ev.kind, object: objectName(ev.object), ...(manager ? { fieldManager: manager } : {}), ...(ev.component !== undefined ? { component: ev.component, instance: ev.instance } : {}), more },
+      `Second actor suspected: ${text}`,
+    );
+    const o = ev.object;
+    if (o.kind === 'Node' || o.kind === 'Pod') {
       this.#d.events.record({ kind: o.kind, name: o.name, uid: o.uid, ...(o.namespace ? { namespace: o.namespace } : {}) }, 'Warning', SECOND_ACTOR_REASON, text);
     }
   }

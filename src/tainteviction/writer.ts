@@ -20,6 +20,7 @@ import { isConflict, isNotFound } from '../kube/client.js';
 import { getCondition, type Pod, type PodCondition } from '../kube/objects.js';
 import type { WriteRecheck, WriteScheduler } from '../kube/throttle.js';
 import { patchPodConditionsByUid } from '../kube/podstatus.js';
+import { notingOnSend, type OwnWriteNotes } from '../secondactor/ownwrites.js';
 import type { Clock } from '../util/clock.js';
 import { DISRUPTION_TARGET_CONDITION_TYPE, taintEvictionDisruptionCondition } from './events.js';
 
@@ -47,16 +48,20 @@ export class TaintEvictionWriter {
   readonly #core: KubeClients['core'];
   readonly #writes: WriteScheduler;
   readonly #clock: Clock;
+  readonly #own: OwnWriteNotes | undefined;
 
   /**
    * @param clients the API clients (only `core` is used).
    * @param writes the throttled, fenced write path (src/kube/writer.ts `ApiWriteThrottle`).
    * @param clock supplies the condition's `lastTransitionTime` (epoch ms) and the conflict backoff.
+   * @param own where each condition write and DELETE is noted right before it is sent (the
+   *   second-actor check's ledger, src/secondactor/ownwrites.ts); none in tests.
    */
-  constructor(clients: Pick<KubeClients, 'core'>, writes: WriteScheduler, clock: Clock) {
+  constructor(clients: Pick<KubeClients, 'core'>, writes: WriteScheduler, clock: Clock, own?: OwnWriteNotes) {
     this.#core = clients.core;
     this.#writes = writes;
     this.#clock = clock;
+    this.#own = own;
   }
 
   /**
@@ -86,7 +91,9 @@ export class TaintEvictionWriter {
     // PodObservedGenerationTracking gate is GA and locked on since 1.35). Ours is the generation of
     // the copy the eviction was decided on; upstream GETs the pod first and takes the live one.
     if (ours?.generation !== undefined) condition.observedGeneration = ours.generation;
-    return patchPodConditionsByUid({ core: this.#core }, this.#writes, { namespace, name, uid }, [condition], {}, 'pod', recheck);
+    const own = this.#own;
+    const writes = own ? notingOnSend(this.#writes, () => own.notePodCondition(uid)) : this.#writes;
+    return patchPodConditionsByUid({ core: this.#core }, writes, { namespace, name, uid }, [condition], {}, 'pod', recheck);
   }
 
   /**
@@ -103,7 +110,14 @@ export class TaintEvictionWriter {
    */
   async deletePod(namespace: string, name: string, uid: string, recheck?: WriteRecheck): Promise<DeleteResult> {
     try {
-      await this.#writes.schedule(() => this.#core.deleteNamespacedPod({ namespace, name, body: { preconditions: { uid } } }), 'pod', recheck);
+      await this.#writes.schedule(
+        () => {
+          this.#own?.notePodDelete(uid);
+          return this.#core.deleteNamespacedPod({ namespace, name, body: { preconditions: { uid } } });
+        },
+        'pod',
+        recheck,
+      );
       return 'deleted';
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return 'gone';

@@ -338,6 +338,7 @@ describe('manifests/ and the Helm chart', () => {
       [
         'NodeLifecycleControllerNoLeader',
         'NodeLifecycleControllerTwoLeaders',
+        'NodeLifecycleControllerSecondActor',
         'NodeLifecycleControllerForceDeleteErrors',
         'NodeLifecycleControllerThrottleDelayHigh',
         'NodeLifecycleControllerZoneEvictionsPaused',
@@ -348,7 +349,7 @@ describe('manifests/ and the Helm chart', () => {
     const registered = new Set(createMetrics({ defaultMetrics: false }).registry.getMetricsAsArray().map((m) => m.name));
     for (const r of rules) {
       // A histogram's series carry the _bucket / _sum / _count suffix; the family is registered without it.
-      const names = [...(r.expr ?? '').matchAll(/\b((?:node_collector|leader_election|pod_gc_collector|rest_client)_\w+)\b/g)].map((m) =>
+      const names = [...(r.expr ?? '').matchAll(/\b((?:node_collector|node_lifecycle|leader_election|pod_gc_collector|rest_client)_\w+)\b/g)].map((m) =>
         (m[1] ?? '').replace(/_(bucket|sum|count)$/, ''),
       );
       assert.ok(names.length > 0, `${r.alert} uses no controller metric`);

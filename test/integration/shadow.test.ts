@@ -28,6 +28,7 @@ import { ControllerProcess, UPSTREAM_CONTROLLERS } from '../../bench/lib/procs.j
 import type { RunningController } from '../../src/cli/run.js';
 import { toNode, toPod, type Pod } from '../../src/kube/objects.js';
 import type { ShadowState } from '../../src/shadow/decisions.js';
+import { SECOND_ACTOR_KINDS } from '../../src/secondactor/kinds.js';
 import type { ShadowReport } from '../../src/shadow/report.js';
 import { runShadowReportCommand } from '../../src/cli/shadow-report.js';
 import { createTestNamespace, testClients, uniquePrefix, waitFor } from '../support/cluster.js';
@@ -179,6 +180,9 @@ test('kube-controller-manager and a --dry-run shadow through a node failure: zer
   assert.ok((metricValue(metrics, 'rest_client_requests_total', { method: 'GET' }) ?? 0) > 0, 'the counter does count our requests (the live reads)');
   assert.ok((metricValue(metrics, 'node_lifecycle_controller_dry_run_decisions_total', { controller: 'node-lifecycle-controller', action: 'taint' }) ?? 0) >= 1);
   assert.equal(metricValue(metrics, 'node_lifecycle_controller_dry_run_decisions_total', { controller: 'taint-eviction-controller', action: 'delete-pod' }), 2);
+  // The second-actor check does not run in --dry-run: kube-controller-manager acting is the point,
+  // and the shadow's would-be writes (its overlay) are never anybody's writes.
+  for (const kind of SECOND_ACTOR_KINDS) assert.equal(metricValue(metrics, 'node_lifecycle_second_actor_actions_total', { kind }), 0, `no second-actor action counted (${kind})`);
   const events = (await clients.core.listEventForAllNamespaces({})).items;
   assert.deepEqual(
     events.filter((e) => e.source?.host === running.identity || e.reportingInstance === running.identity).map((e) => e.reason),

@@ -15,74 +15,11 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_SECURE_PORT } from '../../src/cli/flags.js';
 import { OURS_NODE_OPTIONS } from '../../bench/lib/options.js';
+import { execForm, instructionsOf, labelsOf, parseDockerfile, runtimeImageSpec } from '../../scripts/release/dockerfile.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-interface Instruction {
-  op: string;
-  args: string;
-  line: number;
-}
-
-interface Stage {
-  from: string;
-  /** `--platform=…` of the FROM line, if any. */
-  platform: string | undefined;
-  name: string | undefined;
-  body: Instruction[];
-}
-
-/** Parses a Dockerfile into stages: comments dropped, `\` continuations joined. */
-function parseDockerfile(text: string): Stage[] {
-  const instructions: Instruction[] = [];
-  let pending = '';
-  let startLine = 0;
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.trim();
-    if (pending === '' && (line === '' || line.startsWith('#'))) return;
-    if (pending !== '' && line.startsWith('#')) return; // comment lines inside a continuation
-    if (pending === '') startLine = i + 1;
-    if (line.endsWith('\\')) {
-      pending += `${line.slice(0, -1)} `;
-      return;
-    }
-    const full = pending + line;
-    pending = '';
-    const m = /^(\S+)\s+(.*)$/.exec(full);
-    assert.ok(m, `line ${startLine}: cannot parse "${full}"`);
-    instructions.push({ op: (m[1] ?? '').toUpperCase(), args: (m[2] ?? '').trim(), line: startLine });
-  });
-  const stages: Stage[] = [];
-  for (const ins of instructions) {
-    if (ins.op === 'FROM') {
-      const m = /^(?:--platform=(\S+)\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(ins.args);
-      assert.ok(m, `line ${ins.line}: FROM ${ins.args}`);
-      stages.push({ from: m[2] ?? '', platform: m[1], name: m[3], body: [] });
-    } else {
-      const current = stages.at(-1);
-      assert.ok(current, `line ${ins.line}: ${ins.op} before FROM`);
-      current.body.push(ins);
-    }
-  }
-  return stages;
-}
-
-/** The LABEL keys and values of a stage. */
-function labelsOf(stage: Stage): Map<string, string> {
-  const labels = new Map<string, string>();
-  for (const l of stage.body.filter((i) => i.op === 'LABEL')) {
-    for (const m of l.args.matchAll(/([\w.-]+)="([^"]*)"/g)) labels.set(m[1] ?? '', m[2] ?? '');
-  }
-  return labels;
-}
-
-const ops = (s: Stage, op: string): Instruction[] => s.body.filter((i) => i.op === op);
-const execForm = (i: Instruction | undefined): string[] => {
-  assert.ok(i, 'instruction present');
-  const parsed: unknown = JSON.parse(i.args);
-  assert.ok(Array.isArray(parsed) && parsed.every((p) => typeof p === 'string'), `line ${i.line}: exec (JSON array) form`);
-  return parsed as string[];
-};
+const ops = instructionsOf;
 
 describe('Dockerfile', () => {
   const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
@@ -254,6 +191,31 @@ describe('Dockerfile', () => {
     assert.ok(ops(runtime, 'ENV').some((e) => /\bNLC_GIT_COMMIT=\$\{REVISION\}/.test(e.args)));
     const port = String(DEFAULT_SECURE_PORT);
     assert.ok(ops(runtime, 'EXPOSE').some((e) => e.args.split(/\s+/).includes(port ?? '')), `EXPOSE ${port}`);
+  });
+
+  test('runtimeImageSpec: the configuration the image built here takes from the runtime stage (scripts/release/image.ts)', () => {
+    const spec = runtimeImageSpec(stages, { REVISION: 'abc123', CREATED: '2026-12-07T00:00:00Z' });
+    assert.equal(spec.base, runtime.from);
+    assert.equal(spec.user, '65532:65532');
+    assert.equal(spec.workdir, '/app');
+    assert.deepEqual(spec.env, [
+      ['NODE_ENV', 'production'],
+      ['NLC_GIT_COMMIT', 'abc123'],
+      ['NODE_COMPILE_CACHE', '/home/nonroot/.cache/node-compile-cache'],
+    ]);
+    assert.deepEqual(spec.entrypoint, execForm(ops(runtime, 'ENTRYPOINT')[0]));
+    assert.deepEqual(spec.cmd, []);
+    assert.deepEqual(spec.exposedPorts, [`${DEFAULT_SECURE_PORT}/tcp`]);
+    assert.equal(spec.labels.get('org.opencontainers.image.version'), pkg.version, 'the ARG default, substituted');
+    assert.equal(spec.labels.get('org.opencontainers.image.revision'), 'abc123', 'a build argument, substituted');
+    assert.equal(spec.labels.get('org.opencontainers.image.licenses'), pkg.license);
+    assert.deepEqual(spec.copies, [
+      { from: 'build', src: `/app/${bundleOut}`, dest: `/app/${basename(bundleOut)}` },
+      { from: 'build', src: '/app/LICENSE', dest: '/app/LICENSE' },
+    ]);
+    assert.deepEqual(spec.runs, [execForm(ops(runtime, 'RUN')[0])]);
+    assert.throws(() => runtimeImageSpec(parseDockerfile('FROM scratch\nCMD ["x"]\n')), /needs USER, WORKDIR and an exec-form ENTRYPOINT/);
+    assert.throws(() => parseDockerfile('RUN x\n'), /RUN before FROM/);
   });
 });
 

