@@ -46,6 +46,12 @@ export interface CompareContext {
   shadowLag?: { fromMs: number; toMs: number; maxLagMs: number }[];
   /** Each node's zone (the fleet's naming), for the comparison of a zone's NoExecute taints in order. */
   nodeZones?: Record<string, string>;
+  /**
+   * When each node's kubelet was down, paused or reporting NotReady (`kill`…`revive`,
+   * `pause-lease`…`resume-lease`, `not-ready`…`ready`; `toMs` Infinity: to the end), from the steps'
+   * applied times: what names a decision one side never made after an API server outage.
+   */
+  nodeFaults?: { node: string; fromMs: number; toMs: number }[];
 }
 
 /** A sampled cache lag above this (ms) makes the shadow's timing of that interval unreliable. */
@@ -76,7 +82,7 @@ function zoneNoExecuteTimes(ds: readonly Decision[], zone: string, zones: Record
 }
 
 /** Upstream's own detection window beyond ours (node-lifecycle.md #1, #2), ms: see DIFFERENCES. */
-function upstreamWindowMs(c: CompareContext): number {
+function upstreamWindowMs(c: Pick<CompareContext, 'toleranceMs'>): number {
   // Probe timestamp up to one pass behind the heartbeat, the expiry noticed up to one pass late, the
   // NoExecute taint one pass after the Unknown write: three monitor periods, plus 1 s of latency.
   return 3 * (c.toleranceMs - 1000) + 1000;
@@ -110,6 +116,33 @@ export function reconnectWindowMs(outageMs: number): number {
   return firstAttemptMs + Math.min(2 * firstAttemptMs, 60_000);
 }
 
+/**
+ * When a scenario with an API server outage may end, epoch ms: once the last decision either side can
+ * make on what it saw after the outage is due. kube-controller-manager's informers may show the
+ * pre-outage state until {@link reconnectWindowMs} after the return; after that come a grace period
+ * (detection), upstream's own detection window, the longest toleration (a deletion), pod GC's 20 s
+ * pass (a force delete and the detach after it) and the tolerance. A run that ends then leaves no
+ * post-outage decision to be excused by the end: each one is paired or named (issue 57).
+ * @param w the outage: `fromMs` the stop, `toMs` `/readyz` (Infinity while it lasts: the bound is then unknown).
+ */
+export function postOutageEndMs(w: { fromMs: number; toMs: number }, c: Pick<CompareContext, 'graceMs' | 'maxTolerationMs' | 'toleranceMs'>): number {
+  if (!Number.isFinite(w.toMs)) return Number.POSITIVE_INFINITY;
+  return w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.graceMs + upstreamWindowMs(c) + c.maxTolerationMs + POD_GC_PERIOD_MS + c.toleranceMs;
+}
+
+/** Whether `node` was healthy (no kubelet fault of the scenario in force) at some time in [`fromMs`, `toMs`]. */
+function healthyDuring(c: CompareContext, node: string | undefined, fromMs: number, toMs: number): boolean {
+  if (node === undefined || c.nodeFaults === undefined) return false;
+  const faults = c.nodeFaults.filter((f) => f.node === node && f.toMs > fromMs && f.fromMs <= toMs).sort((a, b) => a.fromMs - b.fromMs);
+  let t = fromMs;
+  for (const f of faults) {
+    if (f.fromMs > t) return true;
+    t = Math.max(t, f.toMs);
+    if (t > toMs) return false;
+  }
+  return t <= toMs;
+}
+
 /** When `ds` last NoExecute-tainted `node` at or before `atMs` (epoch ms), if they did. */
 function lastNoExecute(ds: readonly Decision[], node: string, atMs: number): number | undefined {
   return ds
@@ -135,11 +168,11 @@ const RECONNECT_ACTIONS: readonly DiffAction[] = ['mark-unknown', 'taint', 'dele
  *   after the stop, and ours' clock (taint to deletion) is no shorter than upstream's: its deadline is
  *   never earlier than upstream's would be on the same view; ours only, when upstream's clock from
  *   its own taint (no earlier than ours' − tolerance) would have run out only after the end, or
- *   upstream removed that taint first; with no taint of upstream's after the stop, only when the end
- *   came within the window;
- * - any other ours only: the end came within the window (+ pod GC's 20 s pass for a force delete or
- *   detach), or ours itself removed a taint of the node within it (the state upstream would see on
- *   its return was gone).
+ *   upstream removed that taint first; with no taint of upstream's after the stop, never;
+ * - any other ours only: ours itself removed a taint of the node within it (the state upstream would
+ *   see on its return was gone).
+ * Nothing is excused because the run ended inside the window (issue 57: no window excused
+ * wholesale): runner.ts plays on until {@link postOutageEndMs}.
  */
 function reconnectRace(r: CompareRow, c: RuleInput): boolean {
   const t = r.oursAtMs;
@@ -168,7 +201,9 @@ function reconnectRace(r: CompareRow, c: RuleInput): boolean {
         return kcmTaint !== undefined && kcmTaint >= w.fromMs && clockMs >= (r.kcmAtMs ?? 0) - kcmTaint - c.toleranceMs;
       }
       const theirs = c.kcm.filter((k) => k.action === 'taint' && k.object === node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs);
-      if (theirs.length === 0) return c.endMs <= untilMs;
+      // No taint of upstream's after the stop: nothing pairs the deletion and nothing names it (the
+      // run no longer ends inside the window: runner.ts waits for postOutageEndMs).
+      if (theirs.length === 0) return false;
       return theirs.some(
         (k) =>
           k.atMs >= oursTaint - c.toleranceMs &&
@@ -180,7 +215,9 @@ function reconnectRace(r: CompareRow, c: RuleInput): boolean {
     // Upstream's force delete (and the detach after it) comes at its pod GC pass after its sight returns.
     const podGcMs = r.action === 'force-delete' || r.action === 'detach' ? POD_GC_PERIOD_MS : 0;
     if (r.outcome === 'ours earlier') return (r.kcmAtMs ?? 0) <= untilMs + podGcMs + c.graceMs + upstreamWindowMs(c);
-    if (c.endMs <= untilMs + podGcMs) return true;
+    // An ours only is named only by what ours saw: it removed a taint of the node within the window
+    // (the state upstream would see on its return was gone). "The run ended inside the window" no
+    // longer explains anything: the runner waits for postOutageEndMs.
     const node = r.node ?? r.object;
     return podGcMs === 0 && c.ours.some((o) => o.action === 'untaint' && o.object === node && o.atMs >= t && o.atMs <= untilMs);
   });
@@ -450,13 +487,19 @@ export const DIFFERENCES: readonly Difference[] = [
       c.controllerRestarts.some((w) => (r.oursAtMs ?? 0) >= (w.startedMs ?? w.toMs) && c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs)),
   },
   {
-    name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces)',
-    // Ours' own sight returns by the same reconnect race as upstream's (client-go's reflector
-    // backoff, reconnectWindowMs), and only then does its fresh grace start: upstream may regain
-    // sight first by chance, and act that much before ours can.
+    name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces): upstream judged the node on its pre-outage view, and it was healthy again within ours\' fresh grace',
+    // Per row, not per window (issue 57): ours gives every node a full grace period when its sight
+    // returns (by the same reconnect race as upstream's, reconnectWindowMs) and judges only a node
+    // still silent after it; so a decision upstream made after the outage and ours never made is
+    // explained only when its node was healthy again at some time between the API server's return
+    // and the latest ours' sight can return plus a grace period. A node down throughout must be
+    // judged by ours too (paired, ours later), or the row is a violation (a lost decision).
     explains: (r, c) =>
       r.outcome === 'KCM only' &&
-      c.apiserverRestarts.some((w) => inWindow(r.kcmAtMs, w.fromMs, w.toMs + (Number.isFinite(w.toMs) ? reconnectWindowMs(w.toMs - w.fromMs) : 0) + c.graceMs + c.maxTolerationMs + 15_000)),
+      c.apiserverRestarts.some((w) => {
+        if (!Number.isFinite(w.toMs) || !inWindow(r.kcmAtMs, w.fromMs, postOutageEndMs(w, c))) return false;
+        return healthyDuring(c, r.node ?? r.object, w.servingMs ?? w.toMs, w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.graceMs);
+      }),
   },
   {
     name: "taint-eviction.md #3: upstream's own deletion (its NoExecute taint on the node came before an API outage) was dropped in the outage (kubernetes #140639); ours carried it out after",

@@ -2,7 +2,7 @@
  * `npm run fuzz:diff`: differential runs of kube-controller-manager 1.37.2 against ours (a `--dry-run`
  * shadow) on a private control plane.
  *
- *   npm run fuzz:diff -- [--seed N] [--count N] [--size small|normal] [--out DIR] [--budget-minutes M]
+ *   npm run fuzz:diff -- [--seed N] [--count N] [--size small|normal] [--outage] [--out DIR] [--budget-minutes M]
  *   npm run fuzz:diff -- --replay FILE [--replay FILE …]
  *   npm run fuzz:diff -- --recompare REPORT.json [--recompare REPORT.json …] [--out DIR]
  *
@@ -89,6 +89,8 @@ async function main(): Promise<number> {
       replay: { type: 'string', multiple: true },
       recompare: { type: 'string', multiple: true },
       'budget-minutes': { type: 'string' },
+      // Every scenario restarts the API server once (a campaign about what follows an outage).
+      outage: { type: 'boolean', default: false },
     },
   });
   if ((process.env['NLC_K8S_VERSION'] ?? '1.37') !== '1.37') {
@@ -106,7 +108,7 @@ async function main(): Promise<number> {
   if (values.replay?.length) {
     for (const f of values.replay) todo.push({ scenario: parseScenario(readFileSync(f, 'utf8')), file: resolve(f) });
   } else {
-    for (const s of generateScenarios(seed, Number(values.count), size)) {
+    for (const s of generateScenarios(seed, Number(values.count), size, values.outage)) {
       const file = join(out, 'scenarios', `${s.id.replace('/', '-')}.json`);
       writeFileSync(file, `${JSON.stringify(s, null, 2)}\n`);
       todo.push({ scenario: s, file });
@@ -127,7 +129,7 @@ async function main(): Promise<number> {
     await cp.run('up');
     const env: RunEnv = { cp, clients: await cp.clients(), kcmBinary: kubeControllerManagerBinary(), logDir: join(out, 'logs'), root: ROOT };
     for (const { scenario, file } of todo) {
-      // About 80 s a scenario at normal size: do not start one the budget cannot hold.
+      // About 80 s a scenario at normal size (up to 3 min more after an outage): do not start one the budget cannot hold.
       if (Date.now() - startedMs + (scenario.durationS + 30) * 1000 > budgetMs) break;
       const r = await runScenario(env, scenario, file);
       results.push({ ...r, scenario });

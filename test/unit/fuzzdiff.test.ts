@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ShadowDecision } from '../../src/shadow/decisions.js';
-import { compareDecisions, fromShadow, reconnectWindowMs, type CompareContext } from '../fuzzdiff/compare.js';
+import { compareDecisions, fromShadow, postOutageEndMs, reconnectWindowMs, type CompareContext } from '../fuzzdiff/compare.js';
 import type { Decision } from '../fuzzdiff/recorder.js';
 import { buildCampaignReport, renderMarkdown } from '../fuzzdiff/report.js';
 import { generateScenarios, parseScenario, type Step } from '../fuzzdiff/scenario.js';
@@ -457,9 +457,10 @@ describe('comparison: the reconnect race after an API server outage', () => {
     assert.equal(compareDecisions([taint(40)], [taint(27)], ctx(api))[0]?.violation, true);
   });
 
-  test('an ours-only taint after the return is explained only when the end, or the recovery ours saw, came within the window', () => {
+  test('an ours-only taint after the return is explained only when the recovery ours saw came within the window; never by the end of the run (issue 57)', () => {
     const taint = n(40, 'taint', 'n1', NE);
-    assert.match(compareDecisions([], [taint], ctx({ ...api, endMs: T + 90_000 }))[0]?.difference ?? '', race);
+    // The run ended inside the reconnect window: no longer an excuse (the runner plays on past it).
+    assert.equal(compareDecisions([], [taint], ctx({ ...api, endMs: T + 90_000 }))[0]?.violation, true);
     const recovered = compareDecisions([], [taint, n(50, 'untaint', 'n1', NE)], ctx(api)).find((r) => r.outcome === 'ours only');
     assert.match(recovered?.difference ?? '', race);
     // The scenario went on long after upstream's sight had to return, and upstream never tainted: a violation.
@@ -554,14 +555,30 @@ describe('comparison: a NoExecute taint re-stamped in place (campaign scenario 7
 });
 
 describe('comparison: ours regains sight by the same reconnect race (node-lifecycle.md #5)', () => {
-  test("a KCM-only decision after an outage is a delay of ours within the reconnect window + grace + the longest toleration + 15 s after the return; later it is a lost action", () => {
-    // Outage 20 s (T+10 s to T+30 s): reconnectWindowMs = 41.6 + 60 = 101.6 s; grace 8 s, longest toleration 20 s.
-    const c = ctx({ apiserverRestarts: [{ fromMs: T + 10_000, toMs: T + 30_000 }], endMs: T + 400_000 });
-    const at = (s: number): Decision => ({ ...d(s, 'mark-unknown', 'n1'), node: 'n1' });
-    const within = compareDecisions([at(30 + 101.6 + 8 + 20 + 14)], [], c)[0];
-    assert.equal(within?.violation, false);
-    assert.match(within?.difference ?? '', /node-lifecycle\.md #5/);
-    assert.equal(compareDecisions([at(30 + 101.6 + 8 + 20 + 16)], [], c)[0]?.violation, true);
+  // Outage 20 s (T+10 s to T+30 s): reconnectWindowMs = 41.6 + 60 = 101.6 s; grace 8 s, longest toleration 20 s.
+  const outage = { apiserverRestarts: [{ fromMs: T + 10_000, toMs: T + 30_000 }], endMs: T + 400_000 };
+  const at = (s: number): Decision => ({ ...d(s, 'mark-unknown', 'n1'), node: 'n1' });
+  test('a KCM-only decision after an outage is named by its own node: healthy again within ours\' fresh grace after the return (issue 57: not the whole window)', () => {
+    // n1's kubelet was killed before the outage and revived 10 s after the API server's return.
+    const c = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 5_000, toMs: T + 40_000 }] });
+    const row = compareDecisions([at(32)], [], c)[0];
+    assert.equal(row?.violation, false);
+    assert.match(row?.difference ?? '', /node-lifecycle\.md #5/);
+  });
+  test('a KCM-only decision on a node that stayed down is a lost decision, whenever it came', () => {
+    const down = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 5_000, toMs: Number.POSITIVE_INFINITY }] });
+    assert.equal(compareDecisions([at(32)], [], down)[0]?.violation, true);
+    // Revived only after ours' fresh grace had run out, whatever its sight: ours should have judged it first.
+    const late = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 5_000, toMs: T + 30_000 + 101_600 + 8_000 + 5_000 }] });
+    assert.equal(compareDecisions([at(32)], [], late)[0]?.violation, true);
+    // Without the runner's fault record nothing names it.
+    assert.equal(compareDecisions([at(32)], [], ctx(outage))[0]?.violation, true);
+  });
+  test('postOutageEndMs: the run goes on until every post-outage decision is due', () => {
+    const c = ctx(outage);
+    // return + reconnect window + grace + upstream's window (3 × 1 s + 1 s) + longest toleration + pod GC's 20 s + tolerance.
+    assert.equal(postOutageEndMs({ fromMs: T + 10_000, toMs: T + 30_000 }, c), T + 30_000 + 101_600 + 8_000 + 4_000 + 20_000 + 20_000 + c.toleranceMs);
+    assert.equal(postOutageEndMs({ fromMs: T + 10_000, toMs: Number.POSITIVE_INFINITY }, c), Number.POSITIVE_INFINITY);
   });
 });
 
