@@ -143,6 +143,17 @@ function healthyDuring(c: CompareContext, node: string | undefined, fromMs: numb
   return t <= toMs;
 }
 
+/** When ours added the taint `detail` to `node` that is still on at `atMs` (epoch ms: added at or before it and not removed since), else undefined. */
+function oursTaintOn(c: RuleInput, node: string, detail: string, atMs: number): number | undefined {
+  let on: number | undefined;
+  for (const o of [...c.ours].sort((a, b) => a.atMs - b.atMs)) {
+    if (o.object !== node || o.detail !== detail || o.atMs > atMs) continue;
+    if (o.action === 'taint') on ??= o.atMs;
+    else if (o.action === 'untaint') on = undefined;
+  }
+  return on;
+}
+
 /** When `ds` last NoExecute-tainted `node` at or before `atMs` (epoch ms), if they did. */
 function lastNoExecute(ds: readonly Decision[], node: string, atMs: number): number | undefined {
   return ds
@@ -436,6 +447,34 @@ export const DIFFERENCES: readonly Difference[] = [
       const before = c.kcm.filter((k) => k.object === r.object && k.detail === r.detail && k.atMs < at && (k.action === 'taint' || k.action === 'untaint'));
       const last = before.reduce<Decision | undefined>((m, k) => (m === undefined || k.atMs >= m.atMs ? k : m), undefined);
       return last?.action === 'taint';
+    },
+  },
+  {
+    // Upstream removed a NoExecute taint (its all-zones stop's markNodeAsReachable on every node, or
+    // its restart) and added it again, while ours' same taint stayed on the node: both sides end with
+    // the taint, only upstream's stamp is newer (which postpones its deadlines, never ours').
+    // Campaign scenario 5700/3o: upstream's stop after the outage stripped and re-added it 3 s later.
+    name: "node-lifecycle.md #6/#22: upstream stripped and re-added a NoExecute taint (its all-zones stop, its restart) while ours' same taint stayed on the node all along",
+    explains: (r, c) => r.action === 'taint' && isNoExecute(r) && r.outcome === 'KCM only' && oursTaintOn(c, r.object, r.detail, r.kcmAtMs ?? 0) !== undefined,
+  },
+  {
+    // A shadow limit the other way round from "the overlay" below: upstream's deletion is real, so
+    // the pod leaves ours' views and ours' own deadline for it never comes. Explained only when ours'
+    // deadline was later: ours' NoExecute taint of the node was on at upstream's deletion and came
+    // after upstream's own taint, so the same toleration runs out later on ours' side (campaign
+    // scenario 5700/4o: ours tainted 4.8 s after upstream, whose deletion came 4.6 s before ours'
+    // scheduled one, "Cancelling deletion of pod"). A taint of ours no later than upstream's would
+    // have deleted first: its absence is a lost eviction.
+    name: "shadow-mode.md, the overlay, upstream first: upstream's real deletion took the pod from ours' views before ours' own later deadline for it (ours' NoExecute taint of the node on, and after upstream's)",
+    explains: (r, c) => {
+      if (r.action !== 'delete-pod' || r.outcome !== 'KCM only' || r.node === undefined || r.kcmAtMs === undefined) return false;
+      const at = r.kcmAtMs;
+      const node = r.node;
+      return c.ours.some((o) => {
+        if (o.action !== 'taint' || o.object !== node || !o.detail.endsWith(':NoExecute') || oursTaintOn(c, node, o.detail, at) !== o.atMs) return false;
+        const theirs = lastNoExecute(c.kcm, node, at);
+        return theirs !== undefined && o.atMs > theirs;
+      });
     },
   },
   {

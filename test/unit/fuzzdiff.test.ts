@@ -549,8 +549,12 @@ describe('comparison: a NoExecute taint re-stamped in place (campaign scenario 7
     const kcmOnly = restamp.filter((r) => r.outcome === 'KCM only');
     assert.equal(kcmOnly.length, 1);
     assert.match(kcmOnly[0]?.difference ?? '', /re-stamped in place/);
+    // A second taint after a removal is no re-stamp; since issue 57 it is named only while ours' own
+    // taint stayed on (upstream stripped and re-added it), and lost when ours had removed its taint too.
     const readded = compareDecisions([n(13.54, 'taint'), n(14, 'untaint'), n(15.77, 'taint')], [n(12.2, 'taint')], ctx({ toleranceMs: 3000 }));
-    assert.equal(readded.find((r) => r.outcome === 'KCM only' && r.action === 'taint')?.violation, true);
+    assert.match(readded.find((r) => r.outcome === 'KCM only' && r.action === 'taint')?.difference ?? '', /stripped and re-added/);
+    const lost = compareDecisions([n(13.54, 'taint'), n(14, 'untaint'), n(15.77, 'taint')], [n(12.2, 'taint'), n(14.1, 'untaint')], ctx({ toleranceMs: 3000 }));
+    assert.equal(lost.find((r) => r.outcome === 'KCM only' && r.action === 'taint')?.violation, true);
   });
 });
 
@@ -665,5 +669,33 @@ describe('comparison: a toleration edit racing the taint (campaign scenario 2000
     // No edit of that pod: nothing raced.
     const noEdit = compareDecisions(kcm, ours, { ...c, tolerationEdits: [] }).find((r) => r.object === 'ns/tolsec-1');
     assert.equal(noEdit?.violation, true);
+  });
+});
+
+describe('comparison: a decision of upstream that ours had already made, named per row (campaign scenarios 5700/3o and 5700/4o, issue 57)', () => {
+  const NE = 'node.kubernetes.io/unreachable:NoExecute';
+  const n = (atS: number, action: Decision['action'], node: string, detail = NE): Decision => ({ ...d(atS, action, node, detail), node });
+  const pod = (atS: number, node: string): Decision => ({ ...d(atS, 'delete-pod', `ns/p-${node}`), node });
+  test("upstream's strip-and-re-add of a NoExecute taint is named when ours' same taint stayed on; not when ours had removed it", () => {
+    const kcm = [n(8.2, 'taint', 'a2'), n(24.3, 'untaint', 'a2'), n(27.4, 'taint', 'a2')];
+    const kept = compareDecisions(kcm, [n(7.1, 'taint', 'a2')], ctx()).find((r) => r.outcome === 'KCM only' && r.action === 'taint');
+    assert.equal(kept?.violation, false);
+    assert.match(kept?.difference ?? '', /stripped and re-added/);
+    const removed = compareDecisions(kcm, [n(7.1, 'taint', 'a2'), n(20, 'untaint', 'a2')], ctx()).find((r) => r.outcome === 'KCM only' && r.action === 'taint' && r.kcmAtMs === T + 27_400);
+    assert.equal(removed?.violation, true);
+  });
+  test("upstream's real deletion before ours' own later deadline is named only when ours' taint was on and no earlier than upstream's", () => {
+    // Upstream tainted at 23.4 s and deleted at 48.6 s; ours tainted at 28.2 s (its deadline 53.2 s never came: the pod was gone).
+    const named = compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [n(28.2, 'taint', 'a1')], ctx()).find((r) => r.action === 'delete-pod');
+    assert.equal(named?.violation, false);
+    assert.match(named?.difference ?? '', /upstream first/);
+    // Ours' taint came 10 s before upstream's: its deadline was earlier, and it never deleted: lost.
+    const earlier = compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [n(13.4, 'taint', 'a1')], ctx()).find((r) => r.action === 'delete-pod');
+    assert.equal(earlier?.violation, true);
+    // Ours had removed its taint before upstream's deletion: nothing of ours was coming.
+    const gone = compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [n(28.2, 'taint', 'a1'), n(40, 'untaint', 'a1')], ctx()).find((r) => r.action === 'delete-pod');
+    assert.equal(gone?.violation, true);
+    // No taint of ours at all.
+    assert.equal(compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [], ctx()).find((r) => r.action === 'delete-pod')?.violation, true);
   });
 });
