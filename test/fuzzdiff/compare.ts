@@ -51,7 +51,19 @@ export interface CompareContext {
    * `pause-lease`…`resume-lease`, `not-ready`…`ready`; `toMs` Infinity: to the end), from the steps'
    * applied times: what names a decision one side never made after an API server outage.
    */
-  nodeFaults?: { node: string; fromMs: number; toMs: number }[];
+  nodeFaults?: { node: string; fromMs: number; toMs: number; silent?: boolean }[];
+  /**
+   * Ours' own deletion schedule of each pod as the shadow logged it ("Pod deletion scheduled" with its
+   * time, "Cancelling deletion of pod"), in log order: what ours was about to do when upstream's real
+   * deletion took a pod from its views (runner.ts reads the shadow's log).
+   */
+  oursScheduled?: { pod: string; loggedMs: number; atMs?: number }[];
+  /**
+   * The blind stretches of ours' taint eviction controller as the shadow logged them ("sight of the
+   * cluster regained": when, how long it was blind, and until when it holds what fell due meanwhile:
+   * taint-eviction.md #10).
+   */
+  oursBlind?: { loggedMs: number; blindMs: number; holdUntilMs: number }[];
 }
 
 /** A sampled cache lag above this (ms) makes the shadow's timing of that interval unreliable. */
@@ -130,10 +142,14 @@ export function postOutageEndMs(w: { fromMs: number; toMs: number }, c: Pick<Com
   return w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.graceMs + upstreamWindowMs(c) + c.maxTolerationMs + POD_GC_PERIOD_MS + c.toleranceMs;
 }
 
-/** Whether `node` was healthy (no kubelet fault of the scenario in force) at some time in [`fromMs`, `toMs`]. */
+/**
+ * Whether `node` heartbeated (no kill or Lease pause of the scenario in force) at some time in
+ * [`fromMs`, `toMs`]: a kubelet reporting NotReady still renews its Lease. Faults recorded before
+ * the runner told them apart (no `silent`) count as silent.
+ */
 function healthyDuring(c: CompareContext, node: string | undefined, fromMs: number, toMs: number): boolean {
   if (node === undefined || c.nodeFaults === undefined) return false;
-  const faults = c.nodeFaults.filter((f) => f.node === node && f.toMs > fromMs && f.fromMs <= toMs).sort((a, b) => a.fromMs - b.fromMs);
+  const faults = c.nodeFaults.filter((f) => f.node === node && f.silent !== false && f.toMs > fromMs && f.fromMs <= toMs).sort((a, b) => a.fromMs - b.fromMs);
   let t = fromMs;
   for (const f of faults) {
     if (f.fromMs > t) return true;
@@ -141,6 +157,20 @@ function healthyDuring(c: CompareContext, node: string | undefined, fromMs: numb
     if (t > toMs) return false;
   }
   return t <= toMs;
+}
+
+/**
+ * Whether upstream's own record shows `r`'s node heartbeating in [`fromMs`, `toMs`]: upstream marked
+ * it Unknown again at t2 after the row's mark (a Ready→Unknown transition needs a Ready status in
+ * between, which only a kubelet's status post gives, at least a grace period before t2), and that
+ * heartbeat's interval (the row's time, t2 − grace) meets [`fromMs`, `toMs`]. Campaign scenario 5700/5o:
+ * a Lease-paused node still posts its status every 60 s.
+ */
+function heartbeatByUpstream(c: RuleInput, r: CompareRow, fromMs: number, toMs: number): boolean {
+  if (r.action !== 'mark-unknown' || r.kcmAtMs === undefined) return false;
+  const t1 = r.kcmAtMs;
+  const again = c.kcm.filter((k) => k.action === 'mark-unknown' && k.object === r.object && k.atMs > t1).sort((a, b) => a.atMs - b.atMs)[0];
+  return again !== undefined && t1 <= toMs && again.atMs - c.graceMs >= fromMs && again.atMs - c.graceMs > t1;
 }
 
 /** When ours added the taint `detail` to `node` that is still on at `atMs` (epoch ms: added at or before it and not removed since), else undefined. */
@@ -460,16 +490,26 @@ export const DIFFERENCES: readonly Difference[] = [
   {
     // A shadow limit the other way round from "the overlay" below: upstream's deletion is real, so
     // the pod leaves ours' views and ours' own deadline for it never comes. Explained only when ours'
-    // deadline was later: ours' NoExecute taint of the node was on at upstream's deletion and came
-    // after upstream's own taint, so the same toleration runs out later on ours' side (campaign
-    // scenario 5700/4o: ours tainted 4.8 s after upstream, whose deletion came 4.6 s before ours'
-    // scheduled one, "Cancelling deletion of pod"). A taint of ours no later than upstream's would
-    // have deleted first: its absence is a lost eviction.
-    name: "shadow-mode.md, the overlay, upstream first: upstream's real deletion took the pod from ours' views before ours' own later deadline for it (ours' NoExecute taint of the node on, and after upstream's)",
+    // deadline was later: by the shadow's own log, ours had the pod's deletion scheduled (not
+    // cancelled) for a time after upstream's deletion (campaign scenarios 5700/4o: scheduled 4.6 s
+    // later; 5700/9o: held by the sight hold until 3.9 s later; "Cancelling deletion of pod" once the
+    // pod was gone). Without that log (older reports): ours' NoExecute taint of the node was on at
+    // upstream's deletion and came after upstream's own, so the same toleration runs out later on
+    // ours' side. Otherwise a lost eviction.
+    name: "shadow-mode.md, the overlay, upstream first: upstream's real deletion took the pod from ours' views before ours' own later deadline for it (ours' scheduled deletion in the shadow's log, later or held by its sight hold past upstream's; or ours' NoExecute taint of the node on and after upstream's)",
     explains: (r, c) => {
       if (r.action !== 'delete-pod' || r.outcome !== 'KCM only' || r.node === undefined || r.kcmAtMs === undefined) return false;
       const at = r.kcmAtMs;
       const node = r.node;
+      if (c.oursScheduled !== undefined) {
+        const last = c.oursScheduled.filter((x) => x.pod === r.object && x.loggedMs <= at).at(-1);
+        if (last?.atMs === undefined) return false;
+        if (last.atMs > at) return true;
+        // Its deadline fell in a blind stretch of ours (a cache still relisting after the outage):
+        // the sight hold (taint-eviction.md #10) held it to a time after upstream's deletion.
+        const due = last.atMs;
+        return (c.oursBlind ?? []).some((b) => b.loggedMs - b.blindMs <= due && due <= b.loggedMs && b.holdUntilMs > at);
+      }
       return c.ours.some((o) => {
         if (o.action !== 'taint' || o.object !== node || !o.detail.endsWith(':NoExecute') || oursTaintOn(c, node, o.detail, at) !== o.atMs) return false;
         const theirs = lastNoExecute(c.kcm, node, at);
@@ -537,7 +577,9 @@ export const DIFFERENCES: readonly Difference[] = [
       r.outcome === 'KCM only' &&
       c.apiserverRestarts.some((w) => {
         if (!Number.isFinite(w.toMs) || !inWindow(r.kcmAtMs, w.fromMs, postOutageEndMs(w, c))) return false;
-        return healthyDuring(c, r.node ?? r.object, w.servingMs ?? w.toMs, w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.graceMs);
+        const from = w.servingMs ?? w.toMs;
+        const to = w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.graceMs;
+        return healthyDuring(c, r.node ?? r.object, from, to) || heartbeatByUpstream(c, r, from, to);
       }),
   },
   {

@@ -18,13 +18,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PrivateControlPlane } from '../support/private-cluster.js';
 import { compareDecisions, type CompareContext } from './compare.js';
 import type { Decision } from './recorder.js';
 import { buildCampaignReport, renderMarkdown, type ScenarioSummaryInput } from './report.js';
-import { runScenario, type RunEnv } from './runner.js';
+import { oursScheduled, runScenario, type RunEnv } from './runner.js';
 import { generateScenarios, parseScenario, type Scenario, type ScenarioSize } from './scenario.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -45,9 +45,10 @@ interface StoredScenario {
   ctx: CompareContext;
   kcm: Decision[];
   ours: Decision[];
+  applied?: { atS: number; op: string; atMs: number }[];
 }
 
-function recompare(files: readonly string[], out: string): number {
+async function recompare(files: readonly string[], out: string): Promise<number> {
   const results: ScenarioSummaryInput[] = [];
   for (const f of files) {
     const doc = JSON.parse(readFileSync(f, 'utf8')) as { scenarios: StoredScenario[] };
@@ -66,7 +67,17 @@ function recompare(files: readonly string[], out: string): number {
         const first = x.kcm.filter((k) => k.atMs > w.fromMs && k.atMs < w.toMs).reduce<number | undefined>((m, k) => (m === undefined || k.atMs < m ? k.atMs : m), undefined);
         return first === undefined ? w : { ...w, servingMs: first };
       };
-      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts).map(serving), outOfService: open(x.ctx.outOfService), nodeZones };
+      const ctx = {
+        ...x.ctx,
+        controllerRestarts: open(x.ctx.controllerRestarts),
+        apiserverRestarts: open(x.ctx.apiserverRestarts).map(serving),
+        outOfService: open(x.ctx.outOfService),
+        // Reports written before the runner told a NotReady report from a silent kubelet: by the step that began the fault.
+        ...(x.ctx.nodeFaults ? { nodeFaults: open(x.ctx.nodeFaults).map((w) => ({ ...w, silent: w.silent ?? x.applied?.find((a) => a.atMs === w.fromMs)?.op !== 'not-ready' })) } : {}),
+        // Reports written before the runner read ours' deletion schedule: from the shadow's log beside the report.
+        ...(x.ctx.oursScheduled === undefined && x.prefix !== undefined ? await oursScheduled(join(dirname(f), 'logs', `${x.prefix}.log`)) : {}),
+        nodeZones,
+      };
       const scenario = parseScenario(readFileSync(x.file, 'utf8'));
       results.push({ scenario, file: x.file, wallMs: x.wallMs, kcm: x.kcm, ours: x.ours, rows: compareDecisions(x.kcm, x.ours, ctx), notes: x.notes });
     }
@@ -103,7 +114,7 @@ async function main(): Promise<number> {
   const out = resolve(values.out ?? join('/tmp', `fuzzdiff-${Date.now().toString(36)}`));
   mkdirSync(join(out, 'scenarios'), { recursive: true });
   mkdirSync(join(out, 'logs'), { recursive: true });
-  if (values.recompare?.length) return recompare(values.recompare, out);
+  if (values.recompare?.length) return await recompare(values.recompare, out);
   const todo: { scenario: Scenario; file: string }[] = [];
   if (values.replay?.length) {
     for (const f of values.replay) todo.push({ scenario: parseScenario(readFileSync(f, 'utf8')), file: resolve(f) });

@@ -14,6 +14,7 @@
  *
  * Not upstream: test tooling.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -241,6 +242,34 @@ async function registerCsi(clients: KubeClients, nodes: readonly string[]): Prom
 }
 
 /**
+ * Ours' deletion schedule of each pod, from the shadow's JSON log (debug level): the taint eviction
+ * controller's "Pod deletion scheduled" (with `at`) and "Cancelling deletion of pod" lines, in order,
+ * and its blind stretches ("sight of the cluster regained", with `blindMs` and `holdUntil`).
+ * @returns the entries (empty when the log cannot be read: the rule that needs them then names nothing).
+ */
+export async function oursScheduled(logFile: string): Promise<Required<Pick<CompareContext, 'oursScheduled' | 'oursBlind'>>> {
+  const out: Required<Pick<CompareContext, 'oursScheduled' | 'oursBlind'>> = { oursScheduled: [], oursBlind: [] };
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  for (const line of text.split('\n')) {
+    if (!line.includes('deletion') && !line.includes('sight of the cluster regained')) continue;
+    let j: { msg?: string; pod?: string; time?: string; at?: string; blindMs?: number; holdUntil?: string };
+    try {
+      j = JSON.parse(line) as typeof j;
+    } catch {
+      continue;
+    }
+    if (j.time === undefined) continue;
+    const loggedMs = Date.parse(j.time);
+    if (j.msg?.startsWith('taint eviction: sight of the cluster regained') && j.blindMs !== undefined && j.holdUntil !== undefined) {
+      out.oursBlind.push({ loggedMs, blindMs: j.blindMs, holdUntilMs: Date.parse(j.holdUntil) });
+    } else if (j.pod === undefined) continue;
+    else if (j.msg === 'Pod deletion scheduled' && j.at !== undefined) out.oursScheduled.push({ pod: j.pod, loggedMs, atMs: Date.parse(j.at) });
+    else if (j.msg === 'Cancelling deletion of pod') out.oursScheduled.push({ pod: j.pod, loggedMs });
+  }
+  return out;
+}
+
+/**
  * Plays one scenario and compares. Saves nothing; the caller writes files.
  * @throws {Error} when the fleet or a controller cannot be started (a broken environment, not a finding).
  */
@@ -302,13 +331,13 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     };
     // Each node's kubelet faults, from when a step began to when its end began (the comparison names a
     // decision one side never made after an outage by them: compare.ts healthyDuring).
-    const faultFrom = (node: number): void => void ctx.nodeFaults?.push({ node: nodeName(node), fromMs: Date.now(), toMs: Number.POSITIVE_INFINITY });
+    const faultFrom = (node: number, silent: boolean): void => void ctx.nodeFaults?.push({ node: nodeName(node), fromMs: Date.now(), toMs: Number.POSITIVE_INFINITY, silent });
     const faultTo = (node: number): void => {
       const open = ctx.nodeFaults?.find((f) => f.node === nodeName(node) && f.toMs === Number.POSITIVE_INFINITY);
       if (open) open.toMs = Date.now();
     };
     const apply = async (st: Step): Promise<void> => {
-      if (st.op === 'kill' || st.op === 'pause-lease' || st.op === 'not-ready') faultFrom(st.node);
+      if (st.op === 'kill' || st.op === 'pause-lease' || st.op === 'not-ready') faultFrom(st.node, st.op !== 'not-ready');
       if (st.op === 'revive' || st.op === 'resume-lease' || st.op === 'ready') faultTo(st.node);
       switch (st.op) {
         case 'kill':
@@ -415,6 +444,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     }
     if (controllers) await stopControllers(controllers, ours, notes);
     controllers = undefined;
+    Object.assign(ctx, await oursScheduled(join(env.logDir, `${prefix}.log`)));
     const kcm = recorder.decisions.filter((d) => d.atMs >= t0);
     const oursInPlay = ours.filter((d) => d.atMs >= t0);
     return { id: s.id, ...(file !== undefined ? { file } : {}), prefix, t0Ms: t0, applied, wallMs: Date.now() - started, kcm, ours: oursInPlay, rows: compareDecisions(kcm, oursInPlay, ctx), ctx, notes, failedPolls: recorder.failedPolls, cacheLag: sampler.samples };

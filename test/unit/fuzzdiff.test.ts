@@ -699,3 +699,35 @@ describe('comparison: a decision of upstream that ours had already made, named p
     assert.equal(compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [], ctx()).find((r) => r.action === 'delete-pod')?.violation, true);
   });
 });
+
+describe("comparison: evidence from the shadow's own log and upstream's own record (campaign scenarios 5700/5o, 5700/9o, 5700/10o, issue 57)", () => {
+  const NE = 'node.kubernetes.io/not-ready:NoExecute';
+  const outage = { apiserverRestarts: [{ fromMs: T + 9_000, toMs: T + 22_600, servingMs: T + 21_400 }], endMs: T + 400_000 };
+  const del = (atS: number): Decision => ({ ...d(atS, 'delete-pod', 'ns/p'), node: 'b0' });
+  const taint = (atS: number): Decision => ({ ...d(atS, 'taint', 'b0', NE), node: 'b0' });
+  test("upstream's real deletion before ours' own scheduled (later) deletion, by the shadow's log", () => {
+    const later = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 30_000 }], oursBlind: [] });
+    assert.match(compareDecisions([taint(6.7), del(26.8)], [taint(6)], later).find((r) => r.action === 'delete-pod')?.difference ?? '', /upstream first/);
+    // Ours' schedule was earlier and nothing held it: ours should have deleted first (a lost eviction).
+    const earlier = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 26_000 }], oursBlind: [] });
+    assert.equal(compareDecisions([taint(6.7), del(26.8)], [taint(6)], earlier).find((r) => r.action === 'delete-pod')?.violation, true);
+    // The same earlier schedule, due in a blind stretch of ours whose hold ended after upstream's deletion: the sight hold.
+    const held = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 26_000 }], oursBlind: [{ loggedMs: T + 32_000, blindMs: 10_000, holdUntilMs: T + 40_000 }] });
+    assert.match(compareDecisions([taint(6.7), del(26.8)], [taint(6)], held).find((r) => r.action === 'delete-pod')?.difference ?? '', /upstream first/);
+    // Ours had cancelled its schedule before upstream's deletion: nothing of ours was coming.
+    const cancelled = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 30_000 }, { pod: 'ns/p', loggedMs: T + 20_000 }], oursBlind: [] });
+    assert.equal(compareDecisions([taint(6.7), del(26.8)], [taint(6)], cancelled).find((r) => r.action === 'delete-pod')?.violation, true);
+  });
+  test('a KCM-only Unknown mark after an outage is named when a NotReady kubelet heartbeated (not silent), or when upstream itself saw a heartbeat before marking it again', () => {
+    const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
+    // A kubelet reporting NotReady still renews its Lease: not silent.
+    const notReady = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 6_000, toMs: Number.POSITIVE_INFINITY, silent: false }] });
+    assert.equal(compareDecisions([mark(21.7)], [], notReady)[0]?.violation, false);
+    const silent = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 6_000, toMs: Number.POSITIVE_INFINITY, silent: true }] });
+    assert.equal(compareDecisions([mark(21.7)], [], silent)[0]?.violation, true);
+    // Upstream marked it again 19 s later (grace 8 s): a status heartbeat fell between, within ours' fresh grace.
+    const again = compareDecisions([mark(21.7), mark(40.7)], [mark(42)], silent).find((r) => r.outcome === 'KCM only');
+    assert.equal(again?.violation, false);
+    assert.match(again?.difference ?? '', /node-lifecycle\.md #5/);
+  });
+});
