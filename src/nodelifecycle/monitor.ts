@@ -7,7 +7,7 @@
  * `tryUpdateNodeHealth`, `updateNodeFunc`). What a judged node leads to (NoExecute taints, legacy
  * eviction) is the {@link NodeReaction} controller.ts hands in; zone states are the zone part's
  * ({@link ZoneStatesForHealth}), pod marking the pod readiness part's (podreadiness.ts).
- * Deliberate differences 1, 2, 5, 16, 18 and 24 of docs/node-lifecycle.md live here.
+ * Deliberate differences 1, 2, 5, 16, 18, 24 and 28 of docs/node-lifecycle.md live here.
  */
 import { leaseKey } from '../kube/informerfactory.js';
 import type { Lease, Node, NodeCondition } from '../kube/objects.js';
