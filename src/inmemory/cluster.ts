@@ -76,6 +76,8 @@ export class InMemoryCluster {
   readonly #t0: number;
   #rv = 1;
   #leaseRV = '';
+  /** The API server answers nothing until this time (epoch ms): kubelets' heartbeats fail ({@link apiOutage}). */
+  #apiDownUntil = 0;
   // list() of a 100,000-pod cache is asked for by every sweep: copied once per change, not per call.
   #nodeList: Node[] | undefined;
   #podList: Pod[] | undefined;
@@ -334,7 +336,7 @@ export class InMemoryCluster {
   }
 
   #heartbeat(name: string, k: Kubelet, force = false): void {
-    if (!k.running || this.#clock.now() < k.pausedUntil || !this.nodes.has(name)) return;
+    if (!k.running || this.#clock.now() < k.pausedUntil || this.#clock.now() < this.#apiDownUntil || !this.nodes.has(name)) return;
     this.#renewLease(name);
     const node = this.nodes.get(name);
     const ready = node && getCondition(node.conditions, 'Ready');
@@ -367,6 +369,39 @@ export class InMemoryCluster {
     if (old?.status !== k.reports) this.timeline.push({ atMs: this.elapsed(), kind: 'condition', node: name, from: old?.status ?? '-', to: k.reports, reason: `${ready.reason ?? ''} (kubelet)` });
     // The kubelet owns every condition it reports; only Ready is modelled, the others stay as they were.
     this.putNode({ ...node, conditions: [...node.conditions.filter((c) => c.type !== 'Ready'), ready] });
+  }
+
+  /**
+   * The API server stops answering for `forMs` milliseconds from now: no kubelet's Lease renewal or
+   * status post lands until then, and at its end every running kubelet renews and posts what it
+   * reports at once (as real kubelets retry every few hundred milliseconds). The caller models what
+   * the controllers see of the outage; the objects themselves do not change here.
+   */
+  apiOutage(forMs: number): void {
+    this.#apiDownUntil = Math.max(this.#apiDownUntil, this.#clock.now() + forMs);
+    this.#clock.setTimeout(() => {
+      if (this.#clock.now() < this.#apiDownUntil) return;
+      for (const [name, k] of this.#kubelets) this.#heartbeat(name, k, true);
+    }, forMs);
+  }
+
+  /** Whether the API server is down now ({@link apiOutage}). */
+  apiDown(): boolean {
+    return this.#clock.now() < this.#apiDownUntil;
+  }
+
+  /**
+   * A kubelet (re)registers its Node: `node` is stored (a new object, notifying the node handlers)
+   * and a simulated kubelet for it runs, reporting Ready, and renews its Lease at once. As a kubelet
+   * that restarts after its Node was deleted does (`registerWithAPIServer`). A no-op while the node
+   * exists or the API server is down.
+   */
+  registerNode(node: Node): void {
+    if (this.nodes.has(node.name) || this.apiDown()) return;
+    this.putNode(node);
+    const k: Kubelet = { running: true, reports: 'True', pausedUntil: 0, phase: this.#kubelets.size % (KUBELET_LEASE_RENEW_MS / 1000), lastStatusAt: this.#clock.now() };
+    this.#kubelets.set(node.name, k);
+    this.#heartbeat(node.name, k, true);
   }
 
   /**

@@ -106,6 +106,7 @@ export class NodeLifecycleController {
       registration: (name) => this.#monitor.registration(name),
       lastReady: (name) => this.#monitor.lastReady(name),
       registered: () => this.#monitor.registered(),
+      rejudging: (name) => this.#monitor.rejudging(name),
     };
     this.#zones = new ZoneTainting(deps, {
       stopped,

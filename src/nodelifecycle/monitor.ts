@@ -7,7 +7,7 @@
  * `tryUpdateNodeHealth`, `updateNodeFunc`). What a judged node leads to (NoExecute taints, legacy
  * eviction) is the {@link NodeReaction} controller.ts hands in; zone states are the zone part's
  * ({@link ZoneStatesForHealth}), pod marking the pod readiness part's (podreadiness.ts).
- * Deliberate differences 1, 2, 5, 16, 18 and 24 of docs/node-lifecycle.md live here.
+ * Deliberate differences 1, 2, 5, 16, 18, 24 and 28 of docs/node-lifecycle.md live here.
  */
 import { leaseKey } from '../kube/informerfactory.js';
 import type { Lease, Node, NodeCondition } from '../kube/objects.js';
@@ -97,6 +97,11 @@ export class NodeHealthMonitor implements NodeHealthReader {
   readonly #healthQueue: WorkQueue;
   #monitorTimer: TimerHandle | undefined;
   #sawCluster = true;
+  /**
+   * Nodes whose not-Ready verdict was reached before the controller last lost sight of the cluster
+   * and not again since sight returned (deliberate difference 28, {@link rejudging}).
+   */
+  readonly #rejudge = new Set<string>();
   #monitorRunning: Promise<void> | undefined;
 
   /** @param deps the slice of the controller's deps the health part uses; @param links the other parts. Never throws. */
@@ -158,6 +163,10 @@ export class NodeHealthMonitor implements NodeHealthReader {
     return this.#known.entries();
   }
 
+  rejudging(name: string): string | undefined {
+    return this.#rejudge.has(name) ? 'the node was judged not Ready before the controller lost sight of the cluster, and not again since sight returned' : undefined;
+  }
+
   /** True while the node's health sync runs (its status write may not be in the cache yet). */
   isSyncing(name: string): boolean {
     return this.#inFlight.has(name);
@@ -166,6 +175,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
   /** A Node was deleted: its probe deadline goes. */
   nodeDeleted(name: string): void {
     this.#deadlines.cancel(name);
+    this.#rejudge.delete(name);
     this.#d.judgements?.forget(name);
   }
 
@@ -224,6 +234,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
         this.#health.delete(name);
         this.#lastReady.delete(name);
         this.#deadlines.cancel(name);
+        this.#rejudge.delete(name);
         this.#d.judgements?.forget(name);
         this.#l.nodeRemoved(name, info.zone);
         recordEvent(this.#d.events, { kind: 'Node', name, uid: info.uid }, removingNodeEvent(name));
@@ -255,12 +266,22 @@ export class NodeHealthMonitor implements NodeHealthReader {
   /**
    * Sight gate (deliberate difference 5): returns false while the caches cannot be trusted; on the
    * pass where sight returns, every node's probe timestamp is reset so none is judged on the gap.
+   * Deliberate difference 28: the Unknown verdicts reached before sight was lost are put on hold (no
+   * NoExecute taint from the zone queue, no pod marked NotReady on them) until each node is judged
+   * again from what the controller sees now: a Ready condition other than the Unknown it wrote (its
+   * kubelet's report), or a whole grace period without a heartbeat from sight's return. Those verdicts
+   * were reached on a view older than the outage (the safety rule). Upstream acts on them at its
+   * first pass after its informers relist (its queued taints, `MarkPodsNotReady`'s retries): this
+   * can only delay, by at most one grace period. (The judgement board needs nothing more: the fresh
+   * grace period below makes each Unknown node unconfirmed at its first observation after sight
+   * returned, so the taint eviction controller's start hold covers the same time.)
    */
   #checkSight(): boolean {
     const sees = this.#d.canSeeCluster();
     if (sees && !this.#sawCluster) {
       this.freshGracePeriod(this.#d.clock.now());
-      this.#d.log.warn({ nodes: this.#health.size }, 'API server visible again: every node gets a full grace period from now');
+      for (const [name, h] of this.#health) if (savedReadyCondition(h)?.status === 'Unknown') this.#rejudge.add(name);
+      this.#d.log.warn({ nodes: this.#health.size, rejudging: this.#rejudge.size }, 'API server visible again: every node gets a full grace period from now, and no verdict reached before is acted on until the node is judged again');
     } else if (!sees && this.#sawCluster) {
       this.#d.log.warn({}, 'Lost sight of the API server: no node will be judged until the caches are synced again');
     }
@@ -307,6 +328,9 @@ export class NodeHealthMonitor implements NodeHealthReader {
     const now = this.#d.clock.now();
     const obs = observeNodeHealth(this.#health.get(name), node, lease, now, this.#healthOpts);
     this.#health.set(name, obs.health);
+    // Difference 28: judged again from what it sees since sight returned: a Ready condition that is
+    // no longer the Unknown it wrote before (the kubelet's report), or a whole grace period of silence.
+    if (this.#rejudge.has(name) && (obs.currentReady?.status !== 'Unknown' || obs.expired)) this.#rejudge.delete(name);
     // The taint eviction controller's hold reads this (src/kube/judgements.ts).
     this.#d.judgements?.observed(name, { ready: readyStatusOf(obs.currentReady), expired: obs.expired, gracePeriodMs: obs.gracePeriodMs }, now);
     return { name, node, lease, obs };

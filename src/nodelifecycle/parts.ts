@@ -253,6 +253,13 @@ export interface NodeHealthReader {
   lastReady(name: string): string | undefined;
   /** Every registered node with its UID and zone key, in registration order (a live view: do not register while iterating). */
   registered(): IterableIterator<[name: string, registration: { uid: string; zone: string }]>;
+  /**
+   * Why the node's not-Ready verdict is on hold: it was reached before the controller last lost
+   * sight of the cluster and has not been reached again since sight returned (deliberate
+   * difference 28); `undefined` otherwise. Nothing is done on such a verdict: no NoExecute taint,
+   * no pod marked NotReady.
+   */
+  rejudging(name: string): string | undefined;
 }
 
 /** What legacy eviction needs of the pod readiness part (podreadiness.ts). */

@@ -104,7 +104,7 @@ export class PodReadiness implements PodQueue {
     if (!this.#d.caches.nodes.get(nodeName) || newestUnreadable(this.#d.caches.nodes, nodeName)) return 'the node is gone or cannot be read';
     if (!podNeedsNotReadyOnNode(this.#l.health.health(nodeName), pod)) return 'the node is Ready, or the pod is marked already';
     if (this.podMarkingHeld()) return 'pod marking is held (the all-zones stop)';
-    return undefined;
+    return this.#l.health.rejudging(nodeName);
   }
 
   /**
@@ -125,6 +125,9 @@ export class PodReadiness implements PodQueue {
     // monitor passes queue its pods again once it can be.
     if (newestUnreadable(this.#d.caches.nodes, pod.nodeName)) return;
     if (this.podMarkingHeld()) return;
+    // Deliberate difference 28: not on a verdict reached before sight was lost (monitor.ts
+    // `#checkSight`); the monitor passes queue the pods again once the node is judged again.
+    if (this.#l.health.rejudging(pod.nodeName) !== undefined) return;
     const ready = savedReadyCondition(health)?.status;
     const evicting = this.#l.processPod?.(pod, health, ready);
     if (evicting) {
@@ -170,6 +173,7 @@ export class PodReadiness implements PodQueue {
     for (const [name, info] of this.#l.health.registered()) {
       const ready = savedReadyCondition(this.#l.health.health(name))?.status;
       if (ready === undefined || ready === 'True' || !this.#d.caches.nodes.get(name) || newestUnreadable(this.#d.caches.nodes, name)) continue;
+      if (this.#l.health.rejudging(name) !== undefined) continue;
       const pods = this.#d.caches.pods.podsOnNode(name).filter((p) => podNeedsNotReadyMark(p, name));
       if (pods.length === 0 || afterStop) continue;
       if (!stopped) {

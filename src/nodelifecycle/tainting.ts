@@ -419,6 +419,10 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
       this.#d.log.info({ node: node.name }, "Node was in a taint queue, but it's ready now. Ignoring taint request");
       return { done: true, waitMs: 0 };
     }
+    // Deliberate difference 28: a verdict reached before the controller lost sight of the cluster
+    // is not acted on until the node is judged again since sight returned (monitor.ts
+    // `#checkSight`). The node keeps its place in the zone's queue; this can only delay the taint.
+    if (this.#l.health.rejudging(node.name) !== undefined) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
     const [add, opposite] = ready.status === 'False' ? [NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE] : [UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE];
     if (taintExists(node.taints, add) && !taintExists(node.taints, opposite)) return { done: true, waitMs: 0 };
     if (!this.admits('NoExecuteTaint', zone, node.name)) return { done: false, waitMs: GATE_HOLD_RETRY_MS };
@@ -467,6 +471,8 @@ export class ZoneTainting implements ZoneStatesForHealth, ZoneQueuesForEviction,
     const ready = this.#readyOf(node)?.status;
     const want = ready === 'False' ? NOT_READY_TAINT_TEMPLATE.key : ready === 'Unknown' ? UNREACHABLE_TAINT_TEMPLATE.key : undefined;
     if (want !== taintKey) return `the node's Ready condition is ${ready ?? 'absent'} now`;
+    const rejudging = this.#l.health.rejudging(name);
+    if (rejudging !== undefined) return rejudging;
     if (gatedZone !== undefined && !this.admits('NoExecuteTaint', gatedZone, name)) return 'an eviction guard is open';
     return undefined;
   }

@@ -73,7 +73,41 @@ export type FuzzEvent =
    * VolumeAttachment) in a form the converters reject: the cache drops it, live reads of it answer
    * `unparsable`; then a readable version comes back.
    */
-  | { kind: 'malformed'; resource: WatchedResource; index: number; forS: number };
+  | { kind: 'malformed'; resource: WatchedResource; index: number; forS: number }
+  /**
+   * A running pod ends (its kubelet posts the phase): `Succeeded`, `Failed`, or `Evicted` (Failed with
+   * reason `Evicted`, as the kubelet's eviction manager leaves it). `pod` indexes the pods still
+   * running on a node whose kubelet runs. With the fuzz's low `--terminated-pod-gc-threshold`
+   * (campaign.ts `FUZZ_FLAGS`), a few ended pods put pod GC's terminated pass to work.
+   */
+  | { kind: 'pod-end'; pod: number; phase: 'Succeeded' | 'Failed' | 'Evicted' }
+  /**
+   * An operator deletes the Node object (its pods stay bound to it: orphans for pod GC); its kubelet
+   * has no Node to post to. With `returnS`, the kubelet restarts that many seconds later and
+   * registers the node again (a new Node object, Ready); a later `kubelet-start` of it does the same.
+   */
+  | { kind: 'node-delete'; node: number; returnS?: number }
+  /**
+   * A pod that was never scheduled is deleted while a finalizer holds it: it stays in the API,
+   * terminating, with no node (the API server gives an unscheduled pod grace period 0). Pod GC's
+   * unscheduled-terminating pass owns it.
+   */
+  | { kind: 'unscheduled-terminating' }
+  /**
+   * The API server answers nothing for `forS` seconds: every request of the controllers fails, the
+   * kubelets' heartbeats do not land, and every watch stream ends. Each informer then reconnects as
+   * client-go's reflector: its attempts back off (`ReflectorBackoff`, jitter drawn from `seed`), the
+   * first one after the return is a watch from the old resourceVersion that the restarted API server
+   * answers 410, and the relist comes one more backoff step later.
+   */
+  | { kind: 'api-outage'; forS: number; seed: number }
+  /**
+   * The leader process stops running (a stop-the-world pause, a frozen VM) for `forS` seconds,
+   * longer than its leader Lease: its timers and watch events wait, its Lease is not renewed. With
+   * `standby`, another replica takes the lapsed Lease and starts its controllers; without, the
+   * paused one, once resumed, finds it has lost the Lease, exits, and its Deployment starts it again.
+   */
+  | { kind: 'process-pause'; forS: number; standby: boolean };
 
 export type FaultMethod = 'all' | 'deletePod' | 'swapNodeTaints' | 'updateNodeConditions' | 'addDisruptionCondition' | 'deleteVolumeAttachment' | 'forceDeletePod';
 export type ReadMethod = 'all' | 'getNode' | 'listPodsOnNode' | 'getVolumeAttachment';
@@ -108,10 +142,23 @@ export const VOCABULARY = [
   'failover',
   'clock-step',
   'malformed',
+  'pod-end',
+  'pod-end:evicted',
+  'node-delete',
+  'node-delete:bound',
+  'node-register',
+  'unscheduled-terminating',
+  'api-outage',
+  'api-outage:long',
+  'process-pause',
+  'process-pause:standby',
 ] as const;
 export type VocabularyItem = (typeof VOCABULARY)[number];
 
-/** The vocabulary items an event counts for. */
+/** An API server outage at least this long (seconds) counts as `api-outage:long`: fuzz:diff's old rule excused everything after one. */
+export const LONG_OUTAGE_S = 15;
+
+/** The vocabulary items an event counts for (the harness adds the items that depend on the cluster's state: `node-delete:bound`, `node-register`). */
 export function itemsOf(e: FuzzEvent): VocabularyItem[] {
   const out: VocabularyItem[] = [e.kind];
   if (e.kind === 'pod-add') {
@@ -120,6 +167,9 @@ export function itemsOf(e: FuzzEvent): VocabularyItem[] {
     if (e.aff !== undefined) out.push('pod-add:affinity');
   }
   if (e.kind === 'watch-drop' && e.gone) out.push('watch-drop:410');
+  if (e.kind === 'pod-end' && e.phase === 'Evicted') out.push('pod-end:evicted');
+  if (e.kind === 'api-outage' && e.forS >= LONG_OUTAGE_S) out.push('api-outage:long');
+  if (e.kind === 'process-pause' && e.standby) out.push('process-pause:standby');
   if (e.kind === 'write-fault' && e.code !== undefined && e.code !== 500) out.push(e.code === 429 ? 'write-fault:429' : e.code === 'timeout' ? 'write-fault:timeout' : 'write-fault:4xx');
   return out;
 }
@@ -183,6 +233,17 @@ export const eventArb: fc.Arbitrary<FuzzEvent> = fc.oneof(
       .record({ resource: fc.constantFrom<WatchedResource>('nodes', 'pods', 'leases', 'volumeAttachments'), index: fc.nat({ max: 40 }), forS: fc.integer({ min: 1, max: 120 }) })
       .map((r): FuzzEvent => ({ kind: 'malformed', ...r })),
   },
+  {
+    weight: 3,
+    arbitrary: fc.record({ pod: fc.nat({ max: 40 }), phase: fc.constantFrom<'Succeeded' | 'Failed' | 'Evicted'>('Succeeded', 'Failed', 'Evicted') }).map((r): FuzzEvent => ({ kind: 'pod-end', ...r })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ node, returnS: fc.integer({ min: -60, max: 60 }) }).map((r): FuzzEvent => ({ kind: 'node-delete', node: r.node, ...(r.returnS >= 0 ? { returnS: r.returnS } : {}) })),
+  },
+  { weight: 1, arbitrary: fc.constant<FuzzEvent>({ kind: 'unscheduled-terminating' }) },
+  { weight: 1, arbitrary: fc.record({ forS: fc.integer({ min: 1, max: 60 }), seed: fc.nat() }).map((r): FuzzEvent => ({ kind: 'api-outage', ...r })) },
+  { weight: 1, arbitrary: fc.record({ forS: fc.integer({ min: 16, max: 120 }), standby: fc.boolean() }).map((r): FuzzEvent => ({ kind: 'process-pause', ...r })) },
 );
 
 /** A sequence of up to `maxSteps` steps, 0–90 s apart. */
@@ -227,6 +288,16 @@ export function eventText(e: FuzzEvent, pods: readonly string[] = []): string {
       return `oos-remove (tainted node #${e.node})`;
     case 'malformed':
       return `malformed ${e.resource} #${e.index} for ${e.forS}s`;
+    case 'pod-end':
+      return `pod-end (running pod #${e.pod}) ${e.phase === 'Evicted' ? 'Failed, reason Evicted' : e.phase}`;
+    case 'node-delete':
+      return `node-delete ${n(e.node)}${e.returnS !== undefined ? `, its kubelet registers it again ${e.returnS}s later` : ''}`;
+    case 'unscheduled-terminating':
+      return 'unscheduled-terminating (a never-scheduled pod deleted while a finalizer holds it)';
+    case 'api-outage':
+      return `api-outage for ${e.forS}s (reconnect jitter seed ${e.seed})`;
+    case 'process-pause':
+      return `process-pause for ${e.forS}s, ${e.standby ? 'a standby takes the Lease' : 'no standby: restarted after it exits'}`;
     default:
       return `${e.kind} ${n(e.node)}`;
   }

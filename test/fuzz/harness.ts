@@ -32,13 +32,28 @@
  *   node with such a pod, no force delete of a pod whose node is such (not gone);
  * - (i) node-affinity-enforcer evicts only a pod whose rule has not matched its node's labels for a
  *   whole `--affinity-violation-grace`, on a node not settled not-Ready, never a DaemonSet pod, and
- *   no faster than its token bucket (`--affinity-eviction-rate`, burst 1) allows.
+ *   no faster than its token bucket (`--affinity-eviction-rate`, burst 1) allows;
+ * - (j) pod GC's terminated pass deletes only the oldest terminated pods beyond
+ *   `--terminated-pod-gc-threshold`, in upstream's order (`gcTerminated`, `byEvictionAndCreationTimestamp`);
+ * - (k) every pod GC force deletion is one of upstream's four passes; an orphan never before the 40 s
+ *   quarantine and never without a live 404 for its node (`gcOrphaned`, `discoverDeletedNodes`,
+ *   `checkIfNodeExists`); a `DisruptionTarget` condition exactly where upstream's patch carries one
+ *   (`markFailedAndDeletePodWithCondition`: orphans that are not terminal yet);
+ * - (l) the start hold: after a (re)start or failover, no deletion for `unreachable`/`not-ready` before
+ *   this process could have judged the node not Ready from its own observations (the kubelet's
+ *   Ready=False, or a grace period without a renewal from its start: `tryUpdateNodeHealth`'s
+ *   first-sight probe timestamp), unless upstream restarted at the same instant could delete it by
+ *   then (its taint manager's fresh schedule: `processPodOnNode`, `getMinTolerationTime`);
+ * - (m) after an API server outage: no taint, Unknown mark, pod NotReady mark or deletion on a node
+ *   before this process's first judgement of it from post-outage data (its Node cache relisted and the
+ *   kubelet's Ready=False, or a whole grace period without a renewal since its Node and Lease caches
+ *   relisted); the first 2 s of the lost streams are a reconnect (node-lifecycle.md difference 5).
  *
  * Times: epoch milliseconds unless named otherwise.
  */
 import { ApiException } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../../src/controllers/config.js';
-import { buildControllers, enabledControllers, sightOf, type RunnableController } from '../../src/controllers/registry.js';
+import { buildControllers, enabledControllers, sightOf } from '../../src/controllers/registry.js';
 import { InMemoryCluster, type TimelineEntry } from '../../src/inmemory/cluster.js';
 import { NodeJudgementBoard } from '../../src/kube/judgements.js';
 import { RequestTimeoutError } from '../../src/kube/client.js';
@@ -46,14 +61,31 @@ import type { Node, NodeCondition, Pod, Toleration } from '../../src/kube/object
 import { getCondition, podKey } from '../../src/kube/objects.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createMetrics } from '../../src/metrics/registry.js';
-import type { Clock, TimerHandle } from '../../src/util/clock.js';
+import type { TimerHandle } from '../../src/util/clock.js';
 import { syntheticSnapshot } from '../../src/whatif/synthetic.js';
 import { clusterIO } from '../../src/whatif/sources.js';
 import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, ZONE_LABELS, eventText, itemsOf, type FaultCode, type FuzzEvent, type Step, type Tol, type VocabularyItem, type Vol } from './events.js';
 import { FuzzClock } from './clock.js';
-import { ProcessCaches, type WatchedResource } from './watch.js';
+import { ProcessCaches, WATCHED, type WatchedResource } from './watch.js';
 import { REQUIRED_DURING_EXECUTION_ANNOTATION, podRule, type PodRule } from '../../src/nodeaffinity/rule.js';
-import { DroppedWatchUpstream, UpstreamTaintEviction, noExecuteTaints, podHoldsVolume, restartSafeBound, tokenBucketExcess, zoneRate, zoneState } from './reference.js';
+import {
+  DroppedWatchUpstream,
+  GC_CHECK_PERIOD_MS,
+  ORPHAN_QUARANTINE_MS,
+  UpstreamTaintEviction,
+  gcPodTerminated,
+  gcTerminatedToDelete,
+  judgedNotReady,
+  noExecuteTaints,
+  orphanQuarantineEnd,
+  podHoldsVolume,
+  restartSafeBound,
+  tokenBucketExcess,
+  upstreamRestartedEarliestDeletion,
+  zoneRate,
+  zoneState,
+} from './reference.js';
+import { MemoryLeaseApi, Proc, seededRandom } from './process.js';
 
 type ZoneStateName = ReturnType<typeof zoneState>;
 
@@ -71,7 +103,36 @@ export const MIN_TAIL_MS = 60_000;
 /** The tolerations every pod starts with before any edit: the kind of the initial pods (one per node). */
 const INITIAL_TOL: Tol = { kind: 'seconds', s: 60 };
 
-export type Invariant = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i';
+/** Who the timeline names for pod GC's force deletions (src/inmemory/writer.ts). */
+const BY_POD_GC = 'pod-garbage-collector-controller';
+/** A decision pod GC took right before (its sweep, then its queue): a terminated pod it deletes was among upstream's at most this long before, ms. */
+const GC_IN_FLIGHT_MS = 1000;
+/** A watch stream lost for less than this is a reconnect, not blindness (node-lifecycle.md difference 5), ms. */
+const RECONNECT_ALLOWANCE_MS = 2000;
+/** How long a Deployment takes to start a process that exited (the kubelet restarts its container), ms. */
+const DEPLOYMENT_RESTART_MS = 1000;
+/** An upper bound of how long after a pause begins the new leader starts (the Lease lapses 15 s after the standby first sees it; +5 s), ms. */
+const LEASE_TAKEOVER_MS = 20_000;
+/**
+ * The `DisruptionTarget` messages of today's out-of-service and unscheduled passes: upstream's
+ * `gcTerminating` and `gcUnscheduledTerminating` call `markFailedAndDeletePod` with no condition, so
+ * invariant (k) flags them; issue 53 item 2 (branch i53-writes) removes them from pod GC. Until that
+ * lands they are counted (`outcomes.extraGcConditions`) and named in the run's text instead of failing
+ * the run. Delete this set once it has.
+ */
+const EXTRA_GC_CONDITIONS_PENDING_ISSUE_53 = new Set(['PodGC: node is out of service', 'PodGC: pod is terminating and was never scheduled']);
+/** Events that write to the API: none lands while the API server is down. */
+const WRITES_TO_API: ReadonlySet<FuzzEvent['kind']> = new Set(['pressure', 'zone-change', 'pod-add', 'pod-delete', 'tolerations-edit', 'oos-add', 'oos-remove', 'pod-end', 'node-delete', 'unscheduled-terminating']);
+/** Events about a node's kubelet or Node object: none applies to a node that is deleted (kubelet-start registers it again). */
+const NEEDS_NODE: ReadonlySet<FuzzEvent['kind']> = new Set(['kubelet-stop', 'report-not-ready', 'report-ready', 'pressure', 'lease-pause', 'zone-change', 'pod-add', 'oos-add']);
+/**
+ * What counts as a judgement from a process's own observations (the start hold (l), and after an
+ * outage (m)): the kubelet's own report of Ready=False; an Unknown in the API was written by an
+ * earlier process, or before the outage, on what that one saw.
+ */
+const REPORTED_NOT_READY: ReadonlySet<string> = new Set(['False']);
+
+export type Invariant = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j' | 'k' | 'l' | 'm';
 
 /** One violation: which invariant, when (ms after T+0), and what happened, in words. */
 export interface Violation {
@@ -89,8 +150,22 @@ export interface RunResult {
   coverage: Record<VocabularyItem, number>;
   /** Timers fired on the run's clock. */
   timers: number;
-  /** Outcomes seen: taint-eviction deletions, force deletions, NoExecute taints added by the node lifecycle controller, forced detaches, node affinity evictions. */
-  outcomes: { deletions: number; forceDeletions: number; noExecuteTaints: number; detaches: number; affinityEvictions: number };
+  /**
+   * Outcomes seen: taint-eviction deletions, force deletions, NoExecute taints added by the node
+   * lifecycle controller, forced detaches, node affinity evictions; pod GC's force deletions by the
+   * upstream pass that explains them (terminated, orphaned); and the `DisruptionTarget` conditions
+   * (k) would flag that issue 53 item 2 removes (see {@link EXTRA_GC_CONDITIONS_PENDING_ISSUE_53}).
+   */
+  outcomes: {
+    deletions: number;
+    forceDeletions: number;
+    noExecuteTaints: number;
+    detaches: number;
+    affinityEvictions: number;
+    gcTerminated: number;
+    gcOrphaned: number;
+    extraGcConditions: number;
+  };
   /** Pods (d) did not ask to be deleted although their deadline passed, and why (an injected 404 on their deletion). */
   exempt: string[];
   /** Taint-eviction deletions (a) allowed only by the schedule of an upstream whose watches dropped as ours did (earlier than one seeing every change at once), in words. */
@@ -155,17 +230,19 @@ function faultError(code: FaultCode, what: string): unknown {
 /**
  * Plays `steps` and checks the invariants.
  * @param config the controller configuration (`parseControllerFlags`), as `run` would use it.
+ * @param opts.trace sees every timeline entry as it is pushed (for replays by hand).
  * @returns the violations, coverage and a readable account. Never throws for a violation.
  */
-export async function runSequence(steps: readonly Step[], config: ControllerConfig): Promise<RunResult> {
+export async function runSequence(steps: readonly Step[], config: ControllerConfig, opts: { trace?: (e: TimelineEntry) => void } = {}): Promise<RunResult> {
   const clock = new FuzzClock(T0);
   // The controllers read time through a clock that NTP may step (clock-step): within ±500 ms of the
   // true time the cluster (kubelets, API timestamps) and the invariants use. A step moves the wall
   // reading only: the monotonic reading and the timers stay on the true timeline.
   let offsetMs = 0;
   let maxSkewMs = 0;
-  const controllerClock: Clock = { now: () => clock.now() + offsetMs, monotonic: () => clock.now(), setTimeout: (fn, d) => clock.setTimeout(fn, d), sleep: (d) => clock.sleep(d) };
   const snapshot = syntheticSnapshot({ zones: ZONES, nodesPerZone: NODES_PER_ZONE, podsPerNode: 0, takenAt: T0 });
+  /** Each node as registered at T+0: a kubelet that registers it again after a deletion posts this (a new uid). */
+  const registered = new Map(snapshot.nodes.map((n) => [n.name, n]));
   const tolsSetAt = new Map<string, number>();
   const podNames: string[] = [];
   let podSeq = 0;
@@ -219,6 +296,8 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   cluster.on('pods', { add: (p) => upstreamSeen.pod(podKey(p), p, clock.now()), update: (_o, p) => upstreamSeen.pod(podKey(p), p, clock.now()), delete: (p) => upstreamSeen.pod(podKey(p), undefined, clock.now()) });
   /** Deletions (a) allowed only by {@link upstreamSeen}'s schedule, in words. */
   const byDroppedWatch: string[] = [];
+  /** Pod GC conditions (k) would flag that issue 53 item 2 removes, in words. */
+  const extraGcConditions: string[] = [];
 
   // Zone states as upstream computes them (ComputeZoneState over the Ready conditions the API
   // holds), recomputed at every node change, with since when each has held.
@@ -260,7 +339,63 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     return { ready: c?.status === 'True', sinceMs: c?.lastTransitionTime ?? T0 - 86_400_000 };
   };
   const settled = (): number => clock.now() - config.nodeMonitorPeriod - 1000;
-  const outcomes = { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0, affinityEvictions: 0 };
+  const outcomes = { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0, affinityEvictions: 0, gcTerminated: 0, gcOrphaned: 0, extraGcConditions: 0 };
+
+  // Each node's Ready status in the API and its Lease renewals over time, for the start hold (l) and
+  // the rule after an outage (m): what a node lifecycle controller could have judged from them.
+  const readyHistory = new Map<string, { at: number; status: string }[]>();
+  const renewals = new Map<string, number[]>();
+  const noteReady = (n: Node, status = getCondition(n.conditions, 'Ready')?.status ?? 'None'): void => {
+    const h = readyHistory.get(n.name) ?? [];
+    if (h.at(-1)?.status !== status) h.push({ at: clock.now(), status });
+    readyHistory.set(n.name, h);
+  };
+  for (const n of cluster.nodeList()) noteReady(n);
+  cluster.on('nodes', { add: (n) => noteReady(n), update: (_o, n) => noteReady(n), delete: (n) => noteReady(n, 'Deleted') });
+  const noteRenewal = (name: string): void => {
+    const r = renewals.get(name) ?? [];
+    r.push(clock.now());
+    renewals.set(name, r);
+  };
+  cluster.on('leases', { add: (l) => noteRenewal(l.name), update: (o, l) => o.renewTime !== l.renewTime && noteRenewal(l.name) });
+  const judged = (node: string, from: { status: number; silence: number }, toMs: number, statuses: ReadonlySet<string>): boolean =>
+    judgedNotReady(readyHistory.get(node) ?? [], renewals.get(node) ?? [], from, toMs, config.nodeMonitorGracePeriod, statuses);
+
+  // Each pod's tolerations over time, for the start hold (l): upstream restarted keeps the schedule it
+  // made from the tolerations it first saw.
+  const tolerationHistory = new Map<string, { at: number; tolerations: readonly Toleration[] }[]>();
+  const noteTolerations = (p: Pod): void => {
+    const h = tolerationHistory.get(p.uid) ?? [];
+    if (h.at(-1)?.tolerations !== p.tolerations) h.push({ at: clock.now(), tolerations: p.tolerations });
+    tolerationHistory.set(p.uid, h);
+  };
+  for (const p of cluster.podList()) noteTolerations(p);
+  cluster.on('pods', { add: noteTolerations, update: (_o, p) => noteTolerations(p) });
+  /** The versions of `pod`'s tolerations in force at some time since `fromMs` (the one at `fromMs` first). */
+  const tolerationsSince = (pod: Pod, fromMs: number): (readonly Toleration[])[] => {
+    const h = tolerationHistory.get(pod.uid) ?? [];
+    const i = h.findLastIndex((x) => x.at <= fromMs);
+    return h.slice(Math.max(0, i)).map((x) => x.tolerations);
+  };
+
+  // When each node name was missing from the API ([from, to)), for the orphan pass (k).
+  const absences = new Map<string, { from: number; to?: number }[]>();
+  cluster.on('nodes', {
+    delete: (n) => absences.set(n.name, [...(absences.get(n.name) ?? []), { from: clock.now() }]),
+    add: (n) => {
+      const last = absences.get(n.name)?.at(-1);
+      if (last && last.to === undefined) last.to = clock.now();
+    },
+  });
+
+  // Upstream gcTerminated's choice from the API's pods, and when each pod was last in it: a pass's
+  // decision runs on a moment earlier than its deletions (GC_IN_FLIGHT_MS).
+  const threshold = config.terminatedPodGCThreshold;
+  const lastTerminatedChoice = new Map<string, number>();
+  const noteTerminatedChoice = (): void => {
+    for (const p of gcTerminatedToDelete(cluster.podList(), threshold)) lastTerminatedChoice.set(p.uid, clock.now());
+  };
+  cluster.on('pods', { add: noteTerminatedChoice, update: noteTerminatedChoice, delete: noteTerminatedChoice });
   // node-affinity-enforcer: each ruled pod's required zone, its rule as the enforcer's pod source
   // hands it out, and since when (epoch ms) its node's zone label has not matched (API truth).
   const required = new Map<string, { key: string; zone: string }>();
@@ -337,8 +472,111 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     if (x) violate('i', `${x.count} node affinity evictions between ${fmt(x.from)} and ${fmt(x.to)}, the token bucket (${config.affinityEvictionRate}/s, burst 1) allows ${x.allowed.toFixed(2)}`);
   };
 
+  // (j), (k) Pod GC's force deletions, each from upstream's gc_controller.go: every one is a pod one of
+  // upstream's passes deletes (gcTerminated, gcTerminating, gcOrphaned, gcUnscheduledTerminating);
+  // a terminated pod only among the oldest beyond the threshold, in upstream's order (j); an orphan
+  // never before upstream's quarantine and never without a live 404 for its node (k); and the
+  // DisruptionTarget condition exactly where upstream's patch carries one (k).
+  const checkPodGC = (e: Extract<TimelineEntry, { kind: 'pod-deleted' }>): void => {
+    const pod = cluster.pods.get(e.pod);
+    if (!pod) return;
+    const p = actor();
+    const now = clock.now();
+    const node = pod.nodeName === '' ? undefined : cluster.nodes.get(pod.nodeName);
+    const terminal = pod.phase === 'Succeeded' || pod.phase === 'Failed';
+    // gcTerminated: among the first (terminated − threshold) of byEvictionAndCreationTimestamp.
+    const chosen = gcTerminatedToDelete(cluster.podList(), threshold);
+    const byTerminated = gcPodTerminated(pod) && (chosen.some((x) => x.uid === pod.uid) || (lastTerminatedChoice.get(pod.uid) ?? -Infinity) >= now - GC_IN_FLIGHT_MS);
+    // gcTerminating: terminating, on a node that is not Ready and has the out-of-service taint.
+    const byOutOfService = pod.deletionTimestamp !== undefined && node !== undefined && !readyIn(node) && node.taints.some((t) => t.key === OUT_OF_SERVICE);
+    // gcUnscheduledTerminating: terminating, never scheduled.
+    const byUnscheduled = pod.deletionTimestamp !== undefined && pod.nodeName === '';
+    // gcOrphaned → discoverDeletedNodes → checkIfNodeExists: the node missing for the quarantine, and a live GET that says 404.
+    const orphan = pod.nodeName !== '' && node === undefined;
+    let orphanWhyNot: string | undefined;
+    if (orphan) {
+      const started = p?.startedAt ?? now;
+      const gone = absences.get(pod.nodeName) ?? [];
+      const since = gone.at(-1)?.from ?? -Infinity;
+      const earliest = orphanQuarantineEnd(gone, started);
+      const got404 = p?.gcNode404.get(pod.nodeName);
+      if (now < earliest) orphanWhyNot = `before upstream's ${ORPHAN_QUARANTINE_MS / 1000} s quarantine: ${pod.nodeName} missing since ${fmt(since)}, this process running since ${fmt(started)}, so not before ${fmt(earliest)}`;
+      else if (got404 === undefined || got404 < Math.max(since, started)) orphanWhyNot = `without a live 404 for ${pod.nodeName} since it went missing at ${fmt(since)} (this process's last 404 for it: ${got404 === undefined ? 'none' : fmt(got404)})`;
+    }
+    const byOrphan = orphan && orphanWhyNot === undefined;
+    if (byTerminated) outcomes.gcTerminated++;
+    if (byOrphan) outcomes.gcOrphaned++;
+    if (!byTerminated && !byOutOfService && !byUnscheduled && !byOrphan) {
+      if (orphan) violate('k', `${e.pod} force-deleted as an orphan ${orphanWhyNot ?? ''}`);
+      else if (gcPodTerminated(pod)) {
+        const terminated = cluster.podList().filter(gcPodTerminated);
+        violate('j', `${e.pod} (${pod.phase}${pod.statusReason ? `, ${pod.statusReason}` : ''}, created ${fmt(pod.creationTimestamp)}) force-deleted, not among the ${chosen.length} oldest of the ${terminated.length} terminated pods beyond the threshold (${threshold}): upstream deletes ${chosen.map(podKey).join(', ') || 'none'}`);
+      } else violate('k', `${e.pod} (${pod.phase}, on ${pod.nodeName || 'no node'}${node ? ` ${readyIn(node) ? 'Ready' : 'not Ready'}` : ''}${pod.deletionTimestamp !== undefined ? ', terminating' : ''}) force-deleted: no pass of upstream's pod GC deletes it`);
+    }
+    // markFailedAndDeletePodWithCondition: only gcOrphaned passes a condition, and the Failed patch
+    // (and so the condition) is sent only for a pod that is not terminal yet.
+    const seen = p?.gcWrites.get(e.pod);
+    const written = seen?.uid === pod.uid ? seen.condition : undefined;
+    const upstreamWrites = orphan && !terminal;
+    if (upstreamWrites) {
+      const ok = written?.type === 'DisruptionTarget' && written.status === 'True' && written.reason === 'DeletionByPodGC' && written.message === 'PodGC: node no longer exists';
+      if (!ok) violate('k', `${e.pod} (an orphan of ${pod.nodeName}) force-deleted with ${written ? `${written.type}=${written.status} ${written.reason ?? ''} "${written.message ?? ''}"` : 'no condition'}; upstream's gcOrphaned writes DisruptionTarget=True DeletionByPodGC "PodGC: node no longer exists"`);
+    } else if (written) {
+      const text = `${written.type}=${written.status} ${written.reason ?? ''} "${written.message ?? ''}"`;
+      if (EXTRA_GC_CONDITIONS_PENDING_ISSUE_53.has(written.message ?? '')) {
+        outcomes.extraGcConditions++;
+        extraGcConditions.push(`${e.pod} force-deleted with ${text} at ${fmt(now)} (upstream writes none; issue 53 item 2)`);
+      } else violate('k', `${e.pod} force-deleted with ${text}, where upstream writes no condition (markFailedAndDeletePod${terminal ? ', and no patch for a terminal pod' : ''})`);
+    }
+  };
+
+  // (l) The start hold: after a start or a failover, no deletion for `unreachable` or `not-ready`
+  // before this process could have judged the node not Ready from its own observations (reference.ts
+  // judgedNotReady: the kubelet's Ready=False, or a grace period without a renewal from its start, as
+  // tryUpdateNodeHealth's first-sight probe timestamp gives it), unless upstream restarted at the same
+  // instant could delete it by then (`upstreamEarliest`: its taint manager's fresh schedule,
+  // reference.ts upstreamRestartedEarliestDeletion).
+  // (m) After an API server outage: no action on a node before this process's first judgement of it
+  // from post-outage data: its Node and Lease caches relisted, and then the kubelet's own report of
+  // Ready=False, or a whole grace period without a renewal counted from the relist.
+  const checkJudged = (nodeName: string, what: string, startHold?: (startedAt: number) => number): void => {
+    const p = actor();
+    const now = clock.now();
+    if (!p) return;
+    if (startHold && p.startedAt !== undefined && !judged(nodeName, { status: p.startedAt, silence: p.startedAt }, now + maxSkewMs, REPORTED_NOT_READY)) {
+      const earliest = startHold(p.startedAt);
+      if (now < earliest - maxSkewMs) {
+        violate('l', `${what} at ${fmt(now)}: this process started its controllers at ${fmt(p.startedAt)} and has not judged ${nodeName} not Ready from its own observations since (no Ready=False from its kubelet, never ${config.nodeMonitorGracePeriod / 1000} s without a Lease renewal); upstream restarted then deletes it at ${fmt(earliest)} at the earliest`);
+      }
+    }
+    const o = p.outage;
+    // The first 2 s of a lost stream are a reconnect by the project's definition (node-lifecycle.md
+    // difference 5, `BLIND_AFTER_MS` of src/controllers/registry.ts): a process still judges on its
+    // caches then, as upstream does on its listers, on a view no older than those 2 s.
+    if (!o || now < o.from + RECONNECT_ALLOWANCE_MS) return;
+    if (now < o.nodesAt) violate('m', `${what} at ${fmt(now)}: the API server was down ${fmt(o.from)}–${fmt(o.to)} and this process's Node cache relists only at ${fmt(o.nodesAt)}`);
+    else if (!judged(nodeName, { status: o.nodesAt, silence: o.sightAt }, now + maxSkewMs, REPORTED_NOT_READY)) {
+      violate('m', `${what} at ${fmt(now)}: the API server was down ${fmt(o.from)}–${fmt(o.to)}, this process's Node cache relisted at ${fmt(o.nodesAt)} (Leases ${fmt(o.sightAt)}), and it has no judgement of ${nodeName} from post-outage data (no Ready=False since, never ${config.nodeMonitorGracePeriod / 1000} s without a Lease renewal since both relisted)`);
+    }
+  };
+  const isManaged = (t: string): boolean => t.startsWith(`${UNREACHABLE}:`) || t.startsWith(`${NOT_READY}:`);
+
   const check = (e: TimelineEntry): void => {
     if (malformed.size > 0) checkMalformed(e);
+    if (e.kind === 'pod-deleted' && e.force && e.by === BY_POD_GC) checkPodGC(e);
+    if (e.kind === 'taint' && e.by === 'node-lifecycle-controller') {
+      const added = e.added.filter(isManaged);
+      if (added.length > 0) checkJudged(e.node, `${added.join(', ')} added to ${e.node}`);
+    }
+    if (e.kind === 'condition' && e.to === 'Unknown' && !(e.reason ?? '').endsWith('(kubelet)')) checkJudged(e.node, `${e.node} marked Unknown`);
+    if (e.kind === 'pod-not-ready') checkJudged(e.node, `${e.pod} marked NotReady`);
+    if (e.kind === 'pod-deleted' && !e.force && e.by === 'taint-eviction-controller') {
+      const taints = noExecuteTaints(cluster.nodes.get(e.node));
+      const pod = cluster.pods.get(e.pod);
+      if (pod && taints.length > 0 && taints.every((t) => t.key === UNREACHABLE || t.key === NOT_READY)) {
+        checkJudged(e.node, `${e.pod} deleted for ${taints.map((t) => t.key).join(', ')}`, (startedAt) => upstreamRestartedEarliestDeletion(startedAt, taints, tolerationsSince(pod, startedAt)));
+      }
+    }
     if (e.kind === 'pod-deleted' && e.by === 'node-affinity-enforcer') checkAffinity(e);
     if (e.kind === 'pod-deleted' && e.force) outcomes.forceDeletions++;
     if (e.kind === 'pod-deleted' && !e.force && (e.by === 'taint-eviction-controller' || e.by === 'node-lifecycle-controller')) {
@@ -373,7 +611,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       // (g) No deletion during blind time: the taint eviction controller deletes nothing while a
       // cache it judges by (nodes, pods, Leases) has no watch stream (the project's blind-time rule,
       // src/tainteviction/blindhold.ts; upstream has no counterpart and fires its timers blindly).
-      const blind = (['nodes', 'pods', 'leases'] as const).filter((r) => caches?.dropped(r));
+      const blind = (['nodes', 'pods', 'leases'] as const).filter((r) => actor()?.caches.dropped(r));
       if (e.by === 'taint-eviction-controller' && blind.length > 0) violate('g', `${e.pod} deleted on ${e.node} while the ${blind.join(', ')} cache(s) had no watch stream`);
       // (b) A Ready node's NoExecute taints are the node lifecycle controller's to remove
       // (node_lifecycle_controller.go processTaintBaseEviction: markNodeAsReachable when Ready).
@@ -424,7 +662,10 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   };
   const push = cluster.timeline.push.bind(cluster.timeline);
   cluster.timeline.push = (...items: TimelineEntry[]): number => {
-    for (const e of items) check(e);
+    for (const e of items) {
+      opts.trace?.(e);
+      check(e);
+    }
     return push(...items);
   };
 
@@ -455,37 +696,68 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   const RESOURCE_OF = { node: 'nodes', pod: 'pods', volumeattachment: 'volumeAttachments' } as const;
   cluster.writer.unreadable = (resource, key) => malformed.has(`${RESOURCE_OF[resource]}:${key}`);
 
-  // One process: every enabled controller, built through the registry; a restart starts another.
-  let generation = 0;
-  let running: { controller: RunnableController }[] = [];
+  // The processes: every enabled controller, built through the registry; a restart starts another.
+  // Each runs a leader elector (process.ts): a restart or failover starts one that takes the Lease at
+  // once, a pause leaves the Lease to lapse. Usually one process lives; during and after a pause two
+  // may, and only the one holding the Lease can write.
+  const leaderLease = new MemoryLeaseApi();
+  const procs: Proc[] = [];
   let pendingStart: TimerHandle | undefined;
-  let caches: ProcessCaches | undefined;
-  const startProcess = (): void => {
-    const mine = ++generation;
-    caches = new ProcessCaches(cluster, clock, malformed.keys(), ruleOf);
-    const sources = caches.sources;
+  const live = (): Proc[] => procs.filter((p) => !p.stopped);
+  /** The process events act on: the one started last. */
+  const current = (): Proc | undefined => live().at(-1);
+  /** The process whose writes land now (it holds the Lease and runs). */
+  const actor = (): Proc | undefined => live().find((p) => p.canWrite());
+  const startProcess = (): Proc => {
+    const p = new Proc(procs.length + 1, clock, () => offsetMs);
+    procs.push(p);
+    const unlisted = cluster.apiDown();
+    p.caches = new ProcessCaches(cluster, clock, malformed.keys(), ruleOf, unlisted);
+    if (unlisted && outage) {
+      // Started while the API server is down: each informer's first list succeeds at its first
+      // attempt after the return (process.ts relistTimes).
+      for (const [r, at] of p.relistTimes(clock.now(), outage.to, seededRandom(outage.seed ^ p.id), true)) p.clock.setTimeout(() => p.caches.restore(r, true), at - clock.now());
+    }
+    const sources = p.caches.sources;
     const { list } = buildControllers(
-      { config, clock: controllerClock, log: silentLogger, metrics: createMetrics({ defaultMetrics: false }), identity: `fuzz-${mine}`, sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => clusterIO(cluster, d) },
+      { config, clock: p.clock, log: silentLogger, metrics: createMetrics({ defaultMetrics: false }), identity: `fuzz-${p.id}`, sources, ...sightOf(sources), judgements: new NodeJudgementBoard(), io: (d) => p.wrapIO(clusterIO(cluster, d), () => cluster.apiDown()) },
       enabledControllers(config),
     );
-    running = list;
-    lastRestartAt = clock.now();
-    // As `run`, which starts its controllers only once every cache has synced (upstream's
-    // WaitForNamedCacheSync): a Node or Lease that cannot be read when the process starts holds them all.
-    caches.whenSynced(() => {
-      if (generation !== mine) return;
-      for (const r of list) r.controller.start();
-      lastRestartAt = clock.now();
-    });
+    p.list = list;
+    lastRestartAt = Math.max(lastRestartAt, clock.now());
+    p.makeElector(
+      leaderLease,
+      // As `run`, which starts its controllers once it leads and every cache has synced (upstream's
+      // WaitForNamedCacheSync): a Node or Lease that cannot be read when the process starts holds them all.
+      () =>
+        p.caches.whenSynced(() => {
+          if (p.stopped) return;
+          for (const r of list) r.controller.start();
+          p.startedAt = clock.now();
+          lastRestartAt = Math.max(lastRestartAt, clock.now());
+        }),
+      // `run` exits when it loses the Lease; without a standby its Deployment starts it again.
+      () => {
+        void stopProc(p);
+        if (p.restartOnExit) clock.setTimeout(() => void startProcess(), DEPLOYMENT_RESTART_MS);
+      },
+    );
+    void p.elector.run();
+    return p;
   };
+  const stopProc = async (p: Proc): Promise<void> => {
+    if (p.stopped) return;
+    p.stopped = true;
+    p.elector.stop();
+    p.caches.stop();
+    for (const r of p.list) await r.controller.stop();
+  };
+  /** Stops every process (a restart or failover: the old leader is gone, and its Lease lapsed). */
   const stopProcess = async (): Promise<void> => {
     pendingStart?.cancel();
     pendingStart = undefined;
-    caches?.stop();
-    caches = undefined;
-    const stopping = running;
-    running = [];
-    for (const r of stopping) await r.controller.stop();
+    for (const p of live()) await stopProc(p);
+    leaderLease.clear();
   };
 
   const truth = new Map<string, KubeletTruth>(NODE_NAMES.map((n) => [n, { running: true, reportsReady: true, unhealthySince: undefined }]));
@@ -543,19 +815,42 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     return vas[index % Math.max(1, vas.length)];
   };
   /** What the line of the event just applied adds (a malformed object's key). */
-  const note = { text: '' };
+  const note: { text: string; items: VocabularyItem[] } = { text: '', items: [] };
+  /** The API server outage in progress or last ended (the reconnect jitter's seed), for a process that starts during it. */
+  let outage: { from: number; to: number; seed: number } | undefined;
+  /** When a pod last ended ((d) for the terminated pass). */
+  let lastPodEndAt = -Infinity;
+
+  /** The kubelet of a deleted node registers it again (a new Node object, Ready). @returns whether it did (not while the API server is down). */
+  const register = (nodeName: string): boolean => {
+    const reg = registered.get(nodeName);
+    if (!reg || cluster.nodes.has(nodeName) || cluster.apiDown()) return false;
+    cluster.registerNode({ ...reg, uid: `${reg.uid}-${clock.now()}`, creationTimestamp: clock.now(), taints: [], conditions: [] });
+    truth.set(nodeName, { running: true, reportsReady: true, unhealthySince: undefined });
+    zoneChangedAt.set(zoneLabel(reg), clock.now());
+    return true;
+  };
 
   const apply = async (e: FuzzEvent): Promise<boolean> => {
     const nodeName = 'node' in e ? (NODE_NAMES[e.node % NODE_NAMES.length] ?? '') : '';
+    if (WRITES_TO_API.has(e.kind) && cluster.apiDown()) return false;
+    if (NEEDS_NODE.has(e.kind) && !cluster.nodes.has(nodeName)) return false;
     switch (e.kind) {
       case 'kubelet-stop':
         cluster.apply('stop-kubelet', [nodeName]);
         setTruth(nodeName, { running: false });
         return true;
-      case 'kubelet-start':
+      case 'kubelet-start': {
+        if (!cluster.nodes.has(nodeName)) {
+          // A kubelet whose Node was deleted registers it again when it starts (a new object).
+          if (!register(nodeName)) return false;
+          note.items.push('node-register');
+          return true;
+        }
         cluster.apply('start-kubelet', [nodeName]);
         setTruth(nodeName, { running: true });
         return true;
+      }
       case 'report-not-ready':
       case 'report-ready':
         cluster.apply(e.kind, [nodeName]);
@@ -656,7 +951,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         lastRestartAt = clock.now() + e.gapS * 1000;
         return true;
       case 'watch-drop': {
-        const mine = caches;
+        const mine = current()?.caches;
         if (!mine || mine.dropped(e.resource)) return false;
         mine.drop(e.resource);
         const ref = e.resource === 'nodes' || e.resource === 'pods' ? e.resource : undefined;
@@ -672,12 +967,15 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       case 'malformed': {
         const key = malformedKey(e.resource, e.index);
         const id = `${e.resource}:${key ?? ''}`;
-        if (key === undefined || !caches || malformed.has(id) || !caches.malform(e.resource, key)) return false;
+        const mine = current();
+        if (key === undefined || !mine || malformed.has(id) || !mine.caches.malform(e.resource, key)) return false;
+        // Every process's informer gets the malformed object (a paused one at its return).
+        for (const p of live()) if (p !== mine) p.caches.malform(e.resource, key);
         const until = clock.now() + e.forS * 1000;
         malformed.set(id, { since: clock.now(), until });
         clock.setTimeout(() => {
           malformed.delete(id);
-          caches?.unmalform(e.resource, key);
+          for (const p of live()) p.caches.unmalform(e.resource, key);
         }, e.forS * 1000);
         // Like a watch drop for that object: (d) and (b) count from its end.
         lastFaultEnd = Math.max(lastFaultEnd, until);
@@ -689,6 +987,100 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         offsetMs = Math.max(-MAX_CLOCK_STEP_MS, Math.min(MAX_CLOCK_STEP_MS, e.offsetMs));
         maxSkewMs = Math.max(maxSkewMs, Math.abs(offsetMs));
         return true;
+      case 'pod-end': {
+        // The kubelet posts the phase of a pod it runs: only a running pod on a node whose kubelet runs.
+        const running = cluster.podList().filter((x) => x.phase === 'Running' && x.deletionTimestamp === undefined && x.nodeName !== '' && cluster.kubeletRunning(x.nodeName));
+        const cur = running[e.pod % Math.max(1, running.length)];
+        if (!cur) return false;
+        const ready = (c: Pod['conditions'][number]): Pod['conditions'][number] => (c.type === 'Ready' ? { ...c, status: 'False', lastTransitionTime: clock.now() } : c);
+        cluster.putPod({ ...cur, phase: e.phase === 'Evicted' ? 'Failed' : e.phase, ...(e.phase === 'Evicted' ? { statusReason: 'Evicted' } : {}), containersNotRunning: true, conditions: cur.conditions.map(ready) });
+        lastPodEndAt = clock.now();
+        note.text = ` (${podKey(cur)})`;
+        return true;
+      }
+      case 'node-delete': {
+        const n = cluster.nodes.get(nodeName);
+        if (!n) return false;
+        if (cluster.podsOnNode(nodeName).some((x) => x.phase !== 'Succeeded' && x.phase !== 'Failed')) note.items.push('node-delete:bound');
+        cluster.removeNode(nodeName);
+        truth.delete(nodeName);
+        zoneChangedAt.set(zoneLabel(n), clock.now());
+        if (e.returnS !== undefined) {
+          clock.setTimeout(() => void register(nodeName), e.returnS * 1000);
+          note.items.push('node-register');
+          // A health change of its zone to come: (d) counts from it, and the tail runs past it.
+          const back = clock.now() + e.returnS * 1000;
+          lastPauseEnd = Math.max(lastPauseEnd, back);
+          zoneChangedAt.set(zoneLabel(n), back);
+        }
+        return true;
+      }
+      case 'unscheduled-terminating': {
+        const i = podSeq++;
+        cluster.putPod({
+          namespace: 'default',
+          name: `fz-u${i}`,
+          uid: `fz-uid-${i}`,
+          resourceVersion: '1',
+          nodeName: '',
+          phase: 'Pending',
+          creationTimestamp: clock.now(),
+          generation: 1,
+          conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }],
+          tolerations: [],
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs-web', controller: true }],
+          pvcNames: [],
+          finalizers: ['fuzz.example.com/hold'],
+          // The API server gives an unscheduled pod grace period 0; the finalizer keeps it.
+          deletionTimestamp: clock.now(),
+          deletionGracePeriodSeconds: 0,
+        });
+        note.text = ` (default/fz-u${i})`;
+        return true;
+      }
+      case 'api-outage': {
+        if (cluster.apiDown()) return false;
+        const from = clock.now();
+        const to = from + e.forS * 1000;
+        cluster.apiOutage(e.forS * 1000);
+        outage = { from, to, seed: e.seed };
+        let sightBack = to;
+        for (const p of live()) {
+          // Each process's informers reconnect by client-go's backoff (process.ts relistTimes).
+          const times = p.relistTimes(from, to, seededRandom(e.seed ^ p.id), false);
+          p.outage = { from, to, nodesAt: times.get('nodes') ?? to, sightAt: Math.max(times.get('nodes') ?? to, times.get('leases') ?? to) };
+          for (const r of WATCHED) p.caches.drop(r);
+          for (const [r, at] of times) {
+            p.clock.setTimeout(() => p.caches.restore(r, true), at - from);
+            sightBack = Math.max(sightBack, at);
+          }
+          if (p === current()) {
+            // The reference upstream behind dropped watches relists on the same backoff draws.
+            for (const r of ['nodes', 'pods'] as const) {
+              upstreamSeen.drop(r);
+              clock.setTimeout(() => upstreamSeen.restore(r, true, clock.now()), (times.get(r) ?? to) - from);
+            }
+          }
+        }
+        // Like a Lease pause of every node, and a fault until every stream is back.
+        lastFaultEnd = Math.max(lastFaultEnd, sightBack);
+        untaintImpededUntil = Math.max(untaintImpededUntil, sightBack);
+        lastPauseEnd = Math.max(lastPauseEnd, to);
+        for (const n of cluster.nodeList()) pauseEndedAt.set(zoneLabel(n), Math.max(pauseEndedAt.get(zoneLabel(n)) ?? -Infinity, to));
+        return true;
+      }
+      case 'process-pause': {
+        const p = actor();
+        if (!p || live().some((x) => x.paused)) return false;
+        p.pause();
+        if (e.standby) startProcess();
+        else p.restartOnExit = true;
+        clock.setTimeout(() => p.resume(), e.forS * 1000);
+        // The new leader starts once the Lease lapses: from the pause with a standby, else from the resume.
+        lastRestartAt = Math.max(lastRestartAt, clock.now() + (e.standby ? 0 : e.forS * 1000) + LEASE_TAKEOVER_MS);
+        lastFaultEnd = Math.max(lastFaultEnd, clock.now() + e.forS * 1000);
+        return true;
+      }
     }
   };
 
@@ -699,9 +1091,10 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     await clock.advanceAsync(s.afterS * 1000);
     const names = podNames.map((k) => k.slice('default/'.length));
     note.text = '';
+    note.items = [];
     if (await apply(s.event)) {
       events++;
-      for (const item of itemsOf(s.event)) coverage[item]++;
+      for (const item of [...itemsOf(s.event), ...note.items]) coverage[item]++;
       lines.push(`  +${(at() / 1000).toFixed(0)}s ${eventText(s.event, names)}${note.text}`);
     }
   }
@@ -713,8 +1106,10 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   // comes after the last step, so each such pod's due time is known now: the quiet tail runs until
   // the last of them (at least MIN_TAIL_MS after the last step, fault and Lease pause).
   const zoneOfNode = (n: string): string => zoneLabel(cluster.nodes.get(n));
-  const zoneNames = new Set(NODE_NAMES.map(zoneOfNode));
-  const states = new Map<string, string>([...zoneNames].map((z) => [z, zoneState(NODE_NAMES.filter((n) => zoneOfNode(n) === z).map((n) => truth.get(n)?.unhealthySince === undefined), config.unhealthyZoneThreshold)]));
+  // A deleted node is in no zone (upstream forgets it); one that registered again counts as new.
+  const nodesNow = NODE_NAMES.filter((n) => cluster.nodes.has(n));
+  const zoneNames = new Set(nodesNow.map(zoneOfNode));
+  const states = new Map<string, string>([...zoneNames].map((z) => [z, zoneState(nodesNow.filter((n) => zoneOfNode(n) === z).map((n) => truth.get(n)?.unhealthySince === undefined), config.unhealthyZoneThreshold)]));
   const allDown = everyNodeDown();
   const dues: { pod: Pod; due: number; detail: string }[] = [];
   const exempt: string[] = [];
@@ -730,9 +1125,37 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     const from = Math.max(k.unhealthySince, tolsSetAt.get(pod.uid) ?? -Infinity, lastRestartAt, lastFaultEnd, zoneChangedAt.get(zoneOfNode(pod.nodeName)) ?? -Infinity, pauseEndedAt.get(zoneOfNode(pod.nodeName)) ?? -Infinity, allDownEndedAt);
     dues.push({ pod, due: from + lostBoundMs(config, s), detail: `kubelet ${k.running ? 'reporting NotReady' : 'stopped'} since ${fmt(k.unhealthySince)}, tolerating ${s} s` });
   }
+  // (d) Nothing lost by pod GC (gc_controller.go gc, every 20 s): the pods of a node that stays deleted
+  // (gcOrphaned: queued at the first pass that misses the node, deleted at the pass after its 40 s),
+  // the unscheduled terminating pods (gcUnscheduledTerminating, at the next pass), and the terminated
+  // pods beyond the threshold (gcTerminated, at the next pass) are gone within two passes more than
+  // that, counted from the later of the condition arising, the last (re)start and the last fault.
+  const quiet = Math.max(lastRestartAt, lastFaultEnd);
+  const gcDues: { key: string; uid: string; due: number; detail: string; terminated?: true; orphanOf?: string }[] = [];
+  for (const pod of cluster.podList()) {
+    if (pod.nodeName !== '' && !cluster.nodes.has(pod.nodeName)) {
+      const since = absences.get(pod.nodeName)?.at(-1)?.from ?? T0;
+      gcDues.push({ key: podKey(pod), uid: pod.uid, due: Math.max(since, quiet) + ORPHAN_QUARANTINE_MS + 3 * GC_CHECK_PERIOD_MS, detail: `an orphan of ${pod.nodeName}, deleted at ${fmt(since)}`, orphanOf: pod.nodeName });
+    } else if (pod.nodeName === '' && pod.deletionTimestamp !== undefined) {
+      gcDues.push({ key: podKey(pod), uid: pod.uid, due: Math.max(pod.creationTimestamp, quiet) + 2 * GC_CHECK_PERIOD_MS, detail: 'unscheduled and terminating' });
+    }
+  }
+  for (const pod of gcTerminatedToDelete(cluster.podList(), threshold)) {
+    gcDues.push({ key: podKey(pod), uid: pod.uid, due: Math.max(lastPodEndAt, quiet) + 2 * GC_CHECK_PERIOD_MS, detail: `terminated (${pod.phase}) beyond the threshold (${threshold})`, terminated: true });
+  }
   const tailEnd = Math.max(clock.now(), lastFaultEnd, lastPauseEnd, lastRestartAt) + MIN_TAIL_MS;
-  await clock.advanceAsync(Math.max(tailEnd, ...dues.map((d) => d.due + 1000)) - clock.now());
+  await clock.advanceAsync(Math.max(tailEnd, ...dues.map((d) => d.due + 1000), ...gcDues.map((d) => d.due + 1000)) - clock.now());
   const end = clock.now();
+  const stillChosen = new Set(gcTerminatedToDelete(cluster.podList(), threshold).map((x) => x.uid));
+  for (const d of gcDues) {
+    // A malformed pod is absent from pod GC's cache (h): its clock starts when it is readable again (lastFaultEnd).
+    if (cluster.pods.get(d.key)?.uid !== d.uid) continue;
+    // Other terminated pods went meanwhile (a taint eviction, a user): not beyond the threshold any more.
+    if (d.terminated && !stillChosen.has(d.uid)) continue;
+    // Its node registered again meanwhile: not an orphan.
+    if (d.orphanOf !== undefined && cluster.nodes.has(d.orphanOf)) continue;
+    violations.push({ invariant: 'd', atMs: end - T0, detail: `${d.key} (${d.detail}) not force-deleted by pod GC by ${fmt(d.due)}` });
+  }
   for (const { pod, due, detail } of dues) {
     const cur = cluster.pods.get(podKey(pod));
     if (cur?.uid !== pod.uid || cur.deletionTimestamp !== undefined) continue;
@@ -753,7 +1176,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   }
   await stopProcess();
 
-  const text = [...lines, ...exempt.map((x) => `  (d) exempt: ${x}`), ...byDroppedWatch.map((x) => `  (a) by the dropped watch: ${x}`), ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
+  const text = [...lines, ...exempt.map((x) => `  (d) exempt: ${x}`), ...byDroppedWatch.map((x) => `  (a) by the dropped watch: ${x}`), ...extraGcConditions.map((x) => `  (k) pending issue 53 item 2: ${x}`), ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
   return { violations, exempt, byDroppedWatch, events, timers: clock.fired, coverage, outcomes, text };
 }
 

@@ -333,3 +333,117 @@ export function podHoldsVolume(pod: Pod, pvName: string, claims: ReadonlyMap<str
   }
   return false;
 }
+
+/** Upstream pod GC's `quarantineTime` (pkg/controller/podgc/gc_controller.go): a missing node's pods are orphans only 40 s after a pass first queued it, ms. */
+export const ORPHAN_QUARANTINE_MS = 40_000;
+
+/** Upstream pod GC's `gcCheckPeriod` (gc_controller.go): `gc` runs every 20 s, ms. */
+export const GC_CHECK_PERIOD_MS = 20_000;
+
+/**
+ * Upstream `isPodTerminated` (gc_controller.go): every phase but Pending, Running and Unknown (the
+ * API server stores one of the five phases).
+ */
+export function gcPodTerminated(pod: Pick<Pod, 'phase'>): boolean {
+  return pod.phase !== 'Pending' && pod.phase !== 'Running' && pod.phase !== 'Unknown';
+}
+
+/**
+ * Upstream `byEvictionAndCreationTimestamp.Less` (gc_controller.go): evicted pods first
+ * (`eviction.PodIsEvicted`: phase Failed, reason `Evicted`), then the older creation timestamp, then
+ * the smaller name. A comparator: negative when `a` comes first.
+ */
+export function byEvictionAndCreationTimestamp(a: Pod, b: Pod): number {
+  const ae = a.phase === 'Failed' && a.statusReason === 'Evicted';
+  const be = b.phase === 'Failed' && b.statusReason === 'Evicted';
+  if (ae !== be) return ae ? -1 : 1;
+  if (a.creationTimestamp === b.creationTimestamp) return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  return a.creationTimestamp - b.creationTimestamp;
+}
+
+/**
+ * The pods upstream `gcTerminated` (gc_controller.go) deletes from `pods` (one pass's lister
+ * contents): with `threshold` > 0 (`gc` skips the pass otherwise) and n terminated pods, the first
+ * n − threshold in {@link byEvictionAndCreationTimestamp} order; none when n ≤ threshold.
+ */
+export function gcTerminatedToDelete(pods: readonly Pod[], threshold: number): Pod[] {
+  if (threshold <= 0) return [];
+  const terminated = pods.filter(gcPodTerminated);
+  const deleteCount = terminated.length - threshold;
+  if (deleteCount <= 0) return [];
+  return [...terminated].sort(byEvictionAndCreationTimestamp).slice(0, deleteCount);
+}
+
+/**
+ * The earliest time (epoch ms) upstream pod GC, running since `startedAt`, may force-delete the pods
+ * of a node that the API has been without during `absences` ([from, to), `to` undefined while it
+ * lasts): `gcOrphaned` queues the node with `nodeQueue.AddAfter(name, quarantineTime)` at a pass that
+ * finds it missing from the lister, and `discoverDeletedNodes` takes it up only once that delay is
+ * over, at a later pass (its delaying queue keeps the earliest ready time of a key; a restarted
+ * controller starts with an empty queue). A pass sees a node missing at the earliest when the API
+ * deleted it, so the bound is the first absence still open at `startedAt`, counted from
+ * `max(its start, startedAt)`, plus 40 s. `Infinity` when there is none.
+ */
+export function orphanQuarantineEnd(absences: readonly { from: number; to?: number }[], startedAt: number): number {
+  const a = absences.find((x) => (x.to ?? Infinity) > startedAt);
+  return a === undefined ? Infinity : Math.max(a.from, startedAt) + ORPHAN_QUARANTINE_MS;
+}
+
+/**
+ * Whether a node lifecycle controller that began observing at `fromMs` could have judged the node not
+ * Ready by `toMs` from what it observed since: upstream `monitorNodeHealth` → `tryUpdateNodeHealth`
+ * (node_lifecycle_controller.go) judges a node by its Ready condition as the lister has it
+ * (`currentReadyCondition`, acted on by `processTaintBaseEviction` at that pass), and marks a node
+ * Unknown once `now` is after its probe timestamp plus the grace period; a node it first observes
+ * gets the probe timestamp `now` ("Missing timestamp for Node … Assuming now"), and each newer Lease
+ * renewal moves it. So: the Ready status was one of `statuses` at `from.status` or became one by
+ * `toMs` (what the controller reads from its Node cache, once that cache has the data), or some
+ * interval in [from.silence, toMs] without a renewal is longer than `graceMs` (silence needs its
+ * Lease cache as well).
+ * @param readyHistory the node's Ready status in the API over time ({at, status}, ascending).
+ * @param renewals the node's Lease renewals in the API (epoch ms, ascending).
+ * @param from when the controller's Node cache (`status`) and its Node and Lease caches together (`silence`) began to hold the data it judges by, epoch ms.
+ */
+export function judgedNotReady(
+  readyHistory: readonly { at: number; status: string }[],
+  renewals: readonly number[],
+  from: { status: number; silence: number },
+  toMs: number,
+  graceMs: number,
+  statuses: ReadonlySet<string>,
+): boolean {
+  let atStart: string | undefined;
+  for (const x of readyHistory) {
+    if (x.at <= from.status) atStart = x.status;
+    else if (x.at <= toMs && statuses.has(x.status)) return true;
+  }
+  if (atStart !== undefined && statuses.has(atStart)) return true;
+  const fromMs = from.silence;
+  let last = fromMs;
+  for (const r of renewals) {
+    if (r <= fromMs) continue;
+    if (r > toMs) break;
+    if (r - last > graceMs) return true;
+    last = r;
+  }
+  return toMs - last > graceMs;
+}
+
+/**
+ * The earliest time (epoch ms) upstream, started at `startedAt`, may delete a pod for `taints`: its
+ * taint manager schedules a pod when it first handles it and its node's NoExecute taints, at or after
+ * its start, `minTolerationTime` later (`processPodOnNode`: at once for a taint the pod does not
+ * tolerate, never when every matching toleration is forever), and keeps a schedule through a
+ * toleration edit that would end later. So the smallest of those times over every version of the
+ * pod's tolerations it held since the start (`tolerationVersions`: the one at the start first).
+ * `Infinity` when every version tolerates the taints forever.
+ */
+export function upstreamRestartedEarliestDeletion(startedAt: number, taints: readonly Taint[], tolerationVersions: readonly (readonly Toleration[])[]): number {
+  let earliest = Infinity;
+  for (const tols of tolerationVersions) {
+    const m = matchingTolerations(taints, tols);
+    const s = m.allTolerated ? minTolerationSeconds(m.used) : 0;
+    earliest = Math.min(earliest, startedAt + s * 1000);
+  }
+  return earliest;
+}

@@ -15,6 +15,17 @@
  * client-go's reflector's) does. `run` starts no controller before every cache synced; the harness
  * waits the same way ({@link ProcessCaches.whenSynced}).
  *
+ * An API server outage (harness `api-outage`) drops every stream at once and ends each with a 410
+ * relist at the time the harness computes from client-go's backoff; a drop that another is still
+ * holding (a watch drop inside an outage) ends only when the last of them does, with a relist if any
+ * was a 410. A process that starts while the API server is down has listed nothing: each cache is
+ * empty and unsynced until its first list succeeds (the harness ends it as a relist).
+ *
+ * A paused process (harness `process-pause`) runs none of its code: what its caches would deliver
+ * waits, in order, until it resumes. Its streams stay open (`isWatching()` true), as a frozen
+ * process's sockets do. Its reads see the API's objects; a resumed process is fenced (it lost its
+ * leader Lease), so nothing it reads then reaches the cluster.
+ *
  * Times: epoch milliseconds.
  */
 import type { ControllerSources, SourceHandlers } from '../../src/controllers/context.js';
@@ -36,6 +47,12 @@ interface Drop {
   leaseRV: string;
   /** While the end of the drop is being delivered: reads are live, the stream not yet back. */
   catchingUp: boolean;
+  /** How many drops hold the stream down (a watch drop inside an outage): it comes back when the last ends. */
+  holds: number;
+  /** Whether one of the drops ended in a 410 (the stream comes back by a relist). */
+  gone: boolean;
+  /** The cache has never listed (its process started while the API server was down): unsynced, empty. */
+  unlisted: boolean;
 }
 
 type AnyHandlers = SourceHandlers<unknown>;
@@ -73,17 +90,24 @@ export class ProcessCaches {
   readonly #affinityHandlers: AnyHandlers[] = [];
   /** When the process (and so its informers) started, epoch ms. */
   readonly #createdAt: number;
+  /** The process is paused: deliveries wait here, in order, until {@link resume}. */
+  #paused = false;
+  readonly #waiting: (() => void)[] = [];
 
   /**
    * @param clock the true clock (the API's), epoch ms.
    * @param malformed `resource:key` of the objects that are malformed when this process starts.
    * @param ruleOf each pod's node affinity rule, for node-affinity-enforcer's pod source.
+   * @param unlisted the API server is down: no cache has listed yet (each is empty and unsynced until {@link restore}).
    */
-  constructor(cluster: InMemoryCluster, clock: Clock, malformed: Iterable<string> = [], ruleOf?: (p: Pod) => PodRule) {
+  constructor(cluster: InMemoryCluster, clock: Clock, malformed: Iterable<string> = [], ruleOf?: (p: Pod) => PodRule, unlisted = false) {
     this.#cluster = cluster;
     this.#clock = clock;
     this.#createdAt = clock.now();
     this.#malformed = new Set(malformed);
+    if (unlisted) {
+      for (const r of WATCHED) this.#drops.set(r, { since: clock.now(), held: new Map(), missed: [], leaseRV: '', catchingUp: false, holds: 1, gone: true, unlisted: true });
+    }
     const base = clusterSources(cluster, ruleOf) as unknown as Record<string, Record<string, unknown>>;
     const out: Record<string, unknown> = { ...base };
     for (const [name, source] of Object.entries(base)) {
@@ -105,6 +129,7 @@ export class ProcessCaches {
    * of which it has no readable version (its first list fails until the object can be read).
    */
   synced(resource: WatchedResource): boolean {
+    if (this.#drops.get(resource)?.unlisted === true) return false;
     if (!KEEPS_LAST_READABLE[resource]) return true;
     for (const id of this.#malformed) if (id.startsWith(`${resource}:`) && !this.#lastReadable.has(id)) return false;
     return true;
@@ -127,9 +152,34 @@ export class ProcessCaches {
       if (cur !== undefined && synced) this.#lastReadable.set(`${resource}:${key}`, cur);
       return true;
     }
-    if (cur !== undefined) for (const h of this.#handlers.get(resource) ?? []) h.delete?.(cur);
+    if (cur !== undefined) this.#emit(() => this.#deliverTo(this.#handlers.get(resource) ?? [], cur, undefined));
     if (resource === 'pods') this.#tellAffinity(key, 'delete');
     return true;
+  }
+
+  /** The process stops running: what its caches would deliver waits until {@link resume}. */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** The process runs again: what waited is delivered, in order (a no-op after {@link stop}). */
+  resume(): void {
+    this.#paused = false;
+    for (const f of this.#waiting.splice(0)) if (this.#live) f();
+  }
+
+  /** Runs `f` (a delivery to the process's handlers) now, or at {@link resume} while the process is paused. */
+  #emit(f: () => void): void {
+    if (this.#paused) this.#waiting.push(f);
+    else f();
+  }
+
+  #deliverTo(hs: readonly AnyHandlers[], old: unknown, cur: unknown): void {
+    for (const h of hs) {
+      if (old === undefined && cur !== undefined) h.add?.(cur);
+      else if (old !== undefined && cur !== undefined) h.update?.(old, cur);
+      else if (old !== undefined) h.delete?.(old);
+    }
   }
 
   /**
@@ -153,7 +203,7 @@ export class ProcessCaches {
           (kind: 'add' | 'update' | 'delete') =>
           (...args: unknown[]): void => {
             if (!this.#live || !readable(kind === 'update' ? args[1] : args[0])) return;
-            (h[kind] as ((...a: unknown[]) => void) | undefined)?.(...args);
+            this.#emit(() => (h[kind] as ((...a: unknown[]) => void) | undefined)?.(...args));
           };
         subscribe({ ...(h.add ? { add: gate('add') } : {}), ...(h.update ? { update: gate('update') } : {}), ...(h.delete ? { delete: gate('delete') } : {}) });
       },
@@ -170,7 +220,9 @@ export class ProcessCaches {
   #tellAffinity(key: string, kind: 'add' | 'delete'): void {
     const p = this.#affinitySource?.(key);
     if (p === undefined) return;
-    for (const h of this.#affinityHandlers) h[kind]?.(p);
+    this.#emit(() => {
+      for (const h of this.#affinityHandlers) h[kind]?.(p);
+    });
   }
 
   /** A readable version of `key` arrives: the cache has it again (an add, or, while the watch is down, on its return). */
@@ -178,9 +230,13 @@ export class ProcessCaches {
     if (!this.#malformed.delete(`${resource}:${key}`) || !this.#live) return;
     if (resource === 'pods') this.#tellAffinity(key, 'add');
     this.#deliverReadable(resource, key);
+    this.#startIfSynced();
+  }
+
+  /** Once every cache has synced (a retried list succeeded), the process starts its controllers. */
+  #startIfSynced(): void {
     const start = this.#onSynced;
     if (start && WATCHED.every((r) => this.synced(r))) {
-      // The informer's retried list succeeds: it syncs, and the process starts its controllers.
       this.#onSynced = undefined;
       start();
     }
@@ -197,10 +253,7 @@ export class ProcessCaches {
       return;
     }
     if (cur === undefined) return;
-    for (const h of this.#handlers.get(resource) ?? []) {
-      if (last !== undefined) h.update?.(last, cur);
-      else h.add?.(cur);
-    }
+    this.#emit(() => this.#deliverTo(this.#handlers.get(resource) ?? [], last, cur));
   }
 
   #isMalformed(resource: WatchedResource | undefined, o: unknown): boolean {
@@ -212,29 +265,38 @@ export class ProcessCaches {
     return this.#drops.has(resource);
   }
 
-  /** Ends `resource`'s watch stream now (a no-op when it is already down). */
+  /** Ends `resource`'s watch stream now; when it is already down, one more drop holds it down until its own {@link restore}. */
   drop(resource: WatchedResource): void {
-    if (this.#drops.has(resource) || !this.#live) return;
+    if (!this.#live) return;
+    const held = this.#drops.get(resource);
+    if (held) {
+      held.holds++;
+      return;
+    }
     const map = this.#store(resource);
-    this.#drops.set(resource, { since: this.#clock.now(), held: new Map(map), missed: [], leaseRV: this.#cluster.leaseResourceVersion(), catchingUp: false });
-    for (const h of this.#handlers.get(resource) ?? []) h.watching?.();
+    this.#drops.set(resource, { since: this.#clock.now(), held: new Map(map), missed: [], leaseRV: this.#cluster.leaseResourceVersion(), catchingUp: false, holds: 1, gone: false, unlisted: false });
+    const hs = this.#handlers.get(resource) ?? [];
+    this.#emit(() => {
+      for (const h of hs) h.watching?.();
+    });
   }
 
-  /** Brings `resource`'s stream back: replays what it missed, or (`gone`: a 410) relists. */
+  /**
+   * Ends one drop of `resource`'s stream (`gone`: it ended in a 410). When no other drop holds it,
+   * the stream comes back: the cache replays what it missed or, after any 410, relists.
+   */
   restore(resource: WatchedResource, gone: boolean): void {
     const d = this.#drops.get(resource);
     if (!d) return;
+    d.gone ||= gone;
+    if (--d.holds > 0) return;
     d.catchingUp = true;
     const hs = this.#live ? (this.#handlers.get(resource) ?? []) : [];
     const deliver = (old: unknown, cur: unknown): void => {
       if (this.#isMalformed(resource, cur ?? old)) return; // absent from the cache, as it was when it turned malformed
-      for (const h of hs) {
-        if (old === undefined && cur !== undefined) h.add?.(cur);
-        else if (old !== undefined && cur !== undefined) h.update?.(old, cur);
-        else if (old !== undefined) h.delete?.(old);
-      }
+      this.#emit(() => this.#deliverTo(hs, old, cur));
     };
-    if (gone) {
+    if (d.gone) {
       const live = this.#store(resource);
       for (const [k, cur] of live) {
         const old = d.held.get(k);
@@ -245,7 +307,10 @@ export class ProcessCaches {
       for (const m of d.missed) deliver(m.old, m.cur);
     }
     this.#drops.delete(resource);
-    for (const h of hs) h.watching?.();
+    this.#emit(() => {
+      for (const h of hs) h.watching?.();
+    });
+    this.#startIfSynced();
   }
 
   #store(resource: WatchedResource): ReadonlyMap<string, unknown> {
@@ -271,7 +336,7 @@ export class ProcessCaches {
               return;
             }
             const f = h[kind] as ((...a: unknown[]) => void) | undefined;
-            f?.(...args);
+            this.#emit(() => f?.(...args));
           };
         const wrapped: AnyHandlers = {};
         if (h.add) wrapped.add = gate('add');

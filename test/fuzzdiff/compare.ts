@@ -46,6 +46,24 @@ export interface CompareContext {
   shadowLag?: { fromMs: number; toMs: number; maxLagMs: number }[];
   /** Each node's zone (the fleet's naming), for the comparison of a zone's NoExecute taints in order. */
   nodeZones?: Record<string, string>;
+  /**
+   * When each node's kubelet was down, paused or reporting NotReady (`kill`…`revive`,
+   * `pause-lease`…`resume-lease`, `not-ready`…`ready`; `toMs` Infinity: to the end), from the steps'
+   * applied times: what names a decision one side never made after an API server outage.
+   */
+  nodeFaults?: { node: string; fromMs: number; toMs: number; silent?: boolean }[];
+  /**
+   * Ours' own deletion schedule of each pod as the shadow logged it ("Pod deletion scheduled" with its
+   * time, "Cancelling deletion of pod"), in log order: what ours was about to do when upstream's real
+   * deletion took a pod from its views (runner.ts reads the shadow's log).
+   */
+  oursScheduled?: { pod: string; loggedMs: number; atMs?: number }[];
+  /**
+   * The blind stretches of ours' taint eviction controller as the shadow logged them ("sight of the
+   * cluster regained": when, how long it was blind, and until when it holds what fell due meanwhile:
+   * taint-eviction.md #10).
+   */
+  oursBlind?: { loggedMs: number; blindMs: number; holdUntilMs: number }[];
 }
 
 /** A sampled cache lag above this (ms) makes the shadow's timing of that interval unreliable. */
@@ -76,7 +94,7 @@ function zoneNoExecuteTimes(ds: readonly Decision[], zone: string, zones: Record
 }
 
 /** Upstream's own detection window beyond ours (node-lifecycle.md #1, #2), ms: see DIFFERENCES. */
-function upstreamWindowMs(c: CompareContext): number {
+function upstreamWindowMs(c: Pick<CompareContext, 'toleranceMs'>): number {
   // Probe timestamp up to one pass behind the heartbeat, the expiry noticed up to one pass late, the
   // NoExecute taint one pass after the Unknown write: three monitor periods, plus 1 s of latency.
   return 3 * (c.toleranceMs - 1000) + 1000;
@@ -110,6 +128,62 @@ export function reconnectWindowMs(outageMs: number): number {
   return firstAttemptMs + Math.min(2 * firstAttemptMs, 60_000);
 }
 
+/**
+ * When a scenario with an API server outage may end, epoch ms: once the last decision either side can
+ * make on what it saw after the outage is due. kube-controller-manager's informers may show the
+ * pre-outage state until {@link reconnectWindowMs} after the return; after that come a grace period
+ * (detection), upstream's own detection window, the longest toleration (a deletion), pod GC's 20 s
+ * pass (a force delete and the detach after it) and the tolerance. A run that ends then leaves no
+ * post-outage decision to be excused by the end: each one is paired or named (issue 57).
+ * @param w the outage: `fromMs` the stop, `toMs` `/readyz` (Infinity while it lasts: the bound is then unknown).
+ */
+export function postOutageEndMs(w: { fromMs: number; toMs: number }, c: Pick<CompareContext, 'graceMs' | 'maxTolerationMs' | 'toleranceMs'>): number {
+  if (!Number.isFinite(w.toMs)) return Number.POSITIVE_INFINITY;
+  return w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.graceMs + upstreamWindowMs(c) + c.maxTolerationMs + POD_GC_PERIOD_MS + c.toleranceMs;
+}
+
+/**
+ * Whether `node` heartbeated (no kill or Lease pause of the scenario in force) at some time in
+ * [`fromMs`, `toMs`]: a kubelet reporting NotReady still renews its Lease. Faults recorded before
+ * the runner told them apart (no `silent`) count as silent.
+ */
+function healthyDuring(c: CompareContext, node: string | undefined, fromMs: number, toMs: number): boolean {
+  if (node === undefined || c.nodeFaults === undefined) return false;
+  const faults = c.nodeFaults.filter((f) => f.node === node && f.silent !== false && f.toMs > fromMs && f.fromMs <= toMs).sort((a, b) => a.fromMs - b.fromMs);
+  let t = fromMs;
+  for (const f of faults) {
+    if (f.fromMs > t) return true;
+    t = Math.max(t, f.toMs);
+    if (t > toMs) return false;
+  }
+  return t <= toMs;
+}
+
+/**
+ * Whether upstream's own record shows `r`'s node heartbeating in [`fromMs`, `toMs`]: upstream marked
+ * it Unknown again at t2 after the row's mark (a Ready→Unknown transition needs a Ready status in
+ * between, which only a kubelet's status post gives, at least a grace period before t2), and that
+ * heartbeat's interval (the row's time, t2 − grace) meets [`fromMs`, `toMs`]. Campaign scenario 5700/5o:
+ * a Lease-paused node still posts its status every 60 s.
+ */
+function heartbeatByUpstream(c: RuleInput, r: CompareRow, fromMs: number, toMs: number): boolean {
+  if (r.action !== 'mark-unknown' || r.kcmAtMs === undefined) return false;
+  const t1 = r.kcmAtMs;
+  const again = c.kcm.filter((k) => k.action === 'mark-unknown' && k.object === r.object && k.atMs > t1).sort((a, b) => a.atMs - b.atMs)[0];
+  return again !== undefined && t1 <= toMs && again.atMs - c.graceMs >= fromMs && again.atMs - c.graceMs > t1;
+}
+
+/** When ours added the taint `detail` to `node` that is still on at `atMs` (epoch ms: added at or before it and not removed since), else undefined. */
+function oursTaintOn(c: RuleInput, node: string, detail: string, atMs: number): number | undefined {
+  let on: number | undefined;
+  for (const o of [...c.ours].sort((a, b) => a.atMs - b.atMs)) {
+    if (o.object !== node || o.detail !== detail || o.atMs > atMs) continue;
+    if (o.action === 'taint') on ??= o.atMs;
+    else if (o.action === 'untaint') on = undefined;
+  }
+  return on;
+}
+
 /** When `ds` last NoExecute-tainted `node` at or before `atMs` (epoch ms), if they did. */
 function lastNoExecute(ds: readonly Decision[], node: string, atMs: number): number | undefined {
   return ds
@@ -135,11 +209,11 @@ const RECONNECT_ACTIONS: readonly DiffAction[] = ['mark-unknown', 'taint', 'dele
  *   after the stop, and ours' clock (taint to deletion) is no shorter than upstream's: its deadline is
  *   never earlier than upstream's would be on the same view; ours only, when upstream's clock from
  *   its own taint (no earlier than ours' − tolerance) would have run out only after the end, or
- *   upstream removed that taint first; with no taint of upstream's after the stop, only when the end
- *   came within the window;
- * - any other ours only: the end came within the window (+ pod GC's 20 s pass for a force delete or
- *   detach), or ours itself removed a taint of the node within it (the state upstream would see on
- *   its return was gone).
+ *   upstream removed that taint first; with no taint of upstream's after the stop, never;
+ * - any other ours only: ours itself removed a taint of the node within it (the state upstream would
+ *   see on its return was gone).
+ * Nothing is excused because the run ended inside the window (issue 57: no window excused
+ * wholesale): runner.ts plays on until {@link postOutageEndMs}.
  */
 function reconnectRace(r: CompareRow, c: RuleInput): boolean {
   const t = r.oursAtMs;
@@ -168,7 +242,9 @@ function reconnectRace(r: CompareRow, c: RuleInput): boolean {
         return kcmTaint !== undefined && kcmTaint >= w.fromMs && clockMs >= (r.kcmAtMs ?? 0) - kcmTaint - c.toleranceMs;
       }
       const theirs = c.kcm.filter((k) => k.action === 'taint' && k.object === node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs);
-      if (theirs.length === 0) return c.endMs <= untilMs;
+      // No taint of upstream's after the stop: nothing pairs the deletion and nothing names it (the
+      // run no longer ends inside the window: runner.ts waits for postOutageEndMs).
+      if (theirs.length === 0) return false;
       return theirs.some(
         (k) =>
           k.atMs >= oursTaint - c.toleranceMs &&
@@ -180,7 +256,9 @@ function reconnectRace(r: CompareRow, c: RuleInput): boolean {
     // Upstream's force delete (and the detach after it) comes at its pod GC pass after its sight returns.
     const podGcMs = r.action === 'force-delete' || r.action === 'detach' ? POD_GC_PERIOD_MS : 0;
     if (r.outcome === 'ours earlier') return (r.kcmAtMs ?? 0) <= untilMs + podGcMs + c.graceMs + upstreamWindowMs(c);
-    if (c.endMs <= untilMs + podGcMs) return true;
+    // An ours only is named only by what ours saw: it removed a taint of the node within the window
+    // (the state upstream would see on its return was gone). "The run ended inside the window" no
+    // longer explains anything: the runner waits for postOutageEndMs.
     const node = r.node ?? r.object;
     return podGcMs === 0 && c.ours.some((o) => o.action === 'untaint' && o.object === node && o.atMs >= t && o.atMs <= untilMs);
   });
@@ -402,6 +480,44 @@ export const DIFFERENCES: readonly Difference[] = [
     },
   },
   {
+    // Upstream removed a NoExecute taint (its all-zones stop's markNodeAsReachable on every node, or
+    // its restart) and added it again, while ours' same taint stayed on the node: both sides end with
+    // the taint, only upstream's stamp is newer (which postpones its deadlines, never ours').
+    // Campaign scenario 5700/3o: upstream's stop after the outage stripped and re-added it 3 s later.
+    name: "node-lifecycle.md #6/#22: upstream stripped and re-added a NoExecute taint (its all-zones stop, its restart) while ours' same taint stayed on the node all along",
+    explains: (r, c) => r.action === 'taint' && isNoExecute(r) && r.outcome === 'KCM only' && oursTaintOn(c, r.object, r.detail, r.kcmAtMs ?? 0) !== undefined,
+  },
+  {
+    // A shadow limit the other way round from "the overlay" below: upstream's deletion is real, so
+    // the pod leaves ours' views and ours' own deadline for it never comes. Explained only when ours'
+    // deadline was later: by the shadow's own log, ours had the pod's deletion scheduled (not
+    // cancelled) for a time after upstream's deletion (campaign scenarios 5700/4o: scheduled 4.6 s
+    // later; 5700/9o: held by the sight hold until 3.9 s later; "Cancelling deletion of pod" once the
+    // pod was gone). Without that log (older reports): ours' NoExecute taint of the node was on at
+    // upstream's deletion and came after upstream's own, so the same toleration runs out later on
+    // ours' side. Otherwise a lost eviction.
+    name: "shadow-mode.md, the overlay, upstream first: upstream's real deletion took the pod from ours' views before ours' own later deadline for it (ours' scheduled deletion in the shadow's log, later or held by its sight hold past upstream's; or ours' NoExecute taint of the node on and after upstream's)",
+    explains: (r, c) => {
+      if (r.action !== 'delete-pod' || r.outcome !== 'KCM only' || r.node === undefined || r.kcmAtMs === undefined) return false;
+      const at = r.kcmAtMs;
+      const node = r.node;
+      if (c.oursScheduled !== undefined) {
+        const last = c.oursScheduled.filter((x) => x.pod === r.object && x.loggedMs <= at).at(-1);
+        if (last?.atMs === undefined) return false;
+        if (last.atMs > at) return true;
+        // Its deadline fell in a blind stretch of ours (a cache still relisting after the outage):
+        // the sight hold (taint-eviction.md #10) held it to a time after upstream's deletion.
+        const due = last.atMs;
+        return (c.oursBlind ?? []).some((b) => b.loggedMs - b.blindMs <= due && due <= b.loggedMs && b.holdUntilMs > at);
+      }
+      return c.ours.some((o) => {
+        if (o.action !== 'taint' || o.object !== node || !o.detail.endsWith(':NoExecute') || oursTaintOn(c, node, o.detail, at) !== o.atMs) return false;
+        const theirs = lastNoExecute(c.kcm, node, at);
+        return theirs !== undefined && o.atMs > theirs;
+      });
+    },
+  },
+  {
     // A toleration edit that races the node's NoExecute taint: the side that saw the taint first
     // scheduled the pre-edit deadline and keeps it (upstream `processPodOnNode`: a pending schedule's
     // CreatedAt is earlier than any later handling, so an update never moves it; taint-eviction.md #2),
@@ -450,13 +566,21 @@ export const DIFFERENCES: readonly Difference[] = [
       c.controllerRestarts.some((w) => (r.oursAtMs ?? 0) >= (w.startedMs ?? w.toMs) && c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && k.atMs >= w.fromMs)),
   },
   {
-    name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces)',
-    // Ours' own sight returns by the same reconnect race as upstream's (client-go's reflector
-    // backoff, reconnectWindowMs), and only then does its fresh grace start: upstream may regain
-    // sight first by chance, and act that much before ours can.
+    name: 'node-lifecycle.md #5 / taint-eviction.md #6, #10: an API outage is not mistaken for dead nodes (fresh grace when sight returns; reduces): upstream judged the node on its pre-outage view, and it was healthy again within ours\' fresh grace',
+    // Per row, not per window (issue 57): ours gives every node a full grace period when its sight
+    // returns (by the same reconnect race as upstream's, reconnectWindowMs) and judges only a node
+    // still silent after it; so a decision upstream made after the outage and ours never made is
+    // explained only when its node was healthy again at some time between the API server's return
+    // and the latest ours' sight can return plus a grace period. A node down throughout must be
+    // judged by ours too (paired, ours later), or the row is a violation (a lost decision).
     explains: (r, c) =>
       r.outcome === 'KCM only' &&
-      c.apiserverRestarts.some((w) => inWindow(r.kcmAtMs, w.fromMs, w.toMs + (Number.isFinite(w.toMs) ? reconnectWindowMs(w.toMs - w.fromMs) : 0) + c.graceMs + c.maxTolerationMs + 15_000)),
+      c.apiserverRestarts.some((w) => {
+        if (!Number.isFinite(w.toMs) || !inWindow(r.kcmAtMs, w.fromMs, postOutageEndMs(w, c))) return false;
+        const from = w.servingMs ?? w.toMs;
+        const to = w.toMs + reconnectWindowMs(w.toMs - w.fromMs) + c.graceMs;
+        return healthyDuring(c, r.node ?? r.object, from, to) || heartbeatByUpstream(c, r, from, to);
+      }),
   },
   {
     name: "taint-eviction.md #3: upstream's own deletion (its NoExecute taint on the node came before an API outage) was dropped in the outage (kubernetes #140639); ours carried it out after",

@@ -2,7 +2,7 @@
  * `npm run fuzz:diff`: differential runs of kube-controller-manager 1.37.2 against ours (a `--dry-run`
  * shadow) on a private control plane.
  *
- *   npm run fuzz:diff -- [--seed N] [--count N] [--size small|normal] [--out DIR] [--budget-minutes M]
+ *   npm run fuzz:diff -- [--seed N] [--count N] [--size small|normal] [--outage] [--out DIR] [--budget-minutes M]
  *   npm run fuzz:diff -- --replay FILE [--replay FILE …]
  *   npm run fuzz:diff -- --recompare REPORT.json [--recompare REPORT.json …] [--out DIR]
  *
@@ -18,13 +18,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PrivateControlPlane } from '../support/private-cluster.js';
 import { compareDecisions, type CompareContext } from './compare.js';
 import type { Decision } from './recorder.js';
 import { buildCampaignReport, renderMarkdown, type ScenarioSummaryInput } from './report.js';
-import { runScenario, type RunEnv } from './runner.js';
+import { oursScheduled, runScenario, type RunEnv } from './runner.js';
 import { generateScenarios, parseScenario, type Scenario, type ScenarioSize } from './scenario.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -45,9 +45,10 @@ interface StoredScenario {
   ctx: CompareContext;
   kcm: Decision[];
   ours: Decision[];
+  applied?: { atS: number; op: string; atMs: number }[];
 }
 
-function recompare(files: readonly string[], out: string): number {
+async function recompare(files: readonly string[], out: string): Promise<number> {
   const results: ScenarioSummaryInput[] = [];
   for (const f of files) {
     const doc = JSON.parse(readFileSync(f, 'utf8')) as { scenarios: StoredScenario[] };
@@ -66,7 +67,17 @@ function recompare(files: readonly string[], out: string): number {
         const first = x.kcm.filter((k) => k.atMs > w.fromMs && k.atMs < w.toMs).reduce<number | undefined>((m, k) => (m === undefined || k.atMs < m ? k.atMs : m), undefined);
         return first === undefined ? w : { ...w, servingMs: first };
       };
-      const ctx = { ...x.ctx, controllerRestarts: open(x.ctx.controllerRestarts), apiserverRestarts: open(x.ctx.apiserverRestarts).map(serving), outOfService: open(x.ctx.outOfService), nodeZones };
+      const ctx = {
+        ...x.ctx,
+        controllerRestarts: open(x.ctx.controllerRestarts),
+        apiserverRestarts: open(x.ctx.apiserverRestarts).map(serving),
+        outOfService: open(x.ctx.outOfService),
+        // Reports written before the runner told a NotReady report from a silent kubelet: by the step that began the fault.
+        ...(x.ctx.nodeFaults ? { nodeFaults: open(x.ctx.nodeFaults).map((w) => ({ ...w, silent: w.silent ?? x.applied?.find((a) => a.atMs === w.fromMs)?.op !== 'not-ready' })) } : {}),
+        // Reports written before the runner read ours' deletion schedule: from the shadow's log beside the report.
+        ...(x.ctx.oursScheduled === undefined && x.prefix !== undefined ? await oursScheduled(join(dirname(f), 'logs', `${x.prefix}.log`)) : {}),
+        nodeZones,
+      };
       const scenario = parseScenario(readFileSync(x.file, 'utf8'));
       results.push({ scenario, file: x.file, wallMs: x.wallMs, kcm: x.kcm, ours: x.ours, rows: compareDecisions(x.kcm, x.ours, ctx), notes: x.notes });
     }
@@ -89,6 +100,8 @@ async function main(): Promise<number> {
       replay: { type: 'string', multiple: true },
       recompare: { type: 'string', multiple: true },
       'budget-minutes': { type: 'string' },
+      // Every scenario restarts the API server once (a campaign about what follows an outage).
+      outage: { type: 'boolean', default: false },
     },
   });
   if ((process.env['NLC_K8S_VERSION'] ?? '1.37') !== '1.37') {
@@ -101,12 +114,12 @@ async function main(): Promise<number> {
   const out = resolve(values.out ?? join('/tmp', `fuzzdiff-${Date.now().toString(36)}`));
   mkdirSync(join(out, 'scenarios'), { recursive: true });
   mkdirSync(join(out, 'logs'), { recursive: true });
-  if (values.recompare?.length) return recompare(values.recompare, out);
+  if (values.recompare?.length) return await recompare(values.recompare, out);
   const todo: { scenario: Scenario; file: string }[] = [];
   if (values.replay?.length) {
     for (const f of values.replay) todo.push({ scenario: parseScenario(readFileSync(f, 'utf8')), file: resolve(f) });
   } else {
-    for (const s of generateScenarios(seed, Number(values.count), size)) {
+    for (const s of generateScenarios(seed, Number(values.count), size, values.outage)) {
       const file = join(out, 'scenarios', `${s.id.replace('/', '-')}.json`);
       writeFileSync(file, `${JSON.stringify(s, null, 2)}\n`);
       todo.push({ scenario: s, file });
@@ -127,7 +140,7 @@ async function main(): Promise<number> {
     await cp.run('up');
     const env: RunEnv = { cp, clients: await cp.clients(), kcmBinary: kubeControllerManagerBinary(), logDir: join(out, 'logs'), root: ROOT };
     for (const { scenario, file } of todo) {
-      // About 80 s a scenario at normal size: do not start one the budget cannot hold.
+      // About 80 s a scenario at normal size (up to 3 min more after an outage): do not start one the budget cannot hold.
       if (Date.now() - startedMs + (scenario.durationS + 30) * 1000 > budgetMs) break;
       const r = await runScenario(env, scenario, file);
       results.push({ ...r, scenario });

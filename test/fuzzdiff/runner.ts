@@ -14,6 +14,7 @@
  *
  * Not upstream: test tooling.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -24,7 +25,7 @@ import type { KubeClients } from '../../src/kube/client.js';
 import { toNode, toPod, type Taint, type Toleration } from '../../src/kube/objects.js';
 import { createTestNamespace, waitFor } from '../support/cluster.js';
 import type { PrivateControlPlane } from '../support/private-cluster.js';
-import { compareDecisions, fromShadow, SHADOW_LAG_MS, type CompareContext, type CompareRow } from './compare.js';
+import { compareDecisions, fromShadow, postOutageEndMs, SHADOW_LAG_MS, type CompareContext, type CompareRow } from './compare.js';
 import { DecisionRecorder, type Decision } from './recorder.js';
 import type { Scenario, Step } from './scenario.js';
 import { CacheLagSampler, ShadowProcess, type LagSample } from './shadow.js';
@@ -241,6 +242,34 @@ async function registerCsi(clients: KubeClients, nodes: readonly string[]): Prom
 }
 
 /**
+ * Ours' deletion schedule of each pod, from the shadow's JSON log (debug level): the taint eviction
+ * controller's "Pod deletion scheduled" (with `at`) and "Cancelling deletion of pod" lines, in order,
+ * and its blind stretches ("sight of the cluster regained", with `blindMs` and `holdUntil`).
+ * @returns the entries (empty when the log cannot be read: the rule that needs them then names nothing).
+ */
+export async function oursScheduled(logFile: string): Promise<Required<Pick<CompareContext, 'oursScheduled' | 'oursBlind'>>> {
+  const out: Required<Pick<CompareContext, 'oursScheduled' | 'oursBlind'>> = { oursScheduled: [], oursBlind: [] };
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  for (const line of text.split('\n')) {
+    if (!line.includes('deletion') && !line.includes('sight of the cluster regained')) continue;
+    let j: { msg?: string; pod?: string; time?: string; at?: string; blindMs?: number; holdUntil?: string };
+    try {
+      j = JSON.parse(line) as typeof j;
+    } catch {
+      continue;
+    }
+    if (j.time === undefined) continue;
+    const loggedMs = Date.parse(j.time);
+    if (j.msg?.startsWith('taint eviction: sight of the cluster regained') && j.blindMs !== undefined && j.holdUntil !== undefined) {
+      out.oursBlind.push({ loggedMs, blindMs: j.blindMs, holdUntilMs: Date.parse(j.holdUntil) });
+    } else if (j.pod === undefined) continue;
+    else if (j.msg === 'Pod deletion scheduled' && j.at !== undefined) out.oursScheduled.push({ pod: j.pod, loggedMs, atMs: Date.parse(j.at) });
+    else if (j.msg === 'Cancelling deletion of pod') out.oursScheduled.push({ pod: j.pod, loggedMs });
+  }
+  return out;
+}
+
+/**
  * Plays one scenario and compares. Saves nothing; the caller writes files.
  * @throws {Error} when the fleet or a controller cannot be started (a broken environment, not a finding).
  */
@@ -278,6 +307,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     tolerationEdits: [],
     endMs: 0,
     outOfService: [],
+    nodeFaults: [],
   };
   try {
     await fleet.start();
@@ -299,7 +329,16 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     const noted = async (task: () => Promise<void>, what: string): Promise<void> => {
       await task().catch((err: unknown) => void notes.push(`${what}: ${err instanceof Error ? err.message : String(err)}`));
     };
+    // Each node's kubelet faults, from when a step began to when its end began (the comparison names a
+    // decision one side never made after an outage by them: compare.ts healthyDuring).
+    const faultFrom = (node: number, silent: boolean): void => void ctx.nodeFaults?.push({ node: nodeName(node), fromMs: Date.now(), toMs: Number.POSITIVE_INFINITY, silent });
+    const faultTo = (node: number): void => {
+      const open = ctx.nodeFaults?.find((f) => f.node === nodeName(node) && f.toMs === Number.POSITIVE_INFINITY);
+      if (open) open.toMs = Date.now();
+    };
     const apply = async (st: Step): Promise<void> => {
+      if (st.op === 'kill' || st.op === 'pause-lease' || st.op === 'not-ready') faultFrom(st.node, st.op !== 'not-ready');
+      if (st.op === 'revive' || st.op === 'resume-lease' || st.op === 'ready') faultTo(st.node);
       switch (st.op) {
         case 'kill':
           fleet.killNode(nodeName(st.node));
@@ -381,6 +420,14 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     const endAt = t0 + (s.durationS + s.graceS + 6) * 1000;
     if (endAt > Date.now()) await sleep(endAt - Date.now());
     await Promise.all(background);
+    // After an API server outage, on until every decision either side can make on what it saw after
+    // it is due (client-go's reconnect window, then detection, the longest toleration, pod GC's pass):
+    // no post-outage row is then excused by the end of the run (issue 57).
+    const outageEnd = Math.max(0, ...ctx.apiserverRestarts.map((w) => postOutageEndMs(w, ctx)).filter(Number.isFinite));
+    if (outageEnd > Date.now()) {
+      notes.push(`played on ${((outageEnd - Math.max(endAt, t0)) / 1000).toFixed(0)} s past the scenario's end to cover the reconnect window after the API server outage`);
+      await sleep(outageEnd - Date.now());
+    }
     ctx.endMs = Date.now();
     sampler.stop();
     const lag = sampler.maxLagMs();
@@ -397,6 +444,7 @@ export async function runScenario(env: RunEnv, s: Scenario, file?: string): Prom
     }
     if (controllers) await stopControllers(controllers, ours, notes);
     controllers = undefined;
+    Object.assign(ctx, await oursScheduled(join(env.logDir, `${prefix}.log`)));
     const kcm = recorder.decisions.filter((d) => d.atMs >= t0);
     const oursInPlay = ours.filter((d) => d.atMs >= t0);
     return { id: s.id, ...(file !== undefined ? { file } : {}), prefix, t0Ms: t0, applied, wallMs: Date.now() - started, kcm, ours: oursInPlay, rows: compareDecisions(kcm, oursInPlay, ctx), ctx, notes, failedPolls: recorder.failedPolls, cacheLag: sampler.samples };

@@ -98,11 +98,18 @@ function episodeArb(durationS: number, kinds: readonly Episode['kind'][] = ANY_K
   });
 }
 
-/** The fast-check arbitrary of scenarios of one size (ids are filled in by {@link generateScenarios}). */
-export function scenarioArb(size: ScenarioSize): fc.Arbitrary<Scenario> {
+/**
+ * The fast-check arbitrary of scenarios of one size (ids are filled in by {@link generateScenarios}).
+ * With `outage`, every scenario also restarts the API server once (`fuzz:diff --outage`: a campaign
+ * about what follows an outage); without it the arbitrary is what it always was, so a seed gives the
+ * same scenarios as before.
+ */
+export function scenarioArb(size: ScenarioSize, outage = false): fc.Arbitrary<Scenario> {
   const durationS = size === 'small' ? 30 : 60;
+  const withOutage = (es: Episode[], o: Episode | undefined): Episode[] => (o ? [...es, o] : es);
   return fc
     .record({
+      outage: outage ? episodeArb(durationS, ['apiserver']) : fc.constant(undefined),
       zones: fc.integer({ min: 2, max: 3 }),
       nodesPerZone: fc.integer({ min: 2, max: 3 }),
       plain: fc.integer({ min: 0, max: 1 }),
@@ -128,7 +135,7 @@ export function scenarioArb(size: ScenarioSize): fc.Arbitrary<Scenario> {
         graceS: r.graceS,
         monitorPeriodS: r.monitorPeriodS,
         durationS,
-        steps: expand([r.first, ...r.episodes], nodes, r.zones, r.nodesPerZone, durationS),
+        steps: expand(withOutage([r.first, ...r.episodes], r.outage), nodes, r.zones, r.nodesPerZone, durationS),
       };
     });
 }
@@ -188,12 +195,13 @@ function expand(episodes: readonly Episode[], nodes: number, zones: number, perZ
 }
 
 /**
- * The `count` scenarios of `seed` at `size`, ids `<seed>/<i>`. Deterministic: the same arguments
- * always give the same scenarios (fast-check's seeded generator).
+ * The `count` scenarios of `seed` at `size`, ids `<seed>/<i>` (`<seed>/<i>o` with `outage`: each
+ * restarts the API server once, {@link scenarioArb}). Deterministic: the same arguments always give
+ * the same scenarios (fast-check's seeded generator).
  */
-export function generateScenarios(seed: number, count: number, size: ScenarioSize): Scenario[] {
+export function generateScenarios(seed: number, count: number, size: ScenarioSize, outage = false): Scenario[] {
   // noBias: fast-check's first samples are otherwise its smallest values (one-step scenarios).
-  return fc.sample(fc.noBias(scenarioArb(size)), { seed, numRuns: count }).map((s, i) => ({ ...s, id: `${seed}/${i}` }));
+  return fc.sample(fc.noBias(scenarioArb(size, outage)), { seed, numRuns: count }).map((s, i) => ({ ...s, id: `${seed}/${i}${outage ? 'o' : ''}` }));
 }
 
 /**

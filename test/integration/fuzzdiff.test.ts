@@ -29,7 +29,7 @@ after(async () => {
   await cp?.remove();
 });
 
-test('fuzz:diff, three fixed seeds at small size: no violation against kube-controller-manager 1.37.2', { timeout: 600_000 }, async (t) => {
+test('fuzz:diff, three fixed seeds at small size: no violation against kube-controller-manager 1.37.2', { timeout: 900_000 }, async (t) => {
   if (LANE !== '1.37') {
     t.skip(`the differential runs compare with kube-controller-manager 1.37.2: 1.37 lane only (lane ${LANE})`);
     return;

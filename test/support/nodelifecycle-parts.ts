@@ -68,6 +68,11 @@ export class FakeHealth implements NodeHealthReader {
   registered(): IterableIterator<[name: string, registration: { uid: string; zone: string }]> {
     return this.registrations.entries();
   }
+  /** Nodes whose verdict the test puts on hold (the health part's difference 28), with why. */
+  readonly held = new Map<string, string>();
+  rejudging(name: string): string | undefined {
+    return this.held.get(name);
+  }
 }
 
 /** A node with the given Ready status (undefined: no Ready condition) and optional labels/taints. */

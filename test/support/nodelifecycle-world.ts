@@ -18,6 +18,7 @@ import { NodeLifecycleController, type NodeLifecycleCaches, type NodeLifecycleCo
 import { LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE } from '../../src/nodelifecycle/zones.js';
 import { InMemoryCluster } from '../../src/inmemory/cluster.js';
 import { RecordingEventSink, type RecordedEvent } from '../../src/inmemory/events.js';
+import type { NodeJudgementBoard } from '../../src/kube/judgements.js';
 import type { RecordedWrite } from '../../src/inmemory/writer.js';
 
 export type { RecordedEvent } from '../../src/inmemory/events.js';
@@ -102,6 +103,11 @@ export class World {
   /** Nodes whose newest version the API holds malformed: the cache keeps the last readable one (`newestUnreadable`). */
   readonly unreadable = new Set<string>();
 
+  /** Whether the controller sees the cluster (`canSeeCluster`): false while its caches are blind (an outage). */
+  seeing = true;
+  /** The judgement board the controller writes (set before {@link build}; none by default). */
+  judgements: NodeJudgementBoard | undefined;
+
   /** Pod keys whose next `markPodNotReady` writes fail (one failure per entry), as a 500 would. */
   readonly podWriteFailures: string[] = [];
 
@@ -175,7 +181,8 @@ export class World {
       writes,
       events,
       metrics,
-      canSeeCluster: () => true,
+      canSeeCluster: () => this.seeing,
+      ...(this.judgements ? { judgements: this.judgements } : {}),
       ...(this.breaker
         ? {
             leaseCircuitBreaker: {

@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ShadowDecision } from '../../src/shadow/decisions.js';
-import { compareDecisions, fromShadow, reconnectWindowMs, type CompareContext } from '../fuzzdiff/compare.js';
+import { compareDecisions, fromShadow, postOutageEndMs, reconnectWindowMs, type CompareContext } from '../fuzzdiff/compare.js';
 import type { Decision } from '../fuzzdiff/recorder.js';
 import { buildCampaignReport, renderMarkdown } from '../fuzzdiff/report.js';
 import { generateScenarios, parseScenario, type Step } from '../fuzzdiff/scenario.js';
@@ -457,9 +457,10 @@ describe('comparison: the reconnect race after an API server outage', () => {
     assert.equal(compareDecisions([taint(40)], [taint(27)], ctx(api))[0]?.violation, true);
   });
 
-  test('an ours-only taint after the return is explained only when the end, or the recovery ours saw, came within the window', () => {
+  test('an ours-only taint after the return is explained only when the recovery ours saw came within the window; never by the end of the run (issue 57)', () => {
     const taint = n(40, 'taint', 'n1', NE);
-    assert.match(compareDecisions([], [taint], ctx({ ...api, endMs: T + 90_000 }))[0]?.difference ?? '', race);
+    // The run ended inside the reconnect window: no longer an excuse (the runner plays on past it).
+    assert.equal(compareDecisions([], [taint], ctx({ ...api, endMs: T + 90_000 }))[0]?.violation, true);
     const recovered = compareDecisions([], [taint, n(50, 'untaint', 'n1', NE)], ctx(api)).find((r) => r.outcome === 'ours only');
     assert.match(recovered?.difference ?? '', race);
     // The scenario went on long after upstream's sight had to return, and upstream never tainted: a violation.
@@ -548,20 +549,40 @@ describe('comparison: a NoExecute taint re-stamped in place (campaign scenario 7
     const kcmOnly = restamp.filter((r) => r.outcome === 'KCM only');
     assert.equal(kcmOnly.length, 1);
     assert.match(kcmOnly[0]?.difference ?? '', /re-stamped in place/);
+    // A second taint after a removal is no re-stamp; since issue 57 it is named only while ours' own
+    // taint stayed on (upstream stripped and re-added it), and lost when ours had removed its taint too.
     const readded = compareDecisions([n(13.54, 'taint'), n(14, 'untaint'), n(15.77, 'taint')], [n(12.2, 'taint')], ctx({ toleranceMs: 3000 }));
-    assert.equal(readded.find((r) => r.outcome === 'KCM only' && r.action === 'taint')?.violation, true);
+    assert.match(readded.find((r) => r.outcome === 'KCM only' && r.action === 'taint')?.difference ?? '', /stripped and re-added/);
+    const lost = compareDecisions([n(13.54, 'taint'), n(14, 'untaint'), n(15.77, 'taint')], [n(12.2, 'taint'), n(14.1, 'untaint')], ctx({ toleranceMs: 3000 }));
+    assert.equal(lost.find((r) => r.outcome === 'KCM only' && r.action === 'taint')?.violation, true);
   });
 });
 
 describe('comparison: ours regains sight by the same reconnect race (node-lifecycle.md #5)', () => {
-  test("a KCM-only decision after an outage is a delay of ours within the reconnect window + grace + the longest toleration + 15 s after the return; later it is a lost action", () => {
-    // Outage 20 s (T+10 s to T+30 s): reconnectWindowMs = 41.6 + 60 = 101.6 s; grace 8 s, longest toleration 20 s.
-    const c = ctx({ apiserverRestarts: [{ fromMs: T + 10_000, toMs: T + 30_000 }], endMs: T + 400_000 });
-    const at = (s: number): Decision => ({ ...d(s, 'mark-unknown', 'n1'), node: 'n1' });
-    const within = compareDecisions([at(30 + 101.6 + 8 + 20 + 14)], [], c)[0];
-    assert.equal(within?.violation, false);
-    assert.match(within?.difference ?? '', /node-lifecycle\.md #5/);
-    assert.equal(compareDecisions([at(30 + 101.6 + 8 + 20 + 16)], [], c)[0]?.violation, true);
+  // Outage 20 s (T+10 s to T+30 s): reconnectWindowMs = 41.6 + 60 = 101.6 s; grace 8 s, longest toleration 20 s.
+  const outage = { apiserverRestarts: [{ fromMs: T + 10_000, toMs: T + 30_000 }], endMs: T + 400_000 };
+  const at = (s: number): Decision => ({ ...d(s, 'mark-unknown', 'n1'), node: 'n1' });
+  test('a KCM-only decision after an outage is named by its own node: healthy again within ours\' fresh grace after the return (issue 57: not the whole window)', () => {
+    // n1's kubelet was killed before the outage and revived 10 s after the API server's return.
+    const c = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 5_000, toMs: T + 40_000 }] });
+    const row = compareDecisions([at(32)], [], c)[0];
+    assert.equal(row?.violation, false);
+    assert.match(row?.difference ?? '', /node-lifecycle\.md #5/);
+  });
+  test('a KCM-only decision on a node that stayed down is a lost decision, whenever it came', () => {
+    const down = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 5_000, toMs: Number.POSITIVE_INFINITY }] });
+    assert.equal(compareDecisions([at(32)], [], down)[0]?.violation, true);
+    // Revived only after ours' fresh grace had run out, whatever its sight: ours should have judged it first.
+    const late = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 5_000, toMs: T + 30_000 + 101_600 + 8_000 + 5_000 }] });
+    assert.equal(compareDecisions([at(32)], [], late)[0]?.violation, true);
+    // Without the runner's fault record nothing names it.
+    assert.equal(compareDecisions([at(32)], [], ctx(outage))[0]?.violation, true);
+  });
+  test('postOutageEndMs: the run goes on until every post-outage decision is due', () => {
+    const c = ctx(outage);
+    // return + reconnect window + grace + upstream's window (3 × 1 s + 1 s) + longest toleration + pod GC's 20 s + tolerance.
+    assert.equal(postOutageEndMs({ fromMs: T + 10_000, toMs: T + 30_000 }, c), T + 30_000 + 101_600 + 8_000 + 4_000 + 20_000 + 20_000 + c.toleranceMs);
+    assert.equal(postOutageEndMs({ fromMs: T + 10_000, toMs: Number.POSITIVE_INFINITY }, c), Number.POSITIVE_INFINITY);
   });
 });
 
@@ -648,5 +669,65 @@ describe('comparison: a toleration edit racing the taint (campaign scenario 2000
     // No edit of that pod: nothing raced.
     const noEdit = compareDecisions(kcm, ours, { ...c, tolerationEdits: [] }).find((r) => r.object === 'ns/tolsec-1');
     assert.equal(noEdit?.violation, true);
+  });
+});
+
+describe('comparison: a decision of upstream that ours had already made, named per row (campaign scenarios 5700/3o and 5700/4o, issue 57)', () => {
+  const NE = 'node.kubernetes.io/unreachable:NoExecute';
+  const n = (atS: number, action: Decision['action'], node: string, detail = NE): Decision => ({ ...d(atS, action, node, detail), node });
+  const pod = (atS: number, node: string): Decision => ({ ...d(atS, 'delete-pod', `ns/p-${node}`), node });
+  test("upstream's strip-and-re-add of a NoExecute taint is named when ours' same taint stayed on; not when ours had removed it", () => {
+    const kcm = [n(8.2, 'taint', 'a2'), n(24.3, 'untaint', 'a2'), n(27.4, 'taint', 'a2')];
+    const kept = compareDecisions(kcm, [n(7.1, 'taint', 'a2')], ctx()).find((r) => r.outcome === 'KCM only' && r.action === 'taint');
+    assert.equal(kept?.violation, false);
+    assert.match(kept?.difference ?? '', /stripped and re-added/);
+    const removed = compareDecisions(kcm, [n(7.1, 'taint', 'a2'), n(20, 'untaint', 'a2')], ctx()).find((r) => r.outcome === 'KCM only' && r.action === 'taint' && r.kcmAtMs === T + 27_400);
+    assert.equal(removed?.violation, true);
+  });
+  test("upstream's real deletion before ours' own later deadline is named only when ours' taint was on and no earlier than upstream's", () => {
+    // Upstream tainted at 23.4 s and deleted at 48.6 s; ours tainted at 28.2 s (its deadline 53.2 s never came: the pod was gone).
+    const named = compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [n(28.2, 'taint', 'a1')], ctx()).find((r) => r.action === 'delete-pod');
+    assert.equal(named?.violation, false);
+    assert.match(named?.difference ?? '', /upstream first/);
+    // Ours' taint came 10 s before upstream's: its deadline was earlier, and it never deleted: lost.
+    const earlier = compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [n(13.4, 'taint', 'a1')], ctx()).find((r) => r.action === 'delete-pod');
+    assert.equal(earlier?.violation, true);
+    // Ours had removed its taint before upstream's deletion: nothing of ours was coming.
+    const gone = compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [n(28.2, 'taint', 'a1'), n(40, 'untaint', 'a1')], ctx()).find((r) => r.action === 'delete-pod');
+    assert.equal(gone?.violation, true);
+    // No taint of ours at all.
+    assert.equal(compareDecisions([n(23.4, 'taint', 'a1'), pod(48.6, 'a1')], [], ctx()).find((r) => r.action === 'delete-pod')?.violation, true);
+  });
+});
+
+describe("comparison: evidence from the shadow's own log and upstream's own record (campaign scenarios 5700/5o, 5700/9o, 5700/10o, issue 57)", () => {
+  const NE = 'node.kubernetes.io/not-ready:NoExecute';
+  const outage = { apiserverRestarts: [{ fromMs: T + 9_000, toMs: T + 22_600, servingMs: T + 21_400 }], endMs: T + 400_000 };
+  const del = (atS: number): Decision => ({ ...d(atS, 'delete-pod', 'ns/p'), node: 'b0' });
+  const taint = (atS: number): Decision => ({ ...d(atS, 'taint', 'b0', NE), node: 'b0' });
+  test("upstream's real deletion before ours' own scheduled (later) deletion, by the shadow's log", () => {
+    const later = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 30_000 }], oursBlind: [] });
+    assert.match(compareDecisions([taint(6.7), del(26.8)], [taint(6)], later).find((r) => r.action === 'delete-pod')?.difference ?? '', /upstream first/);
+    // Ours' schedule was earlier and nothing held it: ours should have deleted first (a lost eviction).
+    const earlier = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 26_000 }], oursBlind: [] });
+    assert.equal(compareDecisions([taint(6.7), del(26.8)], [taint(6)], earlier).find((r) => r.action === 'delete-pod')?.violation, true);
+    // The same earlier schedule, due in a blind stretch of ours whose hold ended after upstream's deletion: the sight hold.
+    const held = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 26_000 }], oursBlind: [{ loggedMs: T + 32_000, blindMs: 10_000, holdUntilMs: T + 40_000 }] });
+    assert.match(compareDecisions([taint(6.7), del(26.8)], [taint(6)], held).find((r) => r.action === 'delete-pod')?.difference ?? '', /upstream first/);
+    // Ours had cancelled its schedule before upstream's deletion: nothing of ours was coming.
+    const cancelled = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 30_000 }, { pod: 'ns/p', loggedMs: T + 20_000 }], oursBlind: [] });
+    assert.equal(compareDecisions([taint(6.7), del(26.8)], [taint(6)], cancelled).find((r) => r.action === 'delete-pod')?.violation, true);
+  });
+  test('a KCM-only Unknown mark after an outage is named when a NotReady kubelet heartbeated (not silent), or when upstream itself saw a heartbeat before marking it again', () => {
+    const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
+    // A kubelet reporting NotReady still renews its Lease: not silent.
+    const notReady = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 6_000, toMs: Number.POSITIVE_INFINITY, silent: false }] });
+    assert.equal(compareDecisions([mark(21.7)], [], notReady)[0]?.violation, false);
+    const silent = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 6_000, toMs: Number.POSITIVE_INFINITY, silent: true }] });
+    assert.equal(compareDecisions([mark(21.7)], [], silent)[0]?.violation, true);
+    // Upstream marked it again 19 s later (grace 8 s): a status heartbeat fell between, within ours' fresh grace.
+    const again = compareDecisions([mark(21.7), mark(40.7)], [mark(42)], silent).find((r) => r.outcome === 'KCM only');
+    assert.equal(again?.violation, false);
+    assert.match(again?.difference ?? '', /node-lifecycle\.md #5/);
   });
 });

@@ -1,0 +1,120 @@
+/**
+ * Deliberate difference 28 of docs/node-lifecycle.md (issue 57): after the controller lost sight of
+ * the cluster (an API server outage, a lost watch), a not-Ready verdict it reached before is not
+ * acted on until the node is judged again from what it sees since sight returned: no NoExecute taint
+ * from the zone queue, no pod marked NotReady. The first and third tests fail without the fix (the
+ * verdict reached before the outage is acted on at once), and check the action still comes once the
+ * node is judged again (it can only delay); the second pins that a post-outage report is acted on at
+ * once; the last pins that the judgement board (the taint eviction controller's start hold) already
+ * keeps nothing from before the outage.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { NodeJudgementBoard } from '../../src/kube/judgements.js';
+import { getCondition } from '../../src/kube/objects.js';
+import { GRACE_MS, started, zoneNodes } from '../support/nodelifecycle-world.js';
+
+const SECOND_TAINT = /\+node\.kubernetes\.io\/unreachable:NoExecute/;
+
+describe('difference 28: nothing is done on a verdict reached before the controller lost sight', () => {
+  test('a node Unknown and queued for its NoExecute taint before an outage is tainted only once silent for a whole grace period after sight returned', async (t) => {
+    const w = started(t, {}, (w) => {
+      for (const n of zoneNodes('a', 4)) w.addNode(n, 'a');
+      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+    });
+    await w.run(5000);
+    // Two nodes of zone a die together: the zone stays Normal (2 of 4), and its token bucket
+    // (0.1/s, burst 1) taints the first at once and the second 10 s later.
+    w.alive.delete('a-n0');
+    w.alive.delete('a-n1');
+    await w.run(GRACE_MS + 8000);
+    const tainted = (): string[] => w.noExecuteAdds().map((x) => x.target);
+    assert.equal(tainted().length, 1, `one NoExecute taint before the outage: ${tainted().join(', ')}`);
+    const waiting = tainted()[0] === 'a-n0' ? 'a-n1' : 'a-n0';
+    assert.equal(getCondition(w.nodes.get(waiting)?.conditions ?? [], 'Ready')?.status, 'Unknown');
+    // The outage: the caches are blind for 20 s, past the second node's token.
+    w.seeing = false;
+    await w.run(20_000);
+    w.seeing = true;
+    const back = w.clock.now();
+    // Without the fix the queued taint goes at the first pass after sight returns.
+    await w.run(GRACE_MS - 2000);
+    assert.deepEqual(
+      w.noExecuteAdds().filter((x) => x.target === waiting),
+      [],
+      `${waiting} was tainted ${((w.noExecuteAdds().find((x) => x.target === waiting)?.atMs ?? 0) - back) / 1000} s after sight returned, on its verdict from before the outage`,
+    );
+    // Silent for a whole grace period since sight returned: judged again, and tainted.
+    await w.run(12_000);
+    const late = w.noExecuteAdds().find((x) => x.target === waiting);
+    assert.ok(late && SECOND_TAINT.test(late.detail), `${waiting} tainted once judged again: ${JSON.stringify(w.noExecuteAdds())}`);
+    assert.ok(late.atMs >= back + GRACE_MS, `not before a grace period after sight returned (${(late.atMs - back) / 1000} s)`);
+  });
+
+  test("a node whose kubelet reports NotReady is judged again at once from what the controller sees after the outage (no delay)", async (t) => {
+    const w = started(t, {}, (w) => {
+      for (const n of zoneNodes('a', 4)) w.addNode(n, 'a');
+      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+    });
+    await w.run(5000);
+    w.alive.delete('a-n0');
+    w.alive.delete('a-n1');
+    await w.run(GRACE_MS + 8000);
+    const waiting = w.noExecuteAdds()[0]?.target === 'a-n0' ? 'a-n1' : 'a-n0';
+    w.seeing = false;
+    await w.run(20_000);
+    // The kubelet came back during the outage and reports NotReady: a post-outage report.
+    w.alive.add(waiting);
+    w.renew(waiting);
+    w.postReady(waiting, 'False');
+    w.seeing = true;
+    const back = w.clock.now();
+    await w.run(15_000);
+    const taint = w.writes.find((x) => x.kind === 'taint' && x.target === waiting && /\+node\.kubernetes\.io\/not-ready:NoExecute/.test(x.detail));
+    assert.ok(taint, `not-ready NoExecute taint of ${waiting} after its post-outage report: ${JSON.stringify(w.writes.filter((x) => x.kind === 'taint'))}`);
+    assert.ok(taint.atMs - back < 12_000, `within a monitor period or two and the bucket: ${(taint.atMs - back) / 1000} s`);
+  });
+
+  test('a pod added to a node Unknown since before an outage is marked NotReady only once the node is judged again', async (t) => {
+    const w = started(t, {}, (w) => {
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+    });
+    await w.run(5000);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + 8000);
+    assert.equal(getCondition(w.nodes.get('a-n0')?.conditions ?? [], 'Ready')?.status, 'Unknown');
+    w.seeing = false;
+    await w.run(20_000);
+    w.seeing = true;
+    const back = w.clock.now();
+    await w.run(6000);
+    const p = w.putPod('late', 'a-n0');
+    await w.run(GRACE_MS - 10_000);
+    assert.equal(w.podReady(`default/${p.name}`), 'True', 'not marked on the verdict from before the outage');
+    await w.run(15_000);
+    assert.equal(w.podReady(`default/${p.name}`), 'False', 'marked once the node is judged again');
+    const mark = w.writes.find((x) => x.kind === 'podNotReady' && x.target === `default/${p.name}`);
+    assert.ok(mark && mark.atMs >= back + GRACE_MS, `marked ${((mark?.atMs ?? 0) - back) / 1000} s after sight returned`);
+  });
+
+  test('the judgement board keeps no confirmation from before the outage: the fresh grace period unconfirms the node until it is silent a grace period again (already so before the fix; pinned)', async (t) => {
+    const board = new NodeJudgementBoard();
+    const w = started(t, {}, (w) => {
+      w.judgements = board;
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+    });
+    await w.run(5000);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + 8000);
+    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed not Ready before the outage');
+    w.seeing = false;
+    await w.run(20_000);
+    w.seeing = true;
+    await w.run(6000);
+    assert.match(board.notConfirmedBecause('a-n0') ?? '', /not yet seen the node silent/);
+    await w.run(GRACE_MS + 10_000);
+    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed again from what it saw since');
+  });
+});
