@@ -77,7 +77,7 @@ export function emptyFigures(): CampaignFigures {
     seconds: 0,
     cpuSeconds: 0,
     coverage: Object.fromEntries(VOCABULARY.map((k) => [k, 0])) as Record<VocabularyItem, number>,
-    outcomes: { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0, affinityEvictions: 0, gcTerminated: 0, gcOrphaned: 0, extraGcConditions: 0 },
+    outcomes: { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0, affinityEvictions: 0, gcTerminated: 0, gcOrphaned: 0 },
     failedRuns: [],
   };
 }
@@ -161,7 +161,6 @@ export function campaignText(r: CampaignResult): string {
     'coverage (events applied per vocabulary item):',
     ...VOCABULARY.map((k) => `  ${k.padEnd(22)} ${r.coverage[k]}`),
     `outcomes: ${r.outcomes.deletions} deletions, ${r.outcomes.forceDeletions} force deletions (terminated pass ${r.outcomes.gcTerminated}, orphans ${r.outcomes.gcOrphaned}), ${r.outcomes.noExecuteTaints} NoExecute taints added, ${r.outcomes.detaches} forced detaches, ${r.outcomes.affinityEvictions} node affinity evictions`,
-    `pod GC DisruptionTarget conditions upstream does not write, pending issue 53 item 2 (invariant (k) names them): ${r.outcomes.extraGcConditions}`,
   ];
   lines.push(`violations: ${r.failedRuns.length} failing run(s)${r.failedRuns.length > 0 ? `: ${r.failedRuns.slice(0, 20).map((f) => `#${f.index} (${f.invariants.join(',')})`).join(' ')}` : ''}`);
   if (r.failure) {

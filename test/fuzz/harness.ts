@@ -113,14 +113,6 @@ const RECONNECT_ALLOWANCE_MS = 2000;
 const DEPLOYMENT_RESTART_MS = 1000;
 /** An upper bound of how long after a pause begins the new leader starts (the Lease lapses 15 s after the standby first sees it; +5 s), ms. */
 const LEASE_TAKEOVER_MS = 20_000;
-/**
- * The `DisruptionTarget` messages of today's out-of-service and unscheduled passes: upstream's
- * `gcTerminating` and `gcUnscheduledTerminating` call `markFailedAndDeletePod` with no condition, so
- * invariant (k) flags them; issue 53 item 2 (branch i53-writes) removes them from pod GC. Until that
- * lands they are counted (`outcomes.extraGcConditions`) and named in the run's text instead of failing
- * the run. Delete this set once it has.
- */
-const EXTRA_GC_CONDITIONS_PENDING_ISSUE_53 = new Set(['PodGC: node is out of service', 'PodGC: pod is terminating and was never scheduled']);
 /** Events that write to the API: none lands while the API server is down. */
 const WRITES_TO_API: ReadonlySet<FuzzEvent['kind']> = new Set(['pressure', 'zone-change', 'pod-add', 'pod-delete', 'tolerations-edit', 'oos-add', 'oos-remove', 'pod-end', 'node-delete', 'unscheduled-terminating']);
 /** Events about a node's kubelet or Node object: none applies to a node that is deleted (kubelet-start registers it again). */
@@ -153,8 +145,7 @@ export interface RunResult {
   /**
    * Outcomes seen: taint-eviction deletions, force deletions, NoExecute taints added by the node
    * lifecycle controller, forced detaches, node affinity evictions; pod GC's force deletions by the
-   * upstream pass that explains them (terminated, orphaned); and the `DisruptionTarget` conditions
-   * (k) would flag that issue 53 item 2 removes (see {@link EXTRA_GC_CONDITIONS_PENDING_ISSUE_53}).
+   * upstream pass that explains them (terminated, orphaned).
    */
   outcomes: {
     deletions: number;
@@ -164,7 +155,6 @@ export interface RunResult {
     affinityEvictions: number;
     gcTerminated: number;
     gcOrphaned: number;
-    extraGcConditions: number;
   };
   /** Pods (d) did not ask to be deleted although their deadline passed, and why (an injected 404 on their deletion). */
   exempt: string[];
@@ -297,7 +287,6 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   /** Deletions (a) allowed only by {@link upstreamSeen}'s schedule, in words. */
   const byDroppedWatch: string[] = [];
   /** Pod GC conditions (k) would flag that issue 53 item 2 removes, in words. */
-  const extraGcConditions: string[] = [];
 
   // Zone states as upstream computes them (ComputeZoneState over the Ready conditions the API
   // holds), recomputed at every node change, with since when each has held.
@@ -339,7 +328,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     return { ready: c?.status === 'True', sinceMs: c?.lastTransitionTime ?? T0 - 86_400_000 };
   };
   const settled = (): number => clock.now() - config.nodeMonitorPeriod - 1000;
-  const outcomes = { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0, affinityEvictions: 0, gcTerminated: 0, gcOrphaned: 0, extraGcConditions: 0 };
+  const outcomes = { deletions: 0, forceDeletions: 0, noExecuteTaints: 0, detaches: 0, affinityEvictions: 0, gcTerminated: 0, gcOrphaned: 0 };
 
   // Each node's Ready status in the API and its Lease renewals over time, for the start hold (l) and
   // the rule after an outage (m): what a node lifecycle controller could have judged from them.
@@ -523,10 +512,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
       if (!ok) violate('k', `${e.pod} (an orphan of ${pod.nodeName}) force-deleted with ${written ? `${written.type}=${written.status} ${written.reason ?? ''} "${written.message ?? ''}"` : 'no condition'}; upstream's gcOrphaned writes DisruptionTarget=True DeletionByPodGC "PodGC: node no longer exists"`);
     } else if (written) {
       const text = `${written.type}=${written.status} ${written.reason ?? ''} "${written.message ?? ''}"`;
-      if (EXTRA_GC_CONDITIONS_PENDING_ISSUE_53.has(written.message ?? '')) {
-        outcomes.extraGcConditions++;
-        extraGcConditions.push(`${e.pod} force-deleted with ${text} at ${fmt(now)} (upstream writes none; issue 53 item 2)`);
-      } else violate('k', `${e.pod} force-deleted with ${text}, where upstream writes no condition (markFailedAndDeletePod${terminal ? ', and no patch for a terminal pod' : ''})`);
+      violate('k', `${e.pod} force-deleted with ${text}, where upstream writes no condition (markFailedAndDeletePod${terminal ? ', and no patch for a terminal pod' : ''})`);
     }
   };
 
@@ -1176,7 +1162,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   }
   await stopProcess();
 
-  const text = [...lines, ...exempt.map((x) => `  (d) exempt: ${x}`), ...byDroppedWatch.map((x) => `  (a) by the dropped watch: ${x}`), ...extraGcConditions.map((x) => `  (k) pending issue 53 item 2: ${x}`), ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
+  const text = [...lines, ...exempt.map((x) => `  (d) exempt: ${x}`), ...byDroppedWatch.map((x) => `  (a) by the dropped watch: ${x}`), ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
   return { violations, exempt, byDroppedWatch, events, timers: clock.fired, coverage, outcomes, text };
 }
 
