@@ -111,6 +111,17 @@ export function buildStampText(stamp: BuildStamp = buildStamp()): string {
   return `git commit ${stamp.gitCommit}, tree ${stamp.gitTreeState}`;
 }
 
+/**
+ * A `--version` line for `program` at `version` built from `stamp`: what {@link versionLine} in
+ * src/version.ts prints for this build, and what the release expects of a build it made elsewhere
+ * (the bundle, the plugin archives, the image).
+ * @param program e.g. `node-lifecycle-controller`; @param version e.g. `0.1.0` (no `v`).
+ * @returns e.g. `node-lifecycle-controller v0.1.0 (git commit 0123…, tree clean)`, no newline. Never throws.
+ */
+export function stampedVersionLine(program: string, version: string, stamp: BuildStamp): string {
+  return `${program} v${version} (${buildStampText(stamp)})`;
+}
+
 // Run as a script; never inside a bundle, which is itself the main module (and already stamped).
 if (typeof __NLC_BUILD_STAMP__ === 'undefined' && import.meta.main) {
   const stamp = gitStamp(dirname(fileURLToPath(import.meta.url)));

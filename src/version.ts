@@ -4,7 +4,7 @@
  * commit and whether the tree was dirty, stamped at build and bundle time).
  */
 import packageJson from '../package.json' with { type: 'json' };
-import { buildStamp, buildStampText } from './buildinfo.js';
+import { buildStamp, stampedVersionLine } from './buildinfo.js';
 
 /** The version of this program, e.g. `0.1.0` (package.json `version`). */
 export const PROGRAM_VERSION: string = packageJson.version;
@@ -18,5 +18,5 @@ export const PROGRAM_VERSION: string = packageJson.version;
  *   newline; the commit has 40 hex digits, or is `unknown`). Never throws.
  */
 export function versionLine(program = 'node-lifecycle-controller'): string {
-  return `${program} v${PROGRAM_VERSION} (${buildStampText(buildStamp())})`;
+  return stampedVersionLine(program, PROGRAM_VERSION, buildStamp());
 }

@@ -604,7 +604,8 @@ export interface RunChecks {
 
 /**
  * Runs the image twice with runc and checks what it answers:
- * 1. `--version`: the version line, and (NODE_DEBUG_NATIVE=COMPILE_CACHE) node's word that it
+ * 1. `--version`: `opts.versionLine` (the stamped line of the bundle the image holds: src/buildinfo.ts
+ *    `stampedVersionLine`), and (NODE_DEBUG_NATIVE=COMPILE_CACHE) node's word that it
  *    accepted the code cache the build's RUN wrote, on the read-only root file system as 65532;
  * 2. `run` against the API server of `kubeconfig` (mounted read-only; a self-contained kubeconfig,
  *    as scripts/control-plane.sh writes), in `--dry-run` with a `--node-selector` that matches no
@@ -613,12 +614,12 @@ export interface RunChecks {
  *    synced from that API server, and SIGTERM ends it with exit code 0.
  * @throws {ImageStepSkipped} when runc cannot run a container here.
  */
-export async function runChecks(tools: ImageTools, unpacked: UnpackedImage, opts: { version: string; kubeconfig: string; work: string }): Promise<RunChecks> {
+export async function runChecks(tools: ImageTools, unpacked: UnpackedImage, opts: { versionLine: string; kubeconfig: string; work: string }): Promise<RunChecks> {
   const problems: string[] = [];
   const notes: string[] = [];
   const t0 = Date.now();
   const v = await runImage(tools, unpacked, ['--version'], { env: ['NODE_DEBUG_NATIVE=COMPILE_CACHE'], timeoutMs: 60_000 });
-  if (v.code !== 0 || v.stdout !== `node-lifecycle-controller v${opts.version}\n`) problems.push(`--version in the image printed ${JSON.stringify(v.stdout)} (exit ${v.code}): ${v.stderr.slice(-500)}`);
+  if (v.code !== 0 || v.stdout !== `${opts.versionLine}\n`) problems.push(`--version in the image printed ${JSON.stringify(v.stdout)} (exit ${v.code}), want ${JSON.stringify(`${opts.versionLine}\n`)}: ${v.stderr.slice(-500)}`);
   if (!/V8 code cache for ESM file:\/\/\/\S+ was accepted/.test(v.stderr)) problems.push(`node did not accept the image's code cache: ${v.stderr.slice(-500)}`);
   notes.push(`--version: ${v.stdout.trim()}, code cache accepted, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 

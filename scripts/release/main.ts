@@ -27,7 +27,7 @@ import { dirname, join, relative } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import { PLUGIN_ARCHIVE_FILES, PLUGIN_FILE, PLUGIN_LAUNCHER, PLUGIN_PLATFORMS, checkKrewManifest, pluginArchiveName, renderKrewManifest } from './krew.js';
 import { changelogProblems, checkChecksumFile, checkImageSbom, checkSbom, checksumLine, imageSbom, releaseNotes, sha256File, type ImageSbomInput, type PackageFiles } from './artifacts.js';
-import { buildStampText, gitStamp, type BuildStamp } from '../../src/buildinfo.js';
+import { gitStamp, stampedVersionLine, type BuildStamp } from '../../src/buildinfo.js';
 import { validateManifests } from './kubeconform.js';
 import { packageVersion, versionMismatches } from './version.js';
 import { buildImage, checkImage, imageTools, ImageStepSkipped, ociArchitecture, signImage, type BuiltImage, type ImageTools } from './image.js';
@@ -87,7 +87,7 @@ function bundleStep(out: string, version: string, stamp: BuildStamp): string[] {
   try {
     copyFileSync(target, join(alone, 'main.mjs'));
     const v = sh(process.execPath, ['main.mjs', '--version'], { cwd: alone });
-    const want = `node-lifecycle-controller v${version} (${buildStampText(stamp)})\n`;
+    const want = `${stampedVersionLine('node-lifecycle-controller', version, stamp)}\n`;
     if (v.stdout !== want) problems.push(`bundle --version printed ${JSON.stringify(v.stdout)} (exit ${v.status}), want ${JSON.stringify(want)}: ${v.stderr.slice(-300)}`);
     const help = sh(process.execPath, ['main.mjs', 'run', '--help'], { cwd: alone });
     if (help.status !== 0 || !help.stdout.includes('--node-monitor-grace-period')) problems.push(`bundle run --help failed (exit ${help.status}): ${help.stderr.slice(-300)}`);
@@ -129,7 +129,7 @@ function pluginStep(out: string, version: string, stamp: BuildStamp): string[] {
         must('tar', ['-xzf', join(out, name), '-C', unpacked]);
         // Through the launcher, as krew runs it.
         const v = sh(process.execPath, [PLUGIN_LAUNCHER, '--version'], { cwd: unpacked });
-        const want = `kubectl-node_lifecycle v${version} (${buildStampText(stamp)})\n`;
+        const want = `${stampedVersionLine('kubectl-node_lifecycle', version, stamp)}\n`;
         if (v.stdout !== want) problems.push(`${name}: --version printed ${JSON.stringify(v.stdout)}, want ${JSON.stringify(want)}`);
         if (sha256File(join(unpacked, 'LICENSE')) !== sha256File(join(ROOT, 'LICENSE'))) problems.push(`${name}: LICENSE differs from the repository's`);
       } finally {
@@ -204,10 +204,14 @@ function imageBuildStep(state: ImageState, version: string, notes: string[]): st
   return checkImage(state.tools, built, state.work, join(ROOT, BUNDLE_PATH));
 }
 
-/** The image run with runc against the lane's API server (scripts/release/image-run.ts, through with-control-plane.sh). */
-function imageRunStep(state: ImageState, version: string, notes: string[]): string[] {
+/**
+ * The image run with runc against the lane's API server (scripts/release/image-run.ts, through
+ * with-control-plane.sh). The image holds the bundle built here, so its `--version` line is the one
+ * `stamp` gives.
+ */
+function imageRunStep(state: ImageState, version: string, stamp: BuildStamp, notes: string[]): string[] {
   if (!state.tools || !state.built) throw new ImageStepSkipped('no image (see the steps before)');
-  const r = sh('bash', ['scripts/with-control-plane.sh', process.execPath, '--import', 'tsx', 'scripts/release/image-run.ts', '--layout', state.built.layout, '--tag', state.built.tag, '--version', version, '--work', state.work], { timeoutMs: 10 * 60_000 });
+  const r = sh('bash', ['scripts/with-control-plane.sh', process.execPath, '--import', 'tsx', 'scripts/release/image-run.ts', '--layout', state.built.layout, '--tag', state.built.tag, '--version-line', stampedVersionLine('node-lifecycle-controller', version, stamp), '--work', state.work], { timeoutMs: 10 * 60_000 });
   const line = r.stdout.split('\n').filter((l) => l.startsWith('{')).at(-1);
   if (!line) return [`image-run.ts printed no result (exit ${r.status}): ${(r.stderr || r.stdout).slice(-1500)}`];
   const out = JSON.parse(line) as { problems?: string[]; notes?: string[]; skipped?: string };
@@ -316,7 +320,7 @@ export async function release(opts: { out: string; dryRun: boolean; image?: bool
         return [];
       });
       await step("image: built with umoci as the Dockerfile's runtime stage (distroless-style base)", (notes) => imageBuildStep(state, version, notes));
-      await step("image: runs with runc (--version, /healthz, /readyz against the lane's API server)", (notes) => imageRunStep(state, version, notes));
+      await step("image: runs with runc (--version, /healthz, /readyz against the lane's API server)", (notes) => imageRunStep(state, version, stamp, notes));
       await step('image: SBOM (CycloneDX 1.6: Debian packages, Node.js, npm production dependencies)', () => imageSbomStep(state, opts.out, version));
       await step('image: signed and SBOM attested with cosign (a key generated for this run), archived, verified', (notes) => imageSignStep(state, opts.out, version, notes));
     } finally {
@@ -350,6 +354,8 @@ if (import.meta.main) {
   }
   const skipped = results.filter((r) => r.skipped !== undefined);
   const skips = skipped.length > 0 ? `; ${skipped.length} skipped: ${skipped.map((r) => `${r.name} (${r.skipped})`).join('; ')}` : '';
-  process.stdout.write(failed.length === 0 ? `every check passed (${results.length - skipped.length} steps${skips})\n` : `FAILED: ${failed.map((f) => f.name).join('; ')}${skips}\n`);
+  // The failures' problems again, last: a CI log often keeps only the tail.
+  const failures = failed.map((f) => `${f.name}${f.problems.map((p) => `\n    ${p.slice(0, 1500)}`).join('')}`).join('\n  ');
+  process.stdout.write(failed.length === 0 ? `every check passed (${results.length - skipped.length} steps${skips})\n` : `FAILED: ${failures}${skips}\n`);
   process.exitCode = failed.length === 0 ? 0 : 1;
 }

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { BUNDLE_PATH } from '../../scripts/release/main.js';
 import { buildImage, checkImage, imageTools, ImageStepSkipped, runChecks, runImage, unpackImage, type BuiltImage, type ImageTools, type UnpackedImage } from '../../scripts/release/image.js';
 import { packageVersion } from '../../scripts/release/version.js';
+import { gitStamp, stampedVersionLine } from '../../src/buildinfo.js';
 import { kubeconfigPath } from '../support/cluster.js';
 import { ROOT, runCommand } from '../support/command.js';
 
@@ -83,7 +84,9 @@ describe('the OCI image, built with umoci and run with runc', () => {
   test('answers --version (the code cache accepted) and serves /healthz and /readyz against the test control plane', async (t) => {
     if (skip || !tools || !unpacked) return t.skip(skip || 'no image');
     await orSkip(t, async () => {
-      const r = await runChecks(tools!, unpacked!, { version, kubeconfig: kubeconfigPath(), work });
+      // `npm run build:bundle` stamped the bundle with this checkout's git answer (src/buildinfo.ts).
+      const versionLine = stampedVersionLine('node-lifecycle-controller', version, gitStamp(ROOT));
+      const r = await runChecks(tools!, unpacked!, { versionLine, kubeconfig: kubeconfigPath(), work });
       assert.deepEqual(r.problems, []);
       for (const n of r.notes) t.diagnostic(n);
     });
