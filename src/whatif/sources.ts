@@ -32,6 +32,16 @@ function mapSource<T>(store: { get(k: string): T | undefined; list(): readonly T
 const NO_RULE: PodRule = { kind: 'none' };
 
 /**
+ * What {@link clusterSources} reads of a cluster: its maps, lists and subscriptions. An
+ * {@link InMemoryCluster}, or a view of one (the fuzz harness's wire mirror, test/fuzz/wire.ts,
+ * which holds the objects as they came through the protobuf or JSON path).
+ */
+export type ClusterReads = Pick<
+  InMemoryCluster,
+  'nodes' | 'leases' | 'pods' | 'daemonSets' | 'volumeAttachments' | 'pvcs' | 'pvs' | 'nodeList' | 'podList' | 'podsOnNode' | 'volumeAttachmentsOnNode' | 'leaseResourceVersion' | 'on'
+>;
+
+/**
  * What the node affinity enforcer keeps of a pod, from the snapshot's slim pod. The snapshot keeps
  * neither annotations nor affinity, so a pod has no rule to enforce (`kind: 'none'`) unless
  * `ruleOf` gives one (the fuzz harness does).
@@ -56,7 +66,7 @@ function affinityPodOf(p: Pod, ruleOf: (p: Pod) => PodRule): AffinityPod {
  * @param ruleOf each pod's node affinity rule (default: none, as the snapshot keeps no annotations).
  * @returns the sources. Never throws.
  */
-export function clusterSources(cluster: InMemoryCluster, ruleOf: (p: Pod) => PodRule = () => NO_RULE): ControllerSources {
+export function clusterSources(cluster: ClusterReads, ruleOf: (p: Pod) => PodRule = () => NO_RULE): ControllerSources {
   // One AffinityPod per pod version: list() and events hand out the same object for the same pod.
   const affinity = new WeakMap<Pod, AffinityPod>();
   const asAffinity = (p: Pod): AffinityPod => {

@@ -8,6 +8,7 @@
  */
 import fc from 'fast-check';
 import type { WatchedResource } from './watch.js';
+import { WIRE_BAD_BYTES, type WireResource } from './wire.js';
 
 /** The nodes of the fuzz cluster: two zones of four (four, so a zone can be partially disrupted: more than 2 not Ready and some Ready). */
 export const ZONES = ['a', 'b'] as const;
@@ -107,7 +108,22 @@ export type FuzzEvent =
    * `standby`, another replica takes the lapsed Lease and starts its controllers; without, the
    * paused one, once resumed, finds it has lost the Lease, exits, and its Deployment starts it again.
    */
-  | { kind: 'process-pause'; forS: number; standby: boolean };
+  | { kind: 'process-pause'; forS: number; standby: boolean }
+  /**
+   * A string of node `node` carries bytes that are not UTF-8 (`WIRE_BAD_BYTES[bad]`, ./wire.ts), as a
+   * Go client (a kubelet, node-problem-detector) writes them and the API server stores them: with
+   * `zone`, its zone label becomes `ZONE_LABELS[zone]` followed by them (a zone of its own, as a
+   * zone-change makes one); without, a `KernelDeadlock=False` condition carries them in its message.
+   * The API's JSON holds them as Go's encoding/json renders them (one U+FFFD per invalid byte).
+   */
+  | { kind: 'wire-bytes'; node: number; zone?: number; bad: number }
+  /**
+   * For `forS` seconds the API server holds object `index` of `resource` (a node, a pod, a node's
+   * Lease) with its last field cut short by up to `cut` bytes (./wire.ts `truncateLastField`), bytes
+   * upstream's `Unmarshal` refuses: the protobuf path's decoder must yield it as a keyed unreadable
+   * object, the JSON path has it malformed; then a readable version comes back.
+   */
+  | { kind: 'wire-truncated'; resource: WireResource; index: number; forS: number; cut: number };
 
 export type FaultMethod = 'all' | 'deletePod' | 'swapNodeTaints' | 'updateNodeConditions' | 'addDisruptionCondition' | 'deleteVolumeAttachment' | 'forceDeletePod';
 export type ReadMethod = 'all' | 'getNode' | 'listPodsOnNode' | 'getVolumeAttachment';
@@ -152,6 +168,10 @@ export const VOCABULARY = [
   'api-outage:long',
   'process-pause',
   'process-pause:standby',
+  'wire-bytes',
+  'wire-bytes:zone',
+  'wire-truncated',
+  'wire-truncated:node',
 ] as const;
 export type VocabularyItem = (typeof VOCABULARY)[number];
 
@@ -170,6 +190,8 @@ export function itemsOf(e: FuzzEvent): VocabularyItem[] {
   if (e.kind === 'pod-end' && e.phase === 'Evicted') out.push('pod-end:evicted');
   if (e.kind === 'api-outage' && e.forS >= LONG_OUTAGE_S) out.push('api-outage:long');
   if (e.kind === 'process-pause' && e.standby) out.push('process-pause:standby');
+  if (e.kind === 'wire-bytes' && e.zone !== undefined) out.push('wire-bytes:zone');
+  if (e.kind === 'wire-truncated' && e.resource === 'nodes') out.push('wire-truncated:node');
   if (e.kind === 'write-fault' && e.code !== undefined && e.code !== 500) out.push(e.code === 429 ? 'write-fault:429' : e.code === 'timeout' ? 'write-fault:timeout' : 'write-fault:4xx');
   return out;
 }
@@ -244,7 +266,24 @@ export const eventArb: fc.Arbitrary<FuzzEvent> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<FuzzEvent>({ kind: 'unscheduled-terminating' }) },
   { weight: 1, arbitrary: fc.record({ forS: fc.integer({ min: 1, max: 60 }), seed: fc.nat() }).map((r): FuzzEvent => ({ kind: 'api-outage', ...r })) },
   { weight: 1, arbitrary: fc.record({ forS: fc.integer({ min: 16, max: 120 }), standby: fc.boolean() }).map((r): FuzzEvent => ({ kind: 'process-pause', ...r })) },
+  // The wire events share one weight: a run holding one is played twice (harness.ts, invariant (n)).
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc
+        .record({ node, zone: fc.nat({ max: 2 * ZONE_LABELS.length - 1 }), bad: fc.nat({ max: WIRE_BAD_BYTES.length - 1 }) })
+        .map((r): FuzzEvent => ({ kind: 'wire-bytes', node: r.node, ...(r.zone < ZONE_LABELS.length ? { zone: r.zone } : {}), bad: r.bad })),
+      fc
+        .record({ resource: fc.constantFrom<WireResource>('nodes', 'nodes', 'pods', 'leases'), index: fc.nat({ max: 40 }), forS: fc.integer({ min: 1, max: 120 }), cut: fc.integer({ min: 1, max: 64 }) })
+        .map((r): FuzzEvent => ({ kind: 'wire-truncated', ...r })),
+    ),
+  },
 );
+
+/** Whether a sequence holds a wire event: the harness then plays it through both paths (invariant (n)). */
+export function hasWireEvent(steps: readonly Step[]): boolean {
+  return steps.some((s) => s.event.kind === 'wire-bytes' || s.event.kind === 'wire-truncated');
+}
 
 /** A sequence of up to `maxSteps` steps, 0–90 s apart. */
 export function sequenceArb(maxSteps = 30): fc.Arbitrary<Step[]> {
@@ -298,6 +337,10 @@ export function eventText(e: FuzzEvent, pods: readonly string[] = []): string {
       return `api-outage for ${e.forS}s (reconnect jitter seed ${e.seed})`;
     case 'process-pause':
       return `process-pause for ${e.forS}s, ${e.standby ? 'a standby takes the Lease' : 'no standby: restarted after it exits'}`;
+    case 'wire-bytes':
+      return `wire-bytes ${n(e.node)}: ${e.zone !== undefined ? `zone label ${ZONE_LABELS[e.zone % ZONE_LABELS.length] ?? ''}` : 'a KernelDeadlock condition message'} + bytes ${(WIRE_BAD_BYTES[e.bad % WIRE_BAD_BYTES.length] ?? []).map((b) => b.toString(16)).join(' ')}`;
+    case 'wire-truncated':
+      return `wire-truncated ${e.resource} #${e.index} for ${e.forS}s (last field cut by up to ${e.cut} bytes)`;
     default:
       return `${e.kind} ${n(e.node)}`;
   }

@@ -47,7 +47,12 @@
  * - (m) after an API server outage: no taint, Unknown mark, pod NotReady mark or deletion on a node
  *   before this process's first judgement of it from post-outage data (its Node cache relisted and the
  *   kubelet's Ready=False, or a whole grace period without a renewal since its Node and Lease caches
- *   relisted); the first 2 s of the lost streams are a reconnect (node-lifecycle.md difference 5).
+ *   relisted); the first 2 s of the lost streams are a reconnect (node-lifecycle.md difference 5);
+ * - (n) wire: a run holding a wire event (`wire-bytes`, `wire-truncated`) is played twice, its Nodes,
+ *   Pods and Leases reaching the caches once through the protobuf path (@bufbuild/protobuf encode →
+ *   the project's decoder) and once through the JSON path (./wire.ts); the two runs' decisions (every
+ *   taint and untaint, condition mark, pod NotReady mark, deletion, force deletion and detach, with
+ *   its time) must be identical ({@link WIRE_ACTIONS}, {@link runSequence}).
  *
  * Times: epoch milliseconds unless named otherwise.
  */
@@ -64,7 +69,7 @@ import { createMetrics } from '../../src/metrics/registry.js';
 import type { TimerHandle } from '../../src/util/clock.js';
 import { syntheticSnapshot } from '../../src/whatif/synthetic.js';
 import { clusterIO } from '../../src/whatif/sources.js';
-import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, ZONE_LABELS, eventText, itemsOf, type FaultCode, type FuzzEvent, type Step, type Tol, type VocabularyItem, type Vol } from './events.js';
+import { NODE_NAMES, NODES_PER_ZONE, VOCABULARY, ZONES, ZONE_LABELS, eventText, hasWireEvent, itemsOf, type FaultCode, type FuzzEvent, type Step, type Tol, type VocabularyItem, type Vol } from './events.js';
 import { FuzzClock } from './clock.js';
 import { ProcessCaches, WATCHED, type WatchedResource } from './watch.js';
 import { REQUIRED_DURING_EXECUTION_ANNOTATION, podRule, type PodRule } from '../../src/nodeaffinity/rule.js';
@@ -86,6 +91,7 @@ import {
   zoneState,
 } from './reference.js';
 import { MemoryLeaseApi, Proc, seededRandom } from './process.js';
+import { WIRE_BAD_BYTES, WireMirror, goRendered, type WireMode } from './wire.js';
 
 type ZoneStateName = ReturnType<typeof zoneState>;
 
@@ -114,9 +120,9 @@ const DEPLOYMENT_RESTART_MS = 1000;
 /** An upper bound of how long after a pause begins the new leader starts (the Lease lapses 15 s after the standby first sees it; +5 s), ms. */
 const LEASE_TAKEOVER_MS = 20_000;
 /** Events that write to the API: none lands while the API server is down. */
-const WRITES_TO_API: ReadonlySet<FuzzEvent['kind']> = new Set(['pressure', 'zone-change', 'pod-add', 'pod-delete', 'tolerations-edit', 'oos-add', 'oos-remove', 'pod-end', 'node-delete', 'unscheduled-terminating']);
+const WRITES_TO_API: ReadonlySet<FuzzEvent['kind']> = new Set(['pressure', 'zone-change', 'pod-add', 'pod-delete', 'tolerations-edit', 'oos-add', 'oos-remove', 'pod-end', 'node-delete', 'unscheduled-terminating', 'wire-bytes']);
 /** Events about a node's kubelet or Node object: none applies to a node that is deleted (kubelet-start registers it again). */
-const NEEDS_NODE: ReadonlySet<FuzzEvent['kind']> = new Set(['kubelet-stop', 'report-not-ready', 'report-ready', 'pressure', 'lease-pause', 'zone-change', 'pod-add', 'oos-add']);
+const NEEDS_NODE: ReadonlySet<FuzzEvent['kind']> = new Set(['kubelet-stop', 'report-not-ready', 'report-ready', 'pressure', 'lease-pause', 'zone-change', 'pod-add', 'oos-add', 'wire-bytes']);
 /**
  * What counts as a judgement from a process's own observations (the start hold (l), and after an
  * outage (m)): the kubelet's own report of Ready=False; an Unknown in the API was written by an
@@ -124,7 +130,7 @@ const NEEDS_NODE: ReadonlySet<FuzzEvent['kind']> = new Set(['kubelet-stop', 'rep
  */
 const REPORTED_NOT_READY: ReadonlySet<string> = new Set(['False']);
 
-export type Invariant = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j' | 'k' | 'l' | 'm';
+export type Invariant = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j' | 'k' | 'l' | 'm' | 'n';
 
 /** One violation: which invariant, when (ms after T+0), and what happened, in words. */
 export interface Violation {
@@ -217,13 +223,67 @@ function faultError(code: FaultCode, what: string): unknown {
   return new ApiException(code, `fuzz: injected ${code} on ${what}`, '{}', code === 429 ? { 'retry-after': '2' } : {});
 }
 
+/** The timeline entries that are decisions, for (n): taints and untaints, condition marks, pod NotReady marks, deletions and force deletions, detaches. */
+export const WIRE_ACTIONS: ReadonlySet<TimelineEntry['kind']> = new Set(['taint', 'condition', 'pod-not-ready', 'pod-deleted', 'detach']);
+
+/** One decision of a run's timeline as text, with its time (ms after T+0), for (n). */
+function actionText(e: TimelineEntry): string {
+  const { atMs, ...rest } = e;
+  return `+${(atMs / 1000).toFixed(3)}s ${JSON.stringify(rest)}`;
+}
+
 /**
- * Plays `steps` and checks the invariants.
+ * (n) Wire: the decisions of a run do not depend on the wire its objects came by. Upstream decodes
+ * protobuf and JSON into the same Go struct (client-go's `rest.Request` hands either body to the
+ * negotiated `runtime.Decoder`: k8s.io/apimachinery `pkg/runtime/serializer/protobuf/protobuf.go`
+ * `Serializer.Decode`, `pkg/runtime/serializer/json/json.go`), and its gogo-generated `Unmarshal`
+ * (k8s.io/api `core/v1/generated.pb.go`, `coordination/v1/generated.pb.go`) reads a string field as
+ * its raw bytes (`string(dAtA[iNdEx:postIndex])`, no UTF-8 check), which the API server's JSON then
+ * renders with one U+FFFD per invalid byte (encoding/json); bytes `Unmarshal` refuses reach no
+ * lister by either path (client-go's reflector fails the watch and the list). So
+ * kube-controller-manager decides the same whatever `--kube-api-content-type` says, and ours must:
+ * the run through the protobuf path and the run through the JSON path must write the same decisions
+ * at the same times.
+ * @returns the violation, or `undefined` when the two action logs are identical.
+ */
+export function wireViolation(protobuf: readonly string[], json: readonly string[]): Violation | undefined {
+  const i = protobuf.findIndex((a, k) => a !== json[k]);
+  const at = i >= 0 ? i : protobuf.length < json.length ? protobuf.length : -1;
+  if (at < 0) return undefined;
+  const atMs = Number(/^\+([0-9.]+)s/.exec(protobuf[at] ?? json[at] ?? '')?.[1] ?? 0) * 1000;
+  return {
+    invariant: 'n',
+    atMs,
+    detail: `the protobuf and JSON paths decided differently (${protobuf.length} and ${json.length} decisions; the first ${at} alike): decision #${at + 1} through protobuf: ${protobuf[at] ?? '(none)'}; through JSON: ${json[at] ?? '(none)'}`,
+  };
+}
+
+/**
+ * Plays `steps` and checks the invariants. A sequence holding a wire event is played twice, through
+ * the protobuf path and through the JSON path (./wire.ts), and (n) compares their decisions
+ * ({@link wireViolation}); the result is the protobuf run's, with the JSON run's violations (marked)
+ * and its timers added. Any other sequence hands the in-memory objects to the caches as they are.
  * @param config the controller configuration (`parseControllerFlags`), as `run` would use it.
- * @param opts.trace sees every timeline entry as it is pushed (for replays by hand).
+ * @param opts.trace sees every timeline entry as it is pushed (for replays by hand; of both runs of a wire run).
  * @returns the violations, coverage and a readable account. Never throws for a violation.
  */
 export async function runSequence(steps: readonly Step[], config: ControllerConfig, opts: { trace?: (e: TimelineEntry) => void } = {}): Promise<RunResult> {
+  if (!hasWireEvent(steps)) return playSequence(steps, config, opts);
+  const pb = await playSequence(steps, config, { ...opts, wire: 'protobuf' });
+  const js = await playSequence(steps, config, { ...opts, wire: 'json' });
+  const jsViolations = js.violations.map((v) => ({ ...v, detail: `(JSON path) ${v.detail}` }));
+  const wire = wireViolation(pb.actions, js.actions);
+  const violations = [...pb.violations, ...jsViolations, ...(wire ? [wire] : [])];
+  const extra = [...jsViolations, ...(wire ? [wire] : [])].map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`);
+  return { ...pb, violations, timers: pb.timers + js.timers, text: [pb.text, ...extra].join('\n') };
+}
+
+/**
+ * One play of `steps` (see {@link runSequence}); `opts.wire` routes the Nodes, Pods and Leases
+ * through that path (./wire.ts `WireMirror`).
+ * @returns the run's result and its decisions as text ({@link WIRE_ACTIONS}).
+ */
+async function playSequence(steps: readonly Step[], config: ControllerConfig, opts: { trace?: (e: TimelineEntry) => void; wire?: WireMode }): Promise<RunResult & { actions: string[] }> {
   const clock = new FuzzClock(T0);
   // The controllers read time through a clock that NTP may step (clock-step): within ±500 ms of the
   // true time the cluster (kubelets, API timestamps) and the invariants use. A step moves the wall
@@ -410,7 +470,8 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   const taintTimes = new Map<string, number[]>();
 
   // Objects the API holds malformed, by `resource:key`: since when and until when (epoch ms).
-  const malformed = new Map<string, { since: number; until: number }>();
+  // `wire`: held truncated on the wire (`wire-truncated`); the caches learn of it through the mirror's verdict, not from here.
+  const malformed = new Map<string, { since: number; until: number; wire?: true }>();
   const malformedSettled = (resource: WatchedResource, key: string): number | undefined => {
     const m = malformed.get(`${resource}:${key}`);
     return m && m.since <= settled() ? m.since : undefined;
@@ -591,6 +652,10 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
             why = `restarted at ${fmt(lastRestartAt)}; max(timeAdded, tolerations set) + tolerationSeconds = ${fmt(bound + TIME_ADDED_PRECISION_MS)}`;
           }
         }
+        // Through the wire `timeAdded` has whole seconds, as on a real API server: a deadline counted
+        // from it may come up to 1 s before upstream's (docs/taint-eviction.md, the documented
+        // difference of restart-safe deadlines). The in-memory objects of other runs keep milliseconds.
+        if (opts.wire) allowed -= TIME_ADDED_PRECISION_MS;
         // A controller clock stepped ahead acts that much sooner in true time, as upstream's would.
         if (clock.now() < allowed - maxSkewMs) violate('a', `${e.pod} deleted at ${fmt(clock.now())} on ${e.node} (${taintText(node)}): ${why}`);
       }
@@ -647,9 +712,11 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     }
   };
   const push = cluster.timeline.push.bind(cluster.timeline);
+  const actions: string[] = [];
   cluster.timeline.push = (...items: TimelineEntry[]): number => {
     for (const e of items) {
       opts.trace?.(e);
+      if (opts.wire && WIRE_ACTIONS.has(e.kind)) actions.push(actionText(e));
       check(e);
     }
     return push(...items);
@@ -688,6 +755,20 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   // may, and only the one holding the Lease can write.
   const leaderLease = new MemoryLeaseApi();
   const procs: Proc[] = [];
+  /** Strings that carry raw bytes on the wire (`wire-bytes`): as the API's JSON renders them → the bytes. */
+  const wireRaws = new Map<string, Uint8Array>();
+  // In a wire run every process's caches read the cluster through the mirror: its Nodes, Pods and
+  // Leases as they came through the run's path; what came unreadable is malformed in each cache.
+  const mirror = opts.wire
+    ? new WireMirror(cluster, opts.wire, wireRaws, {
+        unreadable: (r, k) => {
+          for (const p of live()) p.caches.malform(r, k);
+        },
+        readable: (r, k) => {
+          for (const p of live()) p.caches.unmalform(r, k);
+        },
+      })
+    : undefined;
   let pendingStart: TimerHandle | undefined;
   const live = (): Proc[] => procs.filter((p) => !p.stopped);
   /** The process events act on: the one started last. */
@@ -698,7 +779,9 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
     const p = new Proc(procs.length + 1, clock, () => offsetMs);
     procs.push(p);
     const unlisted = cluster.apiDown();
-    p.caches = new ProcessCaches(cluster, clock, malformed.keys(), ruleOf, unlisted);
+    // A process lists the objects malformed now: those of `malformed` events, and what the wire gave it unreadable.
+    const unreadable = [...[...malformed].filter(([, m]) => !m.wire).map(([id]) => id), ...(mirror?.unreadableIds() ?? [])];
+    p.caches = new ProcessCaches(mirror ?? cluster, clock, unreadable, ruleOf, unlisted);
     if (unlisted && outage) {
       // Started while the API server is down: each informer's first list succeeds at its first
       // attempt after the return (process.ts relistTimes).
@@ -969,6 +1052,53 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
         note.text = ` (${key})`;
         return true;
       }
+      case 'wire-bytes': {
+        const n = cluster.nodes.get(nodeName);
+        if (!n) return false;
+        const zone = e.zone === undefined ? undefined : (ZONE_LABELS[e.zone % ZONE_LABELS.length] ?? 'a');
+        const raw = Uint8Array.from([...Buffer.from(zone ?? 'task blocked '), ...(WIRE_BAD_BYTES[e.bad % WIRE_BAD_BYTES.length] ?? [])]);
+        // The cluster holds what the API's JSON gives (Go's rendering); the wire carries the bytes.
+        const text = goRendered(raw);
+        wireRaws.set(text, raw);
+        if (zone === undefined) {
+          const now = clock.now();
+          const cond: NodeCondition = { type: 'KernelDeadlock', status: 'False', reason: 'KernelHasNoDeadlock', message: text, lastHeartbeatTime: now, lastTransitionTime: now };
+          cluster.putNode({ ...n, conditions: [...n.conditions.filter((c) => c.type !== 'KernelDeadlock'), cond] });
+          return true;
+        }
+        // A zone of its own, as zone-change makes one.
+        const from = zoneLabel(n);
+        if (from === text) return false;
+        relabelled.add(nodeName);
+        cluster.putNode({ ...n, labels: { ...n.labels, [ZONE_LABEL]: text } });
+        zoneChangedAt.set(from, clock.now());
+        zoneChangedAt.set(text, clock.now());
+        note.text = ` (zone ${JSON.stringify(text)})`;
+        return true;
+      }
+      case 'wire-truncated': {
+        const key = malformedKey(e.resource, e.index);
+        const id = `${e.resource}:${key ?? ''}`;
+        const mine = current();
+        // As `malformed`: not while the acting process's stream of that resource is down.
+        if (!mirror || key === undefined || !mine || malformed.has(id) || mine.caches.dropped(e.resource)) return false;
+        const since = clock.now();
+        const until = since + e.forS * 1000;
+        // The truth first ((h), live reads), then the wire: what reaches the caches is the decoder's verdict.
+        malformed.set(id, { since, until, wire: true });
+        if (!mirror.truncate(e.resource, key, e.cut)) {
+          malformed.delete(id);
+          return false;
+        }
+        clock.setTimeout(() => {
+          malformed.delete(id);
+          mirror.untruncate(e.resource, key);
+        }, e.forS * 1000);
+        lastFaultEnd = Math.max(lastFaultEnd, until);
+        if (e.resource === 'nodes' || e.resource === 'leases') untaintImpededUntil = Math.max(untaintImpededUntil, until);
+        note.text = ` (${key})`;
+        return true;
+      }
       case 'clock-step':
         offsetMs = Math.max(-MAX_CLOCK_STEP_MS, Math.min(MAX_CLOCK_STEP_MS, e.offsetMs));
         maxSkewMs = Math.max(maxSkewMs, Math.abs(offsetMs));
@@ -1163,7 +1293,7 @@ export async function runSequence(steps: readonly Step[], config: ControllerConf
   await stopProcess();
 
   const text = [...lines, ...exempt.map((x) => `  (d) exempt: ${x}`), ...byDroppedWatch.map((x) => `  (a) by the dropped watch: ${x}`), ...violations.map((v) => `  VIOLATION (${v.invariant}) at +${(v.atMs / 1000).toFixed(1)}s: ${v.detail}`)].join('\n');
-  return { violations, exempt, byDroppedWatch, events, timers: clock.fired, coverage, outcomes, text };
+  return { violations, exempt, byDroppedWatch, events, timers: clock.fired, coverage, outcomes, text, actions };
 }
 
 function fmt(ms: number): string {

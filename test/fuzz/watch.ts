@@ -29,9 +29,8 @@
  * Times: epoch milliseconds.
  */
 import type { ControllerSources, SourceHandlers } from '../../src/controllers/context.js';
-import type { InMemoryCluster } from '../../src/inmemory/cluster.js';
 import type { Clock } from '../../src/util/clock.js';
-import { clusterSources } from '../../src/whatif/sources.js';
+import { clusterSources, type ClusterReads } from '../../src/whatif/sources.js';
 import { KEEPS_LAST_READABLE } from '../../src/kube/informerfactory.js';
 import type { PodRule } from '../../src/nodeaffinity/rule.js';
 import type { Pod } from '../../src/kube/objects.js';
@@ -68,7 +67,7 @@ export class ProcessCaches {
   readonly sources: ControllerSources;
   readonly #drops = new Map<WatchedResource, Drop>();
   readonly #handlers = new Map<WatchedResource, AnyHandlers[]>();
-  readonly #cluster: InMemoryCluster;
+  readonly #cluster: ClusterReads;
   readonly #clock: Clock;
   #live = true;
   /**
@@ -100,7 +99,7 @@ export class ProcessCaches {
    * @param ruleOf each pod's node affinity rule, for node-affinity-enforcer's pod source.
    * @param unlisted the API server is down: no cache has listed yet (each is empty and unsynced until {@link restore}).
    */
-  constructor(cluster: InMemoryCluster, clock: Clock, malformed: Iterable<string> = [], ruleOf?: (p: Pod) => PodRule, unlisted = false) {
+  constructor(cluster: ClusterReads, clock: Clock, malformed: Iterable<string> = [], ruleOf?: (p: Pod) => PodRule, unlisted = false) {
     this.#cluster = cluster;
     this.#clock = clock;
     this.#createdAt = clock.now();

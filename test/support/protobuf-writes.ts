@@ -12,8 +12,10 @@ import { fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufb
 import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { fetch } from 'undici';
 import { getRaw, prepareRequest } from '../../src/kube/client.js';
-import { PROTOBUF_MAGIC, unwrapEnvelope } from '../../src/kube/protobuf/envelope.js';
-import { UnknownSchema } from '../../src/kube/protobuf/gen/k8s.io/apimachinery/pkg/runtime/generated_pb.js';
+import { unwrapEnvelope } from '../../src/kube/protobuf/envelope.js';
+import { envelopeRaw, withRawBytes, type RawString } from './protobuf-wire.js';
+
+export { rawString, type RawString } from './protobuf-wire.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
@@ -22,24 +24,6 @@ export async function readProtobuf<D extends DescMessage>(kc: KubeConfig, path: 
   const res = await getRaw(kc, path, {}, { accept: PROTOBUF });
   if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status} ${await res.text()}`);
   return fromBinary(schema, unwrapEnvelope(new Uint8Array(await res.arrayBuffer())).raw);
-}
-
-/**
- * A placeholder string of `bytes.length` ASCII bytes, unique enough to be found once in an
- * encoded object, and the raw bytes it stands for.
- */
-export interface RawString {
-  placeholder: string;
-  bytes: Uint8Array;
-}
-
-let serial = 0;
-
-/** A {@link RawString} for `bytes` (at least 8 of them: the placeholder must be unique in the object). */
-export function rawString(bytes: readonly number[]): RawString {
-  if (bytes.length < 8) throw new Error('rawString: give at least 8 bytes (pad with ASCII)');
-  const tag = `~${(serial++).toString(36)}~`;
-  return { placeholder: (tag + 'Z'.repeat(bytes.length)).slice(0, bytes.length), bytes: Uint8Array.from(bytes) };
 }
 
 /**
@@ -57,15 +41,7 @@ export async function putProtobuf<D extends DescMessage>(
   apiVersion: string,
   raws: readonly RawString[],
 ): Promise<{ status: number; body: string }> {
-  const raw = toBinary(schema, message);
-  const text = Buffer.from(raw).toString('latin1');
-  for (const r of raws) {
-    const at = text.indexOf(r.placeholder);
-    if (at < 0 || text.indexOf(r.placeholder, at + 1) >= 0) throw new Error(`placeholder ${r.placeholder} not found exactly once`);
-    raw.set(r.bytes, at);
-  }
-  const unknown = toBinary(UnknownSchema, { $typeName: 'k8s.io.apimachinery.pkg.runtime.Unknown', typeMeta: { $typeName: 'k8s.io.apimachinery.pkg.runtime.TypeMeta', apiVersion, kind }, raw, contentEncoding: '', contentType: '' });
-  const body = Buffer.concat([PROTOBUF_MAGIC, unknown]);
+  const body = envelopeRaw(kind, apiVersion, withRawBytes(toBinary(schema, message), raws));
   const { url, headers, dispatcher } = await prepareRequest(kc, HttpMethod.PUT, path, {}, { Accept: 'application/json', 'Content-Type': PROTOBUF });
   const res = await fetch(url, { method: 'PUT', headers, body, ...(dispatcher ? { dispatcher } : {}) });
   return { status: res.status, body: await res.text() };

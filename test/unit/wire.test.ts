@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
 import { KubeConfig } from '@kubernetes/client-node';
 import { makeClients, type RestClientMetricsSink, type WatchStarter } from '../../src/kube/client.js';
 import { FrameReader, frame, MAX_FRAME_BYTES, PROTOBUF_MAGIC, unwrapEnvelope, WireFormatError } from '../../src/kube/protobuf/envelope.js';
@@ -25,18 +25,9 @@ import { defaultKubeContentType, parseKubeContentType } from '../../src/kube/con
 import { rawKey, type ListPage, type ListPageOptions } from '../../src/kube/listwatch.js';
 import { UndecodableEventError, UndecodableObject } from '../../src/kube/undecodable.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { envelope, watchFrame } from '../support/protobuf-wire.js';
 
 // ---- fixtures ---------------------------------------------------------------------------------
-
-/** `k8s\x00` + runtime.Unknown{typeMeta, raw}: how the API server envelopes an object. */
-function envelope<D extends DescMessage>(kind: string, apiVersion: string, schema: D, init: MessageInitShape<D>): Uint8Array {
-  const raw = toBinary(schema, create(schema, init));
-  const unknown = toBinary(UnknownSchema, create(UnknownSchema, { typeMeta: { apiVersion, kind }, raw }));
-  const out = new Uint8Array(4 + unknown.length);
-  out.set(PROTOBUF_MAGIC, 0);
-  out.set(unknown, 4);
-  return out;
-}
 
 const T0 = 1_790_000_000n; // seconds
 const time = (s: bigint, nanos = 0): { seconds: bigint; nanos: number } => ({ seconds: s, nanos });
@@ -52,10 +43,6 @@ function pod(name: string, extra: MessageInitShape<typeof PodSchema> = {}): Mess
 }
 
 const podBytes = (name: string, extra?: MessageInitShape<typeof PodSchema>): Uint8Array => envelope('Pod', 'v1', PodSchema, pod(name, extra));
-
-function watchFrame(type: string, raw: Uint8Array): Uint8Array {
-  return toBinary(WatchEventSchema, create(WatchEventSchema, { type, object: { raw } }));
-}
 
 // ---- envelope and frames ----------------------------------------------------------------------
 
