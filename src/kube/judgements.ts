@@ -81,7 +81,10 @@ export interface NodeJudgements {
 export interface NodeJudgementSink {
   /** This process runs a node lifecycle controller (called when it is built). */
   attachJudge(): void;
-  /** The node lifecycle controller started (or started again): every judgement so far is forgotten. */
+  /**
+   * The node lifecycle controller started (or started again), or sight of the cluster returned after
+   * a blind stretch: every judgement so far is forgotten (none was made on the view from now on).
+   */
   started(): void;
   /** One observation of `node` at `nowMs` (epoch **milliseconds**). Cheap when nothing changed (it runs on every Lease event). */
   observed(node: string, o: NodeObservation, nowMs: number): void;

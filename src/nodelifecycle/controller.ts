@@ -184,6 +184,15 @@ export class NodeLifecycleController {
     if (!this.#stopped) this.#monitor.scheduleMonitor(0);
   }
 
+  /**
+   * The node or Lease cache gained or lost its watch stream (`SourceHandlers.watching`): sight is
+   * recorded as it changes (monitor.ts `sightChanged`). Synchronous; works while stopped (nothing
+   * is re-judged then).
+   */
+  sightChanged(): void {
+    this.#monitor.sightChanged();
+  }
+
   /** A Lease in `kube-node-lease` was added or updated: a possible heartbeat. */
   leaseChanged(nodeName: string): void {
     if (this.#stopped) return;

@@ -72,6 +72,7 @@ export const nodeLifecycleDescriptor = {
       events: io.events,
       metrics: ctx.metrics.nodeCollector,
       canSeeCluster: ctx.canSeeCluster,
+      watchingCluster: ctx.sees([nodes, leases]),
       judgements: ctx.judgements,
       ...(config.featureGates.NodeControllerLeaseCircuitBreaker
         ? { leaseCircuitBreaker: leaseCircuitBreakerIO((n) => io.readNodeLease(n), leases) }
@@ -79,6 +80,8 @@ export const nodeLifecycleDescriptor = {
     });
   },
   subscribe(nlc, { nodes, leases, pods }) {
+    // Sight as it changes, not only when a pass samples it (monitor.ts `sightChanged`).
+    for (const s of [nodes, leases]) s.subscribe({ watching: () => nlc.sightChanged() });
     nodes.subscribe({ add: (n: Node) => nlc.nodeChanged(n.name), update: (_o, n) => nlc.nodeChanged(n.name), delete: (n) => nlc.nodeDeleted(n.name) });
     // A Lease of a node the cache does not hold (another controller's scope, or not yet seen) is no news.
     const onLease = (l: Lease): void => {

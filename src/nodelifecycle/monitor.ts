@@ -12,6 +12,7 @@
 import { leaseKey } from '../kube/informerfactory.js';
 import type { Lease, Node, NodeCondition } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
+import { SightTracker } from '../kube/sight.js';
 import { describeError } from '../kube/client.js';
 import { isNotCalledFor } from '../kube/throttle.js';
 import type { TimerHandle } from '../util/clock.js';
@@ -97,6 +98,8 @@ export class NodeHealthMonitor implements NodeHealthReader {
   readonly #healthQueue: WorkQueue;
   #monitorTimer: TimerHandle | undefined;
   #sawCluster = true;
+  /** Sight as the caches' watch-stream transitions tell it, as they happen ({@link sightChanged}). */
+  readonly #sight = new SightTracker();
   /**
    * Nodes whose not-Ready verdict was reached before the controller last lost sight of the cluster
    * and not again since sight returned (deliberate difference 28, {@link rejudging}).
@@ -129,7 +132,29 @@ export class NodeHealthMonitor implements NodeHealthReader {
     // Judgements count from this start only: time before it was not watched by this process.
     this.#d.judgements?.started();
     this.#sawCluster = this.#d.canSeeCluster();
+    this.#sight.observe(this.#watching(), this.#d.clock.monotonic());
     this.scheduleMonitor(0);
+  }
+
+  /**
+   * A node or Lease cache gained or lost its watch stream (`SourceHandlers.watching`): records the
+   * transition as it happens (src/kube/sight.ts, the 2 s reconnect allowance of `canSeeCluster`).
+   * Deliberate difference 28, completed (issue 57, fuzz seed 20270301 run 823): a blind stretch
+   * that ends here is handled at once, as one a monitor pass noticed ({@link #sightReturned}),
+   * instead of when the next observation samples `canSeeCluster()`. Until then the judgement board
+   * still held the node's confirmation from before the outage, so a taint eviction deadline falling
+   * between sight's return and the node's next observation deleted on a pre-outage verdict; and a
+   * blind stretch between two passes with no Lease event went unnoticed. Can only delay: it forgets
+   * verdicts and gives a fresh grace period, as a noticed outage does. Call synchronously on each
+   * transition; repeats are harmless.
+   */
+  sightChanged(): void {
+    const ended = this.#sight.observe(this.#watching(), this.#d.clock.monotonic());
+    if (ended !== undefined && !this.#l.stopped()) this.#sightReturned();
+  }
+
+  #watching(): boolean {
+    return (this.#d.watchingCluster ?? this.#d.canSeeCluster)();
   }
 
   /** Stops the monitor loop, the deadlines and the health queue; resolves once in-flight work finished. */
@@ -272,21 +297,34 @@ export class NodeHealthMonitor implements NodeHealthReader {
    * kubelet's report), or a whole grace period without a heartbeat from sight's return. Those verdicts
    * were reached on a view older than the outage (the safety rule). Upstream acts on them at its
    * first pass after its informers relist (its queued taints, `MarkPodsNotReady`'s retries): this
-   * can only delay, by at most one grace period. (The judgement board needs nothing more: the fresh
-   * grace period below makes each Unknown node unconfirmed at its first observation after sight
-   * returned, so the taint eviction controller's start hold covers the same time.)
+   * can only delay, by at most one grace period. The judgement board forgets every confirmation
+   * there and then ({@link #sightReturned}), so the taint eviction controller's start hold covers the
+   * same time.
    */
   #checkSight(): boolean {
     const sees = this.#d.canSeeCluster();
     if (sees && !this.#sawCluster) {
-      this.freshGracePeriod(this.#d.clock.now());
-      for (const [name, h] of this.#health) if (savedReadyCondition(h)?.status === 'Unknown') this.#rejudge.add(name);
-      this.#d.log.warn({ nodes: this.#health.size, rejudging: this.#rejudge.size }, 'API server visible again: every node gets a full grace period from now, and no verdict reached before is acted on until the node is judged again');
+      this.#sightReturned();
     } else if (!sees && this.#sawCluster) {
       this.#d.log.warn({}, 'Lost sight of the API server: no node will be judged until the caches are synced again');
     }
     this.#sawCluster = sees;
     return sees;
+  }
+
+  /**
+   * Sight returned after a blind stretch (noticed by {@link #checkSight} or recorded by
+   * {@link sightChanged}): a full grace period for every node from now, the Unknown verdicts on hold
+   * until judged again (difference 28), and the judgement board forgets every confirmation, so the
+   * taint eviction controller's hold keeps each deletion for these taints until the node is
+   * confirmed again from what this controller sees from now on (src/kube/judgements.ts).
+   */
+  #sightReturned(): void {
+    this.#sawCluster = true;
+    this.freshGracePeriod(this.#d.clock.now());
+    for (const [name, h] of this.#health) if (savedReadyCondition(h)?.status === 'Unknown') this.#rejudge.add(name);
+    this.#d.judgements?.started();
+    this.#d.log.warn({ nodes: this.#health.size, rejudging: this.#rejudge.size }, 'API server visible again: every node gets a full grace period from now, and no verdict reached before is acted on until the node is judged again');
   }
 
   /**

@@ -22,6 +22,12 @@ const LABEL_RECONCILE: readonly [primary: string, secondary: string][] = [
  */
 export const NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS = 1000;
 
+/** How often, in **milliseconds**, a node whose pass found the controller blind is tried again. */
+export const NOSCHEDULE_BLIND_RETRY_MS = 1000;
+
+/** Why a condition-taint write is not sent (its send-time recheck). */
+const BLIND = 'the controller cannot see the cluster';
+
 /** The NoSchedule pass. Mirrors upstream's `nodeUpdateQueue` and its workers. */
 export class NoScheduleTaintPass {
   readonly #d: NoScheduleDeps;
@@ -76,6 +82,14 @@ export class NoScheduleTaintPass {
       return;
     }
     this.#afterNoExecute.delete(name);
+    // Deliberate difference 29 (docs/node-lifecycle.md): no condition taint is written from a view
+    // the controller cannot trust (an API server outage, a lost watch past the reconnect allowance):
+    // the cached conditions may be older than the outage. Upstream writes from its lister whatever
+    // its age. The node is tried again until sight returns, then decided from the current view.
+    if (!this.#d.canSeeCluster()) {
+      this.#queue.addAfter(name, NOSCHEDULE_BLIND_RETRY_MS);
+      return;
+    }
     const node = this.#d.caches.nodes.get(name);
     // A node whose newest version could not be read gets no write (difference 24, unreadable.ts);
     // its readable version arrives as a node event, which queues it again.
@@ -93,6 +107,8 @@ export class NoScheduleTaintPass {
         // Behind status and NoExecute writes in the throttle (src/kube/throttle.ts `WritePriority`):
         // later only; a NoExecute taint write carries these taints too (difference 12).
         priority: 'noschedule-taint',
+        // A write that waits in the throttle into an outage is not sent then (difference 29).
+        recheck: () => (this.#d.canSeeCluster() ? undefined : BLIND),
       });
       if (r === 'written') {
         this.#d.log.info(

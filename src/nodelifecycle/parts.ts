@@ -92,6 +92,12 @@ export interface NodeLifecycleDeps {
   /** True while the node and lease caches reflect the cluster (synced, watches connected). */
   canSeeCluster: () => boolean;
   /**
+   * True while the node and lease caches are synced and each has its watch stream right now (no
+   * reconnect allowance): what {@link NodeLifecycleController.sightChanged} records at each
+   * transition (src/kube/sight.ts). Absent: `canSeeCluster` stands in.
+   */
+  watchingCluster?: () => boolean;
+  /**
    * `NodeControllerLeaseCircuitBreaker` (default on, as in 1.37): before an expired node is acted
    * on, its Lease is read live; absent when the gate is off (1.36 behaviour: the cache decides).
    */
@@ -168,6 +174,7 @@ export interface HealthMonitorDeps {
   events: EventSink;
   metrics: Pick<NodeCollectorMetrics, 'updateNodeHealthDuration' | 'updateAllNodesHealthDuration'>;
   canSeeCluster: () => boolean;
+  watchingCluster?: () => boolean;
   leaseCircuitBreaker?: LeaseCircuitBreakerIO;
   judgements?: NodeJudgementSink;
 }
@@ -190,6 +197,7 @@ export interface NoScheduleDeps {
   clock: Clock;
   log: Logger;
   caches: Pick<NodeLifecycleCaches, 'nodes'>;
+  canSeeCluster: () => boolean;
   writes: Pick<NodeLifecycleWrites, 'swapNodeTaints' | 'patchNodeLabels'>;
 }
 

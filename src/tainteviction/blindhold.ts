@@ -1,6 +1,8 @@
 /**
- * The taint eviction controller's record of when it could not see the cluster, and the pure rule
- * that holds a deletion whose deadline passed during that time (the blind-time rule: time the controller could not see the cluster never counts).
+ * The taint eviction controller's pure rule that holds a deletion whose deadline passed while it
+ * could not see the cluster (the blind-time rule: time the controller could not see the cluster
+ * never counts). Its record of that time is src/kube/sight.ts `SightTracker`, shared with the node
+ * lifecycle controller.
  *
  * No upstream counterpart: kube-controller-manager's taint manager fires its in-memory timers
  * blindly, and during an API outage the deletion fails and is given up after five tries
@@ -10,16 +12,7 @@
  * node's heartbeat again and removed the taint. See docs/taint-eviction.md, "Deliberate
  * differences", for the rule and why it can only delay.
  */
-
-/**
- * A stretch of time during which the controller could not see the cluster (an informer it reads
- * was not synced or had no watch stream), epoch **milliseconds**: blind from `fromMs`, sight
- * regained at `toMs`.
- */
-export interface BlindInterval {
-  fromMs: number;
-  toMs: number;
-}
+import type { BlindInterval } from '../kube/sight.js';
 
 /**
  * What the decision needs to know about sight. `lastBlind` is the most recent blind interval that
@@ -50,71 +43,3 @@ export function sightHoldUntilMs(dueMs: number, sight: SightInput | undefined): 
   if (sight?.lastBlind === undefined || dueMs > sight.lastBlind.toMs) return undefined;
   return sight.lastBlind.toMs + sight.holdMs;
 }
-
-/**
- * Remembers the blind intervals of one controller from sight transitions. Feed it every
- * transition (and harmless repeats) with {@link observe}; read {@link lastBlind}.
- *
- * A blind stretch shorter than `minBlindMs` is not recorded: a watch stream reconnects every few
- * minutes (server timeouts) or every 30 s on a quiet collection (client-node's inactivity timer),
- * and resumes from its resourceVersion within milliseconds, so nothing was missed; holding every
- * due deletion for a grace period after each reconnect would stall mass evictions for nothing.
- * The default matches the node lifecycle controller's threshold (`BLIND_AFTER_MS` in
- * src/cli/run.ts, 2 s).
- *
- * The time before the controller first saw the cluster is not a blind interval: deadlines are
- * restart-safe (deliberate difference 1 in docs/taint-eviction.md).
- */
-export class SightTracker {
-  readonly #minBlindMs: number;
-  /** When sight was lost (ms on the caller's clock: the controller passes monotonic readings); `undefined` while seeing. */
-  #blindSinceMs: number | undefined;
-  #seen = false;
-  #firstSeenMs: number | undefined;
-  #last: BlindInterval | undefined;
-
-  /**
-   * @param minBlindMs shortest blind stretch that counts, milliseconds (default 2000).
-   * @throws {RangeError} when `minBlindMs` is negative or not finite.
-   */
-  constructor(minBlindMs = DEFAULT_MIN_BLIND_MS) {
-    if (!Number.isFinite(minBlindMs) || minBlindMs < 0) throw new RangeError(`sight: minimum blind time must be >= 0 ms, got ${minBlindMs}`);
-    this.#minBlindMs = minBlindMs;
-  }
-
-  /**
-   * Records whether the controller sees the cluster at `nowMs` (ms on the caller's clock: the controller passes monotonic readings and converts intervals back to wall time when it decides). Idempotent for repeats.
-   * @returns the interval that just ended and was recorded, else `undefined`.
-   */
-  observe(seeing: boolean, nowMs: number): BlindInterval | undefined {
-    if (!seeing) {
-      if (this.#seen && this.#blindSinceMs === undefined) this.#blindSinceMs = nowMs;
-      return undefined;
-    }
-    this.#seen = true;
-    this.#firstSeenMs ??= nowMs;
-    const since = this.#blindSinceMs;
-    this.#blindSinceMs = undefined;
-    if (since === undefined || nowMs - since < this.#minBlindMs) return undefined;
-    this.#last = { fromMs: since, toMs: nowMs };
-    return this.#last;
-  }
-
-  /** The most recent recorded blind interval, or `undefined`. */
-  lastBlind(): BlindInterval | undefined {
-    return this.#last;
-  }
-
-  /** When (ms on the clock passed to `observe`) the controller first saw the cluster, or `undefined` before that. */
-  firstSeenMs(): number | undefined {
-    return this.#firstSeenMs;
-  }
-
-  /** Since when (ms on the clock passed to `observe`) the controller has been blind, or `undefined` while it sees (or never saw). */
-  blindSinceMs(): number | undefined {
-    return this.#blindSinceMs;
-  }
-}
-
-/** Default {@link SightTracker} threshold, milliseconds (the node lifecycle controller's `BLIND_AFTER_MS`). */
-export const DEFAULT_MIN_BLIND_MS = 2000;

@@ -47,7 +47,8 @@ import { DeadlineScheduler, type ScheduledEviction } from '../util/scheduler.js'
 import { decidePodEviction, planEviction, type DecideOptions, type Decision, type PendingEviction } from './decision.js';
 import { TaintFirstSeen, TolerationEdits } from './seen.js';
 import { cancelPodDeletionEvent, podDeletionEvent, podDeletionFailingEvent, type PodEvent } from './events.js';
-import { DEFAULT_MIN_BLIND_MS, SightTracker, sightHoldUntilMs, type SightInput } from './blindhold.js';
+import { sightHoldUntilMs, type SightInput } from './blindhold.js';
+import { DEFAULT_MIN_BLIND_MS, SightTracker } from '../kube/sight.js';
 import { FAILING_EVENT_AFTER, newDeletionQueue } from './retry.js';
 import { HeldDeletions } from './held.js';
 import type { Payload, PendingPodDeletion, RunningDeletion } from './running.js';

@@ -30,7 +30,7 @@ export interface TaintEvictionOptions {
    * difference 10).
    */
   nodeMonitorGracePeriodMs?: number;
-  /** Shortest loss of sight that counts as blind, ms (default 2000; see blindhold.ts `SightTracker`). */
+  /** Shortest loss of sight that counts as blind, ms (default 2000; see src/kube/sight.ts `SightTracker`). */
   minBlindMs?: number;
   /**
    * The `TaintTolerationComparisonOperators` feature gate: `Lt`/`Gt` tolerations tolerate a taint

@@ -103,8 +103,20 @@ export class World {
   /** Nodes whose newest version the API holds malformed: the cache keeps the last readable one (`newestUnreadable`). */
   readonly unreadable = new Set<string>();
 
-  /** Whether the controller sees the cluster (`canSeeCluster`): false while its caches are blind (an outage). */
-  seeing = true;
+  #seeing = true;
+  /**
+   * Whether the controller sees the cluster (`canSeeCluster`, `watchingCluster`): false while its
+   * caches are blind (an outage). Setting it is a watch-stream transition: the controller is told
+   * at once (`sightChanged`), as the informers' `watching` handler tells it.
+   */
+  get seeing(): boolean {
+    return this.#seeing;
+  }
+  set seeing(v: boolean) {
+    const changed = v !== this.#seeing;
+    this.#seeing = v;
+    if (changed) this.ctl?.sightChanged();
+  }
   /** The judgement board the controller writes (set before {@link build}; none by default). */
   judgements: NodeJudgementBoard | undefined;
 
@@ -182,6 +194,7 @@ export class World {
       events,
       metrics,
       canSeeCluster: () => this.seeing,
+      watchingCluster: () => this.seeing,
       ...(this.judgements ? { judgements: this.judgements } : {}),
       ...(this.breaker
         ? {

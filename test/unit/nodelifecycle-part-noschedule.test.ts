@@ -5,13 +5,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node, Taint } from '../../src/kube/objects.js';
-import { NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS, NoScheduleTaintPass } from '../../src/nodelifecycle/noschedule.js';
+import { NOSCHEDULE_BLIND_RETRY_MS, NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS, NoScheduleTaintPass } from '../../src/nodelifecycle/noschedule.js';
 import type { NoScheduleDeps } from '../../src/nodelifecycle/parts.js';
 import { conditionTaintDiff } from '../../src/nodelifecycle/taints.js';
 import { basics, MapStore, node, settle } from '../support/nodelifecycle-parts.js';
 
 interface Call {
-  kind: 'taints' | 'labels';
+  kind: 'taints' | 'labels' | 'held';
   name: string;
   conditionTaints?: boolean;
   /** the throttle order asked for (issue 29: NoSchedule writes wait behind NoExecute ones) */
@@ -21,6 +21,9 @@ interface Call {
 
 function build(nodes: Node[], syncing = new Set<string>(), noExecutePending = new Set<string>()) {
   const { clock, log } = basics();
+  const sight = { seeing: true };
+  /** Called once each, in order, right before a write's send-time recheck (as the throttle's turn comes). */
+  const beforeSend: (() => void)[] = [];
   const cache = new MapStore<Node>();
   for (const n of nodes) cache.set(n);
   const calls: Call[] = [];
@@ -28,8 +31,16 @@ function build(nodes: Node[], syncing = new Set<string>(), noExecutePending = ne
     clock,
     log,
     caches: { nodes: cache },
+    canSeeCluster: () => sight.seeing,
     writes: {
       swapNodeTaints: async (name, _add, _remove, cached, opts = {}) => {
+        beforeSend.shift()?.();
+        // As the throttle does right before sending (src/kube/throttle.ts WriteRecheck).
+        const notCalledFor = opts.recheck?.();
+        if (notCalledFor !== undefined) {
+          calls.push({ kind: 'held', name });
+          return 'unchanged';
+        }
         calls.push({ kind: 'taints', name, conditionTaints: opts.conditionTaints === true, ...(opts.priority ? { priority: opts.priority } : {}) });
         if (cached) {
           const d = conditionTaintDiff(cached);
@@ -45,7 +56,7 @@ function build(nodes: Node[], syncing = new Set<string>(), noExecutePending = ne
     },
   };
   const part = new NoScheduleTaintPass(deps, { healthSyncRunning: (name) => syncing.has(name), noExecuteTaintPending: (n) => noExecutePending.has(n.name) });
-  return { clock, cache, part, calls, syncing, noExecutePending };
+  return { clock, cache, part, calls, syncing, noExecutePending, sight, beforeSend };
 }
 
 describe('NoSchedule part through parts.ts', () => {
@@ -122,5 +133,33 @@ describe('NoSchedule part through parts.ts', () => {
     w.part.healthSyncDone('n1');
     await settle(w.clock);
     assert.deepEqual(w.calls, []);
+  });
+
+  // Deliberate difference 29 (docs/node-lifecycle.md), found by the fuzz's post-outage invariant (m)
+  // (seed 20270301, run 1033): a condition taint was written while the Node cache still waited to
+  // relist after an outage, from conditions older than the outage. Fails without the sight gate.
+  test('difference 29: no condition taint while the controller cannot see the cluster; tried again, and written from the current view once sight returns', async (t) => {
+    const w = build([node('n1', 'False')]);
+    t.after(() => w.part.stop());
+    w.sight.seeing = false;
+    w.part.enqueue('n1');
+    await settle(w.clock);
+    await w.clock.advanceAsync(5 * NOSCHEDULE_BLIND_RETRY_MS);
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [], 'nothing written while blind');
+    w.sight.seeing = true;
+    await w.clock.advanceAsync(NOSCHEDULE_BLIND_RETRY_MS);
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [{ kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
+  });
+
+  test('difference 29: a condition-taint write whose turn in the throttle comes after sight was lost is not sent (send-time recheck)', async (t) => {
+    const w = build([node('n1', 'False')]);
+    t.after(() => w.part.stop());
+    // Decided with sight; the outage begins while the write waits for its turn.
+    w.beforeSend.push(() => (w.sight.seeing = false));
+    w.part.enqueue('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [{ kind: 'held', name: 'n1' }]);
   });
 });

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeJudgementBoard } from '../../src/kube/judgements.js';
 import { getCondition } from '../../src/kube/objects.js';
-import { GRACE_MS, started, zoneNodes } from '../support/nodelifecycle-world.js';
+import { GRACE_MS, START, started, zoneNodes } from '../support/nodelifecycle-world.js';
 
 const SECOND_TAINT = /\+node\.kubernetes\.io\/unreachable:NoExecute/;
 
@@ -96,6 +96,70 @@ describe('difference 28: nothing is done on a verdict reached before the control
     assert.equal(w.podReady(`default/${p.name}`), 'False', 'marked once the node is judged again');
     const mark = w.writes.find((x) => x.kind === 'podNotReady' && x.target === `default/${p.name}`);
     assert.ok(mark && mark.atMs >= back + GRACE_MS, `marked ${((mark?.atMs ?? 0) - back) / 1000} s after sight returned`);
+  });
+
+  // Fuzz seed 20270301 run 823 (issue 57, the wire vocabulary): the board kept the pre-outage
+  // confirmation from sight's return until the node's next observation (its next pass), and a taint
+  // eviction deadline falling in between deleted on it. Both fail without monitor.ts `sightChanged`.
+  test('the judgement board forgets a confirmation from before the outage the moment sight returns, before the node is observed again', async (t) => {
+    const board = new NodeJudgementBoard();
+    const w = started(t, {}, (w) => {
+      w.judgements = board;
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+    });
+    await w.run(5000);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + 8000);
+    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed not Ready before the outage');
+    w.seeing = false;
+    await w.run(20_000);
+    w.seeing = true;
+    // No clock has run: no pass, no Lease event has observed a-n0 since sight returned.
+    assert.notEqual(board.notConfirmedBecause('a-n0'), undefined, 'a confirmation from before the outage still stands after sight returned');
+    await w.run(GRACE_MS + 10_000);
+    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed again from what it saw since (only a delay)');
+  });
+
+  test('a blind stretch no monitor pass sampled (3 s, between two passes) still unconfirms the node, until silent a fresh grace period', async (t) => {
+    const board = new NodeJudgementBoard();
+    const w = started(t, {}, (w) => {
+      w.judgements = board;
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+    });
+    await w.run(5000);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + 8000);
+    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed not Ready before the outage');
+    // Just after a pass (the period is 5 s from the start): blind for 3 s, back 2 s before the next.
+    await w.run(5000 - ((w.clock.now() - START) % 5000) + 1);
+    w.seeing = false;
+    await w.run(3000);
+    w.seeing = true;
+    assert.notEqual(board.notConfirmedBecause('a-n0'), undefined, 'the unsampled outage left the pre-outage confirmation standing');
+    // Confirmed again only after a whole grace period of silence from sight's return.
+    await w.run(GRACE_MS - 1000);
+    assert.notEqual(board.notConfirmedBecause('a-n0'), undefined, 'confirmed again before a fresh grace period had passed');
+    await w.run(12_000);
+    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed again (only a delay)');
+  });
+
+  test('a watch reconnect shorter than 2 s is no blind stretch: the confirmation stands (no delay for every reconnect)', async (t) => {
+    const board = new NodeJudgementBoard();
+    const w = started(t, {}, (w) => {
+      w.judgements = board;
+      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+    });
+    await w.run(5000);
+    w.alive.delete('a-n0');
+    await w.run(GRACE_MS + 8000);
+    await w.run(5000 - ((w.clock.now() - START) % 5000) + 1);
+    w.seeing = false;
+    await w.run(500);
+    w.seeing = true;
+    assert.equal(board.notConfirmedBecause('a-n0'), undefined);
   });
 
   test('the judgement board keeps no confirmation from before the outage: the fresh grace period unconfirms the node until it is silent a grace period again (already so before the fix; pinned)', async (t) => {

@@ -13,7 +13,8 @@ import { Informer } from '../../src/kube/informer.js';
 import type { WatchLike } from '../../src/kube/listwatch.js';
 import type { Pod, Taint, Toleration } from '../../src/kube/objects.js';
 import { decidePodEviction } from '../../src/tainteviction/decision.js';
-import { SightTracker, sightHoldUntilMs, type SightInput } from '../../src/tainteviction/blindhold.js';
+import { sightHoldUntilMs, type SightInput } from '../../src/tainteviction/blindhold.js';
+import { SightTracker } from '../../src/kube/sight.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const S = 1000;

@@ -258,7 +258,7 @@ describe('Every write (docs/upstream-1.37.md "Every write")', () => {
     const nodes = new Store<Node>();
     nodes.put(slimNode(w));
     const pass = new NoScheduleTaintPass(
-      { clock, log: silentLogger, caches: { nodes }, writes: new NodeLifecycleWriter(api.clients, direct, clock) },
+      { clock, log: silentLogger, caches: { nodes }, canSeeCluster: () => true, writes: new NodeLifecycleWriter(api.clients, direct, clock) },
       { healthSyncRunning: () => false, noExecuteTaintPending: () => false },
     );
     pass.enqueue('n3');
@@ -294,7 +294,7 @@ describe('Every write (docs/upstream-1.37.md "Every write")', () => {
     const nodes = new Store<Node>();
     nodes.put(slimNode(w));
     const pass = new NoScheduleTaintPass(
-      { clock, log: silentLogger, caches: { nodes }, writes: new NodeLifecycleWriter(api.clients, direct, clock) },
+      { clock, log: silentLogger, caches: { nodes }, canSeeCluster: () => true, writes: new NodeLifecycleWriter(api.clients, direct, clock) },
       { healthSyncRunning: () => false, noExecuteTaintPending: () => false },
     );
     pass.enqueue('n4');
