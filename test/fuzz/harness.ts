@@ -90,7 +90,8 @@ import {
   zoneRate,
   zoneState,
 } from './reference.js';
-import { MemoryLeaseApi, Proc, seededRandom } from './process.js';
+import { MemoryLeaseApi, Proc } from './process.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { WIRE_BAD_BYTES, WireMirror, goRendered, type WireMode } from './wire.js';
 
 type ZoneStateName = ReturnType<typeof zoneState>;

@@ -70,17 +70,6 @@ export class MemoryLeaseApi implements LeaseApi {
   }
 }
 
-/** A small deterministic PRNG in [0, 1) (mulberry32): the reconnect jitter of an outage, from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The error of a request the API server does not answer (connection refused), as undici throws it. */
 function refused(): Error {

@@ -24,6 +24,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { seededRandom } from '../support/seeded-random.js';
 
 interface Core {
   name: string;
@@ -79,17 +80,6 @@ function originalOf(source: string, m: StrykerMutant): string {
   return [first, ...middle, last].join('\n');
 }
 
-/** mulberry32: a small seeded generator, so a sample is the same on every machine. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Lines that hold no mutant: a field or parameter declaration (`name?: Type;` or `name: Type,`),
@@ -118,7 +108,7 @@ function sampleLines(file: string, count: number, seed: number): number[] {
   });
   let h = seed;
   for (const ch of file) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
-  const rnd = generator(h);
+  const rnd = seededRandom(h); // mulberry32: a sample is the same on every machine
   for (let i = code.length - 1; i > 0; i--) {
     const j = Math.floor(rnd() * (i + 1));
     [code[i], code[j]] = [code[j] as number, code[i] as number];

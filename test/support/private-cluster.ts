@@ -4,28 +4,18 @@
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { makeClients, type KubeClients } from '../../src/kube/client.js';
+import { freeLocalPort } from '../../scripts/release/image.js';
 
 const run = promisify(execFile);
 const CONTROL_PLANE = join(import.meta.dirname, '../../scripts/control-plane.sh');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** A free TCP port on 127.0.0.1 (the kernel's pick, released again): scripts/release/image.ts `freeLocalPort`. */
+export const freePort: () => Promise<number> = freeLocalPort;
 
 /** A throwaway control plane of this test only; never the shared default cluster. */
 export class PrivateControlPlane {
