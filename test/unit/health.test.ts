@@ -581,3 +581,47 @@ describe('health.ts texts and nodeConditionsEqual, exactly', () => {
     assert.equal(podNeedsNotReadyMark({ nodeName: 'n1', conditions: [{ type: 'Ready', status: 'True' }] }, 'n2'), false);
   });
 });
+
+// Pinned by mutation testing (docs/safety.md, health.ts's full run): observeNodeHealth's bookkeeping.
+describe("observeNodeHealth's bookkeeping: the saved Lease, the kept snapshot, the unchanged record", () => {
+  const node = makeNode(NODE_CREATION, [cond('Ready', 'True', FAKE_NOW, FAKE_NOW)]);
+  const version = (renewTime: number | undefined, resourceVersion: string): Lease => ({ ...lease(renewTime), resourceVersion });
+
+  test('a Lease without renewTime is saved with its resourceVersion (what the circuit breaker compares); another version of it does not replace it', () => {
+    const first = observeNodeHealth(undefined, node, version(undefined, '7'), FAKE_NOW, OPTS);
+    assert.equal(first.health.lease?.resourceVersion, '7');
+    // No renewal to be another version of: `sameRenewalNewerVersion` needs a renewTime on both.
+    const second = observeNodeHealth(first.health, node, version(undefined, '8'), FAKE_NOW + 10, OPTS);
+    assert.equal(second.health.lease?.resourceVersion, '7');
+  });
+
+  test('the same Lease and node observed again give back the very same record (nothing rebuilt in the steady state)', () => {
+    const first = observeNodeHealth(undefined, node, version(FAKE_NOW, '66'), FAKE_NOW, OPTS);
+    const again = observeNodeHealth(first.health, node, version(FAKE_NOW, '66'), FAKE_NOW + 10, OPTS);
+    assert.equal(again.health, first.health);
+    const later = observeNodeHealth(again.health, node, version(FAKE_NOW, '66'), FAKE_NOW + 20, OPTS);
+    assert.equal(later.health, first.health);
+  });
+
+  test('a Lease that disappears keeps the saved one and moves nothing (upstream: observedLease nil)', () => {
+    const first = observeNodeHealth(undefined, node, version(FAKE_NOW, '66'), FAKE_NOW, OPTS);
+    const gone = observeNodeHealth(first.health, node, undefined, FAKE_NOW + 10, OPTS);
+    assert.deepEqual(gone.health.lease, { renewTime: FAKE_NOW, resourceVersion: '66' });
+    assert.equal(gone.health.probeTimestamp, FAKE_NOW);
+  });
+
+  test('an expiry without a saved status keeps the older snapshot: the Unknown marks go to unknownConditions, not the record', () => {
+    const first = observeNodeHealth(undefined, node, undefined, FAKE_NOW, OPTS);
+    assert.equal(savedReadyCondition(first.health)?.status, 'True');
+    const expired = observeNodeHealth(first.health, node, undefined, FAKE_NOW + GRACE_MS + 1, OPTS);
+    assert.equal(expired.expired, true);
+    assert.equal(expired.unknownConditions?.find((c) => c.type === 'Ready')?.status, 'Unknown');
+    assert.deepEqual(expired.health.conditions, first.health.conditions, 'upstream keeps the snapshot of the last heartbeat');
+    // Also when the record is rewritten for another reason: a second version of the saved renewal.
+    const withLease = observeNodeHealth(undefined, node, version(FAKE_NOW, '66'), FAKE_NOW, OPTS);
+    const touched = observeNodeHealth(withLease.health, node, version(FAKE_NOW, '67'), FAKE_NOW + GRACE_MS + 1, OPTS);
+    assert.equal(touched.expired, true);
+    assert.equal(touched.health.lease?.resourceVersion, '67');
+    assert.deepEqual(touched.health.conditions, withLease.health.conditions, 'the rewritten record keeps the snapshot too');
+  });
+});
