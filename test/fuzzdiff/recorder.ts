@@ -1,7 +1,10 @@
 /**
  * What kube-controller-manager did during a scenario, read from the API server: the fleet's nodes are
- * watched (every version: an Unknown or a NoSchedule taint that lasts less than a poll still counts)
- * and, with the pods and VolumeAttachments, polled every 200 ms; successive versions are diffed.
+ * watched (every version: an Unknown or a NoSchedule taint that lasts less than a poll still counts),
+ * and so are the pods (a graceful delete that pod GC's force delete follows within one poll, as on
+ * an out-of-service node, still counts: a poll saw only the pod vanish, and the taint manager's
+ * deletion went unrecorded, so ours' matching one was reported "ours only"); with the
+ * VolumeAttachments they are also polled every 200 ms; successive versions are diffed.
  * Polling keeps working through an API server restart (a failed poll is simply skipped) and sees
  * removals (an untaint, a force-deleted pod), which the shadow report's after-the-fact view cannot.
  *
@@ -76,6 +79,9 @@ export class DecisionRecorder {
   #running: Promise<void> | undefined;
   #stopped = false;
   #watch: ListWatchHandle | undefined;
+  #podWatch: ListWatchHandle | undefined;
+  /** Pods (uid) whose graceful delete is recorded already, by the watch or a poll. */
+  readonly #deleteRecorded = new Set<string>();
 
   constructor(clients: KubeClients, fleetSelector: string, namespace: string, nodeAlive: (node: string) => boolean) {
     this.#clients = clients;
@@ -105,7 +111,23 @@ export class DecisionRecorder {
       clock: realClock,
       logger: silentLogger,
     });
-    await this.#watch.synced;
+    this.#podWatch = startListWatch({
+      name: 'fuzzdiff-pods',
+      kubeConfig: this.#clients.kubeConfig,
+      path: `/api/v1/namespaces/${this.#namespace}/pods`,
+      list: async () => {
+        const l = await this.#clients.core.listNamespacedPod({ namespace: this.#namespace });
+        return { items: l.items, resourceVersion: l.metadata?.resourceVersion ?? '' };
+      },
+      // A (re)list shows no transition; the polls diff what happened meanwhile.
+      onSync: () => undefined,
+      onEvent: (type, raw) => {
+        if (type !== 'DELETED') this.#onPodVersion(toPod(raw), Date.now());
+      },
+      clock: realClock,
+      logger: silentLogger,
+    });
+    await Promise.all([this.#watch.synced, this.#podWatch.synced]);
     const tick = (): void => {
       if (this.#stopped) return;
       this.#running = this.#poll()
@@ -127,6 +149,7 @@ export class DecisionRecorder {
   /** Stops polling after a last poll. Never throws. */
   async stop(): Promise<void> {
     this.#watch?.stop();
+    this.#podWatch?.stop();
     await this.#running;
     await this.#poll().catch(() => undefined);
     this.#stopped = true;
@@ -176,6 +199,22 @@ export class DecisionRecorder {
     for (const k of was.keys()) if (!is.has(k)) this.decisions.push({ atMs: now, action: 'untaint', object: n.name, node: n.name, detail: k });
   }
 
+  /** One pod version from the watch: a graceful delete of a pod the last poll saw alive. */
+  #onPodVersion(p: Pod | undefined, now: number): void {
+    if (!p || p.deletionTimestamp === undefined || !this.#primed) return;
+    const before = this.#pods.get(p.uid);
+    if (before === undefined || before.deletionTimestamp !== undefined) return;
+    this.#recordDelete(p, now);
+  }
+
+  /** Records the graceful delete of `p` once (the watch and the next poll may both see it). */
+  #recordDelete(p: Pod, now: number): void {
+    if (p.deletionTimestamp === undefined || this.#deleteRecorded.has(p.uid)) return;
+    this.#deleteRecorded.add(p.uid);
+    const at = p.deletionTimestamp - (p.deletionGracePeriodSeconds ?? 0) * 1000;
+    this.decisions.push({ atMs: stamped(now, at), action: 'delete-pod', object: `${p.namespace}/${p.name}`, node: p.nodeName, detail: '' });
+  }
+
   #diff(now: number, nodes: Map<string, Node>, pods: Map<string, Pod>, vas: Map<string, VolumeAttachment>): void {
     // Detach: the attach/detach controller deletes the VolumeAttachment (the simulated attacher then
     // drops its finalizer). The simulator deletes attachments itself only on a graceful shutdown,
@@ -194,10 +233,7 @@ export class DecisionRecorder {
       if (ready?.status === 'False' && before.conditions.find((c) => c.type === 'Ready')?.status === 'True') {
         this.decisions.push({ atMs: stamped(now, ready.lastTransitionTime), action: 'mark-pod-not-ready', object: key, node: p.nodeName, detail: '' });
       }
-      if (p.deletionTimestamp !== undefined && before.deletionTimestamp === undefined) {
-        const at = p.deletionTimestamp - (p.deletionGracePeriodSeconds ?? 0) * 1000;
-        this.decisions.push({ atMs: stamped(now, at), action: 'delete-pod', object: key, node: p.nodeName, detail: '' });
-      }
+      if (p.deletionTimestamp !== undefined && before.deletionTimestamp === undefined) this.#recordDelete(p, now);
     }
     for (const p of this.#pods.values()) {
       if (pods.has(p.uid) || this.#alive(p.nodeName)) continue;
