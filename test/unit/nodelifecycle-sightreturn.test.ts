@@ -8,13 +8,31 @@
  * once; the last pins that the judgement board (the taint eviction controller's start hold) already
  * keeps nothing from before the outage.
  */
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeJudgementBoard } from '../../src/kube/judgements.js';
 import { getCondition } from '../../src/kube/objects.js';
-import { GRACE_MS, START, started, zoneNodes } from '../support/nodelifecycle-world.js';
+import { GRACE_MS, START, started, zoneNodes, type World } from '../support/nodelifecycle-world.js';
 
 const SECOND_TAINT = /\+node\.kubernetes\.io\/unreachable:NoExecute/;
+
+/**
+ * Zones a (3 nodes) and b (2) with a judgement board; a-n0 dies and is confirmed not Ready
+ * (silent for more than a grace period). @returns the world and its board.
+ */
+async function confirmedDead(t: TestContext): Promise<{ w: World; board: NodeJudgementBoard }> {
+  const board = new NodeJudgementBoard();
+  const w = started(t, {}, (w) => {
+    w.judgements = board;
+    for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
+    for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+  });
+  await w.run(5000);
+  w.alive.delete('a-n0');
+  await w.run(GRACE_MS + 8000);
+  assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed not Ready before the outage');
+  return { w, board };
+}
 
 describe('difference 28: nothing is done on a verdict reached before the controller lost sight', () => {
   test('a node Unknown and queued for its NoExecute taint before an outage is tainted only once silent for a whole grace period after sight returned', async (t) => {
@@ -102,16 +120,7 @@ describe('difference 28: nothing is done on a verdict reached before the control
   // confirmation from sight's return until the node's next observation (its next pass), and a taint
   // eviction deadline falling in between deleted on it. Both fail without monitor.ts `sightChanged`.
   test('the judgement board forgets a confirmation from before the outage the moment sight returns, before the node is observed again', async (t) => {
-    const board = new NodeJudgementBoard();
-    const w = started(t, {}, (w) => {
-      w.judgements = board;
-      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
-      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
-    });
-    await w.run(5000);
-    w.alive.delete('a-n0');
-    await w.run(GRACE_MS + 8000);
-    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed not Ready before the outage');
+    const { w, board } = await confirmedDead(t);
     w.seeing = false;
     await w.run(20_000);
     w.seeing = true;
@@ -122,16 +131,7 @@ describe('difference 28: nothing is done on a verdict reached before the control
   });
 
   test('a blind stretch no monitor pass sampled (3 s, between two passes) still unconfirms the node, until silent a fresh grace period', async (t) => {
-    const board = new NodeJudgementBoard();
-    const w = started(t, {}, (w) => {
-      w.judgements = board;
-      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
-      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
-    });
-    await w.run(5000);
-    w.alive.delete('a-n0');
-    await w.run(GRACE_MS + 8000);
-    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed not Ready before the outage');
+    const { w, board } = await confirmedDead(t);
     // Just after a pass (the period is 5 s from the start): blind for 3 s, back 2 s before the next.
     await w.run(5000 - ((w.clock.now() - START) % 5000) + 1);
     w.seeing = false;
@@ -146,15 +146,7 @@ describe('difference 28: nothing is done on a verdict reached before the control
   });
 
   test('a watch reconnect shorter than 2 s is no blind stretch: the confirmation stands (no delay for every reconnect)', async (t) => {
-    const board = new NodeJudgementBoard();
-    const w = started(t, {}, (w) => {
-      w.judgements = board;
-      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
-      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
-    });
-    await w.run(5000);
-    w.alive.delete('a-n0');
-    await w.run(GRACE_MS + 8000);
+    const { w, board } = await confirmedDead(t);
     await w.run(5000 - ((w.clock.now() - START) % 5000) + 1);
     w.seeing = false;
     await w.run(500);
@@ -163,16 +155,7 @@ describe('difference 28: nothing is done on a verdict reached before the control
   });
 
   test('the judgement board keeps no confirmation from before the outage: the fresh grace period unconfirms the node until it is silent a grace period again (already so before the fix; pinned)', async (t) => {
-    const board = new NodeJudgementBoard();
-    const w = started(t, {}, (w) => {
-      w.judgements = board;
-      for (const n of zoneNodes('a', 3)) w.addNode(n, 'a');
-      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
-    });
-    await w.run(5000);
-    w.alive.delete('a-n0');
-    await w.run(GRACE_MS + 8000);
-    assert.equal(board.notConfirmedBecause('a-n0'), undefined, 'confirmed not Ready before the outage');
+    const { w, board } = await confirmedDead(t);
     w.seeing = false;
     await w.run(20_000);
     w.seeing = true;
