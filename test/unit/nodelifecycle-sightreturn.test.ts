@@ -17,6 +17,23 @@ import { GRACE_MS, START, started, zoneNodes, type World } from '../support/node
 const SECOND_TAINT = /\+node\.kubernetes\.io\/unreachable:NoExecute/;
 
 /**
+ * Zones a (4 nodes) and b (2); a-n0 and a-n1 die together: the zone stays Normal (2 of 4), and its
+ * token bucket (0.1/s, burst 1) taints the first at once and queues the second 10 s later.
+ * @returns the world a grace period and 8 s after they died.
+ */
+async function twoOfFourDead(t: TestContext): Promise<World> {
+  const w = started(t, {}, (w) => {
+    for (const n of zoneNodes('a', 4)) w.addNode(n, 'a');
+    for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
+  });
+  await w.run(5000);
+  w.alive.delete('a-n0');
+  w.alive.delete('a-n1');
+  await w.run(GRACE_MS + 8000);
+  return w;
+}
+
+/**
  * Zones a (3 nodes) and b (2) with a judgement board; a-n0 dies and is confirmed not Ready
  * (silent for more than a grace period). @returns the world and its board.
  */
@@ -36,16 +53,7 @@ async function confirmedDead(t: TestContext): Promise<{ w: World; board: NodeJud
 
 describe('difference 28: nothing is done on a verdict reached before the controller lost sight', () => {
   test('a node Unknown and queued for its NoExecute taint before an outage is tainted only once silent for a whole grace period after sight returned', async (t) => {
-    const w = started(t, {}, (w) => {
-      for (const n of zoneNodes('a', 4)) w.addNode(n, 'a');
-      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
-    });
-    await w.run(5000);
-    // Two nodes of zone a die together: the zone stays Normal (2 of 4), and its token bucket
-    // (0.1/s, burst 1) taints the first at once and the second 10 s later.
-    w.alive.delete('a-n0');
-    w.alive.delete('a-n1');
-    await w.run(GRACE_MS + 8000);
+    const w = await twoOfFourDead(t);
     const tainted = (): string[] => w.noExecuteAdds().map((x) => x.target);
     assert.equal(tainted().length, 1, `one NoExecute taint before the outage: ${tainted().join(', ')}`);
     const waiting = tainted()[0] === 'a-n0' ? 'a-n1' : 'a-n0';
@@ -70,14 +78,7 @@ describe('difference 28: nothing is done on a verdict reached before the control
   });
 
   test("a node whose kubelet reports NotReady is judged again at once from what the controller sees after the outage (no delay)", async (t) => {
-    const w = started(t, {}, (w) => {
-      for (const n of zoneNodes('a', 4)) w.addNode(n, 'a');
-      for (const n of zoneNodes('b', 2)) w.addNode(n, 'b');
-    });
-    await w.run(5000);
-    w.alive.delete('a-n0');
-    w.alive.delete('a-n1');
-    await w.run(GRACE_MS + 8000);
+    const w = await twoOfFourDead(t);
     const waiting = w.noExecuteAdds()[0]?.target === 'a-n0' ? 'a-n1' : 'a-n0';
     w.seeing = false;
     await w.run(20_000);
