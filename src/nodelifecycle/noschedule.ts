@@ -7,6 +7,7 @@
  */
 import type { Node, Taint } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
+import { isNotCalledFor } from '../kube/throttle.js';
 import { conditionTaintDiff } from './taints.js';
 import { NODE_WORKERS, type NoScheduleDeps, type NoScheduleLinks } from './parts.js';
 import { newestUnreadable } from './unreadable.js';
@@ -101,15 +102,23 @@ export class NoScheduleTaintPass {
       // when the cache lags): a cache-based diff would re-add a taint that write already added,
       // re-stamping its timeAdded in a second, useless patch.
       let applied: { added: readonly Taint[]; removed: readonly Taint[] } = { added: [], removed: [] };
-      const r = await this.#d.writes.swapNodeTaints(name, [], [], node, {
-        conditionTaints: true,
-        onConditionTaints: (added, removed) => (applied = { added, removed }),
-        // Behind status and NoExecute writes in the throttle (src/kube/throttle.ts `WritePriority`):
-        // later only; a NoExecute taint write carries these taints too (difference 12).
-        priority: 'noschedule-taint',
-        // A write that waits in the throttle into an outage is not sent then (difference 29).
-        recheck: () => (this.#d.canSeeCluster() ? undefined : BLIND),
-      });
+      const r = await this.#d.writes
+        .swapNodeTaints(name, [], [], node, {
+          conditionTaints: true,
+          onConditionTaints: (added, removed) => (applied = { added, removed }),
+          // Behind status and NoExecute writes in the throttle (src/kube/throttle.ts `WritePriority`):
+          // later only; a NoExecute taint write carries these taints too (difference 12).
+          priority: 'noschedule-taint',
+          // A write that waits in the throttle into an outage is not sent then (difference 29).
+          recheck: () => (this.#d.canSeeCluster() ? undefined : BLIND),
+        })
+        .catch((err: unknown) => {
+          if (!isNotCalledFor(err)) throw err;
+          // Withheld at send time: tried again, and decided from the view as it is then.
+          this.#queue.addAfter(name, NOSCHEDULE_BLIND_RETRY_MS);
+          return 'withheld' as const;
+        });
+      if (r === 'withheld') return;
       if (r === 'written') {
         this.#d.log.info(
           { node: name, added: applied.added.map((t) => t.key), removed: applied.removed.map((t) => t.key) },

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { Node, Taint } from '../../src/kube/objects.js';
 import { NOSCHEDULE_BLIND_RETRY_MS, NOSCHEDULE_WAIT_FOR_NOEXECUTE_MS, NoScheduleTaintPass } from '../../src/nodelifecycle/noschedule.js';
 import type { NoScheduleDeps } from '../../src/nodelifecycle/parts.js';
+import { NotCalledForError } from '../../src/kube/throttle.js';
 import { conditionTaintDiff } from '../../src/nodelifecycle/taints.js';
 import { basics, MapStore, node, settle } from '../support/nodelifecycle-parts.js';
 
@@ -39,7 +40,7 @@ function build(nodes: Node[], syncing = new Set<string>(), noExecutePending = ne
         const notCalledFor = opts.recheck?.();
         if (notCalledFor !== undefined) {
           calls.push({ kind: 'held', name });
-          return 'unchanged';
+          throw new NotCalledForError(notCalledFor);
         }
         calls.push({ kind: 'taints', name, conditionTaints: opts.conditionTaints === true, ...(opts.priority ? { priority: opts.priority } : {}) });
         if (cached) {
@@ -161,5 +162,10 @@ describe('NoSchedule part through parts.ts', () => {
     w.part.enqueue('n1');
     await settle(w.clock);
     assert.deepEqual(w.calls, [{ kind: 'held', name: 'n1' }]);
+    // Tried again once sight is back, and written from the view then.
+    w.sight.seeing = true;
+    await w.clock.advanceAsync(NOSCHEDULE_BLIND_RETRY_MS);
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [{ kind: 'held', name: 'n1' }, { kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
   });
 });
