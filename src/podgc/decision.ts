@@ -213,6 +213,39 @@ export function selectTerminatedForGC<P extends Pick<Pod, 'name' | 'phase' | 'st
 }
 
 /**
+ * Whether {@link selectTerminatedForGC}`(pods, threshold)` still picks `pod`: it is terminated and
+ * fewer than `n − threshold` of the `n` terminated pods in `pods` come before it in
+ * {@link byEvictionAndCreationTimestamp} order. O(n), no sort and no allocation, so a deletion can be
+ * decided again right before it is sent without re-sorting 50,000 pods each time.
+ *
+ * Fail closed on ties: a pod that compares equal to `pod` (same name and creation time in another
+ * namespace) counts as coming before it, so `pod` is picked only if every order of the tie picks it.
+ * Upstream `gcTerminated` decides once per pass from one sorted list; this is the same count asked
+ * again of the current cache (issue 53: a deletion held back by write faults must not go out once
+ * the pod is no longer beyond the threshold).
+ * @param pod the pod to test, matched in `pods` by namespace and name (its own entry is not counted
+ *   as coming before it).
+ * @param pods every pod the pass may count (not mutated).
+ * @param threshold `--terminated-pod-gc-threshold`, pods; 0 or less: never picked.
+ */
+export function isSelectedForTerminatedGC<P extends Pick<Pod, 'namespace' | 'name' | 'phase' | 'statusReason' | 'creationTimestamp'>>(
+  pod: P,
+  pods: Iterable<P>,
+  threshold: number,
+): boolean {
+  if (threshold <= 0 || !isPodTerminatedForGC(pod)) return false;
+  let terminated = 0;
+  let before = 0;
+  for (const p of pods) {
+    if (!isPodTerminatedForGC(p)) continue;
+    terminated++;
+    if (p.name === pod.name && p.namespace === pod.namespace) continue;
+    if (byEvictionAndCreationTimestamp(p, pod) <= 0) before++;
+  }
+  return before < terminated - threshold;
+}
+
+/**
  * Whether `pod` is terminating and was never scheduled (deletionTimestamp set, no `nodeName`), so
  * no kubelet will ever finish its deletion. Mirrors the filter of upstream `gcUnscheduledTerminating`,
  * except that a pod that only waits for its finalizers after our own grace-0 delete is left alone

@@ -6,6 +6,7 @@
  * if the controller started acting sooner or on more pods.
  */
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import type { Node, Pod } from '../../src/kube/objects.js';
 import { createMetrics } from '../../src/metrics/registry.js';
@@ -20,11 +21,14 @@ import {
   ORPHAN_MESSAGE,
   POD_GC_CONTROLLER_NAME,
   orphanCondition,
+  isPodTerminatedForGC,
+  isSelectedForTerminatedGC,
   selectTerminatedForGC,
   shouldForceDeleteOutOfService,
   shouldForceDeleteUnscheduled,
 } from '../../src/podgc/decision.js';
 import type { ForceDeleteRecheck, ForceDeleteResult } from '../../src/podgc/writer.js';
+import { NotCalledForError, type WriteRecheck } from '../../src/kube/throttle.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { counter, Events, node, OOS, pod, PodStore, settle, Store, T0, terminating } from '../support/outofservice-world.js';
 
@@ -81,6 +85,8 @@ class SlowWrites implements PodGCWrites {
   onDeleted: (p: Pod) => void = () => undefined;
   /** The next `failures` force deletes throw (an API error after the re-check). */
   failures = 0;
+  /** Awaited between the live re-check and the send-time check: the wait for the write's turn. */
+  beforeSend: () => Promise<void> = () => Promise.resolve();
   constructor(
     readonly clock: FakeClock,
     readonly writeMs: number,
@@ -90,12 +96,16 @@ class SlowWrites implements PodGCWrites {
     return Promise.resolve(this.nodes.get(name));
   }
 
-  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck): Promise<ForceDeleteResult> {
+  async forceDeletePod(namespace: string, name: string, uid: string, recheck: ForceDeleteRecheck, sendCheck?: WriteRecheck): Promise<ForceDeleteResult> {
     const key = `${namespace}/${name}`;
     const p = this.live.get(key);
     if (!p || p.uid !== uid) return 'gone';
     const plan = await recheck(p);
     if (!plan) return 'skipped';
+    // As the real writer's throttle does right before the DELETE goes out (src/kube/throttle.ts).
+    await this.beforeSend();
+    const notCalledFor = sendCheck?.();
+    if (notCalledFor !== undefined) throw new NotCalledForError(notCalledFor);
     if (this.failures > 0) {
       this.failures--;
       throw new Error('injected: 500 Internal Server Error');
@@ -214,6 +224,47 @@ describe('PodGCController terminated and unscheduled passes', () => {
     await h.gc.stop();
   });
 
+  test('safety: a deletion retried after write faults is decided again; once the count is at the threshold it is not sent (fuzz seed 20271208 run 517)', async () => {
+    const h = harness(2);
+    h.addNode(node('n1', 'True'));
+    h.addPod(finished('old', 1));
+    h.addPod(finished('mid', 2));
+    h.addPod(finished('new', 3));
+    h.writes.failures = 3; // the API answers 500 to the first three deletes of "old"
+    h.gc.start();
+    await settle(h.clock, 10);
+    assert.deepEqual(h.writes.deleted, [], 'still failing: nothing deleted yet');
+    // Meanwhile someone else deletes "mid": two terminated pods left, the threshold.
+    h.pods.del(h.writes.live.get('default/mid')!);
+    h.writes.live.delete('default/mid');
+    h.writes.failures = 0;
+    await settle(h.clock, 2 * GC_CHECK_PERIOD_MS);
+    assert.deepEqual(h.writes.deleted, [], 'upstream recounts each pass (2 ≤ threshold 2) and never retries: no deletion');
+    await h.gc.stop();
+  });
+
+  test('safety: checked again right before the DELETE goes out: a pod no longer beyond the threshold by then is not deleted', async () => {
+    const h = harness(2);
+    h.addNode(node('n1', 'True'));
+    h.addPod(finished('old', 1));
+    h.addPod(finished('mid', 2));
+    h.addPod(finished('new', 3));
+    // While "old" waits for its write turn (after the live re-check), "new" is deleted by someone else.
+    let once = true;
+    h.writes.beforeSend = () => {
+      if (once) {
+        once = false;
+        h.pods.del(h.writes.live.get('default/new')!);
+        h.writes.live.delete('default/new');
+      }
+      return Promise.resolve();
+    };
+    h.gc.start();
+    await settle(h.clock, 2 * GC_CHECK_PERIOD_MS);
+    assert.deepEqual(h.writes.deleted, [], 'two terminated pods at send time: at the threshold, nothing to delete');
+    await h.gc.stop();
+  });
+
   test('safety, --node-selector: only pods bound to nodes in our node cache are counted or deleted (difference 17)', async () => {
     const h = harness(1, 0, true);
     h.addNode(node('n1', 'True'));
@@ -289,6 +340,44 @@ describe('pod GC decisions, case by case', () => {
     assert.deepEqual(
       selectTerminatedForGC(pods, 2).map((p) => p.name),
       ['a'],
+    );
+  });
+
+  test('isSelectedForTerminatedGC agrees with selectTerminatedForGC, and a tie counts against the pod', () => {
+    const pods = [finished('c', 3), finished('a', 1), pod('r', 'n1', { creationTimestamp: 0 }), finished('e', 5, { phase: 'Failed', statusReason: 'Evicted' }), finished('b', 2)];
+    for (const threshold of [-1, 0, 1, 2, 3, 4, 5]) {
+      const chosen = new Set(selectTerminatedForGC(pods, threshold).map((p) => p.name));
+      for (const p of pods) assert.equal(isSelectedForTerminatedGC(p, pods, threshold), chosen.has(p.name), `${p.name} at threshold ${threshold}`);
+    }
+    // Same name and creation time in two namespaces: either order is upstream's, so neither is sure to go.
+    const tie = [finished('x', 1), finished('x', 1, { namespace: 'other' }), finished('y', 2)];
+    assert.equal(isSelectedForTerminatedGC(tie[0]!, tie, 2), false);
+    assert.equal(isSelectedForTerminatedGC(tie[1]!, tie, 2), false);
+    assert.equal(isSelectedForTerminatedGC(tie[0]!, tie, 1), true, 'both are beyond a threshold of 1');
+  });
+
+  test('property: isSelectedForTerminatedGC picks exactly what selectTerminatedForGC picks, and never a pod some order of a tie spares', () => {
+    const arbPod = fc.record({
+      name: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'),
+      namespace: fc.constantFrom('default', 'other'),
+      phase: fc.constantFrom<Pod['phase']>('Succeeded', 'Failed', 'Running'),
+      evicted: fc.boolean(),
+      created: fc.integer({ min: 0, max: 3 }),
+    });
+    fc.assert(
+      fc.property(fc.uniqueArray(arbPod, { maxLength: 14, selector: (a) => `${a.namespace}/${a.name}` }), fc.integer({ min: -1, max: 8 }), (spec, threshold) => {
+        const pods = spec.map((a) => pod(a.name, 'n1', { namespace: a.namespace, phase: a.phase, creationTimestamp: a.created, ...(a.evicted ? { statusReason: 'Evicted' } : {}) }));
+        // Both orders of the list: the sort's order among ties follows the input order.
+        const chosen = new Set(selectTerminatedForGC([...pods], threshold));
+        const chosenReversed = new Set(selectTerminatedForGC([...pods].reverse(), threshold));
+        for (const p of pods) {
+          const picked = isSelectedForTerminatedGC(p, pods, threshold);
+          const tied = pods.some((q) => q !== p && isPodTerminatedForGC(q) && byEvictionAndCreationTimestamp(q, p) === 0);
+          if (!tied) assert.equal(picked, chosen.has(p), `${p.namespace}/${p.name} at threshold ${threshold}`);
+          else if (picked) assert.ok(chosen.has(p) && chosenReversed.has(p), `${p.namespace}/${p.name}: picked although one order of its tie spares it`);
+        }
+      }),
+      { numRuns: 2000, seed: 20271209 },
     );
   });
 
