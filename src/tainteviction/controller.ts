@@ -590,6 +590,17 @@ export class TaintEvictionController {
     if (decision.kind === 'delete-at' && (decision.heldForSightFromMs !== undefined || sightHoldUntilMs(r.dueAtMs, sight) !== undefined)) {
       return { result: 'held', then: () => this.#schedule(pod, noExecuteTaints(node.taints), decision.atMs, decision.reason) };
     }
+    if (decision.kind === 'delete-at') {
+      // Still called for although the view puts the deadline later (a lengthened toleration, whose
+      // old schedule upstream keeps; or the wall clock stepped back behind the deadline heap, which
+      // waits on both clocks). The start hold judges only a deletion that is due, so it is asked as of
+      // that deadline: a pod on a node the node lifecycle controller has not confirmed not Ready since
+      // its start or since sight returned is held, as a due one is (fuzz seed 20271208 run 2683: a
+      // 1 ms step back made the due deletion a `delete-at`, and it went out 38 s after an outage,
+      // before the node was judged again from post-outage data). Can only hold.
+      const atDue = decidePodEviction(pod, node.taints, Math.max(now, decision.atMs), this.#decideOptions(pod));
+      if (atDue.kind === 'held') return { result: 'judged', then: () => this.#hold(pod, noExecuteTaints(node.taints), atDue.reason, now) };
+    }
     if (pod.deletionTimestamp !== undefined && hasDisruptionTarget(pod)) return { result: 'already-evicted' };
     return undefined;
   }
