@@ -29,7 +29,8 @@
  * - (g) no taint-eviction deletion while the nodes, pods or Leases cache has no watch stream;
  * - (h) nothing is done to or because of an object the API holds malformed (settled): no deletion
  *   of such a pod, no taint added to such a node, no detach of such a VolumeAttachment nor from a
- *   node with such a pod, no force delete of a pod whose node is such (not gone);
+ *   node with such a pod, no force delete of a pod whose node is such (not gone), except one that
+ *   upstream's `gcTerminated` chooses: it lists pods only, so the node is no input to it;
  * - (i) node-affinity-enforcer evicts only a pod whose rule has not matched its node's labels for a
  *   whole `--affinity-violation-grace`, on a node not settled not-Ready, never a DaemonSet pod, and
  *   no faster than its token bucket (`--affinity-eviction-rate`, burst 1) allows;
@@ -446,6 +447,10 @@ async function playSequence(steps: readonly Step[], config: ControllerConfig, op
     for (const p of gcTerminatedToDelete(cluster.podList(), threshold)) lastTerminatedChoice.set(p.uid, clock.now());
   };
   cluster.on('pods', { add: noteTerminatedChoice, update: noteTerminatedChoice, delete: noteTerminatedChoice });
+  /** Whether upstream's gcTerminated deletes `pod` now (or chose it within GC_IN_FLIGHT_MS), from the API's pods. */
+  const upstreamTerminatedChoice = (pod: Pod): boolean =>
+    gcPodTerminated(pod) &&
+    (gcTerminatedToDelete(cluster.podList(), threshold).some((x) => x.uid === pod.uid) || (lastTerminatedChoice.get(pod.uid) ?? -Infinity) >= clock.now() - GC_IN_FLIGHT_MS);
   // node-affinity-enforcer: each ruled pod's required zone, its rule as the enforcer's pod source
   // hands it out, and since when (epoch ms) its node's zone label has not matched (API truth).
   const required = new Map<string, { key: string; zone: string }>();
@@ -490,7 +495,12 @@ async function playSequence(steps: readonly Step[], config: ControllerConfig, op
       const p = since('pods', e.pod);
       if (p) violate('h', `${e.pod} deleted by ${e.by} while the API has held it malformed since ${p}`);
       const n = since('nodes', e.node);
-      if (n && e.force) violate('h', `${e.pod} force-deleted by ${e.by} while its node ${e.node} is malformed (since ${n}), not gone`);
+      // Upstream's gcTerminated lists pods only: a malformed node (after its start; one malformed
+      // at the start holds every controller, WaitForNamedCacheSync) stops its node informer, not
+      // that pass. Its choice (checked by (j)) does not depend on the node, so it is not "because of" it.
+      const pod = cluster.pods.get(e.pod);
+      const byTerminatedPass = e.by === BY_POD_GC && pod !== undefined && upstreamTerminatedChoice(pod);
+      if (n && e.force && !byTerminatedPass) violate('h', `${e.pod} force-deleted by ${e.by} while its node ${e.node} is malformed (since ${n}), not gone`);
     }
     if (e.kind === 'taint' && e.by === 'node-lifecycle-controller' && e.added.length > 0) {
       const n = since('nodes', e.node);
@@ -537,7 +547,7 @@ async function playSequence(steps: readonly Step[], config: ControllerConfig, op
     const terminal = pod.phase === 'Succeeded' || pod.phase === 'Failed';
     // gcTerminated: among the first (terminated − threshold) of byEvictionAndCreationTimestamp.
     const chosen = gcTerminatedToDelete(cluster.podList(), threshold);
-    const byTerminated = gcPodTerminated(pod) && (chosen.some((x) => x.uid === pod.uid) || (lastTerminatedChoice.get(pod.uid) ?? -Infinity) >= now - GC_IN_FLIGHT_MS);
+    const byTerminated = upstreamTerminatedChoice(pod);
     // gcTerminating: terminating, on a node that is not Ready and has the out-of-service taint.
     const byOutOfService = pod.deletionTimestamp !== undefined && node !== undefined && !readyIn(node) && node.taints.some((t) => t.key === OUT_OF_SERVICE);
     // gcUnscheduledTerminating: terminating, never scheduled.
