@@ -150,6 +150,21 @@ function harness(threshold: number, writeMs = 0, scoped = false) {
   return { clock, gc, pods, writes, metrics, addPod, addNode };
 }
 
+/** Three terminated pods (old, mid, new) at threshold 2: only "old" is beyond it, until another goes. */
+function threeTerminatedAtThresholdTwo() {
+  const h = harness(2);
+  h.addNode(node('n1', 'True'));
+  h.addPod(finished('old', 1));
+  h.addPod(finished('mid', 2));
+  h.addPod(finished('new', 3));
+  /** Someone else deletes the pod: gone from the API and from the cache. */
+  const deleteElsewhere = (name: string): void => {
+    h.pods.del(h.writes.live.get(`default/${name}`)!);
+    h.writes.live.delete(`default/${name}`);
+  };
+  return { ...h, deleteElsewhere };
+}
+
 describe('PodGCController terminated and unscheduled passes', () => {
   test('runs on the 20 s gc period: pods that finish after a pass wait for the next one, not sooner', async () => {
     const h = harness(1);
@@ -225,18 +240,13 @@ describe('PodGCController terminated and unscheduled passes', () => {
   });
 
   test('safety: a deletion retried after write faults is decided again; once the count is at the threshold it is not sent (fuzz seed 20271208 run 517)', async () => {
-    const h = harness(2);
-    h.addNode(node('n1', 'True'));
-    h.addPod(finished('old', 1));
-    h.addPod(finished('mid', 2));
-    h.addPod(finished('new', 3));
+    const h = threeTerminatedAtThresholdTwo();
     h.writes.failures = 3; // the API answers 500 to the first three deletes of "old"
     h.gc.start();
     await settle(h.clock, 10);
     assert.deepEqual(h.writes.deleted, [], 'still failing: nothing deleted yet');
     // Meanwhile someone else deletes "mid": two terminated pods left, the threshold.
-    h.pods.del(h.writes.live.get('default/mid')!);
-    h.writes.live.delete('default/mid');
+    h.deleteElsewhere('mid');
     h.writes.failures = 0;
     await settle(h.clock, 2 * GC_CHECK_PERIOD_MS);
     assert.deepEqual(h.writes.deleted, [], 'upstream recounts each pass (2 ≤ threshold 2) and never retries: no deletion');
@@ -244,18 +254,13 @@ describe('PodGCController terminated and unscheduled passes', () => {
   });
 
   test('safety: checked again right before the DELETE goes out: a pod no longer beyond the threshold by then is not deleted', async () => {
-    const h = harness(2);
-    h.addNode(node('n1', 'True'));
-    h.addPod(finished('old', 1));
-    h.addPod(finished('mid', 2));
-    h.addPod(finished('new', 3));
+    const h = threeTerminatedAtThresholdTwo();
     // While "old" waits for its write turn (after the live re-check), "new" is deleted by someone else.
     let once = true;
     h.writes.beforeSend = () => {
       if (once) {
         once = false;
-        h.pods.del(h.writes.live.get('default/new')!);
-        h.writes.live.delete('default/new');
+        h.deleteElsewhere('new');
       }
       return Promise.resolve();
     };
