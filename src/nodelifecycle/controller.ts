@@ -130,6 +130,7 @@ export class NodeLifecycleController {
     this.#noSchedule = new NoScheduleTaintPass(deps, {
       healthSyncRunning: (name) => this.#monitor.isSyncing(name),
       noExecuteTaintPending: (node) => this.#zones.noExecuteTaintPending(node),
+      rejudging: (name) => this.#monitor.rejudging(name),
     });
     this.#monitor = new NodeHealthMonitor(deps, {
       stopped,

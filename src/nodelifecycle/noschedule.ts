@@ -8,6 +8,7 @@
 import type { Node, Taint } from '../kube/objects.js';
 import { WorkQueue } from '../kube/workqueue.js';
 import { isNotCalledFor } from '../kube/throttle.js';
+import { TAINT_NODE_UNREACHABLE } from '../kube/taints.js';
 import { conditionTaintDiff } from './taints.js';
 import { NODE_WORKERS, type NoScheduleDeps, type NoScheduleLinks } from './parts.js';
 import { newestUnreadable } from './unreadable.js';
@@ -97,6 +98,16 @@ export class NoScheduleTaintPass {
     if (!node || newestUnreadable(this.#d.caches.nodes, name)) return;
     const cachedDiff = conditionTaintDiff(node);
     if (cachedDiff.toAdd.length > 0 || cachedDiff.toRemove.length > 0) {
+      // Difference 29, continued (issue 57, fuzz seed 20271208 run 19451): the Ready=Unknown the
+      // cached node carries may be this controller's own verdict from before an outage, which
+      // difference 28 holds until the node is judged again from what it sees since. The
+      // unreachable taint mirrors that verdict, so it waits too (as the NoExecute one does); the
+      // node is tried again until the verdict is renewed or dropped. Can only delay a taint.
+      const onHold = (): string | undefined => (conditionTaintDiff(node).toAdd.some((t) => t.key === TAINT_NODE_UNREACHABLE) ? this.#l.rejudging(name) : undefined);
+      if (onHold() !== undefined) {
+        this.#queue.addAfter(name, NOSCHEDULE_BLIND_RETRY_MS);
+        return;
+      }
       if (this.#waitForNoExecute(node, waitingSince)) return;
       // The diff is recomputed on the copy the patch starts from (our own last write's response
       // when the cache lags): a cache-based diff would re-add a taint that write already added,
@@ -110,7 +121,7 @@ export class NoScheduleTaintPass {
           // later only; a NoExecute taint write carries these taints too (difference 12).
           priority: 'noschedule-taint',
           // A write that waits in the throttle into an outage is not sent then (difference 29).
-          recheck: () => (this.#d.canSeeCluster() ? undefined : BLIND),
+          recheck: () => (this.#d.canSeeCluster() ? onHold() : BLIND),
         })
         .catch((err: unknown) => {
           if (!isNotCalledFor(err)) throw err;

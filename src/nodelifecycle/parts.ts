@@ -375,6 +375,12 @@ export interface NoScheduleLinks {
    * carries the node's condition taints (deliberate difference 12). Always false in legacy mode.
    */
   noExecuteTaintPending(node: Node): boolean;
+  /**
+   * Why the node's Unknown verdict, reached before the controller lost sight of the cluster, is on
+   * hold until the node is judged again (deliberate difference 28, monitor.ts); `undefined` when it
+   * is not.
+   */
+  rejudging(name: string): string | undefined;
 }
 
 /** The other parts as the zone part (tainting.ts) sees them. */

@@ -56,8 +56,14 @@ function build(nodes: Node[], syncing = new Set<string>(), noExecutePending = ne
       },
     },
   };
-  const part = new NoScheduleTaintPass(deps, { healthSyncRunning: (name) => syncing.has(name), noExecuteTaintPending: (n) => noExecutePending.has(n.name) });
-  return { clock, cache, part, calls, syncing, noExecutePending, sight, beforeSend };
+  /** Nodes whose pre-outage Unknown verdict is on hold (difference 28). */
+  const rejudging = new Set<string>();
+  const part = new NoScheduleTaintPass(deps, {
+    healthSyncRunning: (name) => syncing.has(name),
+    noExecuteTaintPending: (n) => noExecutePending.has(n.name),
+    rejudging: (name) => (rejudging.has(name) ? 'judged before the outage' : undefined),
+  });
+  return { clock, cache, part, calls, syncing, noExecutePending, sight, beforeSend, rejudging };
 }
 
 describe('NoSchedule part through parts.ts', () => {
@@ -167,5 +173,30 @@ describe('NoSchedule part through parts.ts', () => {
     await w.clock.advanceAsync(NOSCHEDULE_BLIND_RETRY_MS);
     await settle(w.clock);
     assert.deepEqual(w.calls, [{ kind: 'held', name: 'n1' }, { kind: 'taints', name: 'n1', conditionTaints: true, priority: 'noschedule-taint' }]);
+  });
+
+  test('difference 29: no unreachable taint from an Unknown verdict on hold after an outage (difference 28), at decision and at send time; written once it is judged again (fuzz seed 20271208 run 19451)', async (t) => {
+    const w = build([node('n1', 'Unknown'), node('n2', 'Unknown'), node('n3', 'False')]);
+    t.after(() => w.part.stop());
+    w.rejudging.add('n1').add('n3');
+    // n2's verdict is not on hold when decided, but goes on hold while its write waits for its turn.
+    w.beforeSend.push(() => w.rejudging.add('n2'));
+    w.part.enqueue('n2');
+    await settle(w.clock);
+    w.part.enqueue('n1');
+    w.part.enqueue('n3');
+    await settle(w.clock);
+    await w.clock.advanceAsync(5 * NOSCHEDULE_BLIND_RETRY_MS);
+    await settle(w.clock);
+    // n3 is Ready=False, the kubelet's own report: its not-ready taint is not held.
+    assert.deepEqual(w.calls, [{ kind: 'held', name: 'n2' }, { kind: 'taints', name: 'n3', conditionTaints: true, priority: 'noschedule-taint' }]);
+    w.rejudging.clear();
+    await w.clock.advanceAsync(NOSCHEDULE_BLIND_RETRY_MS);
+    await settle(w.clock);
+    assert.deepEqual(
+      w.calls.slice(2).map((c) => c.name).sort(),
+      ['n1', 'n2'],
+      'both tried again and written once judged again',
+    );
   });
 });

@@ -259,7 +259,7 @@ describe('Every write (docs/upstream-1.37.md "Every write")', () => {
     nodes.put(slimNode(w));
     const pass = new NoScheduleTaintPass(
       { clock, log: silentLogger, caches: { nodes }, canSeeCluster: () => true, writes: new NodeLifecycleWriter(api.clients, direct, clock) },
-      { healthSyncRunning: () => false, noExecuteTaintPending: () => false },
+      { healthSyncRunning: () => false, noExecuteTaintPending: () => false, rejudging: () => undefined },
     );
     pass.enqueue('n3');
     await settle(clock);
@@ -295,7 +295,7 @@ describe('Every write (docs/upstream-1.37.md "Every write")', () => {
     nodes.put(slimNode(w));
     const pass = new NoScheduleTaintPass(
       { clock, log: silentLogger, caches: { nodes }, canSeeCluster: () => true, writes: new NodeLifecycleWriter(api.clients, direct, clock) },
-      { healthSyncRunning: () => false, noExecuteTaintPending: () => false },
+      { healthSyncRunning: () => false, noExecuteTaintPending: () => false, rejudging: () => undefined },
     );
     pass.enqueue('n4');
     await settle(clock);
