@@ -105,6 +105,13 @@ export class NodeHealthMonitor implements NodeHealthReader {
    * and not again since sight returned (deliberate difference 28, {@link rejudging}).
    */
   readonly #rejudge = new Set<string>();
+  /** Sight returned: counts {@link #sightReturned} calls, so a pass knows whether sight returned again while it ran. */
+  #sightEpoch = 0;
+  /**
+   * Sight returned and no full monitor pass has observed every node and computed the zone states
+   * from the view since (difference 28, continued): nothing is acted on until one has.
+   */
+  #zonesBeforeSight = false;
   #monitorRunning: Promise<void> | undefined;
 
   /** @param deps the slice of the controller's deps the health part uses; @param links the other parts. Never throws. */
@@ -189,7 +196,14 @@ export class NodeHealthMonitor implements NodeHealthReader {
   }
 
   rejudging(name: string): string | undefined {
-    return this.#rejudge.has(name) ? 'the node was judged not Ready before the controller lost sight of the cluster, and not again since sight returned' : undefined;
+    if (this.#rejudge.has(name)) return 'the node was judged not Ready before the controller lost sight of the cluster, and not again since sight returned';
+    // Difference 28, continued (issue 57, fuzz seed 20271207 run 14831): after an outage the relist
+    // delivers nodes one by one, and each is judged as its event comes, so the zone states were
+    // still those of the pre-outage view when the first node was tainted; the zone turned out to be
+    // PartialDisruption (rate 0) one node later. Upstream judges every node in one pass and only
+    // then sets the zones' rates (`monitorNodeHealth`, `handleDisruption`).
+    if (this.#zonesBeforeSight) return 'sight of the cluster returned and no monitor pass has judged every node and computed the zone states since';
+    return undefined;
   }
 
   /** True while the node's health sync runs (its status write may not be in the cache yet). */
@@ -249,6 +263,7 @@ export class NodeHealthMonitor implements NodeHealthReader {
     let waited = 0;
     try {
       if (!this.#checkSight()) return;
+      const epoch = this.#sightEpoch;
       const nodes = this.#d.caches.nodes.list();
       for (const node of nodes) this.#ensureRegistered(node);
       // The cache is keyed by node name and cannot change within this synchronous block, so a
@@ -279,6 +294,10 @@ export class NodeHealthMonitor implements NodeHealthReader {
       await this.#awaitHealthSyncs(syncs);
       cpuFrom = threadCpuMs();
       this.#l.zones.handleDisruption();
+      // Every node judged and the zones computed from the view since sight returned (if it did not
+      // return again meanwhile, nor go: handleDisruption computes nothing while blind).
+      // The tainting pass and the NoSchedule pass retry on their own; pods are resynced below.
+      if (epoch === this.#sightEpoch && this.#d.canSeeCluster()) this.#zonesBeforeSight = false;
       // Like upstream's short-circuited pass, no pod is marked while the Lease cache is behind.
       if (!this.#breaker.cacheBehind()) this.#l.pods.resyncPodReadiness();
     } finally {
@@ -321,6 +340,8 @@ export class NodeHealthMonitor implements NodeHealthReader {
    */
   #sightReturned(): void {
     this.#sawCluster = true;
+    this.#sightEpoch++;
+    this.#zonesBeforeSight = true;
     this.freshGracePeriod(this.#d.clock.now());
     for (const [name, h] of this.#health) if (savedReadyCondition(h)?.status === 'Unknown') this.#rejudge.add(name);
     this.#d.judgements?.started();
