@@ -48,7 +48,8 @@
  * - (m) after an API server outage: no taint, Unknown mark, pod NotReady mark or deletion on a node
  *   before this process's first judgement of it from post-outage data (its Node cache relisted and the
  *   kubelet's Ready=False, or a whole grace period without a renewal since its Node and Lease caches
- *   relisted); the first 2 s of the lost streams are a reconnect (node-lifecycle.md difference 5);
+ *   relisted); the first 2 s of the lost streams are a reconnect (node-lifecycle.md difference 5); not
+ *   for a process whose controllers started once the outage had begun (its first sight: (l) applies);
  * - (n) wire: a run holding a wire event (`wire-bytes`, `wire-truncated`) is played twice, its Nodes,
  *   Pods and Leases reaching the caches once through the protobuf path (@bufbuild/protobuf encode →
  *   the project's decoder) and once through the JSON path (./wire.ts); the two runs' decisions (every
@@ -612,6 +613,13 @@ async function playSequence(steps: readonly Step[], config: ControllerConfig, op
     // difference 5, `BLIND_AFTER_MS` of src/controllers/registry.ts): a process still judges on its
     // caches then, as upstream does on its listers, on a view no older than those 2 s.
     if (!o || now < o.from + RECONNECT_ALLOWANCE_MS) return;
+    // Controllers started only once the outage had begun: this process never judged from a view
+    // older than the outage (blind from its start until the relist, or started after it); what it
+    // judges first is its first sight, and the start rules ((l) above) apply, as to upstream
+    // restarted then: it taints a node whose Ready is Unknown at its first pass and marks its pods
+    // NotReady (seed 20271208 run 20502: restarted after a pause; shrunk, its controllers started
+    // 11 s after the relist; unshrunk, 3 s into a 38 s outage).
+    if (p.startedAt !== undefined && p.startedAt >= o.from) return;
     if (now < o.nodesAt) violate('m', `${what} at ${fmt(now)}: the API server was down ${fmt(o.from)}–${fmt(o.to)} and this process's Node cache relists only at ${fmt(o.nodesAt)}`);
     else if (!judged(nodeName, { status: o.nodesAt, silence: o.sightAt }, now + maxSkewMs, REPORTED_NOT_READY)) {
       violate('m', `${what} at ${fmt(now)}: the API server was down ${fmt(o.from)}–${fmt(o.to)}, this process's Node cache relisted at ${fmt(o.nodesAt)} (Leases ${fmt(o.sightAt)}), and it has no judgement of ${nodeName} from post-outage data (no Ready=False since, never ${config.nodeMonitorGracePeriod / 1000} s without a Lease renewal since both relisted)`);
