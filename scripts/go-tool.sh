@@ -122,20 +122,27 @@ build_tool() { # build_tool NAME
   bin="$(tool_path "$name")"
   dir="$(dirname "$bin")"
   command -v "$GO" >/dev/null || { log "$name: needs the Go toolchain ($GO on PATH) to build $mod"; exit 1; }
-  mkdir -p "$dir/.build" "$CACHE_DIR/logs"
-  local logfile="$CACHE_DIR/logs/go-install-$name.log" start=$SECONDS
+  # A scratch directory and log of this process's own: two first uses at once (CI's image and release
+  # tests both ask for cosign on a cold cache) each build, and the later rename wins. They used to
+  # share .build: the first to finish moved its binary out and removed the empty directory, and the
+  # other's `go install` then had nowhere to write, so it failed and printed no path.
+  local build="$dir/.build.$$"
+  mkdir -p "$build" "$CACHE_DIR/logs"
+  local logfile="$CACHE_DIR/logs/go-install-$name.$$.log" start=$SECONDS
   log "building $mod (first use; the Go module proxy: about a minute on 2 cores, cosign about 10)"
   # GOBIN into a scratch directory, then rename: the cache never holds a half-written binary.
   # GOFLAGS=-mod=mod: `go install pkg@version` ignores any go.mod around it, but a GOFLAGS of the
   # caller's (-mod=vendor) would make it refuse.
-  if ! GOBIN="$dir/.build" GOFLAGS=-mod=mod CGO_ENABLED=0 "$GO" install -trimpath -ldflags "-s -w" "$mod" >"$logfile" 2>&1; then
+  if ! GOBIN="$build" GOFLAGS=-mod=mod CGO_ENABLED=0 "$GO" install -trimpath -ldflags "-s -w" "$mod" >"$logfile" 2>&1; then
     log "go install $mod failed; see $logfile"
     tail -n 20 "$logfile" >&2
+    rm -rf "$build"
     exit 1
   fi
   # `go install` names the binary after the package's last path element (cmd/server -> server).
-  mv "$dir/.build/$(basename "${mod%@*}")" "$bin"
-  rmdir "$dir/.build" 2>/dev/null || true
+  mv "$build/$(basename "${mod%@*}")" "$bin"
+  rm -rf "$build"
+  mv "$logfile" "$CACHE_DIR/logs/go-install-$name.log"
   log "built $bin in $((SECONDS - start)) s"
 }
 
