@@ -330,6 +330,39 @@ describe('decidePodEviction: anchors, due times and what it hands to planEvictio
     assert.equal(decidePodEviction(pod, [taint('t', NOW - 50 * S), taint('b', NOW - 10 * S)], NOW, { sight }).kind, 'delete-now');
   });
 
+  // Pinned by the full mutation run of 2026-12-07 (docs/safety.md): the four survivors a test can tell.
+  test('the TaintTolerationComparisonOperators gate is off unless the caller says so: an Lt/Gt toleration tolerates nothing', () => {
+    const valued: Taint = { key: 'example.com/gpu-errors', value: '5', effect: 'NoExecute', timeAdded: NOW - 10 * S };
+    const pod = { ...base, tolerations: [{ key: 'example.com/gpu-errors', operator: 'Lt', value: '10', effect: 'NoExecute' }] };
+    assert.equal(decidePodEviction(pod, [valued], NOW).kind, 'delete-now', 'gate off by default (upstream 1.37): not tolerated');
+    assert.equal(decidePodEviction(pod, [valued], NOW, { comparisonOperators: true }).kind, 'none', 'gate on: 5 < 10 tolerated forever');
+  });
+
+  test('two tolerations running out at the same instant: the first taint in the node\'s order is named', () => {
+    const pod = { ...base, tolerations: [tolerate('a', 60), tolerate('b', 50)] };
+    const d = decidePodEviction(pod, [taint('a', NOW - 10 * S), taint('b', NOW)], NOW);
+    assert.equal(d.kind === 'delete-at' ? d.atMs : 0, NOW + 50 * S);
+    assert.equal(d.kind === 'delete-at' ? d.taint.key : '', 'a');
+  });
+
+  test('a sight hold names the blind interval in its reason', () => {
+    const sight = { lastBlind: { fromMs: NOW - 60 * S, toMs: NOW - 30 * S }, holdMs: 40 * S };
+    const d = decidePodEviction(base, [taint('a', NOW - 50 * S)], NOW, { sight });
+    assert.match(d.kind === 'delete-at' ? d.reason : '', new RegExp(`blind interval ${new Date(NOW - 60 * S).toISOString()}–${new Date(NOW - 30 * S).toISOString()}: held`));
+  });
+
+  test("no judge here: when the held managed deletion and another owner's deadline fall together, the other owner's is named", () => {
+    const firstSightMs = NOW - 50 * S;
+    const judgement = { firstSightMs, holdMs: 40 * S }; // the managed deletion waits until NOW - 10 s
+    const unreachable = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' as const, timeAdded: NOW - 100 * S };
+    const pod = { ...base, tolerations: [tolerate('example.com/drain', 10)] };
+    // At NOW - 20 s: the drain taint (added then) + 10 s = NOW - 10 s, the end of the hold too.
+    const d = decidePodEviction(pod, [unreachable, taint('example.com/drain', NOW - 20 * S)], NOW - 20 * S, { judgement });
+    assert.equal(d.kind === 'delete-at' ? d.atMs : 0, NOW - 10 * S);
+    assert.equal(d.kind === 'delete-at' ? d.taint.key : '', 'example.com/drain');
+    assert.ok(d.kind === 'delete-at' && d.heldForSightFromMs === undefined, 'a plain deadline, not a sight hold');
+  });
+
   test('no judge here: a managed deletion due after first sight goes ahead, whatever deadline another taint has', () => {
     const judgement = { firstSightMs: NOW - 50 * S, holdMs: 40 * S };
     const pod = { ...base, tolerations: [tolerate('example.com/drain', 300)] };
