@@ -103,7 +103,10 @@ export class NoScheduleTaintPass {
       // difference 28 holds until the node is judged again from what it sees since. The
       // unreachable taint mirrors that verdict, so it waits too (as the NoExecute one does); the
       // node is tried again until the verdict is renewed or dropped. Can only delay a taint.
-      const onHold = (): string | undefined => (conditionTaintDiff(node).toAdd.some((t) => t.key === TAINT_NODE_UNREACHABLE) ? this.#l.rejudging(name) : undefined);
+      // Asked of the node as cached when asked (at send time too), not of the copy decided on: a
+      // Ready=Unknown that reached the cache while the write waited is held as well.
+      const onHold = (): string | undefined =>
+        conditionTaintDiff(this.#d.caches.nodes.get(name) ?? node).toAdd.some((t) => t.key === TAINT_NODE_UNREACHABLE) ? this.#l.rejudging(name) : undefined;
       if (onHold() !== undefined) {
         this.#queue.addAfter(name, NOSCHEDULE_BLIND_RETRY_MS);
         return;

@@ -199,4 +199,15 @@ describe('NoSchedule part through parts.ts', () => {
       'both tried again and written once judged again',
     );
   });
+
+  test('difference 29: a node that turns Unknown in the cache while its condition-taint write waits is held at send time when its verdict is on hold', async (t) => {
+    const w = build([node('n1', 'False')]);
+    t.after(() => w.part.stop());
+    w.rejudging.add('n1');
+    // Decided on Ready=False (not-ready: not held); while the write waits, the cache shows Unknown.
+    w.beforeSend.push(() => w.cache.set(node('n1', 'Unknown')));
+    w.part.enqueue('n1');
+    await settle(w.clock);
+    assert.deepEqual(w.calls, [{ kind: 'held', name: 'n1' }], 'the unreachable taint the write would now add is held');
+  });
 });
