@@ -172,6 +172,24 @@ describe('the start hold: a restart past a toleration deadline', () => {
     assert.equal(p.deletedAt('pod-alive'), undefined);
   });
 
+  // The road of a deadline the current view puts later (issue 57, fuzz seed 20271208 run 2683 found
+  // the clock-step road): a lengthened toleration keeps its old schedule, as upstream's does, but the
+  // start hold must still judge it when it fires. Upstream restarted at T0 strips and re-adds the
+  // taint, so it deletes nothing before T0 + the new toleration.
+  test('a lengthened toleration whose old deadline fires before the node is confirmed: held, not deleted then', async () => {
+    const p = await startProcess({ dead: 'unknown', alive: 'ready' });
+    const node = p.cluster.nodes.get('dead');
+    assert.ok(node);
+    // The taint was added 280 s before the start: the 300 s toleration runs out at T0 + 20 s.
+    p.cluster.putNode({ ...node, taints: node.taints.map((t) => ({ ...t, timeAdded: T0 - 280_000 })) });
+    await p.clock.advanceAsync(5000);
+    const pod = p.cluster.pods.get('default/pod-dead');
+    assert.ok(pod);
+    p.cluster.putPod({ ...pod, tolerations: pod.tolerations.map((t) => ({ ...t, tolerationSeconds: 3600 })) });
+    await p.clock.advanceAsync(GRACE_MS - 10_000);
+    assert.equal(p.deletedAt('pod-dead'), undefined, 'the old schedule fired at T0 + 20 s, before the node was confirmed: held');
+  });
+
   test('a node whose kubelet reports Ready=False: confirmed at the node lifecycle controller\'s first look, deleted at once', async () => {
     const p = await startProcess({ sick: 'not-ready', alive: 'ready' }, [], TAINT_NODE_NOT_READY);
     await p.clock.advanceAsync(6000);
