@@ -161,16 +161,23 @@ function healthyDuring(c: CompareContext, node: string | undefined, fromMs: numb
 
 /**
  * Whether upstream's own record shows `r`'s node heartbeating in [`fromMs`, `toMs`]: upstream marked
- * it Unknown again at t2 after the row's mark (a Ready→Unknown transition needs a Ready status in
+ * the node Unknown at m1 (the row's own mark, or for any other row of the node its last mark at or
+ * before the row) and again at t2 after the row (a Ready→Unknown transition needs a Ready status in
  * between, which only a kubelet's status post gives, at least a grace period before t2), and that
- * heartbeat's interval (the row's time, t2 − grace) meets [`fromMs`, `toMs`]. Campaign scenario 5700/5o:
- * a Lease-paused node still posts its status every 60 s.
+ * heartbeat's interval (m1, t2 − grace] meets [`fromMs`, `toMs`]. Campaign scenario 5700/5o: a
+ * Lease-paused node still posts its status every 60 s. Campaign scenario 7600/5o: upstream's
+ * `unreachable:NoSchedule` of the episode its pre-outage mark began (the same heartbeat ended it;
+ * ours, blind until then, never judged the node silent in it).
  */
 function heartbeatByUpstream(c: RuleInput, r: CompareRow, fromMs: number, toMs: number): boolean {
-  if (r.action !== 'mark-unknown' || r.kcmAtMs === undefined) return false;
+  if (r.kcmAtMs === undefined) return false;
+  const node = r.node ?? r.object;
   const t1 = r.kcmAtMs;
-  const again = c.kcm.filter((k) => k.action === 'mark-unknown' && k.object === r.object && k.atMs > t1).sort((a, b) => a.atMs - b.atMs)[0];
-  return again !== undefined && t1 <= toMs && again.atMs - c.graceMs >= fromMs && again.atMs - c.graceMs > t1;
+  const marks = c.kcm.filter((k) => k.action === 'mark-unknown' && (k.node ?? k.object) === node).sort((a, b) => a.atMs - b.atMs);
+  const m1 = r.action === 'mark-unknown' ? t1 : marks.filter((k) => k.atMs <= t1).at(-1)?.atMs;
+  if (m1 === undefined) return false;
+  const again = marks.find((k) => k.atMs > t1);
+  return again !== undefined && m1 <= toMs && again.atMs - c.graceMs >= fromMs && again.atMs - c.graceMs > m1;
 }
 
 /** When ours added the taint `detail` to `node` that is still on at `atMs` (epoch ms: added at or before it and not removed since), else undefined. */

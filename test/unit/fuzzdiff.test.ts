@@ -730,4 +730,23 @@ describe("comparison: evidence from the shadow's own log and upstream's own reco
     assert.equal(again?.violation, false);
     assert.match(again?.difference ?? '', /node-lifecycle\.md #5/);
   });
+  test("a KCM-only taint in the episode of upstream's pre-outage mark is named by the heartbeat upstream's later mark shows (campaign scenario 7600/5o); without it, a violation", () => {
+    const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
+    const noSchedule = (atS: number): Decision => ({ ...d(atS, 'taint', 'n1', 'node.kubernetes.io/unreachable:NoSchedule'), node: 'n1' });
+    const silent = ctx({ ...outage, nodeFaults: [{ node: 'n1', fromMs: T + 6_000, toMs: Number.POSITIVE_INFINITY, silent: true }] });
+    const untaint = (atS: number): Decision => ({ ...d(atS, 'untaint', 'n1', 'node.kubernetes.io/unreachable:NoSchedule'), node: 'n1' });
+    // Upstream marked n1 at 21.4 on its pre-outage view, tainted it at 32.5, untainted it at 35.9 (a
+    // status post) and marked it again at 46.3 (grace 8 s: that post came in (21.4, 38.3], within
+    // ours' fresh grace after the return); ours, blind until 43, marked and tainted it at 52.
+    const rows = compareDecisions([mark(21.4), noSchedule(32.5), untaint(35.9), mark(46.3), noSchedule(46.4)], [mark(52), noSchedule(52)], silent);
+    const lone = rows.find((r) => r.outcome === 'KCM only' && r.action === 'taint');
+    assert.equal(lone?.violation, false);
+    assert.match(lone?.difference ?? '', /node-lifecycle\.md #5/);
+    // No later mark by upstream: nothing shows a heartbeat of the Lease-paused node, so ours lost the taint.
+    const lost = compareDecisions([mark(21.4), noSchedule(32.5)], [], silent).find((r) => r.action === 'taint');
+    assert.equal(lost?.violation, true);
+    // A later mark whose heartbeat could only come before the episode's own mark proves nothing about it.
+    const early = compareDecisions([mark(21.4), noSchedule(25), mark(27)], [], silent).find((r) => r.action === 'taint');
+    assert.equal(early?.violation, true);
+  });
 });
