@@ -191,6 +191,25 @@ function oursTaintOn(c: RuleInput, node: string, detail: string, atMs: number): 
   return on;
 }
 
+/**
+ * Whether ours NoExecute-tainted `node` only after upstream's deletion at `atMs`, in the episode of
+ * upstream's own NoExecute taint that started its clock (upstream had not removed it by ours' taint):
+ * ours' clock for the pod starts at its taint, so its deadline falls after upstream's deletion, and
+ * the pod was gone by then. Ours' taint itself is a row of its own (paired as ours later, or named).
+ * Campaign scenario 7600/8o: ours blind until 11 s after the API server answered again, then a
+ * fresh grace (node-lifecycle.md #5), while upstream deleted a 4 s-toleration pod on its pre-outage view.
+ */
+function oursTaintCameAfter(c: RuleInput, node: string, atMs: number): boolean {
+  const theirs = lastNoExecute(c.kcm, node, atMs);
+  if (theirs === undefined) return false;
+  const untaintedBy = (ds: readonly Decision[], fromMs: number, toMs: number): boolean =>
+    ds.some((d) => d.action === 'untaint' && d.object === node && d.detail.endsWith(':NoExecute') && d.atMs > fromMs && d.atMs < toMs);
+  const ours = c.ours
+    .filter((o) => o.action === 'taint' && o.object === node && o.detail.endsWith(':NoExecute') && o.atMs > atMs)
+    .sort((a, b) => a.atMs - b.atMs)[0];
+  return ours !== undefined && !untaintedBy(c.kcm, theirs, ours.atMs);
+}
+
 /** When `ds` last NoExecute-tainted `node` at or before `atMs` (epoch ms), if they did. */
 function lastNoExecute(ds: readonly Decision[], node: string, atMs: number): number | undefined {
   return ds
@@ -503,14 +522,15 @@ export const DIFFERENCES: readonly Difference[] = [
     // pod was gone). Without that log (older reports): ours' NoExecute taint of the node was on at
     // upstream's deletion and came after upstream's own, so the same toleration runs out later on
     // ours' side. Otherwise a lost eviction.
-    name: "shadow-mode.md, the overlay, upstream first: upstream's real deletion took the pod from ours' views before ours' own later deadline for it (ours' scheduled deletion in the shadow's log, later or held by its sight hold past upstream's; or ours' NoExecute taint of the node on and after upstream's)",
+    name: "shadow-mode.md, the overlay, upstream first: upstream's real deletion took the pod from ours' views before ours' own later deadline for it (ours' scheduled deletion in the shadow's log, later or held by its sight hold past upstream's; none logged yet and ours' NoExecute taint of the node came only after upstream's deletion, in the same episode; or ours' NoExecute taint of the node on and after upstream's)",
     explains: (r, c) => {
       if (r.action !== 'delete-pod' || r.outcome !== 'KCM only' || r.node === undefined || r.kcmAtMs === undefined) return false;
       const at = r.kcmAtMs;
       const node = r.node;
       if (c.oursScheduled !== undefined) {
         const last = c.oursScheduled.filter((x) => x.pod === r.object && x.loggedMs <= at).at(-1);
-        if (last?.atMs === undefined) return false;
+        if (last === undefined) return oursTaintCameAfter(c, node, at);
+        if (last.atMs === undefined) return false;
         if (last.atMs > at) return true;
         // Its deadline fell in a blind stretch of ours (a cache still relisting after the outage):
         // the sight hold (taint-eviction.md #10) held it to a time after upstream's deletion.

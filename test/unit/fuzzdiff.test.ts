@@ -718,6 +718,22 @@ describe("comparison: evidence from the shadow's own log and upstream's own reco
     const cancelled = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 6_000, atMs: T + 30_000 }, { pod: 'ns/p', loggedMs: T + 20_000 }], oursBlind: [] });
     assert.equal(compareDecisions([taint(6.7), del(26.8)], [taint(6)], cancelled).find((r) => r.action === 'delete-pod')?.violation, true);
   });
+  test("upstream's deletion on its pre-outage view while ours was blind: named when ours' NoExecute taint of the node came only after it, in the same episode (campaign scenario 7600/8o)", () => {
+    const UN = 'node.kubernetes.io/unreachable:NoExecute';
+    const taintU = (atS: number): Decision => ({ ...d(atS, 'taint', 'b0', UN), node: 'b0' });
+    const untaintU = (atS: number): Decision => ({ ...d(atS, 'untaint', 'b0', UN), node: 'b0' });
+    const blind = ctx({ ...outage, oursScheduled: [], oursBlind: [{ loggedMs: T + 28_900, blindMs: 18_500, holdUntilMs: T + 38_900 }] });
+    const row = (kcm: Decision[], ours: Decision[]) => compareDecisions(kcm, ours, blind).find((r) => r.action === 'delete-pod');
+    // Upstream tainted at 20.6 and deleted the 4 s-toleration pod at 24.6; ours tainted at 38.9.
+    assert.match(row([taintU(20.6), del(24.6)], [taintU(38.9)])?.difference ?? '', /upstream first/);
+    // Ours never tainted the node: a lost eviction.
+    assert.equal(row([taintU(20.6), del(24.6)], [])?.violation, true);
+    // Ours' taint came only after upstream had removed its own (another episode): a lost eviction.
+    assert.equal(row([taintU(20.6), del(24.6), untaintU(30)], [taintU(38.9)])?.violation, true);
+    // Ours had logged a schedule and cancelled it before upstream's deletion: nothing of ours was coming.
+    const cancelled = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 20_000, atMs: T + 40_000 }, { pod: 'ns/p', loggedMs: T + 22_000 }], oursBlind: [] });
+    assert.equal(compareDecisions([taintU(20.6), del(24.6)], [taintU(38.9)], cancelled).find((r) => r.action === 'delete-pod')?.violation, true);
+  });
   test('a KCM-only Unknown mark after an outage is named when a NotReady kubelet heartbeated (not silent), or when upstream itself saw a heartbeat before marking it again', () => {
     const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
     // A kubelet reporting NotReady still renews its Lease: not silent.
