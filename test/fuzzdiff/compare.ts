@@ -640,6 +640,29 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) => r.action === 'force-delete' && r.outcome === 'KCM only' && (c.oursDeleted.get(r.object) ?? Infinity) <= (r.kcmAtMs ?? 0) + c.toleranceMs,
   },
   {
+    // Upstream's gcTerminating force-deletes the terminating pods of a node that has the out-of-service
+    // taint and is not Ready (`IsNodeReady`); a silent node is not Ready only once its controller has
+    // marked it Unknown. The shadow's overlay hides upstream's mark, so its pod GC waits for ours' own
+    // mark, which came later (paired, ours later: here blind after an API server outage and a fresh
+    // grace, node-lifecycle.md #5), and upstream's force delete had taken the pod first (campaign
+    // scenario 7600/10o). Only when ours marked the node in the same episode (upstream had not seen it
+    // Ready again in between) and only after upstream's force delete; ours never marking it stays a
+    // lost force delete.
+    name: "out-of-service.md #10, ours' mark later: upstream's pod GC force-deleted a terminating pod of an out-of-service node that ours did not yet see as not Ready (ours marked the node Unknown only after, in the same episode; the pod was gone by then)",
+    explains: (r, c) => {
+      const node = r.node;
+      const at = r.kcmAtMs;
+      if (r.action !== 'force-delete' || r.outcome !== 'KCM only' || node === undefined || at === undefined) return false;
+      if (!(c.outOfService ?? []).some((w) => w.node === node && w.fromMs <= at && at <= w.toMs)) return false;
+      const theirs = c.kcm.filter((k) => k.action === 'mark-unknown' && k.object === node && k.atMs <= at).at(-1);
+      if (theirs === undefined) return false;
+      const ours = c.ours.filter((o) => o.action === 'mark-unknown' && o.object === node && o.atMs > at).sort((a, b) => a.atMs - b.atMs)[0];
+      if (ours === undefined) return false;
+      const readyAgain = c.kcm.some((k) => k.action === 'untaint' && k.object === node && k.detail.startsWith('node.kubernetes.io/unreachable:') && k.atMs > theirs.atMs && k.atMs < ours.atMs);
+      return !readyAgain;
+    },
+  },
+  {
     name: 'out-of-service.md #10 (force detach): the holder pods are gone at once because pod GC reacts to the out-of-service taint, upstream on its 20 s pass',
     explains: (r, c) => r.action === 'detach' && r.outcome === 'ours earlier' && (r.diffMs ?? 0) >= -(20_000 + c.toleranceMs),
   },

@@ -734,6 +734,20 @@ describe("comparison: evidence from the shadow's own log and upstream's own reco
     const cancelled = ctx({ ...outage, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 20_000, atMs: T + 40_000 }, { pod: 'ns/p', loggedMs: T + 22_000 }], oursBlind: [] });
     assert.equal(compareDecisions([taintU(20.6), del(24.6)], [taintU(38.9)], cancelled).find((r) => r.action === 'delete-pod')?.violation, true);
   });
+  test("upstream's out-of-service force delete before ours had marked the node Unknown: named only when ours marked it after, in the same episode (campaign scenario 7600/10o)", () => {
+    const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'b0'), node: 'b0' });
+    const force = (atS: number): Decision => ({ ...d(atS, 'force-delete', 'ns/p'), node: 'b0' });
+    const untaintU = (atS: number): Decision => ({ ...d(atS, 'untaint', 'b0', 'node.kubernetes.io/unreachable:NoSchedule'), node: 'b0' });
+    const oos = ctx({ ...outage, outOfService: [{ node: 'b0', fromMs: T + 25_000, toMs: Number.POSITIVE_INFINITY }], oursScheduled: [], oursBlind: [] });
+    const row = (kcm: Decision[], ours: Decision[], c = oos) => compareDecisions(kcm, ours, c).find((r) => r.action === 'force-delete');
+    assert.match(row([mark(18), force(33.1)], [mark(33.4)])?.difference ?? '', /ours' mark later/);
+    // Ours never marked the node: a lost force delete.
+    assert.equal(row([mark(18), force(33.1)], [])?.violation, true);
+    // Ours' mark of another episode (upstream saw the node Ready again in between): a lost force delete.
+    assert.equal(row([mark(18), force(33.1), untaintU(34)], [mark(40)])?.violation, true);
+    // No out-of-service taint on the node then: not this rule.
+    assert.equal(row([mark(18), force(33.1)], [mark(33.4)], ctx({ ...outage, oursScheduled: [], oursBlind: [] }))?.violation, true);
+  });
   test('a KCM-only Unknown mark after an outage is named when a NotReady kubelet heartbeated (not silent), or when upstream itself saw a heartbeat before marking it again', () => {
     const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
     // A kubelet reporting NotReady still renews its Lease: not silent.
