@@ -403,14 +403,23 @@ export const DIFFERENCES: readonly Difference[] = [
   {
     // Upstream notices an expiry only at its next pass (up to three monitor periods after ours);
     // a node that is Ready again before then is never marked by upstream. Ours' own untaint of the
-    // node within that window shows the recovery (replay of 300/5: revived 2.1 s after ours' mark).
-    name: "node-lifecycle.md #1/#2, cut short by recovery: ours marked or tainted at the expiry, and the node was Ready again (ours removed its taint) within upstream's own window, before upstream's pass",
-    explains: (r, c) =>
-      (r.action === 'mark-unknown' || r.action === 'taint') &&
-      r.outcome === 'ours only' &&
+    // node within that window shows the recovery (replay of 300/5: revived 2.1 s after ours' mark),
+    // and so does the end of the runner's silent fault of the node (a revived kubelet renews its
+    // Lease at once): campaign scenario 7200/35, a whole zone killed and revived 6 s later, ours'
+    // marks at the expiry 0.04–0.8 s before the revival had no condition taint to remove yet (the
+    // NoSchedule pass leaves a dying node's condition taints to its NoExecute write for up to 1 s).
+    name: "node-lifecycle.md #1/#2, cut short by recovery: ours marked or tainted at the expiry, and the node was Ready again (ours removed its taint, or its kubelet was revived) within upstream's own window, before upstream's pass",
+    explains: (r, c) => {
+      if ((r.action !== 'mark-unknown' && r.action !== 'taint') || r.outcome !== 'ours only') return false;
+      const at = r.oursAtMs ?? 0;
+      const within = (t: number): boolean => t >= at && t <= at + upstreamWindowMs(c);
       // Ready again: ours removed the node's condition taint (NoSchedule), not only a NoExecute one
       // (an all-zones stop or a swap removes those while the node stays not Ready).
-      c.ours.some((o) => o.action === 'untaint' && o.object === r.object && NOT_READY_NO_SCHEDULE.has(o.detail) && o.atMs >= (r.oursAtMs ?? 0) && o.atMs <= (r.oursAtMs ?? 0) + upstreamWindowMs(c)),
+      return (
+        c.ours.some((o) => o.action === 'untaint' && o.object === r.object && NOT_READY_NO_SCHEDULE.has(o.detail) && within(o.atMs)) ||
+        (c.nodeFaults ?? []).some((f) => f.node === r.object && f.silent !== false && f.fromMs <= at && within(f.toMs))
+      );
+    },
   },
   {
     name: "node-lifecycle.md #1/#2, cut short: ours decided within upstream's own window before an API server or controller restart, which took upstream's pass away",

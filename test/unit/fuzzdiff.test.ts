@@ -365,6 +365,13 @@ describe('comparison: recovery within upstream window', () => {
     const slow = compareDecisions([], [n(10, 'mark-unknown'), n(10, 'taint', ns), n(20, 'untaint', ns)], ctx());
     assert.ok(slow.filter((r) => r.outcome === 'ours only').every((r) => r.violation));
   });
+  test("7200/35: ours' Unknown mark at the expiry with no condition taint yet, the kubelet revived within upstream's window (the runner's silent fault ended), is explained; a revival after that window, or a NotReady fault, is not", () => {
+    const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
+    const fault = (toS: number, silent = true) => ctx({ nodeFaults: [{ node: 'n1', fromMs: T + 2_000, toMs: T + toS * 1000, silent }] });
+    assert.match(compareDecisions([], [mark(7.96)], fault(8.0))[0]?.difference ?? '', /cut short by recovery/);
+    assert.equal(compareDecisions([], [mark(7.96)], fault(20))[0]?.violation, true);
+    assert.equal(compareDecisions([], [mark(7.96)], fault(8.0, false))[0]?.violation, true);
+  });
 });
 
 describe('comparison: a pass taken away by an outage, upstream deciding after it', () => {
