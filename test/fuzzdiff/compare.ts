@@ -435,6 +435,33 @@ export const DIFFERENCES: readonly Difference[] = [
       [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => inWindow(r.oursAtMs, w.fromMs - upstreamWindowMs(c), w.fromMs + (r.action === 'delete-pod' ? 0 : c.toleranceMs)) && (r.outcome === 'ours only' || (r.kcmAtMs ?? 0) >= w.fromMs)),
   },
   {
+    // The same, carried into the deletion deadline (campaign scenario 7000/43): ours' NoExecute taint
+    // was made within upstream's window before an API server or controller restart began, upstream's
+    // own taint of the node only after (its pass was taken away), and ours deleted at that taint +
+    // the pod's toleration, on what it saw after the outage. Upstream, had its pass come first (as
+    // it may: its window), fires its in-memory timer blindly at its taint + the toleration, so
+    // ours' deletion is no earlier than upstream's earliest; upstream was later only because its
+    // taint and then its informers came after the outage (its clock starts when it sees the
+    // taint). Only with ours' clock (taint to deletion) no shorter than the longest toleration
+    // less the tolerance, the taint still on at the deletion, and no toleration edit of the pod.
+    name: "node-lifecycle.md #1/#2, cut short, carried into the deadline: ours' deletion at its NoExecute taint + the toleration, the taint made within upstream's own window before a restart that took upstream's pass away",
+    explains: (r, c) => {
+      const node = r.node;
+      const at = r.oursAtMs;
+      if (r.action !== 'delete-pod' || (r.outcome !== 'ours only' && r.outcome !== 'ours earlier') || node === undefined || at === undefined) return false;
+      if (c.tolerationEdits.some((e) => e.pod === r.object)) return false;
+      const taints = c.ours.filter((o) => o.action === 'taint' && o.object === node && o.detail.endsWith(':NoExecute') && oursTaintOn(c, node, o.detail, at) === o.atMs);
+      return taints.some((t) => {
+        if (at - t.atMs < c.maxTolerationMs - c.toleranceMs) return false;
+        return [...c.apiserverRestarts, ...c.controllerRestarts].some((w) => {
+          if (!inWindow(t.atMs, w.fromMs - upstreamWindowMs(c), w.fromMs + c.toleranceMs)) return false;
+          const theirs = lastNoExecute(c.kcm, node, r.kcmAtMs ?? c.endMs);
+          return theirs === undefined || theirs >= w.fromMs;
+        });
+      });
+    },
+  },
+  {
     // Upstream's monitor pass lists nodes from the informer's map (`nc.nodeLister.List`, Go map
     // order) and handles them on 8 parallel workers (`workqueue.ParallelizeUntil`), each queueing
     // its node in the zone's token-bucket queue (`markNodeForTainting` →

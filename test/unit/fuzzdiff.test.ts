@@ -755,6 +755,20 @@ describe("comparison: evidence from the shadow's own log and upstream's own reco
     // No out-of-service taint on the node then: not this rule.
     assert.equal(row([mark(18), force(33.1)], [mark(33.4)], ctx({ ...outage, oursScheduled: [], oursBlind: [] }))?.violation, true);
   });
+  test("ours' deletion at its cut-short NoExecute taint + the toleration, upstream's taint only after the outage: named (campaign scenario 7000/43); a shorter clock, an upstream taint before the outage, or a toleration edit are not", () => {
+    const NE2 = 'node.kubernetes.io/not-ready:NoExecute';
+    const taintN = (atS: number): Decision => ({ ...d(atS, 'taint', 'b0', NE2), node: 'b0' });
+    const early = ctx({ apiserverRestarts: [{ fromMs: T + 2_009, toMs: T + 13_837, servingMs: T + 12_590 }], maxTolerationMs: 22_000, endMs: T + 400_000 });
+    const row = (kcm: Decision[], ours: Decision[], c = early) => compareDecisions(kcm, ours, c).find((r) => r.action === 'delete-pod');
+    // Ours tainted 15 ms after the stop began and deleted 22 s later; upstream tainted at 25.1 (after its reconnect) and deleted at 47.5.
+    assert.match(row([taintN(25.1), del(47.5)], [taintN(2.024), del(24.04)])?.difference ?? '', /carried into the deadline/);
+    // Ours' clock shorter than the toleration: not this rule.
+    assert.equal(row([taintN(25.1), del(47.5)], [taintN(2.024), del(15)])?.violation, true);
+    // Upstream's own taint landed before the outage: its clock ran too, so ours earlier is unexplained.
+    assert.equal(row([taintN(1.5), del(47.5)], [taintN(2.024), del(24.04)])?.violation, true);
+    // The pod's toleration was edited: not this rule.
+    assert.equal(row([taintN(25.1), del(47.5)], [taintN(2.024), del(24.04)], { ...early, tolerationEdits: [{ pod: 'ns/p', atMs: T + 1_000 }] })?.violation, true);
+  });
   test('a KCM-only Unknown mark after an outage is named when a NotReady kubelet heartbeated (not silent), or when upstream itself saw a heartbeat before marking it again', () => {
     const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
     // A kubelet reporting NotReady still renews its Lease: not silent.
