@@ -646,13 +646,29 @@ export const DIFFERENCES: readonly Difference[] = [
       }),
   },
   {
-    name: "taint-eviction.md #3: upstream's own deletion (its NoExecute taint on the node came before an API outage) was dropped in the outage (kubernetes #140639); ours carried it out after",
-    explains: (r, c) =>
-      r.action === 'delete-pod' &&
-      r.outcome === 'ours only' &&
+    // Ours earlier too (campaign scenario 7200/57): upstream's dropped deletion was followed, after the
+    // outage, by a deletion of its own from a NoExecute taint it made again after the stop (its swaps
+    // and re-adds restart its clock, node-lifecycle.md #6/#22), while ours, holding its deadline
+    // through the sight hold, deleted no earlier than upstream's dropped deadline: its own taint's
+    // timeAdded + the toleration.
+    name: "taint-eviction.md #3: upstream's own deletion (its NoExecute taint on the node came before an API outage) was dropped in the outage (kubernetes #140639); ours carried it out after (upstream deleted, if at all, only on a taint it made again after the stop)",
+    explains: (r, c) => {
+      if (r.action !== 'delete-pod' || (r.outcome !== 'ours only' && r.outcome !== 'ours earlier')) return false;
+      const oursAt = r.oursAtMs ?? 0;
       // KCM's time is an upper bound (a whole-second stamp + 999 ms, or the poll that saw it): a taint
       // recorded up to 1 s after the stop began may have been written before it (campaign scenario 500/10).
-      c.kcm.some((k) => k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') && c.apiserverRestarts.some((w) => k.atMs - 1000 <= w.fromMs && w.fromMs <= (r.oursAtMs ?? 0))),
+      return c.kcm.some(
+        (k) =>
+          k.action === 'taint' && k.node === r.node && k.detail.endsWith(':NoExecute') &&
+          c.apiserverRestarts.some((w) => {
+            if (!(k.atMs - 1000 <= w.fromMs && w.fromMs <= oursAt)) return false;
+            if (r.outcome === 'ours only') return true;
+            if (r.node === undefined || c.tolerationEdits.some((e) => e.pod === r.object)) return false;
+            const theirs = lastNoExecute(c.kcm, r.node, r.kcmAtMs ?? 0);
+            return oursAt - k.atMs >= c.maxTolerationMs - c.toleranceMs && theirs !== undefined && theirs > w.fromMs;
+          }),
+      );
+    },
   },
   {
     // Both controllers give every node a fresh grace period at their start (upstream

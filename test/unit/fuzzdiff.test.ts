@@ -769,6 +769,18 @@ describe("comparison: evidence from the shadow's own log and upstream's own reco
     // The pod's toleration was edited: not this rule.
     assert.equal(row([taintN(25.1), del(47.5)], [taintN(2.024), del(24.04)], { ...early, tolerationEdits: [{ pod: 'ns/p', atMs: T + 1_000 }] })?.violation, true);
   });
+  test("ours' held deletion before upstream's, when upstream's own deletion was dropped in the outage and it deleted only on a taint re-made after the stop: named (campaign scenario 7200/57); otherwise not", () => {
+    const NE2 = 'node.kubernetes.io/not-ready:NoExecute';
+    const taintN = (atS: number): Decision => ({ ...d(atS, 'taint', 'b0', NE2), node: 'b0' });
+    const c57 = ctx({ apiserverRestarts: [{ fromMs: T + 10_000, toMs: T + 22_474, servingMs: T + 21_292 }], maxTolerationMs: 9_000, endMs: T + 400_000 });
+    const row = (kcm: Decision[], ours: Decision[], c = c57) => compareDecisions(kcm, ours, c).find((r) => r.action === 'delete-pod');
+    // Both tainted at 4.5 s (9 s toleration, due in the outage); upstream re-made its taint at 46.9 and deleted at 55.6; ours held to 42.4.
+    assert.match(row([taintN(4.5), taintN(46.9), del(55.6)], [taintN(4.0), del(42.4)])?.difference ?? '', /taint-eviction\.md #3/);
+    // Upstream's deletion came from its pre-outage taint (nothing re-made after the stop): unexplained.
+    assert.equal(row([taintN(4.5), del(55.6)], [taintN(4.0), del(42.4)])?.violation, true);
+    // Ours deleted before upstream's dropped deadline (4.5 + 9 s): unexplained.
+    assert.equal(row([taintN(4.5), taintN(46.9), del(55.6)], [taintN(4.0), del(11)])?.violation, true);
+  });
   test('a KCM-only Unknown mark after an outage is named when a NotReady kubelet heartbeated (not silent), or when upstream itself saw a heartbeat before marking it again', () => {
     const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
     // A kubelet reporting NotReady still renews its Lease: not silent.
