@@ -210,6 +210,22 @@ function oursTaintCameAfter(c: RuleInput, node: string, atMs: number): boolean {
   return ours !== undefined && !untaintedBy(c.kcm, theirs, ours.atMs);
 }
 
+/**
+ * Whether ours could not see the cluster at upstream's deletion at `atMs` (a blind interval of the
+ * shadow's log covers it) and, once it saw again, scheduled its own deletion of `pod` for a time
+ * after upstream's (its first log line for the pod after `atMs` is a schedule, not a cancellation,
+ * logged within the tolerance of its sight's return): ours decided as soon as it could, later, and
+ * the pod left its views first. Campaign scenario 7600/27o: the out-of-service taint was added
+ * while ours was blind after an API server outage; upstream deleted at once, ours scheduled at its
+ * sight's return, held by the sight hold (taint-eviction.md #10).
+ */
+function scheduledOnceSighted(c: RuleInput, pod: string, atMs: number): boolean {
+  const blindAt = (c.oursBlind ?? []).find((b) => b.loggedMs - b.blindMs <= atMs && atMs <= b.loggedMs);
+  if (blindAt === undefined) return false;
+  const next = (c.oursScheduled ?? []).find((x) => x.pod === pod && x.loggedMs > atMs);
+  return next?.atMs !== undefined && next.atMs > atMs && next.loggedMs <= blindAt.loggedMs + c.toleranceMs;
+}
+
 /** When `ds` last NoExecute-tainted `node` at or before `atMs` (epoch ms), if they did. */
 function lastNoExecute(ds: readonly Decision[], node: string, atMs: number): number | undefined {
   return ds
@@ -550,6 +566,25 @@ export const DIFFERENCES: readonly Difference[] = [
     explains: (r, c) => r.action === 'taint' && isNoExecute(r) && r.outcome === 'KCM only' && oursTaintOn(c, r.object, r.detail, r.kcmAtMs ?? 0) !== undefined,
   },
   {
+    // The other order (campaign scenario 7600/27o): upstream made a NoExecute taint on its post-outage
+    // view while ours could not see yet, removed it itself within its own window (its all-zones stop
+    // strips every node's NoExecute taint), and made it again later; ours made its one taint after
+    // that removal, and it pairs with upstream's later one. A removed taint cancels upstream's
+    // scheduled evictions, so nothing came of the stripped one; its deletions, if any, are rows of
+    // their own.
+    name: "node-lifecycle.md #6/#22, upstream's own brief taint: a NoExecute taint upstream removed itself within its window and made again later, ours' one taint coming after that removal",
+    explains: (r, c) => {
+      if (r.action !== 'taint' || !isNoExecute(r) || r.outcome !== 'KCM only' || r.kcmAtMs === undefined) return false;
+      const at = r.kcmAtMs;
+      const same = (d: Decision): boolean => d.object === r.object && d.detail === r.detail;
+      const removed = c.kcm.filter((k) => k.action === 'untaint' && same(k) && k.atMs > at && k.atMs <= at + upstreamWindowMs(c)).sort((a, b) => a.atMs - b.atMs)[0];
+      if (removed === undefined) return false;
+      const again = c.kcm.some((k) => k.action === 'taint' && same(k) && k.atMs > removed.atMs);
+      const oursAfter = c.ours.some((o) => o.action === 'taint' && same(o) && o.atMs > removed.atMs);
+      return again && oursAfter && oursTaintOn(c, r.object, r.detail, removed.atMs) === undefined;
+    },
+  },
+  {
     // A shadow limit the other way round from "the overlay" below: upstream's deletion is real, so
     // the pod leaves ours' views and ours' own deadline for it never comes. Explained only when ours'
     // deadline was later: by the shadow's own log, ours had the pod's deletion scheduled (not
@@ -565,7 +600,7 @@ export const DIFFERENCES: readonly Difference[] = [
       const node = r.node;
       if (c.oursScheduled !== undefined) {
         const last = c.oursScheduled.filter((x) => x.pod === r.object && x.loggedMs <= at).at(-1);
-        if (last === undefined) return oursTaintCameAfter(c, node, at);
+        if (last === undefined) return oursTaintCameAfter(c, node, at) || scheduledOnceSighted(c, r.object, at);
         if (last.atMs === undefined) return false;
         if (last.atMs > at) return true;
         // Its deadline fell in a blind stretch of ours (a cache still relisting after the outage):
@@ -710,7 +745,9 @@ export const DIFFERENCES: readonly Difference[] = [
       if (theirs === undefined) return false;
       const ours = c.ours.filter((o) => o.action === 'mark-unknown' && o.object === node && o.atMs > at).sort((a, b) => a.atMs - b.atMs)[0];
       if (ours === undefined) return false;
-      const readyAgain = c.kcm.some((k) => k.action === 'untaint' && k.object === node && k.detail.startsWith('node.kubernetes.io/unreachable:') && k.atMs > theirs.atMs && k.atMs < ours.atMs);
+      // Ready again: upstream removed the node's condition taint (NoSchedule); a NoExecute removal is
+      // no sign of it (its all-zones stop strips those from nodes still not Ready: 7600/27o).
+      const readyAgain = c.kcm.some((k) => k.action === 'untaint' && k.object === node && NOT_READY_NO_SCHEDULE.has(k.detail) && k.atMs > theirs.atMs && k.atMs < ours.atMs);
       return !readyAgain;
     },
   },

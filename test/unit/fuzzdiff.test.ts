@@ -781,6 +781,29 @@ describe("comparison: evidence from the shadow's own log and upstream's own reco
     // Ours deleted before upstream's dropped deadline (4.5 + 9 s): unexplained.
     assert.equal(row([taintN(4.5), taintN(46.9), del(55.6)], [taintN(4.0), del(11)])?.violation, true);
   });
+  test("campaign scenario 7600/27o: upstream's brief NoExecute taint stripped by itself and made again, ours' taint after; an out-of-service deletion while ours was blind, scheduled at its sight's return; a force delete across upstream's NoExecute-only removal", () => {
+    const UN = 'node.kubernetes.io/unreachable:NoExecute';
+    const t = (atS: number, action: Decision['action'], detail = UN): Decision => ({ ...d(atS, action, 'b0', detail), node: 'b0' });
+    const base = ctx({ ...outage, oursScheduled: [], oursBlind: [{ loggedMs: T + 30_100, blindMs: 21_000, holdUntilMs: T + 37_100 }], outOfService: [{ node: 'b0', fromMs: T + 27_000, toMs: Number.POSITIVE_INFINITY }] });
+    // Upstream tainted at 28.66, stripped it at 28.74 (its all-zones stop), tainted again at 37.88; ours tainted once at 37.11.
+    const brief = compareDecisions([t(28.66, 'taint'), t(28.74, 'untaint'), t(37.88, 'taint')], [t(37.11, 'taint')], base).find((r) => r.outcome === 'KCM only');
+    assert.match(brief?.difference ?? '', /upstream's own brief taint/);
+    // Ours never tainted the node: both of upstream's taints are lost ones.
+    const none = compareDecisions([t(28.66, 'taint'), t(28.74, 'untaint'), t(37.88, 'taint')], [], base).filter((r) => r.outcome === 'KCM only');
+    assert.equal(none.length, 2);
+    assert.ok(none.every((r) => r.violation));
+    // Upstream deleted at 27.9 while ours was blind; ours scheduled at its sight's return (30.1), due 37.1.
+    const sched = { ...base, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 30_105, atMs: T + 37_103 }] };
+    assert.match(compareDecisions([del(27.9)], [], sched)[0]?.difference ?? '', /upstream first/);
+    // Ours could see at upstream's deletion: not this case.
+    assert.equal(compareDecisions([del(27.9)], [], { ...sched, oursBlind: [] })[0]?.violation, true);
+    // Ours' first word on the pod after it was a cancellation: nothing of ours was coming.
+    assert.equal(compareDecisions([del(27.9)], [], { ...sched, oursScheduled: [{ pod: 'ns/p', loggedMs: T + 30_105 }] })[0]?.violation, true);
+    // A force delete before ours' mark, upstream's NoExecute-only removal in between is no sign of Ready.
+    const force = (atS: number): Decision => ({ ...d(atS, 'force-delete', 'ns/p'), node: 'b0' });
+    const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'b0'), node: 'b0' });
+    assert.match(compareDecisions([mark(16.4), t(28.66, 'taint'), t(28.74, 'untaint'), force(34.6)], [mark(37.1)], base).find((r) => r.action === 'force-delete')?.difference ?? '', /ours' mark later/);
+  });
   test('a KCM-only Unknown mark after an outage is named when a NotReady kubelet heartbeated (not silent), or when upstream itself saw a heartbeat before marking it again', () => {
     const mark = (atS: number): Decision => ({ ...d(atS, 'mark-unknown', 'n1'), node: 'n1' });
     // A kubelet reporting NotReady still renews its Lease: not silent.
