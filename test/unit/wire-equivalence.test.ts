@@ -100,17 +100,38 @@ function fieldArb(f: DescField, depth: number): fc.Arbitrary<unknown> {
 
 /** A message whose converter has what it needs most of the time (so that slim objects, not only verdicts, are compared). */
 function kindArb(kind: Kind): fc.Arbitrary<Record<string, unknown>> {
+  // Every metadata field the decoder reads (issue 57: the decoder's mutation run found generation,
+  // finalizers, owner references and annotations never generated).
+  const owner = fc.record({ apiVersion: anyString, kind: anyString, name: k8sName, uid: k8sName, controller: fc.boolean() }, { requiredKeys: [] });
   const meta = fc.record(
-    { name: k8sName, namespace: k8sName, uid: k8sName, resourceVersion: fc.constantFrom('1', '42'), creationTimestamp: timeArb, labels: fc.dictionary(anyString, anyString, { maxKeys: 3 }) },
+    {
+      name: k8sName, namespace: k8sName, uid: k8sName, resourceVersion: fc.constantFrom('1', '42'), creationTimestamp: timeArb, deletionTimestamp: timeArb,
+      labels: fc.dictionary(anyString, anyString, { maxKeys: 3 }), annotations: fc.dictionary(anyString, anyString, { maxKeys: 2 }),
+      generation: int64, finalizers: fc.array(anyString, { maxLength: 2 }), ownerReferences: fc.array(owner, { maxLength: 2 }),
+    },
     { requiredKeys: [] },
   );
   const conditionTypes = fc.constantFrom('Ready', 'DisruptionTarget', 'PodScheduled', 'KernelDeadlock', 'MemoryPressure');
   if (kind === 'Pod') {
+    const state = fc.oneof(
+      fc.constant({}),
+      fc.record({ waiting: fc.record({ reason: anyString }, { requiredKeys: [] }) }),
+      fc.record({ running: fc.record({ startedAt: timeArb }, { requiredKeys: [] }) }),
+      fc.record({ terminated: fc.record({ exitCode: fc.integer({ min: -2, max: 255 }), reason: anyString }, { requiredKeys: [] }) }),
+      fc.record({ waiting: fc.constant({}), terminated: fc.constant({}) }),
+    );
+    const containerStatus = fc.record({ name: k8sName, state, ready: fc.boolean() }, { requiredKeys: [] });
     const cond = fc.record({ type: conditionTypes, status: anyString, reason: anyString, message: anyString, lastTransitionTime: timeArb, lastProbeTime: timeArb }, { requiredKeys: ['type'] });
     const core = fc.record({
       metadata: meta,
       spec: messageArb(PodSchema.field['spec']!.message!, 2),
-      status: fc.record({ phase: anyString, reason: anyString, conditions: fc.array(cond, { maxLength: 3 }) }, { requiredKeys: [] }),
+      status: fc.record(
+        {
+          phase: anyString, reason: anyString, conditions: fc.array(cond, { maxLength: 3 }),
+          initContainerStatuses: fc.array(containerStatus, { maxLength: 2 }), containerStatuses: fc.array(containerStatus, { maxLength: 2 }), ephemeralContainerStatuses: fc.array(containerStatus, { maxLength: 1 }),
+        },
+        { requiredKeys: [] },
+      ),
     });
     return fc.tuple(core, messageArb(PodSchema.field['status']!.message!, 2)).map(([c, s]) => ({ ...c, status: { ...s, ...c.status } }));
   }
@@ -169,7 +190,42 @@ function delimitedFields(desc: DescMessage, bytes: Uint8Array, start = 0, end = 
   return out;
 }
 
-type Mutation = { kind: 'none' } | { kind: 'bytes'; pick: number; offset: number; bytes: number[] } | { kind: 'length'; pick: number; value: number };
+/** Where each field's tag starts in well-formed `bytes` of `desc`, nested messages included (read with the schema). */
+function tagOffsets(desc: DescMessage, bytes: Uint8Array, start = 0, end = bytes.length, out: number[] = []): number[] {
+  let i = start;
+  const varint = (): number => {
+    let v = 0;
+    let mul = 1;
+    for (;;) {
+      const c = bytes[i++]!;
+      v += (c & 0x7f) * mul;
+      if (c < 0x80) return v;
+      mul *= 128;
+    }
+  };
+  while (i < end) {
+    out.push(i);
+    const tag = varint();
+    const wt = tag % 8;
+    if (wt === 0) varint();
+    else if (wt === 1) i += 8;
+    else if (wt === 5) i += 4;
+    else if (wt === 2) {
+      const len = varint();
+      const f = desc.fields.find((x) => x.number === Math.floor(tag / 8));
+      const sub = f?.fieldKind === 'message' || (f?.fieldKind === 'list' && f.listKind === 'message') ? f.message : undefined;
+      if (sub) tagOffsets(sub, bytes, i, i + len, out);
+      i += len;
+    } else break;
+  }
+  return out;
+}
+
+type Mutation =
+  | { kind: 'none' }
+  | { kind: 'bytes'; pick: number; offset: number; bytes: number[] }
+  | { kind: 'length'; pick: number; value: number }
+  | { kind: 'wiretype'; pick: number; wt: number };
 
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ kind: 'none' as const }) },
@@ -178,12 +234,23 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('bytes' as const), pick: fc.nat(), offset: fc.nat(), bytes: fc.array(fc.oneof(fc.integer({ min: 0x80, max: 0xff }), fc.integer({ min: 0, max: 0xff })), { minLength: 1, maxLength: 3 }) }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('length' as const), pick: fc.nat(), value: fc.nat({ max: 127 }) }) },
+  // A field's tag given another wire type (issue 57: the decoder's wire-type checks were never
+  // exercised): gogo's Unmarshal refuses a known field of the wrong type; an unknown one it skips by its type.
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('wiretype' as const), pick: fc.nat(), wt: fc.constantFrom(0, 1, 2, 5) }) },
 );
 
 /** `bytes` with the mutation applied (a copy): raw bytes written into a string, or one length prefix changed. */
 function mutate(desc: DescMessage, bytes: Uint8Array, m: Mutation): Uint8Array {
   if (m.kind === 'none') return bytes;
   const out = Uint8Array.from(bytes);
+  if (m.kind === 'wiretype') {
+    const tags = tagOffsets(desc, bytes);
+    if (tags.length === 0) return out;
+    const at = tags[m.pick % tags.length]!;
+    // The wire type is the low 3 bits of the tag's first byte: the tag keeps its size.
+    out[at] = (out[at]! & ~7) | m.wt;
+    return out;
+  }
   const fields = delimitedFields(desc, bytes);
   if (m.kind === 'bytes') {
     const strings = fields.filter((f) => f.string && f.end > f.at);
@@ -253,6 +320,35 @@ describe('the skipping protobuf decoder and the reflective decode + JSON path ag
     });
   }
 
+  test("property: with annotations kept (a watch bookmark's initial-events-end mark), a Pod's metadata view gives the reference JSON's labels, annotations, finalizers, owner references and generation", () => {
+    const encoded = kindArb('Pod').map((init) => toBinary(PodSchema, create(PodSchema, init as never)));
+    const pick = (m: Record<string, unknown> | undefined): unknown => {
+      const out: Record<string, unknown> = {};
+      for (const k of ['labels', 'annotations', 'finalizers', 'ownerReferences', 'generation', 'name', 'namespace', 'uid']) if (m?.[k] !== undefined) out[k] = m[k];
+      return out;
+    };
+    fc.assert(
+      fc.property(encoded, mutationArb, (a, ma) => {
+        const bytes = mutate(PodSchema, a, ma);
+        let want: unknown;
+        try {
+          want = pick((JSON.parse(messageJson(goDecode(PodSchema, Buffer.from(bytes)))) as { metadata?: Record<string, unknown> }).metadata);
+        } catch (err) {
+          if (!(err instanceof GoDecodeError)) throw err;
+          want = 'unreadable';
+        }
+        let got: unknown;
+        try {
+          got = pick(podView(bytes, { labels: true, annotations: true })['metadata'] as Record<string, unknown> | undefined);
+        } catch {
+          got = 'unreadable';
+        }
+        assert.deepStrictEqual(JSON.parse(JSON.stringify(got)), JSON.parse(JSON.stringify(want)));
+      }),
+      { numRuns: Number(process.env['NLC_WIRE_PROPERTY_RUNS'] ?? 300) },
+    );
+  });
+
   test('property: the reference reads what @bufbuild/protobuf reads for well-formed messages (the anchor for the gogo rules)', () => {
     fc.assert(
       fc.property(kindArb('Node'), (init) => {
@@ -301,5 +397,15 @@ describe('the skipping protobuf decoder and the reflective decode + JSON path ag
     const good = toBinary(PodSchema, create(PodSchema, { metadata: { name: 'p', namespace: 'ns' } }));
     assert.deepEqual(undecodableMeta(Uint8Array.from([...good, 0x12, 0x05, 0x0a])), { name: 'p', namespace: 'ns' });
     assert.deepEqual(undecodableMeta(Uint8Array.of(0x0a, 0x04, 0x0a, 0x05, 0x61, 0x62)), {});
+    // Only field 1 is metadata: a Node's spec (field 2) has a string as its field 1 (podCIDR), which
+    // read as ObjectMeta would be a name (issue 57, the decoder's mutation run).
+    const node = toBinary(NodeSchema, create(NodeSchema, { metadata: { name: 'n1' }, spec: { podCIDR: '10.0.0.0/24', providerID: 'x' } }));
+    assert.deepEqual(undecodableMeta(Uint8Array.from([...node, 0x1a, 0x05, 0x0a])), { name: 'n1' });
+    // A field 1 of another wire type is not metadata either (skipped by its type).
+    assert.deepEqual(undecodableMeta(Uint8Array.from([0x08, 0x05, ...node, 0x1a, 0x05])), { name: 'n1' });
+    // Two occurrences of metadata merge, as proto merges them: the second adds the namespace.
+    const first = toBinary(PodSchema, create(PodSchema, { metadata: { name: 'p' } }));
+    const second = toBinary(PodSchema, create(PodSchema, { metadata: { namespace: 'ns' } }));
+    assert.deepEqual(undecodableMeta(Uint8Array.from([...first, ...second, 0x12, 0x05, 0x0a])), { name: 'p', namespace: 'ns' });
   });
 });
