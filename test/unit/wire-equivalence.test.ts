@@ -155,8 +155,11 @@ interface Delimited {
   string: boolean;
 }
 
-/** Every length-delimited field of well-formed `bytes` of `desc`, nested ones included (read with the schema). */
-function delimitedFields(desc: DescMessage, bytes: Uint8Array, start = 0, end = bytes.length, out: Delimited[] = []): Delimited[] {
+/**
+ * Every length-delimited field of well-formed `bytes` of `desc`, nested ones included (read with the
+ * schema); `tags`, when given, gets where every field's tag starts, of any wire type.
+ */
+function delimitedFields(desc: DescMessage, bytes: Uint8Array, start = 0, end = bytes.length, out: Delimited[] = [], tags?: number[]): Delimited[] {
   let i = start;
   const varint = (): number => {
     let v = 0;
@@ -169,6 +172,7 @@ function delimitedFields(desc: DescMessage, bytes: Uint8Array, start = 0, end = 
     }
   };
   while (i < end) {
+    tags?.push(i);
     const tag = varint();
     const no = Math.floor(tag / 8);
     const wt = tag % 8;
@@ -183,7 +187,7 @@ function delimitedFields(desc: DescMessage, bytes: Uint8Array, start = 0, end = 
       if (f?.fieldKind === 'scalar' || (f?.fieldKind === 'list' && f.listKind === 'scalar')) d.string = f.scalar === ScalarType.STRING;
       out.push(d);
       const sub = f?.fieldKind === 'message' || (f?.fieldKind === 'list' && f.listKind === 'message') ? f.message : undefined;
-      if (sub) delimitedFields(sub, bytes, d.at, d.end, out);
+      if (sub) delimitedFields(sub, bytes, d.at, d.end, out, tags);
       i = d.end;
     } else break;
   }
@@ -191,34 +195,10 @@ function delimitedFields(desc: DescMessage, bytes: Uint8Array, start = 0, end = 
 }
 
 /** Where each field's tag starts in well-formed `bytes` of `desc`, nested messages included (read with the schema). */
-function tagOffsets(desc: DescMessage, bytes: Uint8Array, start = 0, end = bytes.length, out: number[] = []): number[] {
-  let i = start;
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const c = bytes[i++]!;
-      v += (c & 0x7f) * mul;
-      if (c < 0x80) return v;
-      mul *= 128;
-    }
-  };
-  while (i < end) {
-    out.push(i);
-    const tag = varint();
-    const wt = tag % 8;
-    if (wt === 0) varint();
-    else if (wt === 1) i += 8;
-    else if (wt === 5) i += 4;
-    else if (wt === 2) {
-      const len = varint();
-      const f = desc.fields.find((x) => x.number === Math.floor(tag / 8));
-      const sub = f?.fieldKind === 'message' || (f?.fieldKind === 'list' && f.listKind === 'message') ? f.message : undefined;
-      if (sub) tagOffsets(sub, bytes, i, i + len, out);
-      i += len;
-    } else break;
-  }
-  return out;
+function tagOffsets(desc: DescMessage, bytes: Uint8Array): number[] {
+  const tags: number[] = [];
+  delimitedFields(desc, bytes, 0, bytes.length, [], tags);
+  return tags;
 }
 
 type Mutation =
