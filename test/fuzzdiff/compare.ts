@@ -159,6 +159,16 @@ function healthyDuring(c: CompareContext, node: string | undefined, fromMs: numb
   return t <= toMs;
 }
 
+/** The latest of `ds` that `p` accepts at or before `atMs` (epoch ms), in whatever order `ds` come. */
+function lastAtOrBefore(ds: readonly Decision[], p: (d: Decision) => boolean, atMs: number): Decision | undefined {
+  return ds.reduce<Decision | undefined>((m, d) => (d.atMs <= atMs && p(d) && (m === undefined || d.atMs >= m.atMs) ? d : m), undefined);
+}
+
+/** The earliest of `ds` that `p` accepts after `atMs` (epoch ms), in whatever order `ds` come. */
+function firstAfter(ds: readonly Decision[], p: (d: Decision) => boolean, atMs: number): Decision | undefined {
+  return ds.reduce<Decision | undefined>((m, d) => (d.atMs > atMs && p(d) && (m === undefined || d.atMs < m.atMs) ? d : m), undefined);
+}
+
 /**
  * Whether upstream's own record shows `r`'s node heartbeating in [`fromMs`, `toMs`]: upstream marked
  * the node Unknown at m1 (the row's own mark, or for any other row of the node its last mark at or
@@ -173,10 +183,10 @@ function heartbeatByUpstream(c: RuleInput, r: CompareRow, fromMs: number, toMs: 
   if (r.kcmAtMs === undefined) return false;
   const node = r.node ?? r.object;
   const t1 = r.kcmAtMs;
-  const marks = c.kcm.filter((k) => k.action === 'mark-unknown' && (k.node ?? k.object) === node).sort((a, b) => a.atMs - b.atMs);
-  const m1 = r.action === 'mark-unknown' ? t1 : marks.filter((k) => k.atMs <= t1).at(-1)?.atMs;
+  const isMark = (k: Decision): boolean => k.action === 'mark-unknown' && (k.node ?? k.object) === node;
+  const m1 = r.action === 'mark-unknown' ? t1 : lastAtOrBefore(c.kcm, isMark, t1)?.atMs;
   if (m1 === undefined) return false;
-  const again = marks.find((k) => k.atMs > t1);
+  const again = firstAfter(c.kcm, isMark, t1);
   return again !== undefined && m1 <= toMs && again.atMs - c.graceMs >= fromMs && again.atMs - c.graceMs > m1;
 }
 
@@ -204,9 +214,7 @@ function oursTaintCameAfter(c: RuleInput, node: string, atMs: number): boolean {
   if (theirs === undefined) return false;
   const untaintedBy = (ds: readonly Decision[], fromMs: number, toMs: number): boolean =>
     ds.some((d) => d.action === 'untaint' && d.object === node && d.detail.endsWith(':NoExecute') && d.atMs > fromMs && d.atMs < toMs);
-  const ours = c.ours
-    .filter((o) => o.action === 'taint' && o.object === node && o.detail.endsWith(':NoExecute') && o.atMs > atMs)
-    .sort((a, b) => a.atMs - b.atMs)[0];
+  const ours = firstAfter(c.ours, (o) => o.action === 'taint' && o.object === node && o.detail.endsWith(':NoExecute'), atMs);
   return ours !== undefined && !untaintedBy(c.kcm, theirs, ours.atMs);
 }
 
@@ -228,9 +236,7 @@ function scheduledOnceSighted(c: RuleInput, pod: string, atMs: number): boolean 
 
 /** When `ds` last NoExecute-tainted `node` at or before `atMs` (epoch ms), if they did. */
 function lastNoExecute(ds: readonly Decision[], node: string, atMs: number): number | undefined {
-  return ds
-    .filter((d) => d.action === 'taint' && d.object === node && d.detail.endsWith(':NoExecute') && d.atMs <= atMs)
-    .reduce<number | undefined>((m, d) => (m === undefined || d.atMs > m ? d.atMs : m), undefined);
+  return lastAtOrBefore(ds, (d) => d.action === 'taint' && d.object === node && d.detail.endsWith(':NoExecute'), atMs)?.atMs;
 }
 
 /** Actions the reconnect race may explain: each a reaction to what a controller sees when its sight returns. */
@@ -577,8 +583,8 @@ export const DIFFERENCES: readonly Difference[] = [
       if (r.action !== 'taint' || !isNoExecute(r) || r.outcome !== 'KCM only' || r.kcmAtMs === undefined) return false;
       const at = r.kcmAtMs;
       const same = (d: Decision): boolean => d.object === r.object && d.detail === r.detail;
-      const removed = c.kcm.filter((k) => k.action === 'untaint' && same(k) && k.atMs > at && k.atMs <= at + upstreamWindowMs(c)).sort((a, b) => a.atMs - b.atMs)[0];
-      if (removed === undefined) return false;
+      const removed = firstAfter(c.kcm, (k) => k.action === 'untaint' && same(k), at);
+      if (removed === undefined || removed.atMs > at + upstreamWindowMs(c)) return false;
       const again = c.kcm.some((k) => k.action === 'taint' && same(k) && k.atMs > removed.atMs);
       const oursAfter = c.ours.some((o) => o.action === 'taint' && same(o) && o.atMs > removed.atMs);
       return again && oursAfter && oursTaintOn(c, r.object, r.detail, removed.atMs) === undefined;
@@ -741,9 +747,10 @@ export const DIFFERENCES: readonly Difference[] = [
       const at = r.kcmAtMs;
       if (r.action !== 'force-delete' || r.outcome !== 'KCM only' || node === undefined || at === undefined) return false;
       if (!(c.outOfService ?? []).some((w) => w.node === node && w.fromMs <= at && at <= w.toMs)) return false;
-      const theirs = c.kcm.filter((k) => k.action === 'mark-unknown' && k.object === node && k.atMs <= at).at(-1);
+      const isMark = (d: Decision): boolean => d.action === 'mark-unknown' && d.object === node;
+      const theirs = lastAtOrBefore(c.kcm, isMark, at);
       if (theirs === undefined) return false;
-      const ours = c.ours.filter((o) => o.action === 'mark-unknown' && o.object === node && o.atMs > at).sort((a, b) => a.atMs - b.atMs)[0];
+      const ours = firstAfter(c.ours, isMark, at);
       if (ours === undefined) return false;
       // Ready again: upstream removed the node's condition taint (NoSchedule); a NoExecute removal is
       // no sign of it (its all-zones stop strips those from nodes still not Ready: 7600/27o).
